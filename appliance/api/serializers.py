@@ -1,0 +1,90 @@
+"""API serializers for hosts, operations and audit entries."""
+
+from rest_framework import serializers
+
+from appliance.forms import HostForm
+from appliance.models import AuditEntry, Host, Operation
+
+
+class HostSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Host
+        fields = [
+            "id",
+            "name",
+            "transport",
+            "address",
+            "port",
+            "username",
+            "read_only",
+            "facts",
+            "facts_error",
+            "observed_at",
+            "created_at",
+        ]
+        read_only_fields = fields
+
+
+class HostCreateSerializer(serializers.Serializer):
+    """Same fields and checks as the HTML form (one definition of shape: HostForm)."""
+
+    name = serializers.CharField(max_length=40)
+    address = serializers.CharField(max_length=253)
+    port = serializers.IntegerField(min_value=1, max_value=65535, default=22)
+    username = serializers.CharField(max_length=32, default="root")
+    identity_file = serializers.CharField(max_length=255, required=False, allow_blank=True, default="")
+    host_keys = serializers.CharField(required=False, allow_blank=True, default="")
+    read_only = serializers.BooleanField(default=False)
+
+    def validate(self, attrs):
+        form = HostForm(data=attrs)
+        if not form.is_valid():
+            raise serializers.ValidationError(
+                {k: [e["message"] for e in v] for k, v in form.errors.get_json_data().items()}
+            )
+        return form.cleaned_data
+
+
+class OperationSerializer(serializers.ModelSerializer):
+    host = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    user = serializers.SlugRelatedField(slug_field="username", read_only=True)
+
+    class Meta:
+        model = Operation
+        fields = [
+            "id",
+            "kind",
+            "target",
+            "host",
+            "params",
+            "status",
+            "progress",
+            "message",
+            "log",
+            "user",
+            "created_at",
+            "started_at",
+            "finished_at",
+        ]
+        read_only_fields = fields
+
+
+class AuditEntrySerializer(serializers.ModelSerializer):
+    class Meta:
+        model = AuditEntry
+        fields = [
+            "id",
+            "kind",
+            "at",
+            "username",
+            "host_name",
+            "operation",
+            "method",
+            "path",
+            "status_code",
+            "address",
+            "argv",
+            "exit_code",
+            "duration_ms",
+        ]
+        read_only_fields = fields

@@ -1,0 +1,63 @@
+"""API views: parse, call one service or selector, return."""
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import mixins, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.response import Response
+
+from appliance import selectors, services
+from appliance.api.serializers import (
+    AuditEntrySerializer,
+    HostCreateSerializer,
+    HostSerializer,
+    OperationSerializer,
+)
+from appliance.choices import Role
+from appliance.models import Host, Operation
+
+
+class HostViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin, viewsets.GenericViewSet):
+    """Hosts Tarn manages. Adding one (admin) pins its SSH host key and probes it."""
+
+    queryset = Host.objects.all()
+    serializer_class = HostSerializer
+
+    def get_required_role(self, request):
+        return Role.ADMIN if self.action == "create" else None
+
+    @extend_schema(request=HostCreateSerializer, responses={201: HostSerializer})
+    def create(self, request):
+        data = HostCreateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        host = services.host_create(**data.validated_data, user=request.user)
+        return Response(HostSerializer(host).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=None, responses={202: OperationSerializer})
+    @action(detail=True, methods=["post"])
+    def probe(self, request, pk=None):
+        op = services.host_probe_start(host=self.get_object(), user=request.user)
+        return Response(OperationSerializer(op).data, status=status.HTTP_202_ACCEPTED)
+
+
+class OperationViewSet(viewsets.ReadOnlyModelViewSet):
+    """Operations: every change Tarn makes, with status and progress."""
+
+    queryset = Operation.objects.select_related("host", "user")
+    serializer_class = OperationSerializer
+
+    def get_queryset(self):
+        qs = super().get_queryset()
+        status_ = self.request.query_params.get("status")
+        return qs.filter(status=status_) if status_ else qs
+
+
+class AuditEntryViewSet(viewsets.ReadOnlyModelViewSet):
+    """The audit log (read-only: nothing can delete entries). Filters: kind, user, host, q."""
+
+    serializer_class = AuditEntrySerializer
+
+    def get_queryset(self):
+        p = self.request.query_params
+        return selectors.audit_filter(
+            kind=p.get("kind", ""), user=p.get("user", ""), host=p.get("host", ""), q=p.get("q", "")
+        )

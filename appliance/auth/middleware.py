@@ -1,0 +1,29 @@
+"""Every HTML view requires login and the role it declares; the API is left to DRF (401, not a redirect)."""
+
+from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import PermissionDenied
+from django.http import HttpResponse
+
+from appliance.auth import required_role
+
+
+class LoginAndRoleMiddleware:
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_view(self, request, view_func, view_args, view_kwargs):
+        if not getattr(view_func, "login_required", True) or hasattr(view_func, "cls"):
+            return None  # login page, static files; DRF views authenticate themselves
+        user = request.user
+        if not user.is_authenticated:
+            if request.headers.get("HX-Request"):
+                response = HttpResponse(status=401)
+                response["HX-Redirect"] = f"/login/?next={request.path}"
+                return response
+            return redirect_to_login(request.get_full_path())
+        if not user.has_role(required_role(view_func, request.method)):
+            raise PermissionDenied("Your role does not allow this.")
+        return None

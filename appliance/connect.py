@@ -1,0 +1,44 @@
+"""Build a host transport from a Host row, wired to the audit log."""
+
+from django.conf import settings
+
+from appliance.host.keys import ensure_identity
+from appliance.host.runner import CommandResult, LocalTransport, SSHTransport, Transport
+from appliance.models import AuditEntry, Host
+
+
+def ssh_dir():
+    return settings.DATA_DIR / "ssh"
+
+
+def transport_for(host: Host, *, user=None, operation=None, read_only: bool | None = None) -> Transport:
+    """A transport for host whose mutating commands are written to the audit log."""
+
+    def audit(result: CommandResult) -> None:
+        AuditEntry.objects.create(
+            kind="command",
+            user=user,
+            username=getattr(user, "username", "") or "",
+            host=host,
+            host_name=host.name,
+            operation=operation,
+            argv=result.argv,
+            exit_code=result.returncode,
+            duration_ms=int(result.duration * 1000),
+        )
+
+    ro = host.read_only if read_only is None else read_only
+    if host.is_local:
+        return LocalTransport(read_only=ro or settings.TARN_LOCAL_READ_ONLY, on_command=audit)
+    identity = host.identity_file or str(ensure_identity(ssh_dir()))
+    return SSHTransport(
+        read_only=ro,
+        on_command=audit,
+        address=host.address,
+        port=host.port,
+        user=host.username,
+        identity_file=identity,
+        host_keys=host.host_keys.split("\n"),
+        state_dir=str(ssh_dir() / "run"),
+        connect_timeout=settings.TARN_SSH_CONNECT_TIMEOUT,
+    )

@@ -1,0 +1,97 @@
+"""Forms for the appliance app: shape checks that name the field; rules live in services."""
+
+import ipaddress
+import re
+from pathlib import Path
+
+from django import forms
+from django.contrib.auth.forms import AuthenticationForm
+
+from appliance.choices import AuditKind
+from appliance.host.keys import is_private_key
+from appliance.host.runner import parse_host_keys
+
+_HOSTNAME = re.compile(
+    r"^(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$"
+)
+_HOST_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
+_UNIX_USER = re.compile(r"^[a-z_][a-z0-9_-]{0,31}$")
+
+
+class LoginForm(AuthenticationForm):
+    error_messages = {
+        "invalid_login": "Wrong username or password.",
+        "inactive": "Wrong username or password.",
+    }
+
+
+def validate_address(value: str) -> str:
+    value = value.strip()
+    try:
+        return str(ipaddress.ip_address(value))
+    except ValueError:
+        pass
+    if not _HOSTNAME.match(value):
+        raise forms.ValidationError("Enter a hostname or an IP address (letters, digits, dots and dashes).")
+    return value
+
+
+class HostForm(forms.Form):
+    name = forms.CharField(max_length=40, help_text="Lowercase letters, digits and dashes; e.g. nas1.")
+    address = forms.CharField(max_length=253, help_text="Hostname or IP address of the NAS.")
+    port = forms.IntegerField(min_value=1, max_value=65535, initial=22)
+    username = forms.CharField(max_length=32, initial="root")
+    identity_file = forms.CharField(
+        max_length=255,
+        required=False,
+        help_text="Path on this machine to a private key; leave empty to use Tarn's own key (shown below).",
+    )
+    host_keys = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="The NAS's SSH host key ('ssh-ed25519 AAAA…'). Empty: read it now and pin it.",
+    )
+    read_only = forms.BooleanField(required=False, help_text="Only look; refuse every change on this host.")
+
+    def clean_name(self):
+        name = self.cleaned_data["name"].strip()
+        if not _HOST_NAME.match(name):
+            raise forms.ValidationError("Use lowercase letters, digits and dashes, starting with a letter or digit.")
+        return name
+
+    def clean_address(self):
+        return validate_address(self.cleaned_data["address"])
+
+    def clean_username(self):
+        username = self.cleaned_data["username"].strip()
+        if not _UNIX_USER.match(username):
+            raise forms.ValidationError("Not a valid Unix user name.")
+        return username
+
+    def clean_identity_file(self):
+        path = self.cleaned_data["identity_file"].strip()
+        if path and not is_private_key(Path(path)):
+            raise forms.ValidationError("No readable SSH private key at this path.")
+        return path
+
+    def clean_host_keys(self):
+        text = self.cleaned_data["host_keys"].strip()
+        if not text:
+            return []
+        try:
+            return parse_host_keys(text)
+        except ValueError as exc:
+            raise forms.ValidationError(str(exc)) from None
+
+
+class ApiTokenForm(forms.Form):
+    name = forms.CharField(max_length=80, help_text="What uses it, e.g. 'monitoring'.")
+
+
+class AuditFilterForm(forms.Form):
+    kind = forms.ChoiceField(choices=[("", "All")] + AuditKind.choices, required=False)
+    user = forms.CharField(required=False, max_length=150)
+    host = forms.CharField(required=False, max_length=40)
+    q = forms.CharField(required=False, max_length=200, label="Contains")
+    since = forms.DateTimeField(required=False, widget=forms.DateTimeInput(attrs={"type": "datetime-local"}))
+    until = forms.DateTimeField(required=False, widget=forms.DateTimeInput(attrs={"type": "datetime-local"}))

@@ -1,0 +1,79 @@
+"""Typed errors raised by the host boundary; `str(error)` is safe to show to an admin."""
+
+import re
+
+
+class HostError(Exception):
+    """Base class: something on a host did not go as asked."""
+
+
+class ToolNotAllowed(HostError):
+    """argv[0] is not on the allowlist."""
+
+
+class ReadOnlyHost(HostError):
+    """A mutating command was asked of a read-only host (plan / dry run)."""
+
+
+class HostUnreachable(HostError):
+    """The SSH connection could not be made."""
+
+
+class HostKeyMismatch(HostUnreachable):
+    """The host presented a key other than the one pinned when it was added."""
+
+
+class PathNotAllowed(HostError):
+    """A file write outside the allowed directories, or through a symlink."""
+
+
+class CommandTimeout(HostError):
+    def __init__(self, argv, timeout):
+        self.argv, self.timeout = list(argv), timeout
+        super().__init__(f"{argv[0]} did not finish within {timeout:g} s and was stopped")
+
+
+class CommandFailed(HostError):
+    """A command exited non-zero; the message is the tool's own last stderr line."""
+
+    def __init__(self, argv, returncode, stderr):
+        self.argv, self.returncode, self.stderr = list(argv), returncode, stderr
+        detail = last_line(stderr) or f"exit status {returncode}"
+        super().__init__(f"{argv[0]}: {detail}")
+
+
+class NotFound(CommandFailed):
+    pass
+
+
+class AlreadyExists(CommandFailed):
+    pass
+
+
+class Busy(CommandFailed):
+    pass
+
+
+class PermissionDenied(CommandFailed):
+    pass
+
+
+_PATTERNS = [
+    (re.compile(r"already exists", re.I), AlreadyExists),
+    (re.compile(r"\bbusy\b", re.I), Busy),
+    (re.compile(r"permission denied|operation not permitted", re.I), PermissionDenied),
+    (re.compile(r"no such (pool|dataset|file|device)|does not exist|not found", re.I), NotFound),
+]
+
+
+def last_line(text: str) -> str:
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return lines[-1][:500] if lines else ""
+
+
+def error_for(argv, returncode, stderr) -> CommandFailed:
+    """The most specific CommandFailed subclass whose pattern matches stderr."""
+    for pattern, cls in _PATTERNS:
+        if pattern.search(stderr):
+            return cls(argv, returncode, stderr)
+    return CommandFailed(argv, returncode, stderr)

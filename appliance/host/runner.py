@@ -1,0 +1,325 @@
+"""Run commands on a host: argv lists only, allowlisted tools, a timeout on every call, LC_ALL=C.
+
+Two transports with one interface: LocalTransport (subprocess here) and SSHTransport (the ssh
+client with a pinned host key and connection sharing). This is the only module that imports
+subprocess.
+"""
+
+import inspect
+import os
+import re
+import shlex
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from appliance.host import atomic
+from appliance.host.errors import (
+    CommandTimeout,
+    HostKeyMismatch,
+    HostUnreachable,
+    PathNotAllowed,
+    ReadOnlyHost,
+    ToolNotAllowed,
+    error_for,
+)
+
+# Every tool Tarn may run on a host. Anything else is refused before a process exists.
+ALLOWED_TOOLS = frozenset(
+    {
+        "true",
+        "uname",
+        "nproc",
+        "cat",
+        "which",
+        "python3",
+        "zpool",
+        "zfs",
+        "zdb",
+        "lsblk",
+        "blkid",
+        "wipefs",
+        "ip",
+        "bridge",
+        "ethtool",
+        "sysctl",
+        "modinfo",
+        "smbd",
+        "testparm",
+        "smbcontrol",
+        "smbstatus",
+        "pdbedit",
+        "smbpasswd",
+        "exportfs",
+        "showmount",
+        "systemctl",
+        "useradd",
+        "userdel",
+        "usermod",
+        "fio",
+        "iperf3",
+    }
+)
+# Directories write_file may touch (config Tarn owns). Kernel parameters are not files: see kernel.py.
+CONFIG_DIRS = (
+    "/etc/samba/tarn",
+    "/etc/exports.d",
+    "/etc/sysctl.d",
+    "/etc/modprobe.d",
+    "/etc/systemd/network",
+    "/etc/tarn",
+)
+SAFE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+DEFAULT_TIMEOUT = 60.0
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    argv: list[str]
+    returncode: int
+    stdout: str
+    stderr: str
+    duration: float
+    mutating: bool = False
+
+
+AuditHook = Callable[[CommandResult], None]
+
+
+@dataclass
+class Transport:
+    """What both transports share: the allowlist, read-only mode, audit hook and error typing."""
+
+    read_only: bool = False
+    on_command: AuditHook | None = None
+    extra_tools: frozenset[str] = frozenset()
+    writable_dirs: tuple[str, ...] = CONFIG_DIRS
+
+    def run(
+        self,
+        argv: list[str],
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        input: str | None = None,
+        check: bool = True,
+        mutating: bool = False,
+    ) -> CommandResult:
+        argv = [str(a) for a in argv]
+        if not argv or argv[0] not in ALLOWED_TOOLS | self.extra_tools:
+            raise ToolNotAllowed(f"{argv[0] if argv else '(empty)'} is not an allowed tool")
+        if mutating and self.read_only:
+            raise ReadOnlyHost(f"read-only host: would run {shlex.join(argv)}")
+        result = self._execute(argv, timeout=timeout, input=input, mutating=mutating)
+        if mutating and self.on_command:
+            self.on_command(result)
+        if check and result.returncode != 0:
+            raise error_for(argv, result.returncode, result.stderr)
+        return result
+
+    def read_file(self, path: str, *, timeout: float = 10.0) -> str:
+        return self.run(["cat", "--", path], timeout=timeout).stdout
+
+    def write_file(self, path: str, text: str, *, mode: int = 0o644, timeout: float = 30.0) -> bool:
+        """Atomically write text unless the file already holds it; True if anything changed."""
+        if self.read_only:
+            raise ReadOnlyHost(f"read-only host: would write {path}")
+        started = time.monotonic()
+        changed = self._write(path, text.encode(), mode, timeout)
+        if self.on_command:
+            self.on_command(
+                CommandResult(
+                    ["write_file", path, format(mode, "o")],
+                    0,
+                    "changed" if changed else "unchanged",
+                    "",
+                    time.monotonic() - started,
+                    True,
+                )
+            )
+        return changed
+
+    def _execute(self, argv, *, timeout, input, mutating) -> CommandResult:
+        raise NotImplementedError
+
+    def _write(self, path, data, mode, timeout) -> bool:
+        raise NotImplementedError
+
+
+def _spawn(argv: list[str], *, timeout: float, input: str | None, env: dict) -> tuple[int, str, str, float]:
+    """Run argv in its own process group; on timeout kill the whole group (children included)."""
+    started = time.monotonic()
+    proc = subprocess.Popen(
+        argv,
+        stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        text=True,
+        start_new_session=True,
+        close_fds=True,
+    )
+    try:
+        out, err = proc.communicate(input=input, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        raise CommandTimeout(argv, timeout) from None
+    return proc.returncode, out, err, time.monotonic() - started
+
+
+@dataclass
+class LocalTransport(Transport):
+    """Commands on this machine."""
+
+    def _execute(self, argv, *, timeout, input, mutating):
+        env = {"LC_ALL": "C", "LANG": "C", "PATH": SAFE_PATH, "HOME": os.environ.get("HOME", "/root")}
+        rc, out, err, duration = _spawn(argv, timeout=timeout, input=input, env=env)
+        return CommandResult(argv, rc, out, err, duration, mutating)
+
+    def _write(self, path, data, mode, timeout):
+        try:
+            return atomic.write_if_changed(path, data, mode, self.writable_dirs)
+        except PermissionError as exc:
+            raise PathNotAllowed(str(exc)) from None
+
+
+_KEY_LINE = re.compile(r"^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)) [A-Za-z0-9+/]+={0,2}$")
+
+
+def parse_host_keys(text: str) -> list[str]:
+    """'type base64' pairs from ssh-keyscan output or pasted known_hosts lines; ValueError if none."""
+    keys = []
+    for line in text.strip().splitlines():
+        parts = line.split()
+        if not parts or parts[0].startswith("#"):
+            continue
+        if parts[0] not in ("ssh-ed25519", "ssh-rsa") and not parts[0].startswith("ecdsa-"):
+            parts = parts[1:]  # drop the known_hosts host pattern
+        candidate = " ".join(parts[:2])
+        if not _KEY_LINE.match(candidate):
+            raise ValueError("not an SSH public host key (expected e.g. 'ssh-ed25519 AAAA…')")
+        keys.append(candidate)
+    if not keys:
+        raise ValueError("no SSH host key given")
+    return keys
+
+
+def _ssh_base(address: str, port: int) -> str:
+    return address if port == 22 else f"[{address}]:{port}"
+
+
+def ssh_keyscan(address: str, port: int, *, timeout: float = 8.0) -> list[str]:
+    """The host keys a server presents now (to pin them when the host is added)."""
+    env = {"LC_ALL": "C", "PATH": SAFE_PATH}
+    argv = ["ssh-keyscan", "-T", str(int(timeout)), "-p", str(int(port)), "-t", "ed25519,ecdsa,rsa", "--", address]
+    rc, out, err, _ = _spawn(argv, timeout=timeout + 5, input=None, env=env)
+    try:
+        return parse_host_keys(out)
+    except ValueError:
+        raise HostUnreachable(f"no SSH server answered at {address}:{port}") from None
+
+
+@dataclass
+class SSHTransport(Transport):
+    """Commands on a remote host through the ssh client: key auth, pinned host key, shared connection."""
+
+    address: str = ""
+    port: int = 22
+    user: str = "root"
+    identity_file: str = ""
+    host_keys: Iterable[str] = ()
+    state_dir: str = "/tmp"
+    connect_timeout: int = 8
+    _known_hosts: Path | None = field(default=None, init=False, repr=False)
+
+    def _ssh_argv(self, remote_argv: list[str]) -> list[str]:
+        if self._known_hosts is None:
+            Path(self.state_dir).mkdir(parents=True, exist_ok=True, mode=0o700)
+            known = Path(self.state_dir) / f"known_hosts-{self.address}-{self.port}"
+            known.write_text("".join(f"{_ssh_base(self.address, self.port)} {k}\n" for k in self.host_keys))
+            self._known_hosts = known
+        # ssh hands its command to the remote shell: quote every argument so it arrives unchanged.
+        command = shlex.join(["env", "LC_ALL=C", "LANG=C", f"PATH={SAFE_PATH}", *remote_argv])
+        return [
+            "ssh",
+            "-F",
+            "/dev/null",
+            "-o",
+            "BatchMode=yes",
+            "-o",
+            "StrictHostKeyChecking=yes",
+            "-o",
+            f"UserKnownHostsFile={self._known_hosts}",
+            "-o",
+            "GlobalKnownHostsFile=/dev/null",
+            "-o",
+            f"ConnectTimeout={int(self.connect_timeout)}",
+            "-o",
+            "ServerAliveInterval=15",
+            "-o",
+            "ControlMaster=auto",
+            "-o",
+            f"ControlPath={self.state_dir}/cm-%C",
+            "-o",
+            "ControlPersist=300",
+            "-o",
+            "IdentitiesOnly=yes",
+            "-i",
+            self.identity_file,
+            "-p",
+            str(int(self.port)),
+            "-l",
+            self.user,
+            "--",
+            self.address,
+            command,
+        ]
+
+    def _execute(self, argv, *, timeout, input, mutating):
+        env = {"LC_ALL": "C", "PATH": SAFE_PATH, "HOME": os.environ.get("HOME", "/root")}
+        rc, out, err, duration = _spawn(self._ssh_argv(argv), timeout=timeout, input=input, env=env)
+        if rc == 255:
+            if "host key verification failed" in err.lower() or "remote host identification has changed" in err.lower():
+                raise HostKeyMismatch(
+                    f"{self.address}:{self.port} presented a different host key than the one pinned; refusing to connect"
+                )
+            if not err.strip() or "ssh:" in err or "Permission denied" in err or "Connection" in err:
+                raise HostUnreachable(
+                    f"cannot reach {self.address}:{self.port}: "
+                    f"{err.strip().splitlines()[-1] if err.strip() else 'ssh failed'}"
+                )
+        return CommandResult(argv, rc, out, err, duration, mutating)
+
+    def _write(self, path, data, mode, timeout):
+        script = inspect.getsource(atomic)
+        argv = ["python3", "-c", script, path, format(mode, "o"), *self.writable_dirs]
+        # The data travels on stdin as text; config files are text.
+        result = self._execute(argv, timeout=timeout, input=data.decode(), mutating=True)
+        if result.returncode == 3:
+            raise PathNotAllowed(result.stderr.strip())
+        if result.returncode != 0:
+            raise error_for(["write_file", path], result.returncode, result.stderr)
+        return result.stdout.strip() == "changed"
+
+    def close(self):
+        """Stop the shared connection (tests and host removal)."""
+        argv = [
+            "ssh",
+            "-o",
+            f"ControlPath={self.state_dir}/cm-%C",
+            "-O",
+            "exit",
+            "-p",
+            str(int(self.port)),
+            "-l",
+            self.user,
+            "--",
+            self.address,
+        ]
+        try:
+            _spawn(argv, timeout=5, input=None, env={"PATH": SAFE_PATH})
+        except CommandTimeout:
+            pass

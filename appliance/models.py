@@ -1,0 +1,180 @@
+"""Users with roles, API tokens, hosts, operations and the audit log."""
+
+import hashlib
+import secrets
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractUser
+from django.db import models
+from django.db.models import Q
+
+from appliance.choices import AuditKind, OperationStatus, Role, TransportKind
+
+
+class User(AbstractUser):
+    """A person who logs in to Tarn; what they may do follows from their role."""
+
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.VIEWER)
+
+    def has_role(self, role: str) -> bool:
+        mine = Role.ADMIN if self.is_superuser else self.role
+        return Role.rank(mine) >= Role.rank(role)
+
+
+class ApiToken(models.Model):
+    """A per-user bearer token for the API; only its hash is stored, revoking keeps the row."""
+
+    PREFIX = "tarn_"
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
+    name = models.CharField(max_length=80)
+    key_hash = models.CharField(max_length=64, unique=True)
+    hint = models.CharField(max_length=12, help_text="First characters, to tell tokens apart.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self):
+        return f"{self.name} ({self.hint}…)"
+
+    @staticmethod
+    def hash(key: str) -> str:
+        return hashlib.sha256(key.encode()).hexdigest()
+
+    @classmethod
+    def new_key(cls) -> str:
+        return cls.PREFIX + secrets.token_urlsafe(32)
+
+
+class LoginFailure(models.Model):
+    """One failed login, kept for rate limiting (by username and by address)."""
+
+    username = models.CharField(max_length=150, db_index=True)
+    address = models.GenericIPAddressField(null=True, db_index=True)
+    at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    def __str__(self):
+        return f"{self.username or self.address} failed at {self.at}"
+
+
+class Host(models.Model):
+    """A machine Tarn manages: this one (local) or a NAS reached over SSH with a pinned host key."""
+
+    name = models.SlugField(max_length=40, unique=True, help_text="Short name; also names its work queues.")
+    transport = models.CharField(max_length=8, choices=TransportKind.choices, default=TransportKind.SSH)
+    address = models.CharField(max_length=253, blank=True)
+    port = models.PositiveIntegerField(default=22)
+    username = models.CharField(max_length=32, default="root")
+    identity_file = models.CharField(
+        max_length=255, blank=True, help_text="Private key to log in with; empty uses Tarn's own key."
+    )
+    host_keys = models.TextField(blank=True, help_text="Pinned SSH host keys, one 'type base64' per line.")
+    read_only = models.BooleanField(default=False, help_text="Refuse every change (plans only).")
+    facts = models.JSONField(default=dict, blank=True)
+    facts_error = models.CharField(max_length=500, blank=True)
+    observed_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self):
+        return self.name
+
+    @property
+    def is_local(self) -> bool:
+        return self.transport == TransportKind.LOCAL
+
+    @property
+    def host_queue(self) -> str:
+        return f"host.{self.name}"
+
+    @property
+    def bench_queue(self) -> str:
+        return f"bench.{self.name}"
+
+    @property
+    def has_zfs(self) -> bool:
+        return bool(self.facts.get("zfs_version"))
+
+
+class Operation(models.Model):
+    """One change Tarn makes: saved first, queued on commit, tracked to its end, audit-logged."""
+
+    kind = models.CharField(max_length=60)
+    target = models.CharField(max_length=300, help_text="What it acts on; one active operation per target.")
+    host = models.ForeignKey(Host, null=True, blank=True, on_delete=models.SET_NULL, related_name="operations")
+    params = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=10, choices=OperationStatus.choices, default=OperationStatus.QUEUED)
+    progress = models.PositiveSmallIntegerField(default=0)
+    message = models.CharField(max_length=1000, blank=True)
+    log = models.TextField(blank=True)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    worker = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["target"], condition=Q(status__in=["queued", "running"]), name="one_active_operation_per_target"
+            ),
+        ]
+        indexes = [models.Index(fields=["status", "heartbeat_at"])]
+
+    def __str__(self):
+        return f"{self.kind} {self.target}"
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in OperationStatus.active()
+
+
+class AuditEntryQuerySet(models.QuerySet):
+    def delete(self):
+        raise PermissionError("audit entries cannot be deleted")
+
+    def update(self, **kwargs):
+        raise PermissionError("audit entries cannot be changed")
+
+
+class AuditEntry(models.Model):
+    """Who did what, when: every mutating request and every mutating host command. Append-only."""
+
+    kind = models.CharField(max_length=10, choices=AuditKind.choices)
+    at = models.DateTimeField(auto_now_add=True, db_index=True)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    username = models.CharField(max_length=150, blank=True)
+    host = models.ForeignKey(Host, null=True, blank=True, on_delete=models.SET_NULL)
+    host_name = models.CharField(max_length=40, blank=True)
+    operation = models.ForeignKey(Operation, null=True, blank=True, on_delete=models.SET_NULL)
+    method = models.CharField(max_length=8, blank=True)
+    path = models.CharField(max_length=500, blank=True)
+    status_code = models.PositiveSmallIntegerField(null=True, blank=True)
+    address = models.GenericIPAddressField(null=True, blank=True)
+    argv = models.JSONField(null=True, blank=True)
+    exit_code = models.IntegerField(null=True, blank=True)
+    duration_ms = models.PositiveIntegerField(null=True, blank=True)
+
+    objects = AuditEntryQuerySet.as_manager()
+
+    def __str__(self):
+        return f"{self.at} {self.username}: {self.argv or f'{self.method} {self.path}'}"
+
+    class Meta:
+        ordering = ["-at", "-id"]
+        verbose_name_plural = "audit entries"
+
+    def save(self, *args, **kwargs):
+        if self.pk is not None:
+            raise PermissionError("audit entries cannot be changed")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        raise PermissionError("audit entries cannot be deleted")

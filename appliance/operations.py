@@ -1,0 +1,132 @@
+"""Operations: saved first, queued on commit, tracked to their end by operation_tracking()."""
+
+import logging
+import socket
+import threading
+from contextlib import contextmanager
+from datetime import timedelta
+
+from celery.exceptions import SoftTimeLimitExceeded
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from appliance.choices import OperationStatus
+from appliance.host.errors import HostError
+from appliance.models import Operation
+
+log = logging.getLogger(__name__)
+HEARTBEAT_SECONDS = 10
+
+
+class TargetBusy(ValidationError):
+    """Another operation is already queued or running on the same target."""
+
+
+def operation_start(*, kind, target, host, user, task, params=None, queue=None) -> Operation:
+    """Save the Operation row now and queue its task once the surrounding transaction commits."""
+    try:
+        with transaction.atomic():
+            op = Operation.objects.create(
+                kind=kind,
+                target=target,
+                host=host,
+                params=params or {},
+                user=user if getattr(user, "pk", None) else None,
+            )
+    except IntegrityError:
+        raise TargetBusy(f"Another operation is already running on {target}; wait for it to finish.") from None
+    chosen = queue or (host.host_queue if host else "default")
+    transaction.on_commit(lambda: _enqueue(op, task, chosen))
+    return op
+
+
+def _enqueue(op: Operation, task, queue: str) -> None:
+    try:
+        task.apply_async(args=[op.pk], queue=queue, retry=False)
+    except Exception as exc:  # broker down: say so on the operation instead of failing the request
+        log.error("could not queue operation %s: %s", op.pk, exc)
+        op.status, op.message = (
+            OperationStatus.FAILED,
+            "Could not queue the work: the task queue (Redis) is not reachable.",
+        )
+        Operation.objects.filter(pk=op.pk).update(status=op.status, message=op.message, finished_at=timezone.now())
+
+
+class Tracker:
+    """Handed to the service inside operation_tracking(): progress, messages and a log."""
+
+    def __init__(self, op: Operation):
+        self.op = op
+
+    def progress(self, percent: int, message: str = "") -> None:
+        self.op.progress = max(0, min(100, int(percent)))
+        fields = {"progress": self.op.progress, "heartbeat_at": timezone.now()}
+        if message:
+            self.op.message = fields["message"] = message[:1000]
+        Operation.objects.filter(pk=self.op.pk).update(**fields)
+
+    def log(self, line: str) -> None:
+        self.op.log += line.rstrip("\n") + "\n"
+        Operation.objects.filter(pk=self.op.pk).update(log=self.op.log, heartbeat_at=timezone.now())
+
+
+def _heartbeat(op_id: int, stop: threading.Event) -> None:
+    while not stop.wait(HEARTBEAT_SECONDS):
+        Operation.objects.filter(pk=op_id, status=OperationStatus.RUNNING).update(heartbeat_at=timezone.now())
+
+
+def _finish(op: Operation, status: str, message: str) -> None:
+    Operation.objects.filter(pk=op.pk).update(
+        status=status,
+        message=message[:1000],
+        finished_at=timezone.now(),
+        progress=100 if status == OperationStatus.SUCCEEDED else op.progress,
+    )
+
+
+@contextmanager
+def operation_tracking(operation_id: int):
+    """Run the body as the operation's work: running → succeeded, or failed with a message to show.
+
+    Yields a Tracker, or None when the operation is no longer queued (reaped, or a redelivered
+    message after a lost worker): the caller must then do nothing.
+    """
+    claimed = Operation.objects.filter(pk=operation_id, status=OperationStatus.QUEUED).update(
+        status=OperationStatus.RUNNING,
+        started_at=timezone.now(),
+        heartbeat_at=timezone.now(),
+        worker=f"{socket.gethostname()}",
+    )
+    if not claimed:
+        log.warning("operation %s is not queued any more; skipping", operation_id)
+        yield None
+        return
+    op = Operation.objects.get(pk=operation_id)
+    stop = threading.Event()
+    beat = threading.Thread(target=_heartbeat, args=(op.pk, stop), daemon=True)
+    beat.start()
+    try:
+        yield Tracker(op)
+    except (HostError, ValidationError) as exc:
+        message = "; ".join(exc.messages) if isinstance(exc, ValidationError) else str(exc)
+        _finish(op, OperationStatus.FAILED, message)
+    except SoftTimeLimitExceeded:
+        _finish(op, OperationStatus.FAILED, "Stopped: the operation ran past its time limit.")
+    except Exception as exc:
+        log.exception("operation %s (%s) failed", op.pk, op.kind)
+        _finish(op, OperationStatus.FAILED, f"Internal error ({type(exc).__name__}); see the worker log.")
+    else:
+        _finish(op, OperationStatus.SUCCEEDED, Operation.objects.get(pk=op.pk).message or "Done.")
+    finally:
+        stop.set()
+
+
+def operations_reap(*, stale_after: timedelta) -> int:
+    """Mark running operations whose worker stopped reporting as failed; returns how many."""
+    cutoff = timezone.now() - stale_after
+    return Operation.objects.filter(status=OperationStatus.RUNNING, heartbeat_at__lt=cutoff).update(
+        status=OperationStatus.FAILED,
+        finished_at=timezone.now(),
+        message="The worker running this operation stopped responding; marked failed by the reaper.",
+    )

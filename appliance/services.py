@@ -1,0 +1,144 @@
+"""Writes for the appliance app: logins, API tokens, hosts, host probes, the operation reaper."""
+
+from datetime import timedelta
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from appliance.choices import TransportKind
+from appliance.connect import transport_for
+from appliance.host import facts as host_facts
+from appliance.host.errors import HostError
+from appliance.host.runner import ssh_keyscan
+from appliance.models import ApiToken, Host, LoginFailure, Operation
+from appliance.operations import operation_start, operation_tracking, operations_reap
+
+
+# --- logins ------------------------------------------------------------------------------------
+def login_is_throttled(*, username: str, address: str | None) -> bool:
+    since = timezone.now() - settings.TARN_LOGIN_WINDOW
+    recent = LoginFailure.objects.filter(at__gte=since)
+    by_name = recent.filter(username=username.lower()).count()
+    by_address = recent.filter(address=address).count() if address else 0
+    return max(by_name, by_address) >= settings.TARN_LOGIN_MAX_FAILURES
+
+
+def login_record_failure(*, username: str, address: str | None) -> None:
+    LoginFailure.objects.create(username=username.lower()[:150], address=address)
+    LoginFailure.objects.filter(at__lt=timezone.now() - 4 * settings.TARN_LOGIN_WINDOW).delete()
+
+
+def login_clear_failures(*, username: str) -> None:
+    LoginFailure.objects.filter(username=username.lower()).delete()
+
+
+# --- API tokens --------------------------------------------------------------------------------
+def api_token_create(*, user, name: str) -> tuple[ApiToken, str]:
+    """A new token; the key is returned once and only its hash is kept."""
+    key = ApiToken.new_key()
+    token = ApiToken.objects.create(user=user, name=name, key_hash=ApiToken.hash(key), hint=key[:9])
+    return token, key
+
+
+def api_token_revoke(*, user, token_id: int) -> None:
+    ApiToken.objects.filter(pk=token_id, user=user, revoked_at__isnull=True).update(revoked_at=timezone.now())
+
+
+# --- hosts -------------------------------------------------------------------------------------
+def host_create(
+    *,
+    name: str,
+    address: str,
+    port: int,
+    username: str,
+    identity_file: str,
+    host_keys: list[str] | None,
+    read_only: bool,
+    user,
+) -> Host:
+    """Add an SSH host: pin its host key (given, or scanned now), prove we can log in, then probe it."""
+    if Host.objects.filter(name=name).exists():
+        raise ValidationError({"name": f"A host named {name} exists already."})
+    try:
+        keys = host_keys or ssh_keyscan(address, port, timeout=settings.TARN_SSH_CONNECT_TIMEOUT)
+    except HostError as exc:
+        raise ValidationError({"address": str(exc)}) from None
+    host = Host(
+        name=name,
+        transport=TransportKind.SSH,
+        address=address,
+        port=port,
+        username=username,
+        identity_file=identity_file,
+        host_keys="\n".join(keys),
+        read_only=read_only,
+    )
+    try:
+        transport_for(host).run(["true"], timeout=settings.TARN_SSH_CONNECT_TIMEOUT + 5)
+    except HostError as exc:
+        raise ValidationError({"address": f"Could not log in: {exc}"}) from None
+    with transaction.atomic():
+        host.save()
+        host_probe_start(host=host, user=user)
+    transaction.on_commit(lambda: _listen_on_host_queues(host))
+    return host
+
+
+def _listen_on_host_queues(host: Host) -> None:
+    """Ask running workers to consume the new host's queues (they read the rest at start)."""
+    from appliance.celery import app
+
+    try:
+        replies = app.control.inspect(timeout=1).ping() or {}
+    except Exception:  # a broker that is down must not fail adding a host
+        return
+    for worker in replies:
+        for prefix, queue in (("hosts@", host.host_queue), ("bench@", host.bench_queue)):
+            if worker.startswith(prefix):
+                app.control.add_consumer(queue, destination=[worker], reply=False)
+
+
+def host_probe_start(*, host: Host, user) -> Operation:
+    from appliance.tasks import host_probe
+
+    return operation_start(kind="host.probe", target=f"host:{host.name}", host=host, user=user, task=host_probe)
+
+
+def host_probe_run(*, operation_id: int) -> None:
+    with operation_tracking(operation_id) as tracker:
+        if tracker is None:
+            return
+        host = tracker.op.host
+        tracker.progress(10, f"Asking {host.name} what it has")
+        host_refresh_facts(host=host)
+        if host.facts_error:
+            raise HostError(host.facts_error)
+        tracker.progress(100, "ZFS found" if host.has_zfs else "No OpenZFS on this host")
+
+
+def host_refresh_facts(*, host: Host) -> Host:
+    """Read what the host offers into host.facts (a read; errors are recorded, not raised)."""
+    try:
+        host.facts = host_facts.gather(transport_for(host)).as_dict()
+        host.facts_error = ""
+    except HostError as exc:
+        host.facts_error = str(exc)[:500]
+    host.observed_at = timezone.now()
+    host.save(update_fields=["facts", "facts_error", "observed_at"])
+    return host
+
+
+def hosts_refresh_facts() -> int:
+    hosts = list(
+        Host.objects.filter(Q(observed_at__isnull=True) | Q(observed_at__lt=timezone.now() - timedelta(minutes=5)))
+    )
+    for host in hosts:
+        host_refresh_facts(host=host)
+    return len(hosts)
+
+
+def operations_reap_stale() -> int:
+    return operations_reap(stale_after=timedelta(seconds=settings.TARN_OPERATION_STALE_SECONDS))

@@ -1,0 +1,187 @@
+"""Tarn's one settings module; every knob comes from the environment (see README, "Settings")."""
+
+from datetime import timedelta
+from pathlib import Path
+
+import dj_database_url
+
+from appliance.env import env_bool, env_int, env_list, env_str, secret_key
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+DATA_DIR = Path(env_str("TARN_DATA_DIR", str(BASE_DIR / "var")))
+
+SECRET_KEY = secret_key(DATA_DIR)
+DEBUG = env_bool("TARN_DEBUG", False)
+# TARN_HTTPS=true: Tarn sits behind TLS; cookies become Secure, HSTS and SSL redirect turn on.
+HTTPS = env_bool("TARN_HTTPS", False)
+ALLOWED_HOSTS = env_list("TARN_ALLOWED_HOSTS", "*")
+CSRF_TRUSTED_ORIGINS = env_list("TARN_CSRF_TRUSTED_ORIGINS")
+
+INSTALLED_APPS = [
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django.contrib.humanize",
+    "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "django_htmx",
+    "django_celery_beat",
+    "appliance",
+    "pools",
+    "tuning",
+    "benchmarks",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "appliance.auth.middleware.LoginAndRoleMiddleware",
+    "appliance.audit.middleware.AuditRequestMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "appliance.urls"
+WSGI_APPLICATION = "appliance.wsgi.application"
+AUTH_USER_MODEL = "appliance.User"
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "dashboard"
+LOGOUT_REDIRECT_URL = "login"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "appliance.context_processors.shell",
+            ],
+        },
+    },
+]
+
+_database_url = env_str("DATABASE_URL")
+if _database_url:
+    DATABASES = {"default": dj_database_url.parse(_database_url, conn_max_age=60)}
+else:
+    DATA_DIR.mkdir(parents=True, exist_ok=True)
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": DATA_DIR / "tarn.sqlite3",
+            "OPTIONS": {
+                # WAL lets the web server read while a worker writes; IMMEDIATE avoids lock upgrades.
+                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+                "transaction_mode": "IMMEDIATE",
+                "timeout": 20,
+            },
+        }
+    }
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator", "OPTIONS": {"min_length": 10}},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = env_str("TZ", "UTC") or "UTC"
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = DATA_DIR / "static"
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)
+STATICFILES_DIRS = [
+    BASE_DIR / "static",
+    ("vendor/htmx", BASE_DIR / "node_modules" / "htmx.org" / "dist"),
+    ("vendor/chartjs", BASE_DIR / "node_modules" / "chart.js" / "dist"),
+]
+# Serve straight from the finders: no collectstatic step to forget, and the app is small.
+WHITENOISE_USE_FINDERS = True
+
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+SESSION_COOKIE_AGE = env_int("TARN_SESSION_SECONDS", 12 * 3600)
+CSRF_COOKIE_SAMESITE = "Lax"
+X_FRAME_OPTIONS = "DENY"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+if HTTPS:
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_SSL_REDIRECT = env_bool("TARN_SSL_REDIRECT", True)
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_HSTS_SECONDS = env_int("TARN_HSTS_SECONDS", 31536000)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    SECURE_HSTS_PRELOAD = env_bool("TARN_HSTS_PRELOAD", False)
+SILENCED_SYSTEM_CHECKS = [] if env_bool("TARN_HSTS_PRELOAD", False) or not HTTPS else ["security.W021"]
+
+# Failed logins: after this many failures for one username or address in the window, refuse.
+TARN_LOGIN_MAX_FAILURES = env_int("TARN_LOGIN_MAX_FAILURES", 5)
+TARN_LOGIN_WINDOW = timedelta(seconds=env_int("TARN_LOGIN_WINDOW_SECONDS", 900))
+# Local host: read-only refuses every mutating command (a dry-run host).
+TARN_LOCAL_READ_ONLY = env_bool("TARN_LOCAL_READ_ONLY", False)
+TARN_SSH_CONNECT_TIMEOUT = env_int("TARN_SSH_CONNECT_TIMEOUT", 8)
+# An operation whose worker has not reported for this long is marked failed by the reaper.
+TARN_OPERATION_STALE_SECONDS = env_int("TARN_OPERATION_STALE_SECONDS", 90)
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "appliance.auth.tokens.BearerTokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["appliance.auth.permissions.RolePermission"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "PAGE_SIZE": 50,
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "EXCEPTION_HANDLER": "appliance.api.errors.exception_handler",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Tarn API",
+    "DESCRIPTION": "Manage a ZFS NAS: hosts, operations, audit (pools, shares, tuning and benchmarks follow).",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+}
+
+REDIS_URL = env_str("REDIS_URL", "redis://127.0.0.1:6379/0")
+CELERY_BROKER_URL = REDIS_URL
+CELERY_TASK_IGNORE_RESULT = True  # operations record their own outcome in the database
+CELERY_TASK_DEFAULT_QUEUE = "default"
+CELERY_TASK_ACKS_LATE = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_SOFT_TIME_LIMIT = env_int("TARN_TASK_SOFT_TIME_LIMIT", 3600)
+CELERY_TASK_TIME_LIMIT = CELERY_TASK_SOFT_TIME_LIMIT + 120
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 4 * 3600}
+CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+CELERY_BEAT_SCHEDULE = {
+    "reap-stale-operations": {"task": "appliance.tasks.operations_reap", "schedule": 30.0},
+    "refresh-host-facts": {"task": "appliance.tasks.hosts_refresh_facts", "schedule": 600.0},
+}
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env_str("TARN_LOG_LEVEL", "INFO") or "INFO"},
+    "loggers": {"django.db.backends": {"level": "WARNING"}},
+}

@@ -1,0 +1,29 @@
+"""URL map: pages, then the API under /api/v1/."""
+
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
+
+from appliance import views
+from appliance.auth import requires
+from appliance.choices import Role
+
+urlpatterns = [
+    path("login/", views.login_view, name="login"),
+    path("logout/", requires(write=Role.VIEWER)(auth_views.LogoutView.as_view()), name="logout"),
+    path("healthz", views.healthz, name="healthz"),
+    path("", views.dashboard, name="dashboard"),
+    path("hosts/", views.host_list, name="host-list"),
+    path("hosts/add/", views.host_add, name="host-add"),
+    path("hosts/switch/", views.host_switch, name="host-switch"),
+    path("hosts/<int:pk>/", views.host_detail, name="host-detail"),
+    path("hosts/<int:pk>/probe/", views.host_probe, name="host-probe"),
+    path("operations/", views.operation_list, name="operation-list"),
+    path("operations/<int:pk>/", views.operation_detail, name="operation-detail"),
+    path("audit/", views.audit_list, name="audit-list"),
+    path("account/tokens/", views.token_list, name="token-list"),
+    path("account/tokens/<int:pk>/revoke/", views.token_revoke, name="token-revoke"),
+    path("pools/", include("pools.urls")),
+    path("tuning/", include("tuning.urls")),
+    path("benchmarks/", include("benchmarks.urls")),
+    path("api/v1/", include(("appliance.api.urls", "api"))),
+]

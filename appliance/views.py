@@ -1,0 +1,160 @@
+"""HTML views for the appliance app: login, dashboard, hosts, operations, audit, API tokens."""
+
+from django.contrib import messages
+from django.contrib.auth import login
+from django.contrib.auth.decorators import login_not_required
+from django.core.exceptions import ValidationError
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_http_methods, require_POST
+
+from appliance import selectors, services
+from appliance.auth import requires
+from appliance.choices import OperationStatus, Role
+from appliance.connect import ssh_dir
+from appliance.forms import ApiTokenForm, AuditFilterForm, HostForm, LoginForm
+from appliance.host.keys import ensure_identity
+from appliance.models import Host, Operation
+
+
+def _address(request):
+    return request.META.get("REMOTE_ADDR")
+
+
+@login_not_required
+@require_http_methods(["GET", "POST"])
+def login_view(request):
+    form = LoginForm(request, data=request.POST or None)
+    if request.method == "POST":
+        username = request.POST.get("username", "")
+        if services.login_is_throttled(username=username, address=_address(request)):
+            form.add_error(None, "Too many failed logins. Wait a few minutes and try again.")
+            return render(request, "appliance/login.html", {"form": form}, status=429)
+        if form.is_valid():
+            login(request, form.get_user())
+            services.login_clear_failures(username=username)
+            return redirect(request.GET.get("next") if _safe_next(request) else "dashboard")
+        services.login_record_failure(username=username, address=_address(request))
+    return render(request, "appliance/login.html", {"form": form})
+
+
+def _safe_next(request) -> bool:
+    from django.utils.http import url_has_allowed_host_and_scheme
+
+    nxt = request.GET.get("next")
+    return bool(nxt) and url_has_allowed_host_and_scheme(nxt, allowed_hosts={request.get_host()})
+
+
+def dashboard(request):
+    hosts = selectors.host_list()
+    return render(
+        request, "appliance/dashboard.html", {"hosts": hosts, "operations": selectors.operation_recent(limit=8)}
+    )
+
+
+def host_list(request):
+    return render(request, "appliance/host_list.html", {"hosts": selectors.host_list()})
+
+
+def host_detail(request, pk):
+    host = get_object_or_404(Host, pk=pk)
+    return render(
+        request,
+        "appliance/host_detail.html",
+        {"host": host, "operations": selectors.operation_recent(host=host, limit=10)},
+    )
+
+
+@requires(write=Role.ADMIN, read=Role.ADMIN)
+@require_http_methods(["GET", "POST"])
+def host_add(request):
+    form = HostForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            host = services.host_create(**form.cleaned_data, user=request.user)
+        except ValidationError as exc:
+            _add_errors(form, exc)
+        else:
+            messages.success(request, f"Added {host.name}; reading what it has.")
+            return redirect("host-detail", pk=host.pk)
+    public_key = (ensure_identity(ssh_dir()).with_suffix(".pub")).read_text().strip()
+    return render(request, "appliance/host_form.html", {"form": form, "public_key": public_key})
+
+
+@require_POST
+def host_probe(request, pk):
+    host = get_object_or_404(Host, pk=pk)
+    try:
+        op = services.host_probe_start(host=host, user=request.user)
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+        return redirect("host-detail", pk=host.pk)
+    return redirect("operation-detail", pk=op.pk)
+
+
+@requires(write=Role.VIEWER)
+@require_POST
+def host_switch(request):
+    host = get_object_or_404(Host, pk=request.POST.get("host"))
+    request.session["host_id"] = host.pk
+    return redirect(request.POST.get("next") or "dashboard")
+
+
+def operation_list(request):
+    page = selectors.operation_page(page=request.GET.get("page", 1), status=request.GET.get("status", ""))
+    return render(request, "appliance/operation_list.html", {"page": page, "statuses": OperationStatus.choices})
+
+
+def operation_detail(request, pk):
+    op = get_object_or_404(Operation.objects.select_related("host", "user"), pk=pk)
+    template = "appliance/operation_detail.html"
+    if request.htmx:
+        template += "#operation-status"
+    response = render(request, template, {"op": op})
+    if request.htmx and not op.is_active:
+        response.status_code = 286  # htmx stops polling
+    return response
+
+
+def audit_list(request):
+    form = AuditFilterForm(request.GET or None)
+    filters = form.cleaned_data if form.is_valid() else {}
+    page = selectors.audit_page(page=request.GET.get("page", 1), **filters)
+    query = request.GET.copy()
+    query.pop("page", None)
+    return render(request, "appliance/audit_list.html", {"form": form, "page": page, "query": query.urlencode()})
+
+
+@requires(write=Role.VIEWER)
+@require_http_methods(["GET", "POST"])
+def token_list(request):
+    form = ApiTokenForm(request.POST or None)
+    new_key = None
+    if request.method == "POST" and form.is_valid():
+        _, new_key = services.api_token_create(user=request.user, name=form.cleaned_data["name"])
+        form = ApiTokenForm()
+    tokens = request.user.api_tokens.all()
+    return render(request, "appliance/token_list.html", {"form": form, "tokens": tokens, "new_key": new_key})
+
+
+@requires(write=Role.VIEWER)
+@require_POST
+def token_revoke(request, pk):
+    services.api_token_revoke(user=request.user, token_id=pk)
+    messages.success(request, "Token revoked.")
+    return redirect("token-list")
+
+
+def _add_errors(form, exc: ValidationError) -> None:
+    if hasattr(exc, "error_dict"):
+        for field, errors in exc.message_dict.items():
+            for error in errors:
+                form.add_error(field if field in form.fields else None, error)
+    else:
+        for error in exc.messages:
+            form.add_error(None, error)
+
+
+@login_not_required
+def healthz(request):
+    return HttpResponse("ok", content_type="text/plain")

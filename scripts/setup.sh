@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Installs what Tarn needs on a Debian 12 machine; fast when everything is already there.
+# Usage: scripts/setup.sh run|test
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mode=${1:-run}
+
+say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
+die() { printf 'tarn setup: %s\n' "$*" >&2; exit 1; }
+
+# --- OS packages --------------------------------------------------------------------------------
+pkgs=(redis-server redis-tools openssh-client ca-certificates iproute2 make)
+command -v npm >/dev/null || pkgs+=(nodejs npm)
+if [ "$mode" = test ]; then
+  # chromium for browser tests, a real sshd for the SSH transport tests.
+  pkgs+=(chromium openssh-server fonts-dejavu-core)
+fi
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  [ "$(id -u)" = 0 ] || die "missing OS packages (${missing[*]}); run as root or install them with apt-get"
+  say "Installing OS packages: ${missing[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# --- Python ≥ 3.12 (Django 6 needs it; Debian 12 ships 3.11) -------------------------------------
+find_python() {
+  local c
+  for c in ${TARN_PYTHON:-} python3.13 python3.12 \
+           "$HOME"/.pyenv/versions/3.13*/bin/python3 "$HOME"/.pyenv/versions/3.12*/bin/python3 \
+           /usr/local/bin/python3.13 /usr/local/bin/python3.12 python3; do
+    [ -n "$c" ] || continue
+    command -v "$c" >/dev/null 2>&1 || [ -x "$c" ] || continue
+    if "$c" -c 'import sys, venv; sys.exit(0 if sys.version_info >= (3, 12) else 1)' 2>/dev/null; then
+      echo "$c"; return 0
+    fi
+  done
+  return 1
+}
+req=requirements.txt; [ "$mode" = test ] && req=requirements-dev.txt
+reqhash=$(cat requirements.txt requirements-dev.txt | sha256sum | cut -c1-16)
+# The test set includes the run set, so either stamp satisfies `make run`.
+if [ ! -e ".venv/.installed-$reqhash-$mode" ] && [ ! -e ".venv/.installed-$reqhash-test" ]; then
+  py=$(find_python) || die "Python 3.12 or newer is needed (Django 6); Debian 12 ships 3.11. Install one (e.g. pyenv) or set TARN_PYTHON=/path/to/python3.12"
+  if ! .venv/bin/python -c 'import sys; sys.exit(0 if sys.version_info >= (3, 12) else 1)' 2>/dev/null; then
+    say "Creating .venv with $("$py" --version)"
+    rm -rf .venv
+    "$py" -m venv .venv
+  fi
+  say "Installing Python packages ($req)"
+  .venv/bin/pip install -q --disable-pip-version-check -r "$req"
+  rm -f .venv/.installed-*
+  touch ".venv/.installed-$reqhash-$mode"
+fi
+
+# --- npm packages (htmx, chart.js), served as static files --------------------------------------
+lockhash=$(sha256sum package-lock.json | cut -c1-16)
+if [ ! -e "node_modules/.tarn-$lockhash" ]; then
+  say "Installing npm packages"
+  npm ci --no-audit --no-fund --loglevel=error >/dev/null
+  touch "node_modules/.tarn-$lockhash"
+fi
+
+# --- Redis ----------------------------------------------------------------------------------------
+if ! redis-cli -u "${REDIS_URL:-redis://127.0.0.1:6379/0}" ping >/dev/null 2>&1; then
+  say "Starting Redis"
+  if command -v systemctl >/dev/null && systemctl is-system-running >/dev/null 2>&1; then
+    systemctl start redis-server || true
+  fi
+  redis-cli ping >/dev/null 2>&1 || redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save '' >/dev/null
+  for _ in $(seq 50); do redis-cli ping >/dev/null 2>&1 && break; sleep 0.1; done
+  redis-cli ping >/dev/null 2>&1 || die "Redis did not start"
+fi

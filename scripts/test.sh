@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Lint, then every test tier: unit, integration, lab and browser. Under CI=true nothing may be skipped.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh test
+echo "==> ruff"
+.venv/bin/ruff check .
+.venv/bin/ruff format --check . >/dev/null || { .venv/bin/ruff format --diff . | head -40; exit 1; }
+echo "==> pytest"
+mkdir -p test-artifacts
+# A throw-away data dir so tests never touch the appliance's own database or keys.
+export TARN_DATA_DIR=${TARN_TEST_DATA_DIR:-$(mktemp -d /tmp/tarn-test.XXXXXX)}
+exec .venv/bin/pytest "$@"

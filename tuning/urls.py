@@ -1,0 +1,5 @@
+from django.urls import path
+
+from tuning import views
+
+urlpatterns = [path("", views.tuning_overview, name="tuning-overview")]
