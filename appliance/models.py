@@ -164,12 +164,12 @@ class AuditEntry(models.Model):
 
     objects = AuditEntryQuerySet.as_manager()
 
-    def __str__(self):
-        return f"{self.at} {self.username}: {self.argv or f'{self.method} {self.path}'}"
-
     class Meta:
         ordering = ["-at", "-id"]
         verbose_name_plural = "audit entries"
+
+    def __str__(self):
+        return f"{self.at} {self.username}: {self.argv or f'{self.method} {self.path}'}"
 
     def save(self, *args, **kwargs):
         if self.pk is not None:

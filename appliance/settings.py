@@ -87,6 +87,8 @@ else:
                 "transaction_mode": "IMMEDIATE",
                 "timeout": 20,
             },
+            # A file, not :memory:, so a real Celery worker and a live server can share the test database.
+            "TEST": {"NAME": DATA_DIR / "test.sqlite3"},
         }
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

@@ -10,7 +10,9 @@ import os
 import re
 import shlex
 import signal
+import stat
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -149,25 +151,36 @@ class Transport:
 
 
 def _spawn(argv: list[str], *, timeout: float, input: str | None, env: dict) -> tuple[int, str, str, float]:
-    """Run argv in its own process group; on timeout kill the whole group (children included)."""
+    """Run argv in its own process group; on timeout kill the whole group (children included).
+
+    Output goes to temporary files, not pipes: a process that outlives the command on purpose
+    (ssh's shared-connection master) must not hold the call open by keeping a pipe.
+    """
     started = time.monotonic()
-    proc = subprocess.Popen(
-        argv,
-        stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=env,
-        text=True,
-        start_new_session=True,
-        close_fds=True,
-    )
-    try:
-        out, err = proc.communicate(input=input, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
-        raise CommandTimeout(argv, timeout) from None
-    return proc.returncode, out, err, time.monotonic() - started
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+            env=env,
+            start_new_session=True,
+            close_fds=True,
+        )
+        try:
+            proc.communicate(input=input.encode() if input is not None else None, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            raise CommandTimeout(argv, timeout) from None
+        out.seek(0)
+        err.seek(0)
+        return (
+            proc.returncode,
+            out.read().decode(errors="replace"),
+            err.read().decode(errors="replace"),
+            (time.monotonic() - started),
+        )
 
 
 @dataclass
@@ -205,6 +218,16 @@ def parse_host_keys(text: str) -> list[str]:
     if not keys:
         raise ValueError("no SSH host key given")
     return keys
+
+
+def _control_dir() -> str:
+    """A short private directory for ssh's shared-connection sockets (socket paths max 108 bytes)."""
+    path = f"/tmp/tarn-ssh-{os.getuid()}"
+    os.makedirs(path, mode=0o700, exist_ok=True)
+    info = os.lstat(path)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
+        raise HostUnreachable(f"{path} is not a private directory of this user; refusing to use it")
+    return path
 
 
 def _ssh_base(address: str, port: int) -> str:
@@ -262,7 +285,7 @@ class SSHTransport(Transport):
             "-o",
             "ControlMaster=auto",
             "-o",
-            f"ControlPath={self.state_dir}/cm-%C",
+            f"ControlPath={_control_dir()}/%C",
             "-o",
             "ControlPersist=300",
             "-o",
@@ -309,7 +332,7 @@ class SSHTransport(Transport):
         argv = [
             "ssh",
             "-o",
-            f"ControlPath={self.state_dir}/cm-%C",
+            f"ControlPath={_control_dir()}/%C",
             "-O",
             "exit",
             "-p",

@@ -1,0 +1,118 @@
+"""The SSH transport against a real sshd on this machine."""
+
+import json
+import time
+
+import pytest
+
+from appliance.host import errors
+from appliance.host.runner import SSHTransport, ssh_keyscan
+from tests.appliance.host.test_runner_local import ECHO_ARGV, HOSTILE
+from tests.conftest import require_tool
+from tests.support.sshd import free_port, keygen, start_sshd
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def sshd(tmp_path_factory):
+    require_tool("ssh")
+    server = start_sshd(tmp_path_factory.mktemp("sshd"), require_tool("sshd"))
+    yield server
+    server.stop()
+
+
+def transport(sshd, tmp_path, **kwargs):
+    defaults = dict(
+        address="127.0.0.1",
+        port=sshd.port,
+        user="root",
+        identity_file=str(sshd.client_key),
+        host_keys=[sshd.host_pub],
+        state_dir=str(tmp_path / "state"),
+        connect_timeout=5,
+    )
+    return SSHTransport(**{**defaults, **kwargs})
+
+
+def test_hostile_strings_arrive_unchanged_as_single_arguments(sshd, tmp_path):
+    t = transport(sshd, tmp_path)
+    try:
+        assert json.loads(t.run([*ECHO_ARGV, *HOSTILE]).stdout) == HOSTILE
+    finally:
+        t.close()
+
+
+def test_remote_commands_run_with_the_c_locale(sshd, tmp_path):
+    t = transport(sshd, tmp_path)
+    out = t.run(["python3", "-c", "import os; print(os.environ['LC_ALL'])"]).stdout
+    t.close()
+    assert out.strip() == "C"
+
+
+def test_remote_errors_are_typed_like_local_ones(sshd, tmp_path):
+    t = transport(sshd, tmp_path)
+    with pytest.raises(errors.Busy) as caught:
+        t.run(["python3", "-c", "import sys; sys.stderr.write('pool is busy\\n'); sys.exit(1)"])
+    t.close()
+    assert str(caught.value) == "python3: pool is busy"
+
+
+def test_timeout_applies_over_ssh(sshd, tmp_path):
+    t = transport(sshd, tmp_path)
+    started = time.monotonic()
+    with pytest.raises(errors.CommandTimeout):
+        t.run(["python3", "-c", "import time; time.sleep(30)"], timeout=2)
+    t.close()
+    assert time.monotonic() - started < 8
+
+
+def test_keyscan_returns_the_servers_key(sshd):
+    assert sshd.host_pub in ssh_keyscan("127.0.0.1", sshd.port)
+
+
+def test_a_changed_host_key_is_refused(sshd, tmp_path):
+    keygen(tmp_path / "other")
+    other = " ".join((tmp_path / "other.pub").read_text().split()[:2])
+    t = transport(sshd, tmp_path, host_keys=[other])
+    with pytest.raises(errors.HostKeyMismatch):
+        t.run(["true"])
+
+
+def test_an_unreachable_host_fails_clearly_after_the_timeout(tmp_path):
+    port = free_port()  # nothing listens here
+    t = SSHTransport(
+        address="127.0.0.1",
+        port=port,
+        identity_file="/dev/null",
+        host_keys=["ssh-ed25519 AAAA"],
+        state_dir=str(tmp_path),
+        connect_timeout=2,
+    )
+    started = time.monotonic()
+    with pytest.raises(errors.HostUnreachable) as caught:
+        t.run(["true"], timeout=10)
+    assert time.monotonic() - started < 10
+    assert f"127.0.0.1:{port}" in str(caught.value)
+
+
+def test_write_file_over_ssh_is_atomic_and_reports_change(sshd, tmp_path):
+    target_dir = tmp_path / "etc"
+    t = transport(sshd, tmp_path, writable_dirs=(str(target_dir),))
+    hostile = "line with 'quotes' and $(id) and `id`\n; rm -rf /\n"
+    assert t.write_file(str(target_dir / "x.conf"), hostile, mode=0o600) is True
+    assert t.write_file(str(target_dir / "x.conf"), hostile, mode=0o600) is False
+    assert (target_dir / "x.conf").read_text() == hostile
+    assert (target_dir / "x.conf").stat().st_mode & 0o777 == 0o600
+    with pytest.raises(errors.PathNotAllowed):
+        t.write_file(str(tmp_path / "outside.conf"), "x")
+    t.close()
+    assert not (tmp_path / "outside.conf").exists()
+
+
+def test_read_only_refuses_mutations_over_ssh(sshd, tmp_path):
+    t = transport(sshd, tmp_path, read_only=True)
+    with pytest.raises(errors.ReadOnlyHost):
+        t.run(["true"], mutating=True)
+    assert t.run(["true"]).returncode == 0
+    t.close()
