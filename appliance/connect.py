@@ -38,7 +38,7 @@ def transport_for(host: Host, *, user=None, operation=None, read_only: bool | No
         port=host.port,
         user=host.username,
         identity_file=identity,
-        host_keys=host.host_keys.split("\n"),
+        host_keys=tuple(host.host_keys.split("\n")),
         state_dir=str(ssh_dir() / "run"),
         connect_timeout=settings.TARN_SSH_CONNECT_TIMEOUT,
     )

@@ -157,7 +157,7 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Manage a ZFS NAS: hosts, operations, audit (pools, shares, tuning and benchmarks follow).",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
-    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    "SERVE_PERMISSIONS": ["appliance.auth.permissions.RolePermission"],
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",

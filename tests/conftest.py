@@ -75,3 +75,14 @@ def local_host(db):
     from appliance.models import Host
 
     return Host.objects.get(name="local")
+
+
+@pytest.fixture(scope="session")
+def sshd(tmp_path_factory):
+    """A real sshd on 127.0.0.1 that accepts root with its own client key."""
+    from tests.support.sshd import start_sshd
+
+    require_tool("ssh")
+    server = start_sshd(tmp_path_factory.mktemp("sshd"), require_tool("sshd"))
+    yield server
+    server.stop()

@@ -5,16 +5,17 @@ client with a pinned host key and connection sharing). This is the only module t
 subprocess.
 """
 
+import base64
+import hashlib
 import inspect
 import os
-import re
 import shlex
 import signal
 import stat
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -199,7 +200,17 @@ class LocalTransport(Transport):
             raise PathNotAllowed(str(exc)) from None
 
 
-_KEY_LINE = re.compile(r"^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)) [A-Za-z0-9+/]+={0,2}$")
+_KEY_TYPES = ("ssh-ed25519", "ssh-rsa", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384", "ecdsa-sha2-nistp521")
+
+
+def _is_public_key(key_type: str, blob: str) -> bool:
+    """The base64 blob decodes to an SSH key whose embedded type is key_type."""
+    try:
+        raw = base64.b64decode(blob, validate=True)
+    except ValueError:
+        return False
+    n = int.from_bytes(raw[:4], "big")
+    return raw[4 : 4 + n] == key_type.encode()
 
 
 def parse_host_keys(text: str) -> list[str]:
@@ -209,12 +220,11 @@ def parse_host_keys(text: str) -> list[str]:
         parts = line.split()
         if not parts or parts[0].startswith("#"):
             continue
-        if parts[0] not in ("ssh-ed25519", "ssh-rsa") and not parts[0].startswith("ecdsa-"):
+        if parts[0] not in _KEY_TYPES:
             parts = parts[1:]  # drop the known_hosts host pattern
-        candidate = " ".join(parts[:2])
-        if not _KEY_LINE.match(candidate):
+        if len(parts) < 2 or parts[0] not in _KEY_TYPES or not _is_public_key(parts[0], parts[1]):
             raise ValueError("not an SSH public host key (expected e.g. 'ssh-ed25519 AAAA…')")
-        keys.append(candidate)
+        keys.append(f"{parts[0]} {parts[1]}")
     if not keys:
         raise ValueError("no SSH host key given")
     return keys
@@ -253,10 +263,15 @@ class SSHTransport(Transport):
     port: int = 22
     user: str = "root"
     identity_file: str = ""
-    host_keys: Iterable[str] = ()
+    host_keys: Sequence[str] = ()
     state_dir: str = "/tmp"
     connect_timeout: int = 8
     _known_hosts: Path | None = field(default=None, init=False, repr=False)
+
+    def _control_path(self) -> str:
+        """One shared connection per destination *and* pinned keys: a changed pin never reuses a master."""
+        ident = "\0".join([self.user, self.address, str(self.port), self.identity_file, *self.host_keys])
+        return f"{_control_dir()}/{hashlib.sha256(ident.encode()).hexdigest()[:32]}"
 
     def _ssh_argv(self, remote_argv: list[str]) -> list[str]:
         if self._known_hosts is None:
@@ -285,7 +300,7 @@ class SSHTransport(Transport):
             "-o",
             "ControlMaster=auto",
             "-o",
-            f"ControlPath={_control_dir()}/%C",
+            f"ControlPath={self._control_path()}",
             "-o",
             "ControlPersist=300",
             "-o",
@@ -332,7 +347,7 @@ class SSHTransport(Transport):
         argv = [
             "ssh",
             "-o",
-            f"ControlPath={_control_dir()}/%C",
+            f"ControlPath={self._control_path()}",
             "-O",
             "exit",
             "-p",

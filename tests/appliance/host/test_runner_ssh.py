@@ -8,18 +8,9 @@ import pytest
 from appliance.host import errors
 from appliance.host.runner import SSHTransport, ssh_keyscan
 from tests.appliance.host.test_runner_local import ECHO_ARGV, HOSTILE
-from tests.conftest import require_tool
-from tests.support.sshd import free_port, keygen, start_sshd
+from tests.support.sshd import free_port, keygen
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture(scope="module")
-def sshd(tmp_path_factory):
-    require_tool("ssh")
-    server = start_sshd(tmp_path_factory.mktemp("sshd"), require_tool("sshd"))
-    yield server
-    server.stop()
 
 
 def transport(sshd, tmp_path, **kwargs):

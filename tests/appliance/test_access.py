@@ -1,0 +1,102 @@
+"""Every URL pattern, walked from the resolver: who may read and who may change."""
+
+import pytest
+from django.urls import URLPattern, URLResolver, get_resolver, reverse
+
+from appliance.auth import required_role
+from appliance.choices import Role
+from appliance.models import ApiToken, AuditEntry, Operation
+
+MUTATING = ["POST", "PUT", "PATCH", "DELETE"]
+PUBLIC = {"login", "healthz"}
+# Changing only one's own session or tokens: allowed to viewers on purpose.
+VIEWER_WRITABLE = {"logout", "host-switch", "token-list", "token-revoke"}
+
+
+def walk(patterns, namespace=""):
+    for entry in patterns:
+        if isinstance(entry, URLResolver):
+            ns = f"{namespace}{entry.namespace}:" if entry.namespace else namespace
+            yield from walk(entry.url_patterns, ns)
+        elif isinstance(entry, URLPattern) and entry.name:
+            yield f"{namespace}{entry.name}", entry
+
+
+def all_patterns():
+    seen = {}
+    for name, pattern in walk(get_resolver().url_patterns):
+        seen.setdefault(name, pattern)  # DRF adds format-suffix twins under the same name
+    return sorted(seen.items())
+
+
+@pytest.fixture
+def objects(local_host, admin_user):
+    op = Operation.objects.create(kind="test", target="t", host=local_host, status="succeeded")
+    token = ApiToken.objects.create(user=admin_user, name="x", key_hash="0" * 64, hint="tarn_x")
+    entry = AuditEntry.objects.create(kind="request", method="POST", path="/x")
+    return {"host": local_host.pk, "operation": op.pk, "token": token.pk, "audit": entry.pk}
+
+
+def url_for(name, pattern, objects):
+    params = list(getattr(pattern.pattern, "converters", {})) or list(pattern.pattern.regex.groupindex)
+    params = [p for p in params if p != "format"]
+    kwargs = {}
+    for param in params:
+        key = next(k for k in objects if k in name)
+        kwargs[param] = objects[key]
+    return reverse(name, kwargs=kwargs)
+
+
+def cases(objects):
+    return [(name, pattern, url_for(name, pattern, objects)) for name, pattern in all_patterns()]
+
+
+def test_the_walk_covers_pages_and_api(objects):
+    names = {name for name, _, _ in cases(objects)}
+    assert {"dashboard", "host-detail", "audit-list", "api:host-list", "api:audit-detail", "api:schema"} <= names
+
+
+def test_anonymous_gets_the_login_page_or_401_everywhere(client, objects):
+    for name, _, url in cases(objects):
+        if name in PUBLIC:
+            continue
+        for method in ["GET", *MUTATING]:
+            response = client.generic(method, url)
+            if name.startswith("api:"):
+                assert response.status_code == 401, (method, url, response.status_code)
+            elif method == "GET" or response.status_code != 403:  # CSRF may refuse anonymous writes first
+                assert response.status_code == 302 and response["Location"].startswith("/login/"), (method, url)
+
+
+def test_a_viewer_may_read_but_gets_403_on_every_mutating_method(viewer_client, objects):
+    for name, pattern, url in cases(objects):
+        if name in PUBLIC or name in VIEWER_WRITABLE:
+            continue
+        if required_role(pattern.callback, "GET") == Role.VIEWER:
+            assert viewer_client.get(url).status_code in (200, 405), url  # 405: a POST-only endpoint
+        for method in MUTATING:
+            assert viewer_client.generic(method, url).status_code == 403, (method, url)
+
+
+def test_only_own_session_and_token_endpoints_are_writable_by_viewers(objects):
+    writable = {name for name, pattern, _ in cases(objects) if required_role(pattern.callback, "POST") == Role.VIEWER}
+    assert writable == VIEWER_WRITABLE
+
+
+def test_an_operator_is_refused_admin_only_actions(operator_client, objects):
+    admin_only = [
+        (name, url) for name, pattern, url in cases(objects) if required_role(pattern.callback, "POST") == Role.ADMIN
+    ]
+    assert ("host-add", "/hosts/add/") in admin_only
+    for _, url in admin_only:
+        assert operator_client.post(url).status_code == 403, url
+    # API actions whose role depends on the action: adding a host is admin-only there too.
+    assert operator_client.post("/api/v1/hosts/", {"name": "x", "address": "127.0.0.1"}).status_code == 403
+
+
+def test_an_admin_reaches_every_page(admin_client, objects):
+    for name, _, url in cases(objects):
+        if name in {"logout"}:
+            continue
+        response = admin_client.get(url)
+        assert response.status_code in (200, 405), (url, response.status_code)

@@ -1,0 +1,91 @@
+"""Adding and probing hosts: field errors with nothing saved, pinned host keys, honest facts."""
+
+import pytest
+
+from appliance.host.errors import HostKeyMismatch
+from appliance.models import Host, Operation
+from appliance.services import host_refresh_facts
+from tests.support.sshd import free_port, keygen
+
+GOOD = {"name": "nas1", "address": "127.0.0.1", "port": 22, "username": "root"}
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("name", "-rf", "Use lowercase letters"),
+        ("name", "NAS 1", "Use lowercase letters"),
+        ("address", "nas;reboot", "Enter a hostname or an IP address"),
+        ("address", "-oProxyCommand=x", "Enter a hostname or an IP address"),
+        ("port", "70000", "less than or equal to 65535"),
+        ("port", "0", "greater than or equal to 1"),
+        ("username", "root;id", "Not a valid Unix user name"),
+        ("identity_file", "/etc/hostname", "No readable SSH private key"),
+        ("host_keys", "ssh-ed25519 not base64!", "not an SSH public host key"),
+    ],
+)
+def test_bad_input_is_refused_on_its_field_and_nothing_is_saved(admin_client, field, value, message):
+    response = admin_client.post("/hosts/add/", {**GOOD, field: value})
+    assert response.status_code == 200
+    errors = response.context["form"].errors
+    assert message in " ".join(errors[field]), errors
+    assert not Host.objects.filter(name__in=["nas1", value]).exists()
+
+
+def test_an_unreachable_host_is_a_clear_error_on_the_address(admin_client, settings):
+    settings.TARN_SSH_CONNECT_TIMEOUT = 2
+    port = free_port()
+    response = admin_client.post("/hosts/add/", {**GOOD, "port": port})
+    assert f"no SSH server answered at 127.0.0.1:{port}" in " ".join(response.context["form"].errors["address"])
+    assert not Host.objects.filter(name="nas1").exists()
+
+
+def test_the_api_gives_the_same_field_errors(admin_client):
+    response = admin_client.post("/api/v1/hosts/", {**GOOD, "address": "nas;reboot"}, content_type="application/json")
+    assert response.status_code == 400
+    assert "address" in response.json()
+    assert not Host.objects.filter(name="nas1").exists()
+
+
+@pytest.mark.integration
+def test_adding_an_ssh_host_pins_its_key_and_probes_it(admin_client, sshd, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=False):
+        response = admin_client.post("/hosts/add/", {**GOOD, "port": sshd.port, "identity_file": str(sshd.client_key)})
+    host = Host.objects.get(name="nas1")
+    assert response.status_code == 302 and response["Location"] == f"/hosts/{host.pk}/"
+    assert host.host_keys == sshd.host_pub
+    op = Operation.objects.get(host=host)
+    assert (op.kind, op.status) == ("host.probe", "queued")
+    refreshed = host_refresh_facts(host=host)
+    assert refreshed.facts_error == ""
+    assert refreshed.facts["cpus"] >= 1 and refreshed.facts["memory_bytes"] > 0
+    assert refreshed.facts["tools"]["ip"] is True
+
+
+@pytest.mark.integration
+def test_a_host_whose_key_changed_is_refused_and_says_so(db, sshd, tmp_path):
+    keygen(tmp_path / "impostor")
+    impostor = " ".join((tmp_path / "impostor.pub").read_text().split()[:2])
+    host = Host.objects.create(
+        name="nas2",
+        transport="ssh",
+        address="127.0.0.1",
+        port=sshd.port,
+        identity_file=str(sshd.client_key),
+        host_keys=impostor,
+    )
+    host_refresh_facts(host=host)
+    assert "different host key" in host.facts_error
+    from appliance.connect import transport_for
+
+    with pytest.raises(HostKeyMismatch):
+        transport_for(host).run(["true"])
+
+
+def test_the_local_host_exists_from_the_start_and_says_when_zfs_is_missing(admin_client, local_host):
+    host_refresh_facts(host=local_host)
+    page = admin_client.get(f"/hosts/{local_host.pk}/").content.decode()
+    if local_host.has_zfs:
+        assert local_host.facts["zfs_version"] in page
+    else:
+        assert "OpenZFS is not installed on local" in page and "Add a host" not in page.split("OpenZFS is not")[0]

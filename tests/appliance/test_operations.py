@@ -1,0 +1,96 @@
+"""Operations: one active per target, failures shown with their message, the reaper."""
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from appliance.host.errors import Busy
+from appliance.models import Operation
+from appliance.operations import TargetBusy, operation_start, operation_tracking, operations_reap
+
+
+class FakeTask:
+    """Stands in for a Celery task in unit tests of operation_start (the worker round trip is in integration)."""
+
+    def __init__(self):
+        self.queued = []
+
+    def apply_async(self, args, queue, retry):
+        self.queued.append((args, queue))
+
+
+def test_an_operation_is_saved_then_queued_on_commit_to_its_hosts_queue(
+    local_host, admin_user, django_capture_on_commit_callbacks
+):
+    task = FakeTask()
+    with django_capture_on_commit_callbacks(execute=True):
+        op = operation_start(kind="x", target="pool:tank", host=local_host, user=admin_user, task=task)
+    assert Operation.objects.get(pk=op.pk).status == "queued"
+    assert task.queued == [([op.pk], "host.local")]
+
+
+def test_only_one_active_operation_per_target(local_host, admin_user):
+    operation_start(kind="x", target="pool:tank", host=local_host, user=admin_user, task=FakeTask())
+    with pytest.raises(TargetBusy):
+        operation_start(kind="y", target="pool:tank", host=local_host, user=admin_user, task=FakeTask())
+    Operation.objects.update(status="succeeded")
+    operation_start(kind="y", target="pool:tank", host=local_host, user=admin_user, task=FakeTask())
+
+
+def test_a_failing_body_ends_failed_with_the_hosts_message_shown(local_host, admin_client):
+    op = Operation.objects.create(kind="x", target="t", host=local_host)
+    with operation_tracking(op.pk) as tracker:
+        tracker.progress(40, "working")
+        raise Busy(["zpool", "export", "tank"], 1, "cannot export 'tank': pool is busy\n")
+    op.refresh_from_db()
+    assert op.status == "failed" and op.message == "zpool: cannot export 'tank': pool is busy"
+    assert op.progress == 40 and op.finished_at is not None
+    page = admin_client.get(f"/operations/{op.pk}/")
+    assert b"pool is busy" in page.content
+
+
+def test_an_unexpected_exception_fails_without_leaking_a_traceback(local_host):
+    op = Operation.objects.create(kind="x", target="t", host=local_host)
+    with operation_tracking(op.pk):
+        raise KeyError("secret-internal-detail")
+    op.refresh_from_db()
+    assert op.status == "failed"
+    assert "KeyError" in op.message and "secret-internal-detail" not in op.message
+
+
+def test_success_ends_at_100_percent(local_host):
+    op = Operation.objects.create(kind="x", target="t", host=local_host)
+    with operation_tracking(op.pk) as tracker:
+        tracker.progress(50, "half")
+    op.refresh_from_db()
+    assert (op.status, op.progress) == ("succeeded", 100)
+
+
+def test_an_operation_that_is_not_queued_is_not_run_again(local_host):
+    op = Operation.objects.create(kind="x", target="t", host=local_host, status="failed")
+    with operation_tracking(op.pk) as tracker:
+        assert tracker is None
+
+
+def test_the_reaper_fails_running_operations_whose_worker_went_silent(local_host):
+    stale = Operation.objects.create(
+        kind="x", target="a", host=local_host, status="running", heartbeat_at=timezone.now() - timedelta(minutes=5)
+    )
+    fresh = Operation.objects.create(
+        kind="x", target="b", host=local_host, status="running", heartbeat_at=timezone.now()
+    )
+    assert operations_reap(stale_after=timedelta(seconds=90)) == 1
+    stale.refresh_from_db()
+    fresh.refresh_from_db()
+    assert stale.status == "failed" and "stopped responding" in stale.message
+    assert fresh.status == "running"
+
+
+def test_the_status_fragment_polls_only_while_running(local_host, viewer_client):
+    op = Operation.objects.create(kind="x", target="t", host=local_host, status="running", progress=30)
+    running = viewer_client.get(f"/operations/{op.pk}/", headers={"HX-Request": "true"})
+    assert running.status_code == 200 and b"hx-trigger" in running.content and b"<html" not in running.content
+    Operation.objects.filter(pk=op.pk).update(status="succeeded")
+    done = viewer_client.get(f"/operations/{op.pk}/", headers={"HX-Request": "true"})
+    assert done.status_code == 286 and b"hx-trigger" not in done.content
