@@ -9,5 +9,6 @@ echo "==> ruff"
 echo "==> pytest"
 mkdir -p test-artifacts
 # A throw-away data dir so tests never touch the appliance's own database or keys.
+export REDIS_URL=${TARN_TEST_REDIS_URL:-redis://127.0.0.1:6379/15}  # its own Redis db: never the running appliance queues
 export TARN_DATA_DIR=${TARN_TEST_DATA_DIR:-$(mktemp -d /tmp/tarn-test.XXXXXX)}
 exec .venv/bin/pytest "$@"

@@ -1,0 +1,69 @@
+"""Operations through a real Redis and a real Celery worker process (not eager mode)."""
+
+import signal
+import time
+from datetime import timedelta
+
+import pytest
+import redis
+from django.conf import settings
+
+from appliance.models import Operation
+from appliance.operations import operation_start, operations_reap
+from appliance.services import host_probe_start
+from tests.conftest import require
+from tests.support import tasks
+from tests.support.worker import start_worker, stop_worker
+
+pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def worker(tmp_path):
+    try:
+        redis.Redis.from_url(settings.CELERY_BROKER_URL).ping()
+        reachable = True
+    except redis.RedisError:
+        reachable = False
+    require(reachable, f"Redis is not reachable at {settings.CELERY_BROKER_URL}")
+    redis.Redis.from_url(settings.CELERY_BROKER_URL).delete("default", "host.local", "bench.local")
+    process = start_worker("default,host.local", tmp_path / "worker.log")
+    yield process
+    stop_worker(process)
+
+
+def wait_for(predicate, timeout=60):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        result = predicate()
+        if result:
+            return result
+        time.sleep(0.2)
+    raise AssertionError("condition not met in time")
+
+
+def test_a_host_probe_round_trips_through_the_worker(worker, local_host, admin_user):
+    op = host_probe_start(host=local_host, user=admin_user)
+    done = wait_for(lambda: Operation.objects.filter(pk=op.pk, status__in=["succeeded", "failed"]).first())
+    assert done.status == "succeeded", done.message
+    local_host.refresh_from_db()
+    assert local_host.facts["cpus"] >= 1 and local_host.observed_at is not None
+
+
+def test_a_task_that_raises_ends_failed_with_its_message_on_the_page(worker, local_host, admin_user, admin_client):
+    op = operation_start(
+        kind="test.fail", target="t:fail", host=local_host, user=admin_user, task=tasks.failing_operation
+    )
+    done = wait_for(lambda: Operation.objects.filter(pk=op.pk, status="failed").first())
+    assert done.message == "zpool: cannot export 'tank': pool is busy"
+    assert "pool is busy" in admin_client.get(f"/operations/{op.pk}/").content.decode()
+
+
+def test_a_killed_workers_operation_is_reaped(worker, local_host, admin_user):
+    op = operation_start(kind="test.slow", target="t:slow", host=local_host, user=admin_user, task=tasks.slow_operation)
+    wait_for(lambda: Operation.objects.filter(pk=op.pk, status="running").exists())
+    stop_worker(worker, signal.SIGKILL)  # the whole worker, pool child included
+    time.sleep(3)
+    assert operations_reap(stale_after=timedelta(seconds=2)) == 1
+    op.refresh_from_db()
+    assert op.status == "failed" and "stopped responding" in op.message

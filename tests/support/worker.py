@@ -1,0 +1,65 @@
+"""Start a real Celery worker process against the test database and a real Redis."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from django.conf import settings
+from django.db import connection
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def worker_env() -> dict:
+    db = connection.settings_dict["NAME"]
+    return {
+        **os.environ,
+        "DATABASE_URL": f"sqlite:///{db}",
+        "DJANGO_SETTINGS_MODULE": "appliance.settings",
+        "REDIS_URL": settings.CELERY_BROKER_URL,
+    }
+
+
+def start_worker(queues: str, log: Path) -> subprocess.Popen:
+    argv = [
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        "appliance",
+        "worker",
+        "-Q",
+        queues,
+        "-c",
+        "1",
+        "--include",
+        "tests.support.tasks",
+        "-n",
+        f"test-{os.getpid()}@%h",
+        "-l",
+        "info",
+        "--without-gossip",
+        "--without-mingle",
+        "--without-heartbeat",
+    ]
+    process = subprocess.Popen(
+        argv, cwd=ROOT, env=worker_env(), stdout=log.open("w"), stderr=subprocess.STDOUT, start_new_session=True
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if "ready." in log.read_text():
+            return process
+        if process.poll() is not None:
+            raise RuntimeError(f"worker exited: {log.read_text()[-2000:]}")
+        time.sleep(0.2)
+    stop_worker(process)
+    raise RuntimeError(f"worker not ready in 60 s: {log.read_text()[-2000:]}")
+
+
+def stop_worker(process: subprocess.Popen, sig=signal.SIGTERM) -> None:
+    if process.poll() is None:
+        os.killpg(process.pid, sig)
+        process.wait(30)

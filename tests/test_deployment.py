@@ -1,0 +1,80 @@
+"""Deployment: production settings pass `check --deploy`; docker-compose.yml names real services and commands."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_production_settings_pass_check_deploy(tmp_path):
+    env = {**os.environ, "TARN_HTTPS": "true", "TARN_DATA_DIR": str(tmp_path), "TARN_ALLOWED_HOSTS": "nas.example"}
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "no issues" in result.stdout
+
+
+def test_the_secret_key_is_generated_once_into_a_private_file(tmp_path):
+    env = {**os.environ, "TARN_DATA_DIR": str(tmp_path)}
+    env.pop("DJANGO_SECRET_KEY", None)
+    argv = [
+        sys.executable,
+        "-c",
+        "import django; django.setup(); from django.conf import settings; print(settings.SECRET_KEY)",
+    ]
+    first = subprocess.run(
+        argv,
+        cwd=ROOT,
+        env={**env, "DJANGO_SETTINGS_MODULE": "appliance.settings"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout
+    second = subprocess.run(
+        argv,
+        cwd=ROOT,
+        env={**env, "DJANGO_SETTINGS_MODULE": "appliance.settings"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout
+    assert first == second and len(first.strip()) >= 50
+    assert (tmp_path / "secret_key").stat().st_mode & 0o777 == 0o600
+
+
+def test_compose_has_redis_web_workers_and_beat_with_real_commands():
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    services = compose["services"]
+    assert {"redis", "web", "worker-default", "worker-hosts", "worker-bench", "beat"} <= set(services)
+    assert (ROOT / "Dockerfile").exists()
+    assert "gunicorn appliance.wsgi" in " ".join(services["web"]["command"])
+    assert (ROOT / "appliance" / "wsgi.py").exists() and (ROOT / "appliance" / "celery.py").exists()
+    for name in ["worker-default", "worker-hosts", "worker-bench", "beat"]:
+        command = " ".join(services[name]["command"])
+        assert "celery" in command and "-A appliance" in command, name
+        assert services[name]["environment"]["REDIS_URL"] == "redis://redis:6379/0"
+    for name, service in services.items():
+        assert not service.get("privileged"), f"{name} must not need privileges"
+        assert "cap_add" not in service and "devices" not in service
+
+
+def test_compose_queue_helper_prints_queues(db):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    out = StringIO()
+    call_command("tarn_queues", "hosts", stdout=out)
+    assert out.getvalue().strip() == "host.local"
