@@ -46,14 +46,14 @@ def _safe_next(request) -> bool:
 
 
 def dashboard(request):
-    hosts = selectors.host_list()
+    hosts = selectors.host_list(request)
     return render(
         request, "appliance/dashboard.html", {"hosts": hosts, "operations": selectors.operation_recent(limit=8)}
     )
 
 
 def host_list(request):
-    return render(request, "appliance/host_list.html", {"hosts": selectors.host_list()})
+    return render(request, "appliance/host_list.html", {"hosts": selectors.host_list(request)})
 
 
 def host_detail(request, pk):

@@ -18,7 +18,7 @@ benchq=$($py manage.py tarn_queues bench)
 celery=(.venv/bin/celery -A appliance)
 
 trap 'trap - INT TERM EXIT; echo; echo "Stopping Tarn…"; kill -- $(jobs -p) 2>/dev/null; wait' INT TERM EXIT
-.venv/bin/gunicorn appliance.wsgi -b "$bind" --workers "${TARN_WEB_WORKERS:-2}" --threads 8 \
+.venv/bin/gunicorn appliance.wsgi -b "$bind" --workers "${TARN_WEB_WORKERS:-4}" --threads "${TARN_WEB_THREADS:-2}" \
   --access-logfile - --error-logfile - --log-level warning &
 "${celery[@]}" worker -n "default@%h" -Q default -c 2 -l warning &
 "${celery[@]}" worker -n "hosts@%h" -Q "$hostq" -c 1 -l warning &

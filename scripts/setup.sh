@@ -13,7 +13,7 @@ pkgs=(redis-server redis-tools openssh-client ca-certificates iproute2 make)
 command -v npm >/dev/null || pkgs+=(nodejs npm)
 if [ "$mode" = test ]; then
   # chromium for browser tests, a real sshd for the SSH transport tests.
-  pkgs+=(chromium openssh-server fonts-dejavu-core)
+  pkgs+=(chromium openssh-server fonts-dejavu-core wrk)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

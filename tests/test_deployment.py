@@ -12,6 +12,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_production_settings_pass_check_deploy(tmp_path):
     env = {**os.environ, "TARN_HTTPS": "true", "TARN_DATA_DIR": str(tmp_path), "TARN_ALLOWED_HOSTS": "nas.example"}
+    env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)  # set for the browser tests' process only
     result = subprocess.run(
         [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
         cwd=ROOT,

@@ -318,7 +318,11 @@ class SSHTransport(Transport):
 
     def _execute(self, argv, *, timeout, input, mutating):
         env = {"LC_ALL": "C", "PATH": SAFE_PATH, "HOME": os.environ.get("HOME", "/root")}
-        rc, out, err, duration = _spawn(self._ssh_argv(argv), timeout=timeout, input=input, env=env)
+        # Killing the local ssh client does not stop the remote command: coreutils timeout does.
+        remote = ["timeout", "-k", "5", f"{timeout:g}", *argv]
+        rc, out, err, duration = _spawn(self._ssh_argv(remote), timeout=timeout + 2, input=input, env=env)
+        if rc == 124 and argv[0] != "timeout":
+            raise CommandTimeout(argv, timeout)
         if rc == 255:
             if "host key verification failed" in err.lower() or "remote host identification has changed" in err.lower():
                 raise HostKeyMismatch(

@@ -2,6 +2,7 @@
 
 import json
 import time
+from pathlib import Path
 
 import pytest
 
@@ -49,13 +50,23 @@ def test_remote_errors_are_typed_like_local_ones(sshd, tmp_path):
     assert str(caught.value) == "python3: pool is busy"
 
 
-def test_timeout_applies_over_ssh(sshd, tmp_path):
+def test_timeout_applies_over_ssh_and_stops_the_remote_command(sshd, tmp_path):
     t = transport(sshd, tmp_path)
+    marker = f"tarn-timeout-marker-{time.time_ns()}"
     started = time.monotonic()
     with pytest.raises(errors.CommandTimeout):
-        t.run(["python3", "-c", "import time; time.sleep(30)"], timeout=2)
+        t.run(["python3", "-c", f"import time; time.sleep(30)  # {marker}"], timeout=2)
     t.close()
     assert time.monotonic() - started < 8
+    time.sleep(0.5)
+    assert not [p for p in Path("/proc").glob("[0-9]*/cmdline") if _reads(p).count(marker)]  # sshd is local
+
+
+def _reads(path: Path) -> str:
+    try:
+        return path.read_bytes().decode(errors="replace")
+    except OSError:
+        return ""
 
 
 def test_keyscan_returns_the_servers_key(sshd):

@@ -1,0 +1,128 @@
+"""Issue 2 figures: local and SSH run(["true"]) round trips; dashboard p95 under 50 concurrent clients."""
+
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "appliance.settings")
+
+
+def _median_ms(fn, n=50) -> float:
+    fn()  # warm up (and open the shared SSH connection)
+    samples = []
+    for _ in range(n):
+        started = time.perf_counter()
+        fn()
+        samples.append((time.perf_counter() - started) * 1000)
+    return statistics.median(samples)
+
+
+def runner_round_trips():
+    from appliance.host.runner import LocalTransport, SSHTransport
+    from tests.support.sshd import start_sshd
+
+    local = LocalTransport()
+    yield "local_run_true_median", _median_ms(lambda: local.run(["true"])), "ms", "informational"
+    with tempfile.TemporaryDirectory() as tmp:
+        sshd = start_sshd(Path(tmp) / "sshd", "/usr/sbin/sshd")
+        try:
+            ssh = SSHTransport(
+                address="127.0.0.1",
+                port=sshd.port,
+                identity_file=str(sshd.client_key),
+                host_keys=[sshd.host_pub],
+                state_dir=tmp,
+            )
+            yield "ssh_run_true_median", _median_ms(lambda: ssh.run(["true"])), "ms", "informational; loopback sshd"
+            ssh.close()
+        finally:
+            sshd.stop()
+
+
+def dashboard_p95(clients=50, seconds=15):
+    import django
+
+    django.setup()
+    from django.conf import settings
+    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
+    from django.contrib.sessions.backends.db import SessionStore
+    from django.core.management import call_command
+
+    from appliance.models import Operation, User
+    from tests.support.sshd import free_port
+
+    call_command("migrate", verbosity=0)
+    user = User.objects.create_user("perf", password="perf-password-1", role="admin")
+    host = user and __import__("appliance.models", fromlist=["Host"]).Host.objects.get(name="local")
+    Operation.objects.bulk_create(
+        [
+            Operation(kind="host.probe", target=f"perf:{i}", host=host, status="succeeded", message="ok")
+            for i in range(500)
+        ]
+    )
+    session = SessionStore()
+    session[SESSION_KEY], session[BACKEND_SESSION_KEY] = str(user.pk), "django.contrib.auth.backends.ModelBackend"
+    session[HASH_SESSION_KEY] = user.get_session_auth_hash()
+    session.save()
+    port = free_port()
+    web = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "appliance.wsgi",
+            "-b",
+            f"127.0.0.1:{port}",
+            "--workers",
+            os.environ.get("TARN_WEB_WORKERS", "4"),
+            "--threads",
+            os.environ.get("TARN_WEB_THREADS", "2"),
+            "--log-level",
+            "warning",
+        ],
+        cwd=ROOT,
+        env={**os.environ, "TARN_DATA_DIR": str(settings.DATA_DIR)},
+    )
+    try:
+        url = f"http://127.0.0.1:{port}/"
+        for _ in range(100):
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1)
+                break
+            except OSError:
+                time.sleep(0.1)
+        cookie = f"{settings.SESSION_COOKIE_NAME}={session.session_key}"
+        # wrk (C) as the load: 50 keep-alive connections, so the 2 cores serve Tarn, not the load generator.
+        out = subprocess.run(
+            [
+                "wrk",
+                "-t2",
+                f"-c{clients}",
+                f"-d{seconds}s",
+                "-H",
+                f"Cookie: {cookie}",
+                "-s",
+                str(ROOT / "tests/perf/p95.lua"),
+                url,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=seconds + 30,
+            check=True,
+        ).stdout
+        _, p95, count, errors, duration_us = next(line for line in out.splitlines() if line.startswith("TARN ")).split()
+        yield "dashboard_p95_50_clients", float(p95), "ms", "goal <= 100 ms"
+        yield "dashboard_throughput", int(count) / (int(duration_us) / 1e6), "req/s", "informational"
+        yield "dashboard_failed_requests", float(errors), "count", "goal 0"
+    finally:
+        web.terminate()
+        web.wait(10)
+
+
+CHECKS = [runner_round_trips, dashboard_p95]
