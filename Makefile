@@ -1,5 +1,5 @@
 # Tarn: `make run` sets up and starts the appliance; `make test` sets up and runs every test tier.
-.PHONY: run test perf lint setup clean
+.PHONY: run test perf lint setup clean lab lab-stop lab-ssh lab-reset fixtures
 
 run:
 	scripts/run.sh
@@ -20,3 +20,21 @@ setup:
 
 clean:
 	rm -rf .venv node_modules test-artifacts .pytest_cache .ruff_cache
+
+# The lab guest: real OpenZFS 2.3, Samba, nfsd, fio, iperf3 in QEMU (see README, "The lab").
+lab:
+	scripts/setup.sh lab
+	lab/lab.sh up
+
+lab-stop:
+	lab/lab.sh down
+
+lab-ssh:
+	lab/lab.sh ssh
+
+lab-reset:
+	lab/lab.sh reset
+
+fixtures:
+	scripts/setup.sh test
+	TARN_DATA_DIR=$$(mktemp -d /tmp/tarn-fixtures.XXXXXX) .venv/bin/python -m tests.support.capture_fixtures

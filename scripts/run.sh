@@ -8,7 +8,9 @@ py=.venv/bin/python
 $py manage.py migrate --noinput -v0
 $py manage.py tarn_admin
 if [ "${TARN_LAB:-0}" = 1 ]; then
-  echo "TARN_LAB=1: the lab guest is not available yet (issue 3); starting without it." >&2
+  # A real OpenZFS to manage without a NAS: boot (or restore) the lab guest and add it as host "lab".
+  lab/lab.sh up
+  $py manage.py tarn_lab_host "${TARN_LAB_RUN:-/run/tarn-lab}/lab.env"
 fi
 
 bind=${TARN_BIND:-0.0.0.0:8000}

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what Tarn needs on a Debian 12 machine; fast when everything is already there.
-# Usage: scripts/setup.sh run|test
+# Usage: scripts/setup.sh run|test|lab   (lab: only what the lab guest needs; test includes it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-run}
@@ -12,8 +12,12 @@ die() { printf 'tarn setup: %s\n' "$*" >&2; exit 1; }
 pkgs=(redis-server redis-tools openssh-client ca-certificates iproute2 make)
 command -v npm >/dev/null || pkgs+=(nodejs npm)
 if [ "$mode" = test ]; then
-  # chromium for browser tests, a real sshd for the SSH transport tests.
+  # chromium for browser tests, a real sshd for the SSH transport tests, wrk for make perf.
   pkgs+=(chromium openssh-server fonts-dejavu-core wrk)
+fi
+if [ "$mode" = test ] || [ "$mode" = lab ] || [ "${TARN_LAB:-0}" = 1 ]; then
+  # The lab guest (QEMU, image build) and the clients tests use against it from this machine.
+  pkgs+=(qemu-system-x86 qemu-utils debootstrap zstd bc smbclient iperf3 iputils-ping python3)
 fi
 missing=()
 for p in "${pkgs[@]}"; do
@@ -25,6 +29,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+
+[ "$mode" = lab ] && exit 0
 
 # --- Python ≥ 3.12 (Django 6 needs it; Debian 12 ships 3.11) -------------------------------------
 find_python() {

@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# Build the lab guest image: Debian 12 + OpenZFS 2.3 (bookworm-backports, DKMS) + Samba, NFS, fio, iperf3.
+# Usage: lab/build.sh OUTDIR    (OUTDIR must not exist; written as OUTDIR.tmp, renamed only on success)
+# Produces: root.raw (ext4), vmlinuz, initrd.img, id_ed25519{,.pub} (root's key), host_ed25519.pub, versions.txt
+set -euo pipefail
+out=$1
+[ ! -e "$out" ] || { echo "lab build: $out exists" >&2; exit 1; }
+work="$out.tmp"
+rm -rf "$work"
+mkdir -p "$work"
+R="$work/rootfs"
+
+mirror=$(awk '/^URIs:/ && !/security/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)
+secmirror=$(awk '/^URIs:/ && /security/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)
+if [ -z "$mirror" ] && [ -f /etc/apt/sources.list ]; then
+  mirror=$(awk '/^deb / && !/security/ {print $2; exit}' /etc/apt/sources.list)
+  secmirror=$(awk '/^deb / && /security/ {print $2; exit}' /etc/apt/sources.list)
+fi
+[ -n "$mirror" ] || { echo "lab build: no Debian mirror found in the host's apt sources" >&2; exit 1; }
+[ -n "$secmirror" ] || secmirror="${mirror%/debian}/debian-security"
+
+cleanup() {
+  for m in dev/pts dev sys proc; do mountpoint -q "$R/$m" 2>/dev/null && umount -l "$R/$m"; done
+  return 0
+}
+trap 'cleanup; echo "lab build failed; nothing was cached" >&2; rm -rf "$work"' ERR
+trap cleanup EXIT
+step() { printf '[lab build %4ss] %s\n' "$SECONDS" "$*"; }
+in_root() { chroot "$R" env DEBIAN_FRONTEND=noninteractive LC_ALL=C "$@"; }
+
+step "debootstrap (minbase) from $mirror"
+debootstrap --variant=minbase \
+  --include=systemd-sysv,udev,kmod,dbus,iproute2,openssh-server,ca-certificates,procps,less,iputils-ping,python3 \
+  bookworm "$R" "$mirror" >"$work/debootstrap.log" 2>&1 || { tail -20 "$work/debootstrap.log" >&2; false; }
+
+step "apt sources: main contrib, backports; OpenZFS pinned to bookworm-backports"
+rm -f "$R/etc/apt/sources.list"
+cat >"$R/etc/apt/sources.list.d/debian.sources" <<SRC
+Types: deb
+URIs: $mirror
+Suites: bookworm bookworm-updates bookworm-backports
+Components: main contrib
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+
+Types: deb
+URIs: $secmirror
+Suites: bookworm-security
+Components: main contrib
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+cat >"$R/etc/apt/preferences.d/zfs-backports" <<'PIN'
+Package: zfs-dkms zfsutils-linux zfs-zed libnvpair3linux libuutil3linux libzfs6linux libzpool6linux libzfs4linux libzpool5linux
+Pin: release n=bookworm-backports
+Pin-Priority: 990
+PIN
+printf '#!/bin/sh\nexit 101\n' >"$R/usr/sbin/policy-rc.d"
+chmod +x "$R/usr/sbin/policy-rc.d"
+cp /etc/resolv.conf "$R/etc/resolv.conf"
+for m in proc sys dev dev/pts; do mount --bind "/$m" "$R/$m"; done
+
+step "apt-get update"
+in_root apt-get update -qq
+step "kernel, headers, DKMS toolchain (zstd first: a zstd initramfs)"
+in_root apt-get install -y -qq --no-install-recommends zstd >/dev/null
+in_root apt-get install -y -qq --no-install-recommends linux-image-amd64 linux-headers-amd64 initramfs-tools \
+  dkms build-essential >/dev/null
+KV=$(basename "$(ls -d "$R"/lib/modules/*/ | sort -V | tail -1)")
+step "OpenZFS (zfs-dkms builds the module for $KV; takes minutes)"
+in_root apt-get install -y -qq --no-install-recommends zfs-dkms zfsutils-linux zfs-zed >"$work/zfs.log" 2>&1 \
+  || { tail -30 "$work/zfs.log" >&2; false; }
+in_root dkms status | grep -q "zfs/.*$KV.*installed" || { echo "zfs DKMS module missing for $KV" >&2; in_root dkms status >&2; false; }
+
+step "services and tools: samba, nfs, fio, iperf3, …"
+in_root apt-get install -y -qq --no-install-recommends samba smbclient cifs-utils nfs-kernel-server nfs-common \
+  fio iperf3 ethtool bridge-utils jq sudo netbase kmod coreutils >/dev/null
+
+step "configure the guest"
+echo lab-guest >"$R/etc/hostname"
+printf '127.0.0.1 localhost\n127.0.1.1 lab-guest\n' >"$R/etc/hosts"
+echo '/dev/vda / ext4 defaults,noatime,errors=remount-ro 0 1' >"$R/etc/fstab"
+ssh-keygen -q -t ed25519 -N '' -C tarn-lab -f "$work/id_ed25519"
+install -d -m 700 "$R/root/.ssh"
+install -m 600 "$work/id_ed25519.pub" "$R/root/.ssh/authorized_keys"
+echo root:lab | chroot "$R" chpasswd
+cp "$R/etc/ssh/ssh_host_ed25519_key.pub" "$work/host_ed25519.pub"
+mkdir -p "$R/etc/systemd/network"
+printf '[Match]\nMACAddress=52:54:00:12:34:56\n\n[Network]\nDHCP=ipv4\n' >"$R/etc/systemd/network/10-mgmt.network"
+# The data NIC belongs to Tarn's tests: networkd leaves it alone.
+printf '[Match]\nName=en* eth*\n\n[Link]\nUnmanaged=yes\n' >"$R/etc/systemd/network/20-other.network"
+in_root systemctl enable systemd-networkd >/dev/null 2>&1
+in_root systemctl mask samba-ad-dc iperf3 >/dev/null 2>&1 || true
+echo 'nameserver 10.0.2.3' >"$R/etc/resolv.conf"
+# Serial console login for debugging; quiet, fast boot.
+in_root systemctl enable serial-getty@ttyS0 >/dev/null 2>&1 || true
+mkdir -p "$R/etc/systemd/system.conf.d"
+printf '[Manager]\nDefaultTimeoutStartSec=30s\nDefaultTimeoutStopSec=10s\n' >"$R/etc/systemd/system.conf.d/lab.conf"
+printf 'UseDNS no\n' >"$R/etc/ssh/sshd_config.d/lab.conf"
+
+{
+  echo "kernel $KV"
+  in_root dpkg-query -W -f='${Package} ${Version}\n' zfsutils-linux zfs-dkms samba nfs-kernel-server fio iperf3
+} >"$work/versions.txt"
+
+step "slim: drop the toolchain and caches"
+in_root apt-mark manual zfsutils-linux zfs-zed >/dev/null
+in_root apt-get clean
+rm -rf "$R"/var/lib/apt/lists/* "$R"/usr/share/doc/* "$R"/usr/share/man/* "$R/usr/sbin/policy-rc.d" \
+  "$R"/var/lib/dkms/zfs/*/build "$R"/usr/src/zfs-*
+cleanup
+
+step "image: kernel, initrd, ext4 root"
+cp "$R/boot/vmlinuz-$KV" "$work/vmlinuz"
+cp "$R/boot/initrd.img-$KV" "$work/initrd.img"
+truncate -s 6G "$work/root.raw"
+mkfs.ext4 -q -F -L labroot -d "$R" "$work/root.raw"
+rm -rf "$R"
+trap - ERR
+mv "$work" "$out"
+step "done: $out"

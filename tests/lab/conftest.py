@@ -1,0 +1,34 @@
+"""The lab tier: one guest for the session, reset to its clean state after every test."""
+
+import pytest
+
+from appliance.models import Host
+from tests.conftest import require
+from tests.support.lab import lab_missing_reason, lab_up
+
+
+@pytest.fixture(scope="session")
+def lab():
+    reason = lab_missing_reason()
+    require(reason is None, reason or "")
+    return lab_up()
+
+
+@pytest.fixture
+def guest(lab):
+    """The lab, left clean for the next test whatever this one did to it."""
+    yield lab
+    lab.reset()
+
+
+@pytest.fixture
+def lab_host(db, lab):
+    """A Tarn Host for the guest, over the SSH transport with its pinned host key."""
+    return Host.objects.create(
+        name="lab",
+        transport="ssh",
+        address=lab.env["LAB_SSH_HOST"],
+        port=lab.ssh_port,
+        identity_file=lab.env["LAB_SSH_KEY"],
+        host_keys=lab.env["LAB_HOST_KEY"],
+    )

@@ -1,0 +1,141 @@
+"""`make fixtures`: run the real commands Tarn parses in the lab guest and store their output.
+
+Writes tests/fixtures/host/<name>.<json|txt> and MANIFEST.json (command, OpenZFS version, when), then
+resets the guest. Parser tests read these files: output captured from a real system, not invented.
+"""
+
+import datetime
+import json
+import time
+from pathlib import Path
+
+from appliance.host.facts import parse_zfs_version
+from tests.support.lab import lab_up
+
+OUT = Path(__file__).resolve().parents[1] / "fixtures" / "host"
+D = "/dev/disk/by-id/virtio-zfsdisk{}".format
+
+SETUP = [  # (argv, mutating): a pool with two mirrors, a spare and a cache; datasets, a zvol, a snapshot
+    [
+        "zpool",
+        "create",
+        "-f",
+        "-o",
+        "ashift=12",
+        "tank",
+        "mirror",
+        D(1),
+        D(2),
+        "mirror",
+        D(3),
+        D(4),
+        "spare",
+        D(5),
+        "cache",
+        D(6),
+    ],
+    ["zfs", "create", "-o", "compression=lz4", "-o", "recordsize=1M", "tank/data"],
+    ["zfs", "create", "-V", "64M", "-o", "volblocksize=16k", "tank/vol"],
+    ["zfs", "snapshot", "-r", "tank@first"],
+]
+
+CAPTURE = {
+    "zfs_version.txt": ["zfs", "version"],
+    "zfs_version.json": ["zfs", "version", "-j"],
+    "zpool_status.json": ["zpool", "status", "-j", "--json-int", "-P"],
+    "zpool_list.json": ["zpool", "list", "-j", "--json-int"],
+    "zpool_list_hp.txt": ["zpool", "list", "-H", "-p"],
+    "zpool_get.json": ["zpool", "get", "-j", "--json-int", "all", "tank"],
+    "zfs_list.json": ["zfs", "list", "-j", "--json-int", "-t", "all"],
+    "zfs_list_hp.txt": ["zfs", "list", "-H", "-p", "-t", "all", "-o", "name,type,used,avail,refer,mountpoint"],
+    "zfs_get.json": ["zfs", "get", "-j", "--json-int", "all", "tank/data"],
+    "zfs_get_hp.txt": ["zfs", "get", "-H", "-p", "all", "tank/data"],
+    "lsblk.json": ["lsblk", "-J", "-b", "-o", "NAME,PATH,SIZE,MODEL,SERIAL,ROTA,TYPE,FSTYPE,MOUNTPOINT,WWN"],
+    "ip_link.json": ["ip", "-j", "link"],
+    "ip_addr.json": ["ip", "-j", "addr"],
+    "bridge_link.json": ["bridge", "-j", "link"],
+    "testparm.txt": ["testparm", "-s"],
+    "exportfs.txt": ["exportfs", "-v"],
+    "arcstats.txt": ["cat", "/proc/spl/kstat/zfs/arcstats"],
+    "meminfo.txt": ["cat", "/proc/meminfo"],
+    "fio.json": [
+        "fio",
+        "--name=seqwrite",
+        "--directory=/tank/data",
+        "--rw=write",
+        "--bs=1M",
+        "--size=32M",
+        "--ioengine=psync",
+        "--end_fsync=1",
+        "--output-format=json",
+    ],
+}
+
+
+def main() -> None:
+    lab = lab_up()
+    t = lab.transport()
+    for argv in SETUP:
+        t.run(argv, mutating=True, timeout=180)
+    # A share, an export and a bridge on the data NIC, so their listings have something in them.
+    lab.sh(
+        "mkdir -p /etc/samba/tarn /tank/data/share && printf '[data]\\npath = /tank/data/share\\nread only = no\\n' "
+        "> /etc/samba/tarn/shares.conf && grep -q tarn/shares.conf /etc/samba/smb.conf || "
+        "printf '\\n[global]\\ninclude = /etc/samba/tarn/shares.conf\\n' >> /etc/samba/smb.conf"
+    )
+    lab.sh(
+        "echo '/tank/data 10.77.0.0/24(rw,root_squash,no_subtree_check,sync)' > /etc/exports.d/tarn.exports "
+        "&& exportfs -ra"
+    )
+    links = json.loads(t.run(["ip", "-j", "link"]).stdout)
+    nic = next(link["ifname"] for link in links if link.get("address") == lab.env["LAB_DATA_MAC"])
+    for argv in (
+        ["ip", "link", "add", "br0", "type", "bridge"],
+        ["ip", "link", "set", nic, "master", "br0"],
+        ["ip", "link", "set", "br0", "mtu", "9000", "up"],
+        ["ip", "link", "set", nic, "up"],
+    ):
+        t.run(argv, mutating=True)
+    version = parse_zfs_version(t.run(["zfs", "version"]).stdout)[0]
+    manifest = {}
+    OUT.mkdir(parents=True, exist_ok=True)
+    for name, argv in CAPTURE.items():
+        result = t.run(argv, timeout=300, check=False)
+        text = result.stdout if result.returncode == 0 else result.stdout + result.stderr
+        (OUT / name).write_text(text)
+        manifest[name] = {"argv": argv, "exit": result.returncode, "openzfs": version}
+        print(f"captured {name} ({len(text)} bytes, exit {result.returncode})")
+    # iperf3 runs from this machine's side of the data link to a server in the guest.
+    t.run(["ip", "addr", "add", lab.env["LAB_GUEST_DATA_ADDR"], "dev", "br0"], mutating=True)
+    t.run(["iperf3", "-s", "-D", "-1"], mutating=True)
+    time.sleep(1)
+    guest_ip = lab.env["LAB_GUEST_DATA_ADDR"].split("/")[0]
+    iperf = lab.ns("iperf3", "-c", guest_ip, "-t", "3", "-J", timeout=60)
+    (OUT / "iperf3.json").write_text(iperf.stdout)
+    manifest["iperf3.json"] = {
+        "argv": ["iperf3", "-c", guest_ip, "-t", "3", "-J"],
+        "exit": iperf.returncode,
+        "openzfs": version,
+        "where": "this machine, lab namespace",
+    }
+    (OUT / "MANIFEST.json").write_text(
+        json.dumps(
+            {
+                "captured_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+                "openzfs": version,
+                "guest": "lab/build.sh (Debian 12, bookworm-backports)",
+                "files": manifest,
+            },
+            indent=2,
+        )
+        + "\n"
+    )
+    t.close()
+    print(f"reset the lab in {lab.reset():.1f} s")
+
+
+if __name__ == "__main__":
+    import django
+
+    django.setup()
+    main()

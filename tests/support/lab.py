@@ -1,0 +1,81 @@
+"""Drive the QEMU lab guest from tests: bring it up, reset it, reach it with Tarn's own SSH transport."""
+
+import os
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from appliance.host.runner import SSHTransport
+
+ROOT = Path(__file__).resolve().parents[2]
+LAB_SH = ROOT / "lab" / "lab.sh"
+
+
+@dataclass(frozen=True)
+class Lab:
+    env: dict
+
+    @property
+    def ssh_port(self) -> int:
+        return int(self.env["LAB_SSH_PORT"])
+
+    @property
+    def netns(self) -> str:
+        return self.env["LAB_NETNS"]
+
+    def transport(self, **kwargs) -> SSHTransport:
+        """Tarn's own SSH transport to the guest, as a Host would get it."""
+        return SSHTransport(
+            address=self.env["LAB_SSH_HOST"],
+            port=self.ssh_port,
+            user="root",
+            identity_file=self.env["LAB_SSH_KEY"],
+            host_keys=[self.env["LAB_HOST_KEY"]],
+            state_dir=str(Path(self.env["LAB_RUN"]) / "tarn-ssh"),
+            **kwargs,
+        )
+
+    def sh(self, command: str, timeout: float = 120) -> str:
+        """Set-up and inspection in the guest that is not Tarn's to do (a shell is fine here: test harness)."""
+        result = subprocess.run([str(LAB_SH), "ssh", command], capture_output=True, text=True, timeout=timeout)
+        if result.returncode != 0:
+            raise AssertionError(f"guest command failed ({result.returncode}): {command}\n{result.stderr}")
+        return result.stdout
+
+    def ns(self, *argv: str, timeout: float = 60, check=True) -> subprocess.CompletedProcess:
+        """Run argv in this machine's side of the data link (the lab's network namespace)."""
+        return subprocess.run(
+            ["ip", "netns", "exec", self.netns, *argv], capture_output=True, text=True, timeout=timeout, check=check
+        )
+
+    def reset(self) -> float:
+        started = time.monotonic()
+        subprocess.run([str(LAB_SH), "reset"], check=True, capture_output=True, timeout=180)
+        return time.monotonic() - started
+
+
+def lab_missing_reason() -> str | None:
+    for tool in ("qemu-system-x86_64", "qemu-img", "debootstrap", "zstd"):
+        if not shutil.which(tool):
+            return f"{tool} is not installed (make lab installs the lab's packages)"
+    if os.geteuid() != 0:
+        return "the lab needs root (tap devices, network namespaces, debootstrap)"
+    return None
+
+
+def lab_up(timeout: float = 1800) -> Lab:
+    result = subprocess.run([str(LAB_SH), "up"], capture_output=True, text=True, timeout=timeout)
+    if result.returncode != 0:
+        raise RuntimeError(f"lab/lab.sh up failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
+    return read_lab()
+
+
+def read_lab() -> Lab:
+    run = Path(os.environ.get("TARN_LAB_RUN", "/run/tarn-lab"))
+    env = {}
+    for line in (run / "lab.env").read_text().splitlines():
+        key, _, value = line.partition("=")
+        env[key] = value
+    return Lab(env)
