@@ -113,16 +113,17 @@ def host_probe_run(*, operation_id: int) -> None:
             return
         host = tracker.op.host
         tracker.progress(10, f"Asking {host.name} what it has")
-        host_refresh_facts(host=host)
+        host_refresh_facts(host=host, operation=tracker.op)
         if host.facts_error:
             raise HostError(host.facts_error)
         tracker.progress(100, "ZFS found" if host.has_zfs else "No OpenZFS on this host")
 
 
-def host_refresh_facts(*, host: Host) -> Host:
+def host_refresh_facts(*, host: Host, operation: Operation | None = None) -> Host:
     """Read what the host offers into host.facts (a read; errors are recorded, not raised)."""
     try:
-        host.facts = host_facts.gather(transport_for(host)).as_dict()
+        transport = transport_for(host, user=operation.user if operation else None, operation=operation)
+        host.facts = host_facts.gather(transport).as_dict()
         host.facts_error = ""
     except HostError as exc:
         host.facts_error = str(exc)[:500]
