@@ -62,8 +62,9 @@ def gather(transport: Transport) -> HostFacts:
             pass
     if facts.tools["zpool"]:
         try:
-            json.loads(transport.run(["zpool", "list", "-j", "--json-int"], timeout=30).stdout)
-            facts.zfs_json = True
+            # `zpool status`, not `zpool list`: with no pools, 2.3's `zpool list -j` prints nothing at all.
+            status = json.loads(transport.run(["zpool", "status", "-j", "--json-int"], timeout=30).stdout)
+            facts.zfs_json = "pools" in status
         except (HostError, ValueError):
             facts.zfs_json = False
     return facts

@@ -26,14 +26,18 @@ def test_the_guest_runs_openzfs_2_3_with_json_output(lab_host):
     assert status["output_version"]["command"] == "zpool status"
 
 
+def pools(transport) -> dict:
+    return json.loads(transport.run(["zpool", "status", "-j", "--json-int"]).stdout)["pools"]
+
+
 def test_a_pool_made_by_a_test_is_gone_after_reset(guest):
     t = guest.transport()
     t.run(["zpool", "create", "-f", "tank", "mirror", DISK.format(1), DISK.format(2)], mutating=True, timeout=120)
-    assert "tank" in json.loads(t.run(["zpool", "list", "-j", "--json-int"]).stdout)["pools"]
+    assert pools(t)["tank"]["state"] == "ONLINE"
     t.close()
     seconds = guest.reset()
     t = guest.transport()
-    assert json.loads(t.run(["zpool", "list", "-j", "--json-int"]).stdout).get("pools", {}) == {}
+    assert pools(t) == {}
     importable = t.run(["zpool", "import"], check=False)
     assert "no pools available" in importable.stdout + importable.stderr  # the disks' labels went too
     t.close()
@@ -74,7 +78,7 @@ def test_smbd_in_the_guest_serves_a_share_this_machines_smbclient_reads_and_writ
 
 def test_an_nfs_export_in_the_guest_is_mounted_and_a_file_round_trips(guest):
     guest.sh(
-        "mkdir -p /srv/nfs /mnt/nfs && echo '/srv/nfs 127.0.0.1(rw,no_root_squash,no_subtree_check)' "
+        "mkdir -p /srv/nfs /mnt/nfs /etc/exports.d && echo '/srv/nfs 127.0.0.1(rw,no_root_squash,no_subtree_check)' "
         "> /etc/exports.d/lab.exports && systemctl restart nfs-server && exportfs -ra"
     )
     guest.sh("mount -t nfs -o vers=4.2 127.0.0.1:/srv/nfs /mnt/nfs && echo round-trip > /mnt/nfs/f && sync")

@@ -74,6 +74,13 @@ CAPTURE = {
 
 def main() -> None:
     lab = lab_up()
+    try:
+        capture(lab)
+    finally:
+        print(f"reset the lab in {lab.reset():.1f} s")
+
+
+def capture(lab) -> None:
     t = lab.transport()
     for argv in SETUP:
         t.run(argv, mutating=True, timeout=180)
@@ -84,7 +91,7 @@ def main() -> None:
         "printf '\\n[global]\\ninclude = /etc/samba/tarn/shares.conf\\n' >> /etc/samba/smb.conf"
     )
     lab.sh(
-        "echo '/tank/data 10.77.0.0/24(rw,root_squash,no_subtree_check,sync)' > /etc/exports.d/tarn.exports "
+        "mkdir -p /etc/exports.d && echo '/tank/data 10.77.0.0/24(rw,root_squash,no_subtree_check,sync)' > /etc/exports.d/tarn.exports "
         "&& exportfs -ra"
     )
     links = json.loads(t.run(["ip", "-j", "link"]).stdout)
@@ -131,7 +138,6 @@ def main() -> None:
         + "\n"
     )
     t.close()
-    print(f"reset the lab in {lab.reset():.1f} s")
 
 
 if __name__ == "__main__":
