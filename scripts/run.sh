@@ -13,6 +13,8 @@ if [ "${TARN_LAB:-0}" = 1 ]; then
   $py manage.py tarn_lab_host "${TARN_LAB_RUN:-/run/tarn-lab}/lab.env"
 fi
 
+$py manage.py tarn_refresh_facts
+
 bind=${TARN_BIND:-0.0.0.0:8000}
 port=${bind##*:}
 hostq=$($py manage.py tarn_queues hosts)

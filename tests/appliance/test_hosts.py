@@ -89,3 +89,15 @@ def test_the_local_host_exists_from_the_start_and_says_when_zfs_is_missing(admin
         assert local_host.facts["zfs_version"] in page
     else:
         assert "OpenZFS is not installed on local" in page and "Add a host" not in page.split("OpenZFS is not")[0]
+
+
+def test_refresh_facts_command_reads_every_host(local_host):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    out = StringIO()
+    call_command("tarn_refresh_facts", stdout=out)
+    local_host.refresh_from_db()
+    assert local_host.observed_at is not None and local_host.facts["cpus"] >= 1
+    assert out.getvalue().startswith("local: ")

@@ -2,11 +2,11 @@
 
 import sys
 
-from tests.perf import foundation
+from tests.perf import foundation, lab
 
 
 def main() -> int:
-    for check in foundation.CHECKS:
+    for check in foundation.CHECKS + lab.CHECKS:
         for name, value, unit, goal in check():
             print(f"{name} {value:.2f} {unit} ({goal})", flush=True)
     return 0
