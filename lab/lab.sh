@@ -5,7 +5,8 @@
 #   lab/lab.sh down     stop it      lab/lab.sh ssh [cmd…]   a shell or a command in the guest
 #   lab/lab.sh status   print where it is (lab.env)
 # Environment: TARN_LAB_CACHE (/var/cache/tarn-lab), TARN_LAB_RUN (/run/tarn-lab),
-#              TARN_LAB_SSH_PORT (2222), TARN_LAB_SMB_PORT (4450), TARN_LAB_DISKS (8), TARN_LAB_MEM (1024)
+#              TARN_LAB_SSH_PORT (2222), TARN_LAB_SMB_PORT (4450), TARN_LAB_DISKS (8), TARN_LAB_MEM (1024),
+#              TARN_LAB_NETNS (tarnlab), TARN_LAB_TAP (taplab), TARN_LAB_BOOT_TIMEOUT (240)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 CACHE=${TARN_LAB_CACHE:-/var/cache/tarn-lab}
@@ -15,14 +16,16 @@ SMB_PORT=${TARN_LAB_SMB_PORT:-4450}
 DISKS=${TARN_LAB_DISKS:-8}
 MEM=${TARN_LAB_MEM:-1024}
 DISK_SIZE=4G
-NETNS=tarnlab
-TAP=taplab
+NETNS=${TARN_LAB_NETNS:-tarnlab}
+TAP=${TARN_LAB_TAP:-taplab}
 NS_ADDR=10.77.0.1/24
 GUEST_DATA_ADDR=10.77.0.2/24
 DATA_MAC=52:54:00:12:34:57
 BOOT_TIMEOUT=${TARN_LAB_BOOT_TIMEOUT:-240}
 
 die() { echo "lab: $*" >&2; exit 1; }
+partial=""  # a cache entry being made; removed if we exit before it is finished
+trap '[ -z "$partial" ] || rm -rf "$partial"' EXIT
 say() { printf '[lab %5.1fs] %s\n' "$(elapsed)" "$*"; }
 t0=$(date +%s.%N)
 elapsed() { echo "$(date +%s.%N) - $t0" | bc; }
@@ -171,6 +174,7 @@ ensure_golden() {
   [ -f "$(GOLD)/state.zst" ] && return 0
   local g tmp
   g=$(GOLD); tmp="$g.tmp"
+  partial=$tmp
   rm -rf "$tmp"; mkdir -p "$tmp" "$RUN"
   qemu-img create -q -f qcow2 -b "$(IMG)/root.raw" -F raw "$tmp/root.qcow2"
   for i in $(seq 1 "$DISKS"); do qemu-img create -q -f qcow2 "$tmp/disk$i.qcow2" "$DISK_SIZE"; done
@@ -186,6 +190,7 @@ ensure_golden() {
   wait_migration
   stop_qemu
   mv "$tmp" "$g"
+  partial=""
   say "saved the booted guest in $g"
 }
 

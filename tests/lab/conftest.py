@@ -4,14 +4,18 @@ import pytest
 
 from appliance.models import Host
 from tests.conftest import require
-from tests.support.lab import lab_missing_reason, lab_up
+from tests.support.lab import lab_down, lab_missing_reason, lab_running, lab_up
 
 
 @pytest.fixture(scope="session")
 def lab():
+    """The guest for the whole session: reused if it runs (make lab), else started and stopped again."""
     reason = lab_missing_reason()
     require(reason is None, reason or "")
-    return lab_up()
+    started_here = not lab_running()
+    yield lab_up()
+    if started_here:
+        lab_down()
 
 
 @pytest.fixture

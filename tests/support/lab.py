@@ -51,8 +51,12 @@ class Lab:
         )
 
     def reset(self) -> float:
+        """Back to the clean state; if loadvm cannot bring the guest back, restore it from scratch."""
         started = time.monotonic()
-        subprocess.run([str(LAB_SH), "reset"], check=True, capture_output=True, timeout=180)
+        result = subprocess.run([str(LAB_SH), "reset"], capture_output=True, text=True, timeout=180)
+        if result.returncode != 0:
+            subprocess.run([str(LAB_SH), "down"], capture_output=True, timeout=60)
+            lab_up()
         return time.monotonic() - started
 
 
@@ -63,6 +67,14 @@ def lab_missing_reason() -> str | None:
     if os.geteuid() != 0:
         return "the lab needs root (tap devices, network namespaces, debootstrap)"
     return None
+
+
+def lab_running() -> bool:
+    return subprocess.run([str(LAB_SH), "status"], capture_output=True, timeout=60).returncode == 0
+
+
+def lab_down() -> None:
+    subprocess.run([str(LAB_SH), "down"], capture_output=True, timeout=60, check=True)
 
 
 def lab_up(timeout: float = 1800) -> Lab:
