@@ -6,6 +6,7 @@ from django.contrib.auth.decorators import login_not_required
 from django.core.exceptions import ValidationError
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_http_methods, require_POST
 
 from appliance import selectors, services
@@ -39,8 +40,6 @@ def login_view(request):
 
 
 def _safe_next(request) -> bool:
-    from django.utils.http import url_has_allowed_host_and_scheme
-
     nxt = request.GET.get("next")
     return bool(nxt) and url_has_allowed_host_and_scheme(nxt, allowed_hosts={request.get_host()})
 

@@ -48,3 +48,11 @@ def test_logout_needs_a_post_and_ends_the_session(admin_client):
     assert admin_client.get("/").status_code == 200
     admin_client.post("/logout/")
     assert admin_client.get("/").status_code == 302
+
+
+def test_next_is_followed_only_within_tarn(client, admin_user):
+    inside = client.post("/login/?next=/audit/", {"username": "alice", "password": PASSWORD})
+    assert inside["Location"] == "/audit/"
+    client.post("/logout/")
+    outside = client.post("/login/?next=https://evil.example/", {"username": "alice", "password": PASSWORD})
+    assert outside["Location"] == "/"
