@@ -12,8 +12,8 @@ die() { printf 'tarn setup: %s\n' "$*" >&2; exit 1; }
 pkgs=(redis-server redis-tools openssh-client ca-certificates iproute2 make)
 command -v npm >/dev/null || pkgs+=(nodejs npm)
 if [ "$mode" = test ]; then
-  # chromium for browser tests, a real sshd for the SSH transport tests, wrk for make perf.
-  pkgs+=(chromium openssh-server fonts-dejavu-core wrk)
+  # chromium for browser tests, a real sshd for the SSH transport tests, wrk for make perf, PostgreSQL.
+  pkgs+=(chromium openssh-server fonts-dejavu-core wrk postgresql)
 fi
 if [ "$mode" = test ] || [ "$mode" = lab ] || [ "${TARN_LAB:-0}" = 1 ]; then
   # The lab guest (QEMU, image build) and the clients tests use against it from this machine.
