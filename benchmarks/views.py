@@ -6,4 +6,13 @@ from appliance.selectors import host_current
 
 
 def benchmark_list(request):
-    return render(request, "benchmarks/benchmark_list.html", {"host": host_current(request)})
+    return render(
+        request,
+        "_not_built_yet.html",
+        {
+            "title": "Benchmarks",
+            "needs_zfs": False,
+            "host": host_current(request),
+            "what": "fio and iperf3 benchmark runs against",
+        },
+    )

@@ -26,31 +26,18 @@ def test_production_settings_pass_check_deploy(tmp_path):
 
 
 def test_the_secret_key_is_generated_once_into_a_private_file(tmp_path):
-    env = {**os.environ, "TARN_DATA_DIR": str(tmp_path)}
+    env = {**os.environ, "TARN_DATA_DIR": str(tmp_path), "DJANGO_SETTINGS_MODULE": "appliance.settings"}
     env.pop("DJANGO_SECRET_KEY", None)
     argv = [
         sys.executable,
         "-c",
         "import django; django.setup(); from django.conf import settings; print(settings.SECRET_KEY)",
     ]
-    first = subprocess.run(
-        argv,
-        cwd=ROOT,
-        env={**env, "DJANGO_SETTINGS_MODULE": "appliance.settings"},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    ).stdout
-    second = subprocess.run(
-        argv,
-        cwd=ROOT,
-        env={**env, "DJANGO_SETTINGS_MODULE": "appliance.settings"},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    ).stdout
+
+    def key():
+        return subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=60, check=True).stdout
+
+    first, second = key(), key()
     assert first == second and len(first.strip()) >= 50
     assert (tmp_path / "secret_key").stat().st_mode & 0o777 == 0o600
 

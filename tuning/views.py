@@ -6,4 +6,13 @@ from appliance.selectors import host_current
 
 
 def tuning_overview(request):
-    return render(request, "tuning/tuning_overview.html", {"host": host_current(request)})
+    return render(
+        request,
+        "_not_built_yet.html",
+        {
+            "title": "Tuning",
+            "needs_zfs": True,
+            "host": host_current(request),
+            "what": "Base tuning (jumbo frames, TCP buffers, ZFS and Samba/NFS settings) for",
+        },
+    )

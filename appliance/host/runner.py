@@ -307,14 +307,12 @@ class SSHTransport(Transport):
             "IdentitiesOnly=yes",
             "-i",
             self.identity_file,
-            "-p",
-            str(int(self.port)),
-            "-l",
-            self.user,
-            "--",
-            self.address,
+            *self._destination(),
             command,
         ]
+
+    def _destination(self) -> list[str]:
+        return ["-p", str(int(self.port)), "-l", self.user, "--", self.address]
 
     def _execute(self, argv, *, timeout, input, mutating):
         env = {"LC_ALL": "C", "PATH": SAFE_PATH, "HOME": os.environ.get("HOME", "/root")}
@@ -348,19 +346,7 @@ class SSHTransport(Transport):
 
     def close(self):
         """Stop the shared connection (tests and host removal)."""
-        argv = [
-            "ssh",
-            "-o",
-            f"ControlPath={self._control_path()}",
-            "-O",
-            "exit",
-            "-p",
-            str(int(self.port)),
-            "-l",
-            self.user,
-            "--",
-            self.address,
-        ]
+        argv = ["ssh", "-o", f"ControlPath={self._control_path()}", "-O", "exit", *self._destination()]
         try:
             _spawn(argv, timeout=5, input=None, env={"PATH": SAFE_PATH})
         except CommandTimeout:
