@@ -15,28 +15,37 @@ from tests.support.lab import lab_up
 OUT = Path(__file__).resolve().parents[1] / "fixtures" / "host"
 D = "/dev/disk/by-id/virtio-zfsdisk{}".format
 
-SETUP = [  # (argv, mutating): a pool with two mirrors, a spare and a cache; datasets, a zvol, a snapshot
+SETUP = [  # a pool with every vdev class: data mirror, special mirror, log mirror, cache, spare; datasets, a zvol,
+    # a snapshot, and a scrub that has finished (its scan stats are in zpool status)
     [
         "zpool",
         "create",
         "-f",
         "-o",
         "ashift=12",
+        "-O",
+        "compression=lz4",
         "tank",
         "mirror",
         D(1),
         D(2),
+        "special",
         "mirror",
         D(3),
         D(4),
-        "spare",
+        "log",
+        "mirror",
         D(5),
-        "cache",
         D(6),
+        "cache",
+        D(7),
+        "spare",
+        D(8),
     ],
-    ["zfs", "create", "-o", "compression=lz4", "-o", "recordsize=1M", "tank/data"],
+    ["zfs", "create", "-o", "recordsize=1M", "tank/data"],
     ["zfs", "create", "-V", "64M", "-o", "volblocksize=16k", "tank/vol"],
     ["zfs", "snapshot", "-r", "tank@first"],
+    ["zpool", "scrub", "-w", "tank"],
 ]
 
 CAPTURE = {

@@ -1,0 +1,255 @@
+"""zpool: layouts checked and turned into exact argv; `zpool status/list -j --json-int` parsed."""
+
+import json
+import re
+from dataclasses import dataclass, field
+
+from appliance.host import names
+from appliance.host.runner import Transport
+
+DATA_KINDS = {"stripe": 1, "mirror": 2, "raidz1": 2, "raidz2": 3, "raidz3": 4, "draid1": 3, "draid2": 4, "draid3": 5}
+_DEVICE = re.compile(r"^/dev/(disk/by-id/[A-Za-z0-9._:+-]+|[a-z][a-z0-9]*)$")
+
+
+class InvalidLayout(ValueError):
+    """A layout zpool would refuse or that would lose data; the message says which vdev and why."""
+
+
+@dataclass(frozen=True)
+class VdevSpec:
+    kind: str  # stripe, mirror, raidz1-3, draid1-3
+    disks: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class PoolLayout:
+    data: tuple[VdevSpec, ...]
+    log: tuple[VdevSpec, ...] = ()  # stripe or mirror
+    special: tuple[VdevSpec, ...] = ()  # stripe or mirror
+    cache: tuple[str, ...] = ()
+    spare: tuple[str, ...] = ()
+
+    def disks(self) -> list[str]:
+        return [d for group in (self.data, self.log, self.special) for v in group for d in v.disks] + [
+            *self.cache,
+            *self.spare,
+        ]
+
+
+def check_layout(layout: PoolLayout) -> PoolLayout:
+    if not layout.data:
+        raise InvalidLayout("A pool needs at least one data vdev")
+    for role, group, kinds in (
+        ("data", layout.data, DATA_KINDS),
+        ("log", layout.log, ("stripe", "mirror")),
+        ("special", layout.special, ("stripe", "mirror")),
+    ):
+        for i, vdev in enumerate(group, start=1):
+            if vdev.kind not in kinds:
+                raise InvalidLayout(f"{role} vdev {i}: '{vdev.kind}' is not one of {', '.join(kinds)}")
+            need = DATA_KINDS[vdev.kind]
+            if len(vdev.disks) < need or (vdev.kind == "stripe" and len(vdev.disks) != 1):
+                raise InvalidLayout(
+                    f"{role} vdev {i}: {vdev.kind} needs {'exactly' if vdev.kind == 'stripe' else 'at least'} "
+                    f"{need} disk{'s' if need > 1 else ''}, got {len(vdev.disks)}"
+                )
+    seen = set()
+    for disk in layout.disks():
+        if not _DEVICE.match(disk):
+            raise InvalidLayout(f"'{disk}' is not a device path (/dev/disk/by-id/… or /dev/sdX)")
+        if disk in seen:
+            raise InvalidLayout(f"{disk} appears twice")
+        seen.add(disk)
+    kinds = {v.kind.rstrip("123") for v in layout.data}
+    if len(kinds) > 1:
+        raise InvalidLayout("All data vdevs should have the same type (mixing them wastes space or redundancy)")
+    return layout
+
+
+def _vdev_args(vdev: VdevSpec) -> list[str]:
+    if vdev.kind == "stripe":
+        return list(vdev.disks)
+    return [vdev.kind, *vdev.disks]
+
+
+def create_argv(name: str, layout: PoolLayout, *, pool_props: dict, root_props: dict, force: bool = False) -> list[str]:
+    """The exact `zpool create` argv; names, properties and layout are checked first."""
+    names.pool_name(name)
+    check_layout(layout)
+    argv = ["zpool", "create"]
+    if force:
+        argv.append("-f")
+    for key, value in names.properties(pool_props, names.POOL_PROPERTIES).items():
+        argv += ["-o", f"{key}={value}"]
+    for key, value in names.properties(root_props).items():
+        argv += ["-O", f"{key}={value}"]
+    argv += ["--", name]
+    for vdev in layout.data:
+        argv += _vdev_args(vdev)
+    for word, group in (("special", layout.special), ("log", layout.log)):
+        if group:
+            argv.append(word)
+            for vdev in group:
+                argv += _vdev_args(vdev)
+    if layout.cache:
+        argv += ["cache", *layout.cache]
+    if layout.spare:
+        argv += ["spare", *layout.spare]
+    return argv
+
+
+# --- reading ---------------------------------------------------------------------------------------
+@dataclass
+class Vdev:
+    name: str
+    type: str  # root, mirror, raidz, draid, disk, file, spare, replacing
+    role: str  # data, special, log, cache, spare, dedup
+    state: str
+    path: str = ""
+    size: int = 0
+    allocated: int = 0
+    read_errors: int = 0
+    write_errors: int = 0
+    checksum_errors: int = 0
+    children: list["Vdev"] = field(default_factory=list)
+
+    def disks(self):
+        if self.type == "disk" or not self.children:
+            yield self
+        for child in self.children:
+            yield from child.disks()
+
+
+@dataclass
+class Scan:
+    function: str  # SCRUB, RESILVER
+    state: str  # SCANNING, FINISHED, CANCELED
+    examined: int
+    to_examine: int
+    errors: int
+    start_time: int
+    end_time: int
+    paused: bool
+
+    @property
+    def percent(self) -> float:
+        return (
+            100.0 if self.state == "FINISHED" else (100.0 * self.examined / self.to_examine if self.to_examine else 0.0)
+        )
+
+
+@dataclass
+class PoolStatus:
+    name: str
+    state: str
+    guid: str
+    error_count: int
+    vdevs: list[Vdev]  # data, special, log, cache and spare vdevs (see role)
+    scan: Scan | None
+
+
+_ROLE = {"vdevs": "data", "special": "special", "logs": "log", "dedup": "dedup", "l2cache": "cache", "spares": "spare"}
+
+
+def _int(value) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return 0
+
+
+def _vdev(raw: dict, role: str) -> Vdev:
+    return Vdev(
+        name=raw["name"].rsplit("/", 1)[-1],
+        type=raw.get("vdev_type", "disk"),
+        role=role,
+        state=raw.get("state", ""),
+        path=raw.get("path", ""),
+        size=_int(raw.get("total_space") or raw.get("phys_space")),
+        allocated=_int(raw.get("alloc_space")),
+        read_errors=_int(raw.get("read_errors")),
+        write_errors=_int(raw.get("write_errors")),
+        checksum_errors=_int(raw.get("checksum_errors")),
+        children=[_vdev(child, role) for child in raw.get("vdevs", {}).values()],
+    )
+
+
+def parse_status(text: str) -> dict[str, PoolStatus]:
+    """`zpool status -j --json-int -P` → {pool name: PoolStatus}."""
+    pools = {}
+    for name, raw in json.loads(text).get("pools", {}).items():
+        vdevs = []
+        for key, role in _ROLE.items():
+            group = raw.get(key, {})
+            if key == "vdevs":  # the root vdev's children are the data vdevs
+                group = next(iter(group.values()), {}).get("vdevs", {})
+            vdevs += [_vdev(v, role) for v in group.values()]
+        scan = raw.get("scan_stats")
+        pools[name] = PoolStatus(
+            name=name,
+            state=raw.get("state", ""),
+            guid=str(raw.get("pool_guid", "")),
+            error_count=_int(raw.get("error_count")),
+            vdevs=vdevs,
+            scan=Scan(
+                function=scan["function"],
+                state=scan["state"],
+                examined=_int(scan.get("examined")),
+                to_examine=_int(scan.get("to_examine")),
+                errors=_int(scan.get("errors")),
+                start_time=_int(scan.get("start_time")),
+                end_time=_int(scan.get("end_time")),
+                paused=_int(scan.get("scrub_pause")) > 0,
+            )
+            if scan
+            else None,
+        )
+    return pools
+
+
+@dataclass
+class PoolUsage:
+    size: int
+    allocated: int
+    free: int
+    fragmentation: int
+    capacity: int
+    health: str
+
+
+def parse_list(text: str) -> dict[str, PoolUsage]:
+    """`zpool list -j --json-int` → {pool: PoolUsage}. OpenZFS 2.3 prints nothing at all when there is no pool."""
+    if not text.strip():
+        return {}
+    usage = {}
+    for name, raw in json.loads(text).get("pools", {}).items():
+        props = {key: value["value"] for key, value in raw["properties"].items()}
+        usage[name] = PoolUsage(
+            size=_int(props["size"]),
+            allocated=_int(props["allocated"]),
+            free=_int(props["free"]),
+            fragmentation=_int(props.get("fragmentation")),
+            capacity=_int(props.get("capacity")),
+            health=str(props.get("health", "")),
+        )
+    return usage
+
+
+def status(transport: Transport) -> dict[str, PoolStatus]:
+    return parse_status(transport.run(["zpool", "status", "-j", "--json-int", "-P"], timeout=60).stdout)
+
+
+def usage(transport: Transport) -> dict[str, PoolUsage]:
+    return parse_list(transport.run(["zpool", "list", "-j", "--json-int"], timeout=60).stdout)
+
+
+def create(
+    transport: Transport, name: str, layout: PoolLayout, *, pool_props: dict, root_props: dict, force: bool = False
+) -> None:
+    transport.run(
+        create_argv(name, layout, pool_props=pool_props, root_props=root_props, force=force), timeout=300, mutating=True
+    )
+
+
+def destroy(transport: Transport, name: str) -> None:
+    transport.run(["zpool", "destroy", "--", names.pool_name(name)], timeout=300, mutating=True)
