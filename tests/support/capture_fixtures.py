@@ -9,6 +9,7 @@ import json
 import time
 from pathlib import Path
 
+from appliance.host import disks
 from appliance.host.facts import parse_zfs_version
 from tests.support.lab import lab_up
 
@@ -59,7 +60,8 @@ CAPTURE = {
     "zfs_list_hp.txt": ["zfs", "list", "-H", "-p", "-t", "all", "-o", "name,type,used,avail,refer,mountpoint"],
     "zfs_get.json": ["zfs", "get", "-j", "--json-int", "all", "tank/data"],
     "zfs_get_hp.txt": ["zfs", "get", "-H", "-p", "all", "tank/data"],
-    "lsblk.json": ["lsblk", "-J", "-b", "-o", "NAME,PATH,SIZE,MODEL,SERIAL,ROTA,TYPE,FSTYPE,MOUNTPOINT,WWN"],
+    "lsblk.json": ["lsblk", "-J", "-b", "-o", disks.LSBLK_COLUMNS],
+    "by_id.json": ["python3", "-c", disks.BY_ID_SCRIPT],
     "ip_link.json": ["ip", "-j", "link"],
     "ip_addr.json": ["ip", "-j", "addr"],
     "bridge_link.json": ["bridge", "-j", "link"],
@@ -91,6 +93,18 @@ def main() -> None:
 
 def capture(lab) -> None:
     t = lab.transport()
+    version = parse_zfs_version(t.run(["zfs", "version"]).stdout)[0]
+    manifest = {}
+    OUT.mkdir(parents=True, exist_ok=True)
+
+    def save(name, argv):
+        result = t.run(argv, timeout=300, check=False)
+        text = result.stdout if result.returncode == 0 else result.stdout + result.stderr
+        (OUT / name).write_text(text)
+        manifest[name] = {"argv": argv, "exit": result.returncode, "openzfs": version}
+        print(f"captured {name} ({len(text)} bytes, exit {result.returncode})")
+
+    save("lsblk_free.json", ["lsblk", "-J", "-b", "-o", disks.LSBLK_COLUMNS])  # blank disks, before any pool
     for argv in SETUP:
         t.run(argv, mutating=True, timeout=180)
     # A share, an export and a bridge on the data NIC, so their listings have something in them.
@@ -112,15 +126,8 @@ def capture(lab) -> None:
         ["ip", "link", "set", nic, "up"],
     ):
         t.run(argv, mutating=True)
-    version = parse_zfs_version(t.run(["zfs", "version"]).stdout)[0]
-    manifest = {}
-    OUT.mkdir(parents=True, exist_ok=True)
     for name, argv in CAPTURE.items():
-        result = t.run(argv, timeout=300, check=False)
-        text = result.stdout if result.returncode == 0 else result.stdout + result.stderr
-        (OUT / name).write_text(text)
-        manifest[name] = {"argv": argv, "exit": result.returncode, "openzfs": version}
-        print(f"captured {name} ({len(text)} bytes, exit {result.returncode})")
+        save(name, argv)
     # iperf3 runs from this machine's side of the data link to a server in the guest.
     t.run(["ip", "addr", "add", lab.env["LAB_GUEST_DATA_ADDR"], "dev", "br0"], mutating=True)
     t.run(["iperf3", "-s", "-D", "-1"], mutating=True)
