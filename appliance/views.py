@@ -13,7 +13,7 @@ from appliance import selectors, services
 from appliance.auth import requires
 from appliance.choices import OperationStatus, Role
 from appliance.connect import ssh_dir
-from appliance.forms import ApiTokenForm, AuditFilterForm, HostForm, LoginForm
+from appliance.forms import ApiTokenForm, AuditFilterForm, HostForm, LoginForm, add_service_errors
 from appliance.host.keys import ensure_identity
 from appliance.models import Host, Operation
 
@@ -72,7 +72,7 @@ def host_add(request):
         try:
             host = services.host_create(**form.cleaned_data, user=request.user)
         except ValidationError as exc:
-            _add_errors(form, exc)
+            add_service_errors(form, exc)
         else:
             messages.success(request, f"Added {host.name}; reading what it has.")
             return redirect("host-detail", pk=host.pk)
@@ -142,16 +142,6 @@ def token_revoke(request, pk):
     services.api_token_revoke(user=request.user, token_id=pk)
     messages.success(request, "Token revoked.")
     return redirect("token-list")
-
-
-def _add_errors(form, exc: ValidationError) -> None:
-    if hasattr(exc, "error_dict"):
-        for field, errors in exc.message_dict.items():
-            for error in errors:
-                form.add_error(field if field in form.fields else None, error)
-    else:
-        for error in exc.messages:
-            form.add_error(None, error)
 
 
 @login_not_required

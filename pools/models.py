@@ -1,1 +1,162 @@
-"""Models for pools (none yet)."""
+"""The storage inventory: what a host's pools, vdevs, disks, datasets and snapshots looked like when observed.
+
+Rows are refreshed by the host worker (pools.services.inventory_refresh): pages read these, never zfs.
+"""
+
+from django.db import models
+
+from appliance.models import Host
+from pools.choices import CAPACITY_ALERT, CAPACITY_WARN, DatasetType, VdevRole
+
+
+class Pool(models.Model):
+    """A ZFS pool on a host, with its usage, health and last scan."""
+
+    host = models.ForeignKey(Host, on_delete=models.CASCADE, related_name="pools")
+    name = models.CharField(max_length=255)
+    guid = models.CharField(max_length=24)
+    state = models.CharField(max_length=16)
+    size = models.BigIntegerField(default=0)
+    allocated = models.BigIntegerField(default=0)
+    free = models.BigIntegerField(default=0)
+    fragmentation = models.PositiveSmallIntegerField(default=0)
+    capacity = models.PositiveSmallIntegerField(default=0)
+    error_count = models.BigIntegerField(default=0)
+    scan_function = models.CharField(max_length=12, blank=True)
+    scan_state = models.CharField(max_length=12, blank=True)
+    scan_percent = models.FloatField(default=0)
+    scan_errors = models.BigIntegerField(default=0)
+    scan_end = models.DateTimeField(null=True, blank=True)
+    observed_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["host", "name"]
+        constraints = [models.UniqueConstraint(fields=["host", "name"], name="one_pool_name_per_host")]
+
+    def __str__(self):
+        return self.name
+
+    @property
+    def capacity_level(self) -> str:
+        return "alert" if self.capacity >= CAPACITY_ALERT else "warn" if self.capacity >= CAPACITY_WARN else "ok"
+
+
+class Vdev(models.Model):
+    """One node of a pool's vdev tree (a mirror, a raidz group, a disk…)."""
+
+    pool = models.ForeignKey(Pool, on_delete=models.CASCADE, related_name="vdevs")
+    parent = models.ForeignKey("self", null=True, on_delete=models.CASCADE, related_name="children")
+    position = models.PositiveIntegerField()
+    depth = models.PositiveSmallIntegerField(default=0)
+    name = models.CharField(max_length=255)
+    type = models.CharField(max_length=16)
+    role = models.CharField(max_length=8, choices=VdevRole.choices)
+    state = models.CharField(max_length=16)
+    path = models.CharField(max_length=255, blank=True)
+    size = models.BigIntegerField(default=0)
+    allocated = models.BigIntegerField(default=0)
+    read_errors = models.BigIntegerField(default=0)
+    write_errors = models.BigIntegerField(default=0)
+    checksum_errors = models.BigIntegerField(default=0)
+
+    class Meta:
+        ordering = ["pool", "position"]
+
+    def __str__(self):
+        return f"{self.pool}:{self.name}"
+
+    @property
+    def errors(self) -> int:
+        return self.read_errors + self.write_errors + self.checksum_errors
+
+
+class Disk(models.Model):
+    """A block device on a host and what it is used for."""
+
+    host = models.ForeignKey(Host, on_delete=models.CASCADE, related_name="disks")
+    name = models.CharField(max_length=64)
+    path = models.CharField(max_length=255)
+    by_id = models.CharField(max_length=255, blank=True)
+    size = models.BigIntegerField(default=0)
+    model = models.CharField(max_length=128, blank=True)
+    serial = models.CharField(max_length=128, blank=True)
+    media = models.CharField(max_length=8)
+    fstype = models.CharField(max_length=32, blank=True)
+    mounted = models.BooleanField(default=False)
+    pool = models.ForeignKey(Pool, null=True, blank=True, on_delete=models.SET_NULL, related_name="disks")
+    vdev_role = models.CharField(max_length=8, blank=True)
+    observed_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["host", "name"]
+        constraints = [models.UniqueConstraint(fields=["host", "name"], name="one_disk_name_per_host")]
+
+    def __str__(self):
+        return self.by_id or self.path
+
+    @property
+    def is_free(self) -> bool:
+        return self.pool_id is None and not self.fstype and not self.mounted
+
+    @property
+    def usage(self) -> str:
+        if self.pool_id:
+            return f"in pool {self.pool.name} ({self.vdev_role})"
+        if self.mounted:
+            return "system (mounted)"
+        if self.fstype == "zfs_member":
+            return "old ZFS label (exported or destroyed pool)"
+        if self.fstype:
+            return f"holds {self.fstype}"
+        return "free"
+
+
+class Dataset(models.Model):
+    """A filesystem or zvol, with the properties Tarn shows and where each value comes from."""
+
+    host = models.ForeignKey(Host, on_delete=models.CASCADE, related_name="datasets")
+    pool = models.ForeignKey(Pool, on_delete=models.CASCADE, related_name="datasets")
+    name = models.CharField(max_length=255)
+    type = models.CharField(max_length=12, choices=DatasetType.choices)
+    depth = models.PositiveSmallIntegerField(default=0)
+    used = models.BigIntegerField(default=0)
+    available = models.BigIntegerField(default=0)
+    referenced = models.BigIntegerField(default=0)
+    compressratio = models.CharField(max_length=12, blank=True)
+    mountpoint = models.CharField(max_length=255, blank=True)
+    properties = models.JSONField(default=dict)  # {key: {"value", "source", "from"}}
+    snapshot_count = models.PositiveIntegerField(default=0)
+    observed_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["host", "name"]
+        constraints = [models.UniqueConstraint(fields=["host", "name"], name="one_dataset_name_per_host")]
+
+    def __str__(self):
+        return self.name
+
+    @property
+    def short_name(self) -> str:
+        return self.name.rsplit("/", 1)[-1]
+
+
+class Snapshot(models.Model):
+    """A snapshot of a dataset. Listed from here (paginated), never by asking zfs on a page load."""
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="snapshots")
+    name = models.CharField(max_length=255)
+    used = models.BigIntegerField(default=0)
+    referenced = models.BigIntegerField(default=0)
+    created_at = models.DateTimeField(db_index=True)
+
+    class Meta:
+        ordering = ["dataset", "-created_at"]
+        constraints = [models.UniqueConstraint(fields=["dataset", "name"], name="one_snapshot_name_per_dataset")]
+        indexes = [models.Index(fields=["dataset", "created_at"])]
+
+    def __str__(self):
+        return f"{self.dataset.name}@{self.name}"
+
+    @property
+    def full_name(self) -> str:
+        return f"{self.dataset.name}@{self.name}"

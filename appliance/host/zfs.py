@@ -150,9 +150,10 @@ def inherit_argv(name: str, key: str) -> list[str]:
 
 
 def snapshot_argv(names_: list[str], *, recursive: bool = False) -> list[str]:
-    """One `zfs snapshot` takes many names (all in one transaction group)."""
-    for name in names_:
-        names.snapshot_name(name)
+    """One `zfs snapshot` takes many names, atomically, but at most one per dataset (OpenZFS refuses more)."""
+    datasets = [names.snapshot_name(name).split("@")[0] for name in names_]
+    if len(datasets) != len(set(datasets)):
+        raise names.InvalidName("One call can snapshot each dataset once; split the names over several calls")
     return ["zfs", "snapshot", *(["-r"] if recursive else []), "--", *names_]
 
 

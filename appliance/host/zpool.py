@@ -158,10 +158,20 @@ def _int(value) -> int:
         return 0
 
 
+def _vdev_type(raw: dict) -> str:
+    """OpenZFS 2.3 leaves vdev_type (and state) out for dRAID vdevs: 'draid1:2d:3c:0s-0' → draid."""
+    if raw.get("vdev_type"):
+        return raw["vdev_type"]
+    if raw.get("vdevs"):
+        match = re.match(r"[a-z]+", raw["name"])
+        return match.group(0) if match else "group"
+    return "disk"
+
+
 def _vdev(raw: dict, role: str) -> Vdev:
     return Vdev(
         name=raw["name"].rsplit("/", 1)[-1],
-        type=raw.get("vdev_type", "disk"),
+        type=_vdev_type(raw),
         role=role,
         state=raw.get("state", ""),
         path=raw.get("path", ""),
@@ -253,3 +263,10 @@ def create(
 
 def destroy(transport: Transport, name: str) -> None:
     transport.run(["zpool", "destroy", "--", names.pool_name(name)], timeout=300, mutating=True)
+
+
+def labelclear(transport: Transport, device: str) -> None:
+    """Wipe a former member's ZFS label (after its pool was destroyed), so the disk is free to reuse."""
+    if not _DEVICE.match(re.sub(r"-part\d+$", "", device)) and not _DEVICE.match(device):
+        raise InvalidLayout(f"'{device}' is not a device path")
+    transport.run(["zpool", "labelclear", "-f", "--", device], timeout=60, mutating=True)

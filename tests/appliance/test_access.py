@@ -2,10 +2,12 @@
 
 import pytest
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
+from django.utils import timezone
 
 from appliance.auth import required_role
 from appliance.choices import Role
 from appliance.models import ApiToken, AuditEntry, Operation
+from pools.models import Pool
 
 MUTATING = ["POST", "PUT", "PATCH", "DELETE"]
 PUBLIC = {"login", "healthz"}
@@ -34,7 +36,8 @@ def objects(local_host, admin_user):
     op = Operation.objects.create(kind="test", target="t", host=local_host, status="succeeded")
     token = ApiToken.objects.create(user=admin_user, name="x", key_hash="0" * 64, hint="tarn_x")
     entry = AuditEntry.objects.create(kind="request", method="POST", path="/x")
-    return {"host": local_host.pk, "operation": op.pk, "token": token.pk, "audit": entry.pk}
+    pool = Pool.objects.create(host=local_host, name="tank", guid="1", state="ONLINE", observed_at=timezone.now())
+    return {"host": local_host.pk, "operation": op.pk, "token": token.pk, "audit": entry.pk, "pool": pool.pk}
 
 
 def url_for(name, pattern, objects):

@@ -85,6 +85,7 @@ CAPTURE = {
 
 def main() -> None:
     lab = lab_up()
+    lab.reset()  # start from the clean guest, whatever was done to it by hand
     try:
         capture(lab)
     finally:
@@ -128,6 +129,11 @@ def capture(lab) -> None:
         t.run(argv, mutating=True)
     for name, argv in CAPTURE.items():
         save(name, argv)
+    # A dRAID pool: its JSON differs (no vdev_type or state on the dRAID vdev).
+    t.run(["zpool", "destroy", "tank"], mutating=True, timeout=120)
+    t.run(["zpool", "create", "-f", "dpool", "draid1", D(1), D(2), D(3)], mutating=True, timeout=120)
+    save("zpool_status_draid.json", ["zpool", "status", "-j", "--json-int", "-P"])
+    t.run(["zpool", "destroy", "dpool"], mutating=True, timeout=120)
     # iperf3 runs from this machine's side of the data link to a server in the guest.
     t.run(["ip", "addr", "add", lab.env["LAB_GUEST_DATA_ADDR"], "dev", "br0"], mutating=True)
     t.run(["iperf3", "-s", "-D", "-1"], mutating=True)

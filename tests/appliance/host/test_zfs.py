@@ -82,6 +82,7 @@ def test_change_argv_is_exact():
         lambda: zfs.destroy_argv("tank"),
         lambda: zfs.snapshot_argv(["tank/data"]),
         lambda: zfs.rollback_argv("tank/data@$(id)"),
+        lambda: zfs.snapshot_argv(["tank/data@a", "tank/data@b"]),
     ],
 )
 def test_it_refuses_bad_requests_before_any_argv(call):

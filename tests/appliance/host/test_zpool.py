@@ -135,3 +135,9 @@ def test_list_parses_usage_and_an_empty_output_means_no_pools():
     usage = zpool.parse_list((FIXTURES / "zpool_list.json").read_text())["tank"]
     assert usage.size > usage.free > 0 and usage.health == "ONLINE" and 0 <= usage.capacity <= 100
     assert zpool.parse_list("") == {}
+
+
+def test_a_draid_vdev_without_a_type_in_the_json_is_still_a_draid():
+    pool = zpool.parse_status((FIXTURES / "zpool_status_draid.json").read_text())["dpool"]
+    assert [(v.role, v.type) for v in pool.vdevs] == [("data", "draid")]
+    assert len(list(pool.vdevs[0].disks())) == 3

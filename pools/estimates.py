@@ -1,0 +1,50 @@
+"""Rules of thumb shown before a pool is created: usable space, streaming MB/s and random IOPS.
+
+Mirrors read from every disk and write at one disk's speed; RAID-Z streams at about its data disks' speed;
+random IOPS scale with the number of vdevs, not disks. Per-disk figures by media type.
+"""
+
+from dataclasses import dataclass
+
+PER_DISK = {  # media: (sequential MB/s, random IOPS)
+    "hdd": (200, 150),
+    "ssd": (500, 50_000),
+    "nvme": (2_000, 200_000),
+}
+
+
+@dataclass
+class Estimate:
+    usable_bytes: int
+    read_mbs: int
+    write_mbs: int
+    iops: int
+    mixed_sizes: bool
+
+
+def parity(kind: str) -> int:
+    return int(kind[-1]) if kind[-1].isdigit() and kind.startswith(("raidz", "draid")) else 0
+
+
+def estimate(vdevs: list[tuple[str, list[tuple[int, str]]]]) -> Estimate:
+    """vdevs: [(kind, [(disk size, media), …]), …] for the data vdevs."""
+    usable = read = write = iops = 0
+    sizes = set()
+    for kind, disks in vdevs:
+        if not disks:
+            continue
+        smallest = min(size for size, _ in disks)
+        sizes.update(size for size, _ in disks)
+        mbs, disk_iops = min((PER_DISK.get(media, PER_DISK["hdd"]) for _, media in disks), key=lambda x: x[0])
+        n = len(disks)
+        if kind == "mirror":
+            usable += smallest
+            read += n * mbs
+            write += mbs
+        else:
+            data = n - parity(kind)
+            usable += data * smallest
+            read += data * mbs
+            write += data * mbs
+        iops += disk_iops
+    return Estimate(usable, read, write, iops, mixed_sizes=len(sizes) > 1)

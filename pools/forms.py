@@ -1,0 +1,141 @@
+"""Forms for storage: the shape of a request; rules against the live system are in services."""
+
+from django import forms
+
+from appliance.host.zpool import PoolLayout, VdevSpec
+from pools.choices import Layout
+
+ROLE_LAYOUTS = [("", "None"), ("stripe", "Stripe"), ("mirror", "Mirror")]
+
+
+class PoolCreateForm(forms.Form):
+    name = forms.CharField(max_length=255, help_text="Starts with a letter; letters, digits, _ . : -")
+    layout = forms.ChoiceField(
+        choices=Layout.choices,
+        initial=Layout.MIRROR,
+        help_text="Mirrors give the most IOPS per disk; RAID-Z gives the most space.",
+    )
+    disks = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple, help_text="Free disks only.")
+    disks_per_vdev = forms.IntegerField(
+        min_value=1,
+        max_value=64,
+        required=False,
+        help_text="Split the chosen disks into vdevs of this many (empty: one vdev).",
+    )
+    log_layout = forms.ChoiceField(
+        choices=ROLE_LAYOUTS,
+        required=False,
+        label="Log (SLOG)",
+        help_text="Only sync writes use it (NFS, databases, VMs); mirror it.",
+    )
+    log_disks = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple, required=False)
+    special_layout = forms.ChoiceField(
+        choices=ROLE_LAYOUTS,
+        required=False,
+        label="Special (metadata)",
+        help_text="Losing it loses the pool: always mirror it.",
+    )
+    special_disks = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple, required=False)
+    cache_disks = forms.MultipleChoiceField(
+        widget=forms.CheckboxSelectMultiple,
+        required=False,
+        label="Cache (L2ARC)",
+        help_text="Helps reads only once RAM (ARC) is full.",
+    )
+    spare_disks = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple, required=False, label="Spares")
+    ashift = forms.IntegerField(
+        min_value=9,
+        max_value=16,
+        initial=12,
+        help_text="Sector size as a power of two: 12 = 4 KiB (right for nearly every disk).",
+    )
+    autotrim = forms.BooleanField(required=False, initial=True, help_text="Tell SSDs about freed blocks.")
+    compression = forms.ChoiceField(
+        choices=[(c, c) for c in ("lz4", "zstd", "off", "gzip")],
+        initial="lz4",
+        help_text="lz4 costs almost nothing and usually saves space and time.",
+    )
+    atime = forms.ChoiceField(
+        choices=[("off", "off"), ("on", "on")],
+        initial="off",
+        help_text="Off: reading a file does not write its access time.",
+    )
+    xattr = forms.ChoiceField(
+        choices=[("sa", "sa"), ("on", "on")],
+        initial="sa",
+        help_text="sa keeps extended attributes in the inode: faster for SMB and ACLs.",
+    )
+    casesensitivity = forms.ChoiceField(
+        choices=[("sensitive", "sensitive"), ("insensitive", "insensitive"), ("mixed", "mixed")],
+        initial="sensitive",
+        help_text="Fixed at creation. insensitive suits Windows/macOS clients.",
+    )
+    sync = forms.ChoiceField(
+        choices=[("standard", "standard"), ("always", "always"), ("disabled", "disabled")],
+        initial="standard",
+        help_text="disabled risks the last seconds of writes on power loss.",
+    )
+
+    def __init__(self, *args, free_disks=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        choices = [
+            (
+                d.by_id or d.path,
+                f"{d.by_id or d.path} — {d.size // 10**9} GB {d.media}{' ' + d.model if d.model else ''}",
+            )
+            for d in free_disks
+        ]
+        for field in ("disks", "log_disks", "special_disks", "cache_disks", "spare_disks"):
+            self.fields[field].choices = choices
+
+    def clean(self):
+        data = super().clean()
+        chosen = [
+            d for f in ("disks", "log_disks", "special_disks", "cache_disks", "spare_disks") for d in data.get(f, [])
+        ]
+        if len(chosen) != len(set(chosen)):
+            self.add_error("disks", "A disk can only have one role.")
+        per_vdev = data.get("disks_per_vdev")
+        if per_vdev and data.get("disks") and len(data["disks"]) % per_vdev:
+            self.add_error("disks_per_vdev", f"{len(data['disks'])} disks do not split into vdevs of {per_vdev}.")
+        for role in ("log", "special"):
+            if data.get(f"{role}_disks") and not data.get(f"{role}_layout"):
+                self.add_error(f"{role}_layout", "Choose stripe or mirror for these disks.")
+        return data
+
+
+class PoolDestroyForm(forms.Form):
+    confirm = forms.CharField(label="Type the pool's name to destroy it and every dataset and snapshot in it")
+
+    def layout(self) -> PoolLayout:
+        d = self.cleaned_data
+        kind, disks = d["layout"], list(d["disks"])
+        if kind == "stripe":
+            data = tuple(VdevSpec("stripe", (disk,)) for disk in disks)
+        else:
+            n = d.get("disks_per_vdev") or len(disks)
+            data = tuple(VdevSpec(kind, tuple(disks[i : i + n])) for i in range(0, len(disks), n))
+        return PoolLayout(
+            data,
+            log=self._role("log"),
+            special=self._role("special"),
+            cache=tuple(d.get("cache_disks") or ()),
+            spare=tuple(d.get("spare_disks") or ()),
+        )
+
+    def _role(self, prefix: str) -> tuple[VdevSpec, ...]:
+        disks = self.cleaned_data.get(f"{prefix}_disks") or []
+        if not disks:
+            return ()
+        if self.cleaned_data.get(f"{prefix}_layout") == "mirror":
+            return (VdevSpec("mirror", tuple(disks)),)
+        return tuple(VdevSpec("stripe", (disk,)) for disk in disks)
+
+    def pool_props(self) -> dict:
+        return {
+            "ashift": str(self.cleaned_data["ashift"]),
+            "autotrim": "on" if self.cleaned_data["autotrim"] else "off",
+        }
+
+    def root_props(self) -> dict:
+        return {k: self.cleaned_data[k] for k in ("compression", "atime", "xattr", "casesensitivity", "sync")}

@@ -1,0 +1,53 @@
+"""Reads for storage: always from the inventory in the database, never from zfs on a page load."""
+
+from django.core.paginator import Paginator
+from django.db.models import Q, Sum
+
+from pools.choices import SNAPSHOT_BUDGET
+from pools.estimates import estimate
+from pools.models import Dataset, Disk, Pool, Snapshot
+
+
+def pool_list(*, host):
+    return Pool.objects.filter(host=host)
+
+
+def pool_detail(*, host, pk):
+    return Pool.objects.filter(host=host).get(pk=pk)
+
+
+def pool_vdevs(*, pool):
+    return pool.vdevs.all()
+
+
+def pool_datasets(*, pool):
+    return pool.datasets.all()
+
+
+def disk_list(*, host):
+    return Disk.objects.filter(host=host).select_related("pool")
+
+
+def disk_free(*, host):
+    return [d for d in disk_list(host=host) if d.is_free]
+
+
+def snapshot_total(*, host) -> dict:
+    total = Dataset.objects.filter(host=host).aggregate(n=Sum("snapshot_count"))["n"] or 0
+    return {"total": total, "budget": SNAPSHOT_BUDGET, "over": total > SNAPSHOT_BUDGET}
+
+
+def snapshot_page(*, host, page, q="", dataset="", order="-created_at"):
+    qs = Snapshot.objects.filter(dataset__host=host).select_related("dataset")
+    if dataset:
+        qs = qs.filter(dataset__name=dataset)
+    if q:
+        qs = qs.filter(Q(name__icontains=q) | Q(dataset__name__icontains=q))
+    if order.lstrip("-") not in {"created_at", "name", "used", "referenced"}:
+        order = "-created_at"
+    return Paginator(qs.order_by(order, "pk"), 50).get_page(page)
+
+
+def layout_estimate(*, host, layout):
+    sizes = {d.by_id or d.path: (d.size, d.media) for d in Disk.objects.filter(host=host)}
+    return estimate([(v.kind, [sizes[d] for d in v.disks if d in sizes]) for v in layout.data])

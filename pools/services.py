@@ -1,0 +1,277 @@
+"""Writes for storage: refreshing the inventory, and pool, dataset and snapshot operations."""
+
+import re
+from datetime import UTC, datetime
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from appliance.connect import transport_for
+from appliance.host import disks as host_disks
+from appliance.host import names, zfs, zpool
+from appliance.host.zpool import InvalidLayout, PoolLayout
+from appliance.models import Host, Operation
+from appliance.operations import operation_start, operation_tracking
+from pools.models import Dataset, Disk, Pool, Snapshot, Vdev
+
+BATCH = 5000
+
+
+# --- inventory -------------------------------------------------------------------------------------
+def inventory_refresh(*, host: Host, operation: Operation | None = None) -> None:
+    """Read pools, vdevs, disks, datasets and snapshots from the host and mirror them (one call per pool)."""
+    t = transport_for(host, operation=operation)
+    statuses, usage = zpool.status(t), zpool.usage(t)
+    disks = host_disks.list_disks(t)
+    datasets = {name: zfs.list_datasets(t, name) for name in statuses}
+    snapshots = {name: zfs.list_snapshots_text(t, name) for name in statuses}
+    now = timezone.now()
+    with transaction.atomic():
+        Pool.objects.filter(host=host).exclude(name__in=list(statuses)).delete()
+        pools = {name: _save_pool(host, status, usage.get(name), now) for name, status in statuses.items()}
+        for name, pool in pools.items():
+            _save_datasets(host, pool, datasets[name], snapshots[name], now)
+        _save_disks(host, pools, disks, now)
+
+
+def _save_pool(host, status: zpool.PoolStatus, use: zpool.PoolUsage | None, now) -> Pool:
+    scan = status.scan
+    pool, _ = Pool.objects.update_or_create(
+        host=host,
+        name=status.name,
+        defaults=dict(
+            guid=status.guid,
+            state=status.state,
+            error_count=status.error_count,
+            size=use.size if use else 0,
+            allocated=use.allocated if use else 0,
+            free=use.free if use else 0,
+            fragmentation=use.fragmentation if use else 0,
+            capacity=use.capacity if use else 0,
+            scan_function=scan.function if scan else "",
+            scan_state=scan.state if scan else "",
+            scan_percent=scan.percent if scan else 0,
+            scan_errors=scan.errors if scan else 0,
+            scan_end=datetime.fromtimestamp(scan.end_time, UTC) if scan and scan.end_time else None,
+            observed_at=now,
+        ),
+    )
+    pool.vdevs.all().delete()
+    position = 0
+
+    def save(vdev: zpool.Vdev, parent: Vdev | None, depth: int):
+        nonlocal position
+        position += 1
+        row = Vdev.objects.create(
+            pool=pool,
+            parent=parent,
+            position=position,
+            depth=depth,
+            name=vdev.name,
+            type=vdev.type,
+            role=vdev.role,
+            state=vdev.state,
+            path=vdev.path,
+            size=vdev.size,
+            allocated=vdev.allocated,
+            read_errors=vdev.read_errors,
+            write_errors=vdev.write_errors,
+            checksum_errors=vdev.checksum_errors,
+        )
+        for child in vdev.children:
+            save(child, row, depth + 1)
+
+    for vdev in status.vdevs:
+        save(vdev, None, 0)
+    return pool
+
+
+def _save_datasets(host, pool: Pool, infos: list[zfs.DatasetInfo], snapshot_text: str, now) -> None:
+    pool.datasets.all().delete()  # snapshots go with them; both are rebuilt from this observation
+    rows = []
+    for info in infos:
+        props = {
+            k: {"value": p.value, "source": p.source, "from": p.inherited_from} for k, p in info.properties.items()
+        }
+        rows.append(
+            Dataset(
+                host=host,
+                pool=pool,
+                name=info.name,
+                type=info.type,
+                depth=info.name.count("/"),
+                used=info.number("used") or 0,
+                available=info.number("available") or 0,
+                referenced=info.number("referenced") or 0,
+                compressratio=props.get("compressratio", {}).get("value", ""),
+                mountpoint=props.get("mountpoint", {}).get("value", ""),
+                properties=props,
+                observed_at=now,
+            )
+        )
+    Dataset.objects.bulk_create(rows, batch_size=BATCH)
+    ids = dict(Dataset.objects.filter(pool=pool).values_list("name", "id"))
+    counts: dict[int, int] = {}
+    batch = []
+    for snap in zfs.parse_snapshots(snapshot_text):
+        dataset_id = ids.get(snap.dataset)
+        if dataset_id is None:
+            continue
+        counts[dataset_id] = counts.get(dataset_id, 0) + 1
+        batch.append(
+            Snapshot(
+                dataset_id=dataset_id,
+                name=snap.name,
+                used=snap.used,
+                referenced=snap.referenced,
+                created_at=datetime.fromtimestamp(snap.creation, UTC),
+            )
+        )
+        if len(batch) >= BATCH:
+            Snapshot.objects.bulk_create(batch)
+            batch = []
+    Snapshot.objects.bulk_create(batch)
+    for dataset_id, count in counts.items():
+        Dataset.objects.filter(pk=dataset_id).update(snapshot_count=count)
+
+
+def _whole_disk(path: str) -> str:
+    """The disk a vdev's partition is on: by-id …-part1 → …; /dev/sdb1 → /dev/sdb; /dev/nvme0n1p1 → /dev/nvme0n1."""
+    if path.startswith("/dev/disk/"):
+        return re.sub(r"-part\d+$", "", path)
+    return re.sub(r"(?<=\d)p\d+$", "", path) if "nvme" in path else re.sub(r"(?<=[a-z])\d+$", "", path)
+
+
+def _save_disks(host, pools: dict[str, Pool], infos: list[host_disks.DiskInfo], now) -> None:
+    members = {}  # device path or by-id link → (pool, role)
+    for pool in pools.values():
+        for vdev in pool.vdevs.filter(type="disk"):
+            members[_whole_disk(vdev.path)] = (pool, vdev.role)
+    Disk.objects.filter(host=host).delete()
+    rows = []
+    for info in infos:
+        pool, role = members.get(info.by_id) or members.get(info.path) or (None, "")
+        rows.append(
+            Disk(
+                host=host,
+                name=info.name,
+                path=info.path,
+                by_id=info.by_id,
+                size=info.size,
+                model=info.model,
+                serial=info.serial,
+                media=info.media,
+                fstype=info.fstype,
+                mounted=info.mounted,
+                pool=pool,
+                vdev_role=role,
+                observed_at=now,
+            )
+        )
+    Disk.objects.bulk_create(rows)
+
+
+def inventory_refresh_start(*, host: Host, user) -> Operation:
+    from pools.tasks import inventory_refresh_task
+
+    return operation_start(
+        kind="inventory.refresh",
+        target=f"host:{host.name}:inventory",
+        host=host,
+        user=user,
+        task=inventory_refresh_task,
+    )
+
+
+def inventory_refresh_run(*, operation_id: int) -> None:
+    with operation_tracking(operation_id) as tracker:
+        if tracker:
+            tracker.progress(10, "Reading pools, disks, datasets and snapshots")
+            inventory_refresh(host=tracker.op.host, operation=tracker.op)
+            tracker.progress(100, "Inventory refreshed")
+
+
+# --- pools -----------------------------------------------------------------------------------------
+def pool_create_start(
+    *, host: Host, user, name: str, layout: PoolLayout, pool_props: dict, root_props: dict, force: bool = False
+) -> Operation:
+    """Check everything against the inventory now; the worker runs `zpool create` and refreshes."""
+    from pools.tasks import pool_create_task
+
+    errors = {}
+    try:
+        argv = zpool.create_argv(name, layout, pool_props=pool_props, root_props=root_props, force=force)
+    except names.InvalidName as exc:
+        raise ValidationError({"name": str(exc)}) from None
+    except InvalidLayout as exc:
+        raise ValidationError({"disks": str(exc)}) from None
+    except names.PropertyErrors as exc:
+        raise ValidationError(exc.problems) from None
+    if Pool.objects.filter(host=host, name=name).exists():
+        errors["name"] = f"{host.name} already has a pool named {name}."
+    known = {d.by_id or d.path: d for d in Disk.objects.filter(host=host).select_related("pool")}
+    busy = [f"{path} ({known[path].usage})" for path in layout.disks() if path in known and not known[path].is_free]
+    missing = [path for path in layout.disks() if path not in known]
+    if busy and not force:
+        errors["disks"] = "Not free: " + ", ".join(busy)
+    if missing:
+        errors["disks"] = "Not on this host (refresh the inventory?): " + ", ".join(missing)
+    if errors:
+        raise ValidationError(errors)
+    return operation_start(
+        kind="pool.create",
+        target=f"host:{host.name}:pool:{name}",
+        host=host,
+        user=user,
+        task=pool_create_task,
+        params={"argv": argv, "name": name},
+    )
+
+
+def pool_create_run(*, operation_id: int) -> None:
+    with operation_tracking(operation_id) as tracker:
+        if tracker:
+            op = tracker.op
+            tracker.progress(10, f"Creating pool {op.params['name']}")
+            t = transport_for(op.host, user=op.user, operation=op)
+            t.run(op.params["argv"], timeout=600, mutating=True)
+            tracker.progress(80, "Refreshing the inventory")
+            inventory_refresh(host=op.host, operation=op)
+            tracker.progress(100, f"Pool {op.params['name']} created")
+
+
+def pool_destroy_start(*, host: Host, user, name: str, confirm: str) -> Operation:
+    from pools.tasks import pool_destroy_task
+
+    if confirm != name:
+        raise ValidationError({"confirm": f"Type the pool's name ({name}) to destroy it."})
+    if not Pool.objects.filter(host=host, name=name).exists():
+        raise ValidationError({"name": f"{host.name} has no pool named {name}."})
+    return operation_start(
+        kind="pool.destroy",
+        target=f"host:{host.name}:pool:{name}",
+        host=host,
+        user=user,
+        task=pool_destroy_task,
+        params={"name": name},
+    )
+
+
+def pool_destroy_run(*, operation_id: int) -> None:
+    with operation_tracking(operation_id) as tracker:
+        if tracker:
+            op = tracker.op
+            tracker.progress(10, f"Destroying pool {op.params['name']}")
+            t = transport_for(op.host, user=op.user, operation=op)
+            members = list(
+                Vdev.objects.filter(pool__host=op.host, pool__name=op.params["name"], type="disk")
+                .exclude(path="")
+                .values_list("path", flat=True)
+            )
+            zpool.destroy(t, op.params["name"])
+            tracker.progress(60, "Clearing the old labels so the disks are free again")
+            for path in members:
+                zpool.labelclear(t, path)
+            inventory_refresh(host=op.host, operation=op)
+            tracker.progress(100, f"Pool {op.params['name']} destroyed")

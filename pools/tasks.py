@@ -1,0 +1,24 @@
+"""Celery tasks for storage: ids in, one service call."""
+
+from celery import shared_task
+
+
+@shared_task
+def inventory_refresh_task(operation_id: int) -> None:
+    from pools.services import inventory_refresh_run
+
+    inventory_refresh_run(operation_id=operation_id)
+
+
+@shared_task
+def pool_create_task(operation_id: int) -> None:
+    from pools.services import pool_create_run
+
+    pool_create_run(operation_id=operation_id)
+
+
+@shared_task
+def pool_destroy_task(operation_id: int) -> None:
+    from pools.services import pool_destroy_run
+
+    pool_destroy_run(operation_id=operation_id)

@@ -1,0 +1,128 @@
+"""Storage against the lab's real OpenZFS: inventory, pool create with every vdev class, refusals, destroy."""
+
+import pytest
+from django.core.exceptions import ValidationError
+
+from appliance.host import zfs
+from appliance.host.zpool import PoolLayout, VdevSpec
+from appliance.models import Operation
+from pools import services
+from pools.models import Dataset, Disk, Pool, Snapshot
+
+pytestmark = pytest.mark.lab
+D = "/dev/disk/by-id/virtio-zfsdisk{}".format
+
+
+def run(op, runner):
+    """Run the operation's work here (the worker round trip itself is proven in the integration tier)."""
+    runner(operation_id=op.pk)
+    op.refresh_from_db()
+    assert op.status == "succeeded", op.message
+    return op
+
+
+def test_create_a_pool_with_every_vdev_class_then_destroy_it(
+    guest, lab_host, admin_user, django_capture_on_commit_callbacks
+):
+    services.inventory_refresh(host=lab_host)
+    free = {d.by_id for d in Disk.objects.filter(host=lab_host) if d.is_free}
+    assert {D(i) for i in range(1, 9)} <= free
+    assert not Pool.objects.filter(host=lab_host).exists()
+
+    layout = PoolLayout(
+        data=(VdevSpec("mirror", (D(1), D(2))),),
+        special=(VdevSpec("mirror", (D(3), D(4))),),
+        log=(VdevSpec("mirror", (D(5), D(6))),),
+        cache=(D(7),),
+        spare=(D(8),),
+    )
+    with django_capture_on_commit_callbacks(execute=False):
+        op = services.pool_create_start(
+            host=lab_host,
+            user=admin_user,
+            name="tank",
+            layout=layout,
+            pool_props={"ashift": "12", "autotrim": "on"},
+            root_props={"compression": "lz4", "atime": "off", "xattr": "sa"},
+        )
+    run(op, services.pool_create_run)
+
+    pool = Pool.objects.get(host=lab_host, name="tank")
+    assert pool.state == "ONLINE" and pool.size > 0
+    top = [(v.role, v.type) for v in pool.vdevs.filter(depth=0)]
+    assert top == [("data", "mirror"), ("special", "mirror"), ("log", "mirror"), ("cache", "disk"), ("spare", "disk")]
+    in_pool = {d.by_id: d.vdev_role for d in Disk.objects.filter(host=lab_host, pool=pool)}
+    assert in_pool == {
+        D(1): "data",
+        D(2): "data",
+        D(3): "special",
+        D(4): "special",
+        D(5): "log",
+        D(6): "log",
+        D(7): "cache",
+        D(8): "spare",
+    }
+    root = Dataset.objects.get(host=lab_host, name="tank")
+    assert root.properties["compression"] == {"value": "lz4", "source": "local", "from": ""}
+    assert root.properties["atime"]["value"] == "off"
+    audit = Operation.objects.get(pk=op.pk)
+    assert audit.params["argv"][:2] == ["zpool", "create"]
+
+    with pytest.raises(ValidationError) as caught:  # the inventory knows those disks are taken now
+        services.pool_create_start(
+            host=lab_host,
+            user=admin_user,
+            name="other",
+            layout=PoolLayout(data=(VdevSpec("mirror", (D(1), D(2))),)),
+            pool_props={},
+            root_props={},
+        )
+    assert "Not free" in str(caught.value) and "in pool tank" in str(caught.value)
+    with pytest.raises(ValidationError, match="Type the pool's name"):
+        services.pool_destroy_start(host=lab_host, user=admin_user, name="tank", confirm="tan")
+
+    with django_capture_on_commit_callbacks(execute=False):
+        op = services.pool_destroy_start(host=lab_host, user=admin_user, name="tank", confirm="tank")
+    run(op, services.pool_destroy_run)
+    assert not Pool.objects.filter(host=lab_host).exists()
+    assert {d.by_id for d in Disk.objects.filter(host=lab_host) if d.is_free} >= {D(i) for i in range(1, 9)}
+
+
+@pytest.mark.parametrize(
+    ("kind", "disks"),
+    [("stripe", 2), ("raidz1", 3), ("raidz2", 4), ("raidz3", 5), ("draid1", 3)],
+)
+def test_each_data_layout_creates_the_topology_asked_for(
+    guest, lab_host, admin_user, kind, disks, django_capture_on_commit_callbacks
+):
+    services.inventory_refresh(host=lab_host)
+    chosen = tuple(D(i) for i in range(1, disks + 1))
+    data = tuple(VdevSpec("stripe", (d,)) for d in chosen) if kind == "stripe" else (VdevSpec(kind, chosen),)
+    with django_capture_on_commit_callbacks(execute=False):
+        op = services.pool_create_start(
+            host=lab_host, user=admin_user, name="tank", layout=PoolLayout(data=data), pool_props={}, root_props={}
+        )
+    run(op, services.pool_create_run)
+    top = list(Pool.objects.get(host=lab_host, name="tank").vdevs.filter(depth=0).values_list("type", flat=True))
+    expected = {
+        "stripe": ["disk", "disk"],
+        "raidz1": ["raidz"],
+        "raidz2": ["raidz"],
+        "raidz3": ["raidz"],
+        "draid1": ["draid"],
+    }[kind]
+    assert top == expected
+
+
+def test_the_inventory_counts_snapshots_per_dataset(guest, lab_host):
+    t = guest.transport()
+    t.run(["zpool", "create", "-f", "tank", D(1)], mutating=True, timeout=120)
+    for d in range(5):
+        t.run(["zfs", "create", f"tank/d{d}"], mutating=True)
+    for round_ in range(5):  # one call per round: one snapshot of each dataset, atomically
+        t.run(zfs.snapshot_argv([f"tank/d{d}@s{round_}" for d in range(5)]), mutating=True, timeout=120)
+    t.close()
+    services.inventory_refresh(host=lab_host)
+    counts = dict(Dataset.objects.filter(host=lab_host).values_list("name", "snapshot_count"))
+    assert counts == {"tank": 0, **{f"tank/d{d}": 5 for d in range(5)}}
+    assert Snapshot.objects.filter(dataset__host=lab_host).count() == 25
