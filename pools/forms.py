@@ -76,6 +76,23 @@ class PoolCreateForm(forms.Form):
         help_text="disabled risks the last seconds of writes on power loss.",
     )
 
+    GROUPS = (
+        ("Data vdevs", ("name", "layout", "disks", "disks_per_vdev"), True),
+        (
+            "Log, special, cache and spares",
+            ("log_layout", "log_disks", "special_layout", "special_disks", "cache_disks", "spare_disks"),
+            False,
+        ),
+        ("Options", ("ashift", "autotrim", "compression", "atime", "xattr", "casesensitivity", "sync"), False),
+    )
+
+    def groups(self):
+        """Sections of the form; a closed one opens when one of its fields has an error."""
+        return [
+            (title, [self[n] for n in names], is_open or any(self[n].errors for n in names))
+            for title, names, is_open in self.GROUPS
+        ]
+
     def __init__(self, *args, free_disks=(), **kwargs):
         super().__init__(*args, **kwargs)
         choices = [
@@ -103,11 +120,7 @@ class PoolCreateForm(forms.Form):
                 self.add_error(f"{role}_layout", "Choose stripe or mirror for these disks.")
         return data
 
-
-class PoolDestroyForm(forms.Form):
-    confirm = forms.CharField(label="Type the pool's name to destroy it and every dataset and snapshot in it")
-
-    def layout(self) -> PoolLayout:
+    def pool_layout(self) -> PoolLayout:
         d = self.cleaned_data
         kind, disks = d["layout"], list(d["disks"])
         if kind == "stripe":
@@ -139,3 +152,7 @@ class PoolDestroyForm(forms.Form):
 
     def root_props(self) -> dict:
         return {k: self.cleaned_data[k] for k in ("compression", "atime", "xattr", "casesensitivity", "sync")}
+
+
+class PoolDestroyForm(forms.Form):
+    confirm = forms.CharField(label="Type the pool's name to destroy it and every dataset and snapshot in it")

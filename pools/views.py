@@ -43,7 +43,7 @@ def pool_create(request):
     form = PoolCreateForm(request.POST or None, free_disks=selectors.disk_free(host=host) if host else [])
     estimate = None
     if request.method == "POST" and form.is_valid():
-        layout = form.layout()
+        layout = form.pool_layout()
         estimate = selectors.layout_estimate(host=host, layout=layout)
         if "preview" not in request.POST:
             try:

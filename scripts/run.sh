@@ -17,6 +17,10 @@ $py manage.py tarn_refresh_facts
 
 bind=${TARN_BIND:-0.0.0.0:8000}
 port=${bind##*:}
+if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+  echo "tarn: port $port is already in use (another Tarn still running?); set TARN_BIND=host:port to use another" >&2
+  exit 1
+fi
 hostq=$($py manage.py tarn_queues hosts)
 benchq=$($py manage.py tarn_queues bench)
 celery=(.venv/bin/celery -A appliance)
