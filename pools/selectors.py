@@ -1,7 +1,7 @@
 """Reads for storage: always from the inventory in the database, never from zfs on a page load."""
 
 from django.core.paginator import Paginator
-from django.db.models import Q, Sum
+from django.db.models import Max, Q, Sum
 
 from pools.choices import SNAPSHOT_BUDGET
 from pools.estimates import estimate
@@ -10,6 +10,11 @@ from pools.models import Dataset, Disk, Pool, Snapshot
 
 def pool_list(*, host):
     return Pool.objects.filter(host=host)
+
+
+def inventory_observed_at(*, host):
+    """When the host's storage was last read (disks are always part of a refresh), or None if never."""
+    return Disk.objects.filter(host=host).aggregate(at=Max("observed_at"))["at"]
 
 
 def pool_detail(*, host, pk):

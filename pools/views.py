@@ -17,7 +17,8 @@ from pools.models import Pool
 def pool_list(request):
     host = host_current(request)
     pools = selectors.pool_list(host=host) if host else []
-    return render(request, "pools/pool_list.html", {"host": host, "pools": pools})
+    observed = selectors.inventory_observed_at(host=host) if host else None
+    return render(request, "pools/pool_list.html", {"host": host, "pools": pools, "observed": observed})
 
 
 def pool_detail(request, pk):
@@ -93,9 +94,9 @@ def inventory_refresh(request):
 
 def disk_list(request):
     host = host_current(request)
-    return render(
-        request, "pools/disk_list.html", {"host": host, "disks": selectors.disk_list(host=host) if host else []}
-    )
+    disks = selectors.disk_list(host=host) if host else []
+    observed = selectors.inventory_observed_at(host=host) if host else None
+    return render(request, "pools/disk_list.html", {"host": host, "disks": disks, "observed": observed})
 
 
 def snapshot_list(request):

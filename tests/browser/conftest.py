@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import require
+from tests.support.lab_fixtures import guest, lab, lab_host  # noqa: F401
 
 CHROMIUM = os.environ.get("TARN_CHROMIUM", "/usr/bin/chromium")
 FLAGS = [

@@ -9,11 +9,23 @@ D = "/dev/disk/by-id/virtio-zfsdisk{}".format
 
 
 def disks(host, n=6, used=()):
-    pool = Pool.objects.create(host=host, name="old", guid="1", state="ONLINE", observed_at=timezone.now()) if used else None
+    pool = (
+        Pool.objects.create(host=host, name="old", guid="1", state="ONLINE", observed_at=timezone.now())
+        if used
+        else None
+    )
     for i in range(1, n + 1):
-        Disk.objects.create(host=host, name=f"vd{i}", path=f"/dev/vd{i}", by_id=D(i), size=4 * 1024**4, media="hdd",
-                            pool=pool if i in used else None, vdev_role="data" if i in used else "",
-                            observed_at=timezone.now())
+        Disk.objects.create(
+            host=host,
+            name=f"vd{i}",
+            path=f"/dev/vd{i}",
+            by_id=D(i),
+            size=4 * 1024**4,
+            media="hdd",
+            pool=pool if i in used else None,
+            vdev_role="data" if i in used else "",
+            observed_at=timezone.now(),
+        )
 
 
 def test_only_free_disks_are_offered(admin_client, local_host):
@@ -24,10 +36,22 @@ def test_only_free_disks_are_offered(admin_client, local_host):
 
 def test_the_preview_estimates_space_and_speed(admin_client, local_host):
     disks(local_host)
-    response = admin_client.post("/pools/create/", {"name": "tank", "layout": "raidz2", "disks": [D(i) for i in range(1, 7)],
-                                                    "ashift": 12, "compression": "lz4", "atime": "off", "xattr": "sa",
-                                                    "casesensitivity": "sensitive", "sync": "standard", "preview": "1"},
-                                 headers={"HX-Request": "true"})
+    response = admin_client.post(
+        "/pools/create/",
+        {
+            "name": "tank",
+            "layout": "raidz2",
+            "disks": [D(i) for i in range(1, 7)],
+            "ashift": 12,
+            "compression": "lz4",
+            "atime": "off",
+            "xattr": "sa",
+            "casesensitivity": "sensitive",
+            "sync": "standard",
+            "preview": "1",
+        },
+        headers={"HX-Request": "true"},
+    )
     text = response.content.decode()
     assert response.status_code == 200 and 'id="pool-estimate"' in text and "<html" not in text
     assert "16.0\xa0TB usable" in text  # 4 data disks × 4 TiB (filesizeformat uses a no-break space)
@@ -35,25 +59,72 @@ def test_the_preview_estimates_space_and_speed(admin_client, local_host):
     assert not Operation.objects.exists()
 
 
-def test_submitting_queues_a_pool_create_operation_with_the_exact_argv(admin_client, local_host, django_capture_on_commit_callbacks):
+def test_submitting_queues_a_pool_create_operation_with_the_exact_argv(
+    admin_client, local_host, django_capture_on_commit_callbacks
+):
     disks(local_host)
-    form = {"name": "tank", "layout": "mirror", "disks": [D(1), D(2), D(3), D(4)], "disks_per_vdev": 2,
-            "log_layout": "mirror", "log_disks": [D(5), D(6)], "ashift": 12, "autotrim": "on", "compression": "lz4",
-            "atime": "off", "xattr": "sa", "casesensitivity": "sensitive", "sync": "standard"}
+    form = {
+        "name": "tank",
+        "layout": "mirror",
+        "disks": [D(1), D(2), D(3), D(4)],
+        "disks_per_vdev": 2,
+        "log_layout": "mirror",
+        "log_disks": [D(5), D(6)],
+        "ashift": 12,
+        "autotrim": "on",
+        "compression": "lz4",
+        "atime": "off",
+        "xattr": "sa",
+        "casesensitivity": "sensitive",
+        "sync": "standard",
+    }
     with django_capture_on_commit_callbacks(execute=False):
         response = admin_client.post("/pools/create/", form)
     op = Operation.objects.get()
     assert response.status_code == 302 and response["Location"] == f"/operations/{op.pk}/"
     assert op.kind == "pool.create" and op.params["argv"] == [
-        "zpool", "create", "-o", "ashift=12", "-o", "autotrim=on", "-O", "compression=lz4", "-O", "atime=off",
-        "-O", "xattr=sa", "-O", "casesensitivity=sensitive", "-O", "sync=standard", "--", "tank",
-        "mirror", D(1), D(2), "mirror", D(3), D(4), "log", "mirror", D(5), D(6)]
+        "zpool",
+        "create",
+        "-o",
+        "ashift=12",
+        "-o",
+        "autotrim=on",
+        "-O",
+        "compression=lz4",
+        "-O",
+        "atime=off",
+        "-O",
+        "xattr=sa",
+        "-O",
+        "casesensitivity=sensitive",
+        "-O",
+        "sync=standard",
+        "--",
+        "tank",
+        "mirror",
+        D(1),
+        D(2),
+        "mirror",
+        D(3),
+        D(4),
+        "log",
+        "mirror",
+        D(5),
+        D(6),
+    ]
 
 
 def test_bad_requests_name_the_field_and_queue_nothing(admin_client, local_host):
     disks(local_host)
-    base = {"layout": "raidz2", "ashift": 12, "compression": "lz4", "atime": "off", "xattr": "sa",
-            "casesensitivity": "sensitive", "sync": "standard"}
+    base = {
+        "layout": "raidz2",
+        "ashift": 12,
+        "compression": "lz4",
+        "atime": "off",
+        "xattr": "sa",
+        "casesensitivity": "sensitive",
+        "sync": "standard",
+    }
     cases = [
         ({"name": "mirror", "disks": [D(1), D(2), D(3)]}, "name", "reserved"),
         ({"name": "tank", "disks": [D(1), D(2)]}, "disks", "raidz2 needs at least 3 disks"),

@@ -1,0 +1,73 @@
+"""In a real browser, against the lab's real OpenZFS, with a real worker: refresh, create a mirror pool, destroy it."""
+
+import pytest
+
+from appliance.choices import Role
+from appliance.models import Host, User
+from tests.browser.conftest import shot
+from tests.support.worker import start_worker, stop_worker
+
+pytestmark = [pytest.mark.browser, pytest.mark.lab, pytest.mark.django_db(transaction=True)]
+D = "/dev/disk/by-id/virtio-zfsdisk{}".format
+
+
+@pytest.fixture
+def lab_worker(guest, tmp_path, local_host):
+    Host.objects.create(
+        name="lab",
+        transport="ssh",
+        address=guest.env["LAB_SSH_HOST"],
+        port=guest.ssh_port,
+        identity_file=guest.env["LAB_SSH_KEY"],
+        host_keys=guest.env["LAB_HOST_KEY"],
+    )
+    worker = start_worker("default,host.lab", tmp_path / "worker.log")
+    yield
+    stop_worker(worker)
+
+
+def wait_for_operation(page, timeout=180_000):
+    page.wait_for_url("**/operations/*/")
+    page.wait_for_selector("#operation-status .badge-succeeded, #operation-status .badge-failed", timeout=timeout)
+    status = page.inner_text("#operation-status")
+    assert "Succeeded" in status, status
+
+
+def test_an_admin_creates_and_destroys_a_mirror_pool(page, lab_worker):
+    User.objects.create_user("admin", password="a-long-password", role=Role.ADMIN)
+    page.goto("/login/")
+    page.fill("input[name=username]", "admin")
+    page.fill("input[name=password]", "a-long-password")
+    page.click("button[type=submit]")
+    page.wait_for_url("**/")
+    page.select_option("header select[name=host]", label="lab")
+    page.wait_for_url("**/")
+    page.goto("/pools/")
+    assert "on lab" in page.inner_text("h1")
+    page.click("text=Refresh inventory")
+    wait_for_operation(page)
+
+    page.goto("/pools/create/")
+    page.fill("input[name=name]", "tank")
+    page.check(f"#id_disks input[value='{D(1)}']")
+    page.check(f"#id_disks input[value='{D(2)}']")
+    page.wait_for_selector("#pool-estimate:has-text('usable')")
+    shot(page, "storage-01-create-form")
+    page.click("button:has-text('Create pool')")
+    wait_for_operation(page)
+    shot(page, "storage-02-created")
+
+    page.goto("/pools/")
+    page.click("main table >> text=tank")
+    assert page.locator("text=mirror-0").count() == 1
+    assert page.locator("td:has-text('virtio-zfsdisk1-part1')").count() == 1
+    shot(page, "storage-03-pool")
+    page.fill("input[name=confirm]", "wrong")
+    page.click("button:has-text('Destroy pool')")
+    assert "Type the pool's name" in page.inner_text("#toasts")
+    page.fill("input[name=confirm]", "tank")
+    page.click("button:has-text('Destroy pool')")
+    wait_for_operation(page)
+    page.goto("/pools/")
+    assert "No pools on lab yet" in page.inner_text("main")
+    shot(page, "storage-04-destroyed")
