@@ -180,6 +180,7 @@ CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_BEAT_SCHEDULE = {
     "reap-stale-operations": {"task": "appliance.tasks.operations_reap", "schedule": 30.0},
     "refresh-host-facts": {"task": "appliance.tasks.hosts_refresh_facts", "schedule": 600.0},
+    "refresh-storage-inventory": {"task": "pools.tasks.inventory_refresh_all", "schedule": 300.0},
 }
 
 LOGGING = {

@@ -16,6 +16,7 @@ from appliance.connect import ssh_dir
 from appliance.forms import ApiTokenForm, AuditFilterForm, HostForm, LoginForm, add_service_errors
 from appliance.host.keys import ensure_identity
 from appliance.models import Host, Operation
+from pools import selectors as pool_selectors
 
 
 def _address(request):
@@ -46,8 +47,11 @@ def _safe_next(request) -> bool:
 
 def dashboard(request):
     hosts = selectors.host_list(request)
+    pools = pool_selectors.pools_by_host(hosts=hosts)
     return render(
-        request, "appliance/dashboard.html", {"hosts": hosts, "operations": selectors.operation_recent(limit=8)}
+        request,
+        "appliance/dashboard.html",
+        {"hosts": [(h, pools.get(h.pk, [])) for h in hosts], "operations": selectors.operation_recent(limit=8)},
     )
 
 

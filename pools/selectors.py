@@ -12,6 +12,14 @@ def pool_list(*, host):
     return Pool.objects.filter(host=host)
 
 
+def pools_by_host(*, hosts) -> dict[int, list[Pool]]:
+    """Every pool of these hosts in one query, grouped by host id (for the dashboard)."""
+    grouped: dict[int, list[Pool]] = {}
+    for pool in Pool.objects.filter(host__in=hosts):
+        grouped.setdefault(pool.host_id, []).append(pool)
+    return grouped
+
+
 def inventory_observed_at(*, host):
     """When the host's storage was last read (disks are always part of a refresh), or None if never."""
     return Disk.objects.filter(host=host).aggregate(at=Max("observed_at"))["at"]

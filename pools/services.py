@@ -275,3 +275,28 @@ def pool_destroy_run(*, operation_id: int) -> None:
                 zpool.labelclear(t, path)
             inventory_refresh(host=op.host, operation=op)
             tracker.progress(100, f"Pool {op.params['name']} destroyed")
+
+
+def inventory_refresh_schedule() -> int:
+    """Periodic refresh: one task per host with OpenZFS, each on its host's queue (serialised with changes)."""
+    from pools.tasks import inventory_refresh_host
+
+    hosts = [h for h in Host.objects.all() if h.has_zfs]
+    for host in hosts:
+        inventory_refresh_host.apply_async(args=[host.pk], queue=host.host_queue)
+    return len(hosts)
+
+
+def inventory_refresh_quietly(*, host_id: int) -> None:
+    """A periodic read: a host that is down keeps its last inventory (pages show how old it is)."""
+    import logging
+
+    from appliance.host.errors import HostError
+
+    host = Host.objects.filter(pk=host_id).first()
+    if host is None:
+        return
+    try:
+        inventory_refresh(host=host)
+    except HostError as exc:
+        logging.getLogger(__name__).warning("inventory refresh of %s failed: %s", host.name, exc)

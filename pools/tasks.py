@@ -22,3 +22,18 @@ def pool_destroy_task(operation_id: int) -> None:
     from pools.services import pool_destroy_run
 
     pool_destroy_run(operation_id=operation_id)
+
+
+@shared_task
+def inventory_refresh_all() -> None:
+    """Beat: queue a read of every ZFS host's storage on that host's own queue."""
+    from pools.services import inventory_refresh_schedule
+
+    inventory_refresh_schedule()
+
+
+@shared_task
+def inventory_refresh_host(host_id: int) -> None:
+    from pools.services import inventory_refresh_quietly
+
+    inventory_refresh_quietly(host_id=host_id)

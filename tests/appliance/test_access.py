@@ -7,7 +7,7 @@ from django.utils import timezone
 from appliance.auth import required_role
 from appliance.choices import Role
 from appliance.models import ApiToken, AuditEntry, Operation
-from pools.models import Pool
+from pools.models import Dataset, Disk, Pool, Snapshot
 
 MUTATING = ["POST", "PUT", "PATCH", "DELETE"]
 PUBLIC = {"login", "healthz"}
@@ -37,7 +37,21 @@ def objects(local_host, admin_user):
     token = ApiToken.objects.create(user=admin_user, name="x", key_hash="0" * 64, hint="tarn_x")
     entry = AuditEntry.objects.create(kind="request", method="POST", path="/x")
     pool = Pool.objects.create(host=local_host, name="tank", guid="1", state="ONLINE", observed_at=timezone.now())
-    return {"host": local_host.pk, "operation": op.pk, "token": token.pk, "audit": entry.pk, "pool": pool.pk}
+    disk = Disk.objects.create(host=local_host, name="vdb", path="/dev/vdb", media="hdd", observed_at=timezone.now())
+    dataset = Dataset.objects.create(
+        host=local_host, pool=pool, name="tank/a", type="filesystem", observed_at=timezone.now()
+    )
+    snapshot = Snapshot.objects.create(dataset=dataset, name="s1", created_at=timezone.now())
+    return {
+        "host": local_host.pk,
+        "operation": op.pk,
+        "token": token.pk,
+        "audit": entry.pk,
+        "pool": pool.pk,
+        "disk": disk.pk,
+        "dataset": dataset.pk,
+        "snapshot": snapshot.pk,
+    }
 
 
 def url_for(name, pattern, objects):
