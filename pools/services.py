@@ -5,6 +5,7 @@ from datetime import UTC, datetime
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import Q, Sum
 from django.utils import timezone
 
 from appliance.connect import transport_for
@@ -300,3 +301,180 @@ def inventory_refresh_quietly(*, host_id: int) -> None:
         inventory_refresh(host=host)
     except HostError as exc:
         logging.getLogger(__name__).warning("inventory refresh of %s failed: %s", host.name, exc)
+
+
+# --- simple storage commands: checked here, run by the worker, followed by a refresh -----------------
+def _command_start(*, host: Host, user, kind: str, target: str, argvs: list[list[str]], done: str) -> Operation:
+    from pools.tasks import storage_command_task
+
+    return operation_start(
+        kind=kind,
+        target=f"host:{host.name}:{target}",
+        host=host,
+        user=user,
+        task=storage_command_task,
+        params={"argvs": argvs, "done": done},
+    )
+
+
+def storage_command_run(*, operation_id: int) -> None:
+    with operation_tracking(operation_id) as tracker:
+        if tracker:
+            op = tracker.op
+            t = transport_for(op.host, user=op.user, operation=op)
+            argvs = op.params["argvs"]
+            for i, argv in enumerate(argvs):
+                tracker.progress(int(80 * i / len(argvs)), " ".join(argv[:3]) + " …")
+                t.run(argv, timeout=600, mutating=True)
+            tracker.progress(85, "Refreshing the inventory")
+            inventory_refresh(host=op.host, operation=op)
+            tracker.progress(100, op.params["done"])
+
+
+def _checked(call):
+    """Turn the host layer's refusals into field errors."""
+    try:
+        return call()
+    except names.InvalidName as exc:
+        raise ValidationError({"name": str(exc)}) from None
+    except names.PropertyErrors as exc:
+        raise ValidationError(exc.problems) from None
+    except InvalidLayout as exc:
+        raise ValidationError(str(exc)) from None
+
+
+def _dataset(host, name) -> Dataset:
+    dataset = Dataset.objects.filter(host=host, name=name).first()
+    if dataset is None:
+        raise ValidationError({"name": f"{host.name} has no dataset {name} (refresh the inventory?)."})
+    return dataset
+
+
+def dataset_create_start(*, host, user, name: str, props: dict, volume_size: str | None = None) -> Operation:
+    argv = _checked(lambda: zfs.create_argv(name, props, volume_size=volume_size))
+    parent = name.rsplit("/", 1)[0]
+    if Dataset.objects.filter(host=host, name=name).exists():
+        raise ValidationError({"name": f"{name} exists already."})
+    if not Dataset.objects.filter(host=host, name=parent, type="filesystem").exists():
+        raise ValidationError({"name": f"The parent {parent} is not a filesystem on {host.name}."})
+    kind = "zvol" if volume_size else "dataset"
+    return _command_start(
+        host=host, user=user, kind=f"{kind}.create", target=f"dataset:{name}", argvs=[argv], done=f"Created {name}"
+    )
+
+
+def dataset_set_start(*, host, user, name: str, props: dict) -> Operation:
+    _dataset(host, name)
+    argv = _checked(lambda: zfs.set_argv(name, props))
+    return _command_start(
+        host=host,
+        user=user,
+        kind="dataset.set",
+        target=f"dataset:{name}",
+        argvs=[argv],
+        done=f"Set {', '.join(props)} on {name}",
+    )
+
+
+def dataset_inherit_start(*, host, user, name: str, key: str) -> Operation:
+    _dataset(host, name)
+    argv = _checked(lambda: zfs.inherit_argv(name, key))
+    return _command_start(
+        host=host,
+        user=user,
+        kind="dataset.inherit",
+        target=f"dataset:{name}",
+        argvs=[argv],
+        done=f"{key} on {name} is inherited again",
+    )
+
+
+def dataset_destroy_start(*, host, user, name: str, confirm: str) -> Operation:
+    dataset = _dataset(host, name)
+    if confirm != name:
+        raise ValidationError({"confirm": f"Type the dataset's name ({name}) to destroy it."})
+    if dataset.depth == 0:
+        raise ValidationError({"name": "That is the pool's root dataset: destroy the pool instead."})
+    argv = _checked(lambda: zfs.destroy_argv(name, recursive=True))
+    return _command_start(
+        host=host, user=user, kind="dataset.destroy", target=f"dataset:{name}", argvs=[argv], done=f"Destroyed {name}"
+    )
+
+
+def dataset_dependents(*, host, name: str) -> dict:
+    """What goes with a dataset when it is destroyed: its children and every snapshot at or below it."""
+    tree = Dataset.objects.filter(host=host).filter(Q(name=name) | Q(name__startswith=f"{name}/"))
+    children = tree.exclude(name=name)
+    return {
+        "children": list(children.values_list("name", flat=True)[:50]),
+        "child_count": children.count(),
+        "snapshots": tree.aggregate(n=Sum("snapshot_count"))["n"] or 0,
+    }
+
+
+def snapshot_create_start(*, host, user, dataset: str, name: str, recursive: bool = False) -> Operation:
+    _dataset(host, dataset)
+    full = f"{dataset}@{name}"
+    argv = _checked(lambda: zfs.snapshot_argv([full], recursive=recursive))
+    if Snapshot.objects.filter(dataset__host=host, dataset__name=dataset, name=name).exists():
+        raise ValidationError({"name": f"{full} exists already."})
+    return _command_start(
+        host=host, user=user, kind="snapshot.create", target=f"dataset:{dataset}", argvs=[argv], done=f"Took {full}"
+    )
+
+
+def snapshot_rollback_start(*, host, user, snapshot: str, destroy_newer: bool) -> Operation:
+    dataset_name, _, snap = snapshot.partition("@")
+    target = Snapshot.objects.filter(dataset__host=host, dataset__name=dataset_name, name=snap).first()
+    if target is None:
+        raise ValidationError({"snapshot": f"No snapshot {snapshot} on {host.name}."})
+    newer = Snapshot.objects.filter(dataset=target.dataset, created_at__gt=target.created_at).count()
+    if newer and not destroy_newer:
+        raise ValidationError(
+            {
+                "destroy_newer": f"Rolling back to {snapshot} destroys {newer} newer snapshot"
+                f"{'s' if newer > 1 else ''}; confirm to go on."
+            }
+        )
+    argv = _checked(lambda: zfs.rollback_argv(snapshot, destroy_newer=bool(newer)))
+    return _command_start(
+        host=host,
+        user=user,
+        kind="snapshot.rollback",
+        target=f"dataset:{dataset_name}",
+        argvs=[argv],
+        done=f"{dataset_name} is back at {snap}",
+    )
+
+
+def snapshot_destroy_start(*, host, user, snapshots: list[str]) -> Operation:
+    if not snapshots:
+        raise ValidationError({"snapshots": "Choose at least one snapshot."})
+    for full in snapshots:
+        dataset_name, _, snap = full.partition("@")
+        if not Snapshot.objects.filter(dataset__host=host, dataset__name=dataset_name, name=snap).exists():
+            raise ValidationError({"snapshots": f"No snapshot {full} on {host.name}."})
+    argvs = [_checked(lambda f=full: zfs.destroy_argv(f)) for full in snapshots]
+    datasets = sorted({s.split("@")[0] for s in snapshots})
+    return _command_start(
+        host=host,
+        user=user,
+        kind="snapshot.destroy",
+        target=f"dataset:{','.join(datasets)}"[:250],
+        argvs=argvs,
+        done=f"Destroyed {len(snapshots)} snapshot{'s' if len(snapshots) > 1 else ''}",
+    )
+
+
+def pool_scrub_start(*, host, user, pool: str, action: str) -> Operation:
+    if not Pool.objects.filter(host=host, name=pool).exists():
+        raise ValidationError({"pool": f"{host.name} has no pool {pool}."})
+    argv = _checked(lambda: zpool.scrub_argv(pool, action))
+    return _command_start(
+        host=host,
+        user=user,
+        kind=f"pool.scrub.{action}",
+        target=f"pool:{pool}:scrub",
+        argvs=[argv],
+        done={"start": "Scrub started", "pause": "Scrub paused", "stop": "Scrub stopped"}[action],
+    )

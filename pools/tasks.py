@@ -37,3 +37,10 @@ def inventory_refresh_host(host_id: int) -> None:
     from pools.services import inventory_refresh_quietly
 
     inventory_refresh_quietly(host_id=host_id)
+
+
+@shared_task
+def storage_command_task(operation_id: int) -> None:
+    from pools.services import storage_command_run
+
+    storage_command_run(operation_id=operation_id)

@@ -270,3 +270,11 @@ def labelclear(transport: Transport, device: str) -> None:
     if not _DEVICE.match(re.sub(r"-part\d+$", "", device)) and not _DEVICE.match(device):
         raise InvalidLayout(f"'{device}' is not a device path")
     transport.run(["zpool", "labelclear", "-f", "--", device], timeout=60, mutating=True)
+
+
+def scrub_argv(pool: str, action: str) -> list[str]:
+    """start, pause (resume with start) or stop a scrub."""
+    flags = {"start": [], "pause": ["-p"], "stop": ["-s"]}
+    if action not in flags:
+        raise InvalidLayout(f"'{action}' is not start, pause or stop")
+    return ["zpool", "scrub", *flags[action], "--", names.pool_name(pool)]

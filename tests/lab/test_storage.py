@@ -126,3 +126,56 @@ def test_the_inventory_counts_snapshots_per_dataset(guest, lab_host):
     counts = dict(Dataset.objects.filter(host=lab_host).values_list("name", "snapshot_count"))
     assert counts == {"tank": 0, **{f"tank/d{d}": 5 for d in range(5)}}
     assert Snapshot.objects.filter(dataset__host=lab_host).count() == 25
+
+
+def test_dataset_zvol_snapshot_and_scrub_life_cycle(guest, lab_host, admin_user, django_capture_on_commit_callbacks):
+    t = guest.transport()
+    t.run(["zpool", "create", "-f", "-O", "compression=lz4", "tank", "mirror", D(1), D(2)], mutating=True, timeout=120)
+    services.inventory_refresh(host=lab_host)
+
+    def do(start, **kwargs):
+        with django_capture_on_commit_callbacks(execute=False):
+            op = start(host=lab_host, user=admin_user, **kwargs)
+        return run(op, services.storage_command_run)
+
+    do(services.dataset_create_start, name="tank/data", props={"compression": "zstd", "recordsize": "1M"})
+    data = Dataset.objects.get(host=lab_host, name="tank/data")
+    assert data.properties["compression"]["value"] == "zstd" and data.properties["compression"]["source"] == "local"
+    assert data.properties["recordsize"]["value"] == "1048576"
+
+    do(services.dataset_set_start, name="tank/data", props={"quota": "1G"})
+    do(services.dataset_inherit_start, name="tank/data", key="compression")
+    data = Dataset.objects.get(host=lab_host, name="tank/data")
+    assert data.properties["quota"] == {"value": "1073741824", "source": "local", "from": ""}
+    assert data.properties["compression"] == {"value": "lz4", "source": "inherited", "from": "tank"}
+
+    do(services.dataset_create_start, name="tank/vol", props={"volblocksize": "16K"}, volume_size="64M")
+    vol = Dataset.objects.get(host=lab_host, name="tank/vol")
+    assert vol.type == "volume" and vol.properties["volsize"]["value"] == str(64 << 20)
+
+    do(services.snapshot_create_start, dataset="tank/data", name="one")
+    guest.sh("echo later > /tank/data/file && sync")
+    do(services.snapshot_create_start, dataset="tank/data", name="two")
+    with pytest.raises(ValidationError, match="destroys 1 newer snapshot"):
+        services.snapshot_rollback_start(host=lab_host, user=admin_user, snapshot="tank/data@one", destroy_newer=False)
+    do(services.snapshot_rollback_start, snapshot="tank/data@one", destroy_newer=True)
+    assert guest.sh("ls /tank/data").strip() == ""  # the file written after @one is gone
+    assert list(Snapshot.objects.filter(dataset__name="tank/data").values_list("name", flat=True)) == ["one"]
+
+    do(services.snapshot_destroy_start, snapshots=["tank/data@one"])
+    assert Dataset.objects.get(host=lab_host, name="tank/data").snapshot_count == 0
+
+    assert services.dataset_dependents(host=lab_host, name="tank/data") == {
+        "children": [],
+        "child_count": 0,
+        "snapshots": 0,
+    }
+    with pytest.raises(ValidationError, match="Type the dataset's name"):
+        services.dataset_destroy_start(host=lab_host, user=admin_user, name="tank/data", confirm="data")
+    do(services.dataset_destroy_start, name="tank/data", confirm="tank/data")
+    assert not Dataset.objects.filter(host=lab_host, name="tank/data").exists()
+
+    do(services.pool_scrub_start, pool="tank", action="start")
+    pool = Pool.objects.get(host=lab_host, name="tank")
+    assert pool.scan_function == "SCRUB"
+    t.close()
