@@ -156,3 +156,80 @@ class PoolCreateForm(forms.Form):
 
 class PoolDestroyForm(forms.Form):
     confirm = forms.CharField(label="Type the pool's name to destroy it and every dataset and snapshot in it")
+
+
+INHERIT = [("", "inherit")]
+
+
+class DatasetCreateForm(forms.Form):
+    parent = forms.ChoiceField(help_text="The filesystem it goes under.")
+    name = forms.CharField(max_length=200, help_text="Letters, digits, _ . : -")
+    kind = forms.ChoiceField(choices=[("filesystem", "Filesystem"), ("volume", "Zvol (block device)")])
+    volsize = forms.CharField(required=False, label="Zvol size", help_text="For a zvol, e.g. 100G.")
+    volblocksize = forms.ChoiceField(
+        required=False,
+        choices=[("", "default (16K)"), *((v, v) for v in ("4K", "8K", "16K", "32K", "64K", "128K"))],
+        help_text="Zvols: match the guest's block size.",
+    )
+    compression = forms.ChoiceField(required=False, choices=INHERIT + [(c, c) for c in ("lz4", "zstd", "off")])
+    recordsize = forms.ChoiceField(
+        required=False,
+        choices=INHERIT + [(v, v) for v in ("16K", "64K", "128K", "1M")],
+        help_text="1M suits large media files; 16K–64K suits databases and VM images.",
+    )
+    quota = forms.CharField(required=False, help_text="e.g. 500G; empty for none.")
+    casesensitivity = forms.ChoiceField(
+        required=False,
+        choices=INHERIT + [(v, v) for v in ("sensitive", "insensitive", "mixed")],
+        help_text="Fixed at creation.",
+    )
+
+    def __init__(self, *args, parents=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["parent"].choices = [(p, p) for p in parents]
+
+    def clean(self):
+        data = super().clean()
+        if data.get("kind") == "volume" and not data.get("volsize"):
+            self.add_error("volsize", "A zvol needs a size.")
+        return data
+
+    def full_name(self) -> str:
+        return f"{self.cleaned_data['parent']}/{self.cleaned_data['name']}"
+
+    def props(self) -> dict:
+        keys = ["compression", "recordsize", "quota", "casesensitivity"]
+        if self.cleaned_data["kind"] == "volume":
+            keys = ["compression", "volblocksize"]
+        return {k: self.cleaned_data[k] for k in keys if self.cleaned_data.get(k)}
+
+
+class DatasetEditForm(forms.Form):
+    """Only the fields filled in are changed; to go back to the parent's value use 'inherit'."""
+
+    compression = forms.ChoiceField(
+        required=False, choices=[("", "—")] + [(c, c) for c in ("lz4", "zstd", "gzip", "off")]
+    )
+    recordsize = forms.ChoiceField(required=False, choices=[("", "—")] + [(v, v) for v in ("16K", "64K", "128K", "1M")])
+    atime = forms.ChoiceField(required=False, choices=[("", "—"), ("on", "on"), ("off", "off")])
+    sync = forms.ChoiceField(
+        required=False, choices=[("", "—"), ("standard", "standard"), ("always", "always"), ("disabled", "disabled")]
+    )
+    quota = forms.CharField(required=False, help_text="e.g. 500G, or none")
+    refquota = forms.CharField(required=False)
+    reservation = forms.CharField(required=False)
+    primarycache = forms.ChoiceField(
+        required=False, choices=[("", "—"), ("all", "all"), ("metadata", "metadata"), ("none", "none")]
+    )
+    xattr = forms.ChoiceField(required=False, choices=[("", "—"), ("sa", "sa"), ("on", "on")])
+    acltype = forms.ChoiceField(
+        required=False, choices=[("", "—"), ("posix", "posix"), ("nfsv4", "nfsv4"), ("off", "off")]
+    )
+
+    def changes(self) -> dict:
+        return {k: v for k, v in self.cleaned_data.items() if v}
+
+
+class SnapshotCreateForm(forms.Form):
+    name = forms.CharField(max_length=200)
+    recursive = forms.BooleanField(required=False, help_text="Also every dataset below, at the same instant.")

@@ -4,6 +4,7 @@ Rows are refreshed by the host worker (pools.services.inventory_refresh): pages 
 """
 
 from django.db import models
+from django.urls import reverse
 
 from appliance.models import Host
 from pools.choices import CAPACITY_ALERT, CAPACITY_WARN, DatasetType, VdevRole
@@ -35,6 +36,9 @@ class Pool(models.Model):
 
     def __str__(self):
         return self.name
+
+    def get_absolute_url(self):
+        return reverse("pool-detail", args=[self.pk])
 
     @property
     def capacity_level(self) -> str:
@@ -134,6 +138,9 @@ class Dataset(models.Model):
 
     def __str__(self):
         return self.name
+
+    def get_absolute_url(self):
+        return reverse("dataset-detail", args=[self.pk])
 
     @property
     def short_name(self) -> str:

@@ -64,3 +64,18 @@ def snapshot_page(*, host, page, q="", dataset="", order="-created_at"):
 def layout_estimate(*, host, layout):
     sizes = {d.by_id or d.path: (d.size, d.media) for d in Disk.objects.filter(host=host)}
     return estimate([(v.kind, [sizes[d] for d in v.disks if d in sizes]) for v in layout.data])
+
+
+def filesystem_names(*, pool) -> list[str]:
+    return list(pool.datasets.filter(type="filesystem").values_list("name", flat=True))
+
+
+def dataset_properties(*, dataset) -> list[tuple[str, dict]]:
+    """The properties Tarn manages, in a stable order, with value and source."""
+    from appliance.host.names import DATASET_PROPERTIES
+
+    return [(key, dataset.properties[key]) for key in DATASET_PROPERTIES if key in dataset.properties]
+
+
+def snapshot_recent(*, dataset, limit=20):
+    return dataset.snapshots.order_by("-created_at")[:limit]

@@ -3,6 +3,7 @@
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST
 
 from appliance.auth import requires
@@ -10,8 +11,8 @@ from appliance.choices import Role
 from appliance.forms import add_service_errors
 from appliance.selectors import host_current
 from pools import selectors, services
-from pools.forms import PoolCreateForm, PoolDestroyForm
-from pools.models import Pool
+from pools.forms import DatasetCreateForm, DatasetEditForm, PoolCreateForm, PoolDestroyForm, SnapshotCreateForm
+from pools.models import Dataset, Pool
 
 
 def pool_list(request):
@@ -33,6 +34,8 @@ def pool_detail(request, pk):
             "vdevs": selectors.pool_vdevs(pool=pool),
             "datasets": selectors.pool_datasets(pool=pool),
             "destroy_form": PoolDestroyForm(),
+            "dataset_form": DatasetCreateForm(parents=selectors.filesystem_names(pool=pool)),
+            "can_change": request.user.has_role(Role.OPERATOR),
         },
     )
 
@@ -120,3 +123,133 @@ def share_list(request):
         "_not_built_yet.html",
         {"title": "Shares", "needs_zfs": True, "host": host_current(request), "what": "SMB and NFS shares on"},
     )
+
+
+def _start(request, start, back, **kwargs):
+    """Start an operation through a service; on a refusal go back and say why."""
+    try:
+        op = start(host=host_current(request), user=request.user, **kwargs)
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+        return redirect(back)
+    return redirect("operation-detail", pk=op.pk)
+
+
+@require_POST
+def pool_scrub(request, pk):
+    pool = get_object_or_404(Pool, host=host_current(request), pk=pk)
+    return _start(
+        request,
+        services.pool_scrub_start,
+        pool.get_absolute_url(),
+        pool=pool.name,
+        action=request.POST.get("action", ""),
+    )
+
+
+@require_POST
+def dataset_create(request, pk):
+    pool = get_object_or_404(Pool, host=host_current(request), pk=pk)
+    form = DatasetCreateForm(request.POST, parents=selectors.filesystem_names(pool=pool))
+    if not form.is_valid():
+        messages.error(request, "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
+        return redirect(pool.get_absolute_url())
+    size = form.cleaned_data["volsize"] if form.cleaned_data["kind"] == "volume" else None
+    return _start(
+        request,
+        services.dataset_create_start,
+        pool.get_absolute_url(),
+        name=form.full_name(),
+        props=form.props(),
+        volume_size=size,
+    )
+
+
+def dataset_detail(request, pk):
+    host = host_current(request)
+    dataset = get_object_or_404(Dataset, host=host, pk=pk)
+    return render(
+        request,
+        "pools/dataset_detail.html",
+        {
+            "host": host,
+            "dataset": dataset,
+            "edit_form": DatasetEditForm(),
+            "properties": selectors.dataset_properties(dataset=dataset),
+            "snapshot_form": SnapshotCreateForm(initial={"name": timezone.now().strftime("manual-%Y-%m-%d_%H-%M")}),
+            "snapshots": selectors.snapshot_recent(dataset=dataset),
+            "dependents": services.dataset_dependents(host=host, name=dataset.name),
+            "can_change": request.user.has_role(Role.OPERATOR),
+        },
+    )
+
+
+@require_POST
+def dataset_edit(request, pk):
+    dataset = get_object_or_404(Dataset, host=host_current(request), pk=pk)
+    form = DatasetEditForm(request.POST)
+    if not form.is_valid() or not form.changes():
+        messages.error(request, "Nothing to change: fill in the properties to set.")
+        return redirect(dataset.get_absolute_url())
+    return _start(
+        request, services.dataset_set_start, dataset.get_absolute_url(), name=dataset.name, props=form.changes()
+    )
+
+
+@require_POST
+def dataset_inherit(request, pk):
+    dataset = get_object_or_404(Dataset, host=host_current(request), pk=pk)
+    return _start(
+        request,
+        services.dataset_inherit_start,
+        dataset.get_absolute_url(),
+        name=dataset.name,
+        key=request.POST.get("key", ""),
+    )
+
+
+@require_POST
+def dataset_destroy(request, pk):
+    dataset = get_object_or_404(Dataset, host=host_current(request), pk=pk)
+    return _start(
+        request,
+        services.dataset_destroy_start,
+        dataset.get_absolute_url(),
+        name=dataset.name,
+        confirm=request.POST.get("confirm", ""),
+    )
+
+
+@require_POST
+def snapshot_create(request, pk):
+    dataset = get_object_or_404(Dataset, host=host_current(request), pk=pk)
+    form = SnapshotCreateForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "A snapshot needs a name.")
+        return redirect(dataset.get_absolute_url())
+    return _start(
+        request,
+        services.snapshot_create_start,
+        dataset.get_absolute_url(),
+        dataset=dataset.name,
+        name=form.cleaned_data["name"],
+        recursive=form.cleaned_data["recursive"],
+    )
+
+
+@require_POST
+def snapshot_rollback(request, pk):
+    dataset = get_object_or_404(Dataset, host=host_current(request), pk=pk)
+    return _start(
+        request,
+        services.snapshot_rollback_start,
+        dataset.get_absolute_url(),
+        snapshot=f"{dataset.name}@{request.POST.get('snapshot', '')}",
+        destroy_newer=request.POST.get("destroy_newer") == "on",
+    )
+
+
+@require_POST
+def snapshot_destroy(request):
+    back = request.POST.get("next") or "snapshot-list"
+    return _start(request, services.snapshot_destroy_start, back, snapshots=request.POST.getlist("snapshots"))

@@ -9,22 +9,10 @@ from appliance.host.runner import Transport
 
 # What the inventory keeps per dataset: one `zfs list` per pool reads all of it.
 LIST_PROPERTIES = (
-    "used",
-    "available",
-    "referenced",
-    "compressratio",
-    "mountpoint",
-    "compression",
-    "recordsize",
-    "quota",
-    "refquota",
-    "reservation",
-    "sync",
-    "atime",
-    "volsize",
-    "volblocksize",
-    "creation",
-)
+    "used", "available", "referenced", "compressratio", "mountpoint", "compression", "recordsize", "quota",
+    "refquota", "reservation", "refreservation", "sync", "atime", "relatime", "volsize", "volblocksize",
+    "primarycache", "secondarycache", "dedup", "xattr", "acltype", "casesensitivity", "snapdir", "creation",
+)  # fmt: skip
 SNAPSHOT_FIELDS = ("name", "used", "referenced", "creation")
 
 

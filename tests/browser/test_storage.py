@@ -1,4 +1,4 @@
-"""In a real browser, against the lab's real OpenZFS, with a real worker: refresh, create a mirror pool, destroy it."""
+"""In a real browser, against the lab's real OpenZFS, with a real worker: a mirror pool, a dataset, snapshots, a rollback."""
 
 import pytest
 
@@ -33,15 +33,20 @@ def wait_for_operation(page, timeout=180_000):
     assert "Succeeded" in status, status
 
 
-def test_an_admin_creates_and_destroys_a_mirror_pool(page, lab_worker):
+def dataset_url(page, pool_url):
+    page.goto(pool_url)
+    return page.locator("main table >> text=tank/data").get_attribute("href")
+
+
+def test_an_admin_builds_a_pool_dataset_and_snapshots_then_destroys_it(page, lab_worker, guest):
     User.objects.create_user("admin", password="a-long-password", role=Role.ADMIN)
     page.goto("/login/")
     page.fill("input[name=username]", "admin")
     page.fill("input[name=password]", "a-long-password")
     page.click("button[type=submit]")
     page.wait_for_url("**/")
-    page.select_option("header select[name=host]", label="lab")
-    page.wait_for_url("**/")
+    with page.expect_navigation():
+        page.select_option("header select[name=host]", label="lab")  # the switcher submits on change
     page.goto("/pools/")
     assert "on lab" in page.inner_text("h1")
     page.click("text=Refresh inventory")
@@ -59,9 +64,34 @@ def test_an_admin_creates_and_destroys_a_mirror_pool(page, lab_worker):
 
     page.goto("/pools/")
     page.click("main table >> text=tank")
+    pool_url = page.url
     assert page.locator("text=mirror-0").count() == 1
     assert page.locator("td:has-text('virtio-zfsdisk1-part1')").count() == 1
     shot(page, "storage-03-pool")
+
+    page.click("summary:has-text('New dataset or zvol')")
+    page.fill("form[action*='datasets/create'] input[name=name]", "data")
+    page.select_option("form[action*='datasets/create'] select[name=compression]", "zstd")
+    page.click("form[action*='datasets/create'] button:has-text('Create')")
+    wait_for_operation(page)
+    page.goto(pool_url)
+    page.click("main table >> text=tank/data")
+    assert page.locator("tr:has(td:text-is('compression')) code").inner_text() == "zstd"
+    for name in ("one", "two"):
+        page.fill("form[action*='snapshots/create'] input[name=name]", name)
+        page.click("button:has-text('Take snapshot')")
+        wait_for_operation(page)
+        if name == "one":
+            guest.sh("echo after-one > /tank/data/file && sync")
+        page.goto(dataset_url(page, pool_url))
+    shot(page, "storage-04-dataset-with-snapshots")
+    row = page.locator("tr:has(td:text-is('@one'))")
+    row.locator("input[name=destroy_newer]").check()
+    row.locator("button:has-text('Roll back')").click()
+    wait_for_operation(page)
+    assert guest.sh("ls /tank/data").strip() == ""  # the file written after @one is gone
+    page.goto(pool_url)
+    shot(page, "storage-05-rolled-back")
     page.fill("input[name=confirm]", "wrong")
     page.click("button:has-text('Destroy pool')")
     assert "Type the pool's name" in page.inner_text("#toasts")
@@ -70,4 +100,4 @@ def test_an_admin_creates_and_destroys_a_mirror_pool(page, lab_worker):
     wait_for_operation(page)
     page.goto("/pools/")
     assert "No pools on lab yet" in page.inner_text("main")
-    shot(page, "storage-04-destroyed")
+    shot(page, "storage-06-destroyed")

@@ -1,0 +1,20 @@
+"""Show ZFS property values as an admin reads them: 128K rather than 131072, none rather than 0."""
+
+from django import template
+
+register = template.Library()
+SIZE_PROPERTIES = {"recordsize", "volblocksize", "volsize", "quota", "refquota", "reservation", "refreservation"}
+NONE_WHEN_ZERO = {"quota", "refquota", "reservation", "refreservation"}
+
+
+@register.filter
+def zfs_value(value: str, key: str) -> str:
+    if key not in SIZE_PROPERTIES or not str(value).isdigit():
+        return value
+    number = int(value)
+    if number == 0 and key in NONE_WHEN_ZERO:
+        return "none"
+    for unit, size in (("T", 1 << 40), ("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+        if number >= size and number % size == 0:
+            return f"{number // size}{unit}"
+    return str(number)
