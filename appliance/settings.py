@@ -181,6 +181,7 @@ CELERY_BEAT_SCHEDULE = {
     "reap-stale-operations": {"task": "appliance.tasks.operations_reap", "schedule": 30.0},
     "refresh-host-facts": {"task": "appliance.tasks.hosts_refresh_facts", "schedule": 600.0},
     "refresh-storage-inventory": {"task": "pools.tasks.inventory_refresh_all", "schedule": 300.0},
+    "periodic-snapshots": {"task": "pools.tasks.snapshot_tasks_run_due", "schedule": 60.0},
 }
 
 LOGGING = {

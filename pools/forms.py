@@ -4,6 +4,7 @@ from django import forms
 
 from appliance.host.zpool import PoolLayout, VdevSpec
 from pools.choices import Layout
+from pools.models import SnapshotTask
 
 ROLE_LAYOUTS = [("", "None"), ("stripe", "Stripe"), ("mirror", "Mirror")]
 
@@ -233,3 +234,22 @@ class DatasetEditForm(forms.Form):
 class SnapshotCreateForm(forms.Form):
     name = forms.CharField(max_length=200)
     recursive = forms.BooleanField(required=False, help_text="Also every dataset below, at the same instant.")
+
+
+class SnapshotTaskForm(forms.ModelForm):
+    class Meta:
+        model = SnapshotTask
+        fields = ["dataset", "recursive", "every_minutes", "prefix", "keep_count", "keep_days", "exclude"]
+        widgets = {"exclude": forms.Textarea(attrs={"rows": 2})}
+
+    def __init__(self, *args, datasets=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["dataset"] = forms.ChoiceField(choices=[(d, d) for d in datasets], help_text="What to snapshot.")
+
+    def clean(self):
+        data = super().clean()
+        if data.get("keep_count") is None and data.get("keep_days") is None:
+            self.add_error("keep_count", "Set a count, an age or both: snapshots kept forever fill the pool.")
+        if data.get("every_minutes") is not None and data["every_minutes"] < 5:
+            self.add_error("every_minutes", "At least every 5 minutes.")
+        return data

@@ -167,3 +167,40 @@ class Snapshot(models.Model):
     @property
     def full_name(self) -> str:
         return f"{self.dataset.name}@{self.name}"
+
+
+class SnapshotTask(models.Model):
+    """Take snapshots of a dataset every so often and prune the old ones (run by Celery beat)."""
+
+    host = models.ForeignKey(Host, on_delete=models.CASCADE, related_name="snapshot_tasks")
+    dataset = models.CharField(max_length=255)
+    recursive = models.BooleanField(default=False, help_text="Also every dataset below, at the same instant.")
+    exclude = models.TextField(blank=True, help_text="Datasets below to leave out of pruning, one per line.")
+    every_minutes = models.PositiveIntegerField(default=60, help_text="How often: 15, 60, 1440 (daily)…")
+    prefix = models.SlugField(
+        max_length=40,
+        default="auto",
+        help_text="Snapshots are named <prefix>-YYYY-MM-DD_HH-MM; only those are ever pruned.",
+    )
+    keep_count = models.PositiveIntegerField(null=True, blank=True, help_text="Keep at most this many (newest).")
+    keep_days = models.PositiveIntegerField(null=True, blank=True, help_text="Delete those older than this.")
+    enabled = models.BooleanField(default=True)
+    last_run_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["host", "dataset", "prefix"]
+        constraints = [
+            models.UniqueConstraint(fields=["host", "dataset", "prefix"], name="one_task_per_dataset_prefix")
+        ]
+
+    def __str__(self):
+        return f"{self.dataset} every {self.every_minutes} min ({self.prefix})"
+
+    def is_due(self, now) -> bool:
+        return self.enabled and (
+            self.last_run_at is None or (now - self.last_run_at).total_seconds() >= self.every_minutes * 60
+        )
+
+    def snapshot_name(self, now) -> str:
+        return f"{self.prefix}-{now:%Y-%m-%d_%H-%M}"

@@ -79,3 +79,45 @@ def dataset_properties(*, dataset) -> list[tuple[str, dict]]:
 
 def snapshot_recent(*, dataset, limit=20):
     return dataset.snapshots.order_by("-created_at")[:limit]
+
+
+def retention_victims(*, task, now, taking_one: bool = False) -> list:
+    """Snapshots the task's retention would delete now: only its own (by prefix), oldest first.
+
+    Beyond keep_count newest, or older than keep_days; datasets listed in exclude are left alone.
+    taking_one: a new snapshot is being taken in the same run, so it counts as one of the kept.
+    """
+    from datetime import timedelta
+
+    excluded = {line.strip() for line in task.exclude.splitlines() if line.strip()}
+    datasets = Dataset.objects.filter(host=task.host, name=task.dataset)
+    if task.recursive:
+        datasets = Dataset.objects.filter(host=task.host).filter(
+            Q(name=task.dataset) | Q(name__startswith=f"{task.dataset}/")
+        )
+    victims = []
+    for dataset in datasets.exclude(name__in=excluded):
+        own = list(Snapshot.objects.filter(dataset=dataset, name__startswith=f"{task.prefix}-").order_by("-created_at"))
+        for index, snap in enumerate(own):
+            too_many = task.keep_count is not None and index >= task.keep_count - (1 if taking_one else 0)
+            too_old = task.keep_days is not None and snap.created_at < now - timedelta(days=task.keep_days)
+            if too_many or too_old:
+                victims.append(snap)
+    return sorted(victims, key=lambda s: s.created_at)
+
+
+def filesystem_names_on(*, host) -> list[str]:
+    return list(Dataset.objects.filter(host=host, type="filesystem").values_list("name", flat=True)) if host else []
+
+
+def snapshot_tasks_with_preview(*, host) -> list:
+    """Each task with what its retention would delete if it ran now (from the inventory)."""
+    from django.utils import timezone
+
+    from pools.models import SnapshotTask
+
+    now = timezone.now()
+    tasks = list(SnapshotTask.objects.filter(host=host)) if host else []
+    for task in tasks:
+        task.preview = retention_victims(task=task, now=now, taking_one=True)
+    return tasks

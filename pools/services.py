@@ -478,3 +478,52 @@ def pool_scrub_start(*, host, user, pool: str, action: str) -> Operation:
         argvs=[argv],
         done={"start": "Scrub started", "pause": "Scrub paused", "stop": "Scrub stopped"}[action],
     )
+
+
+# --- periodic snapshot tasks -------------------------------------------------------------------------
+def snapshot_tasks_run_due() -> int:
+    """Beat, every minute: start each due task as an operation on its host's queue."""
+    from pools.models import SnapshotTask
+
+    now = timezone.now()
+    started = 0
+    for task in SnapshotTask.objects.filter(enabled=True).select_related("host"):
+        if task.is_due(now):
+            try:
+                snapshot_task_start(task=task, now=now)
+                started += 1
+            except ValidationError:
+                pass  # its previous run is still going: next minute
+    return started
+
+
+def snapshot_task_start(*, task, now, user=None) -> Operation:
+    """Take this round's snapshot and prune what the retention rules no longer keep, in one operation."""
+    full = f"{task.dataset}@{task.snapshot_name(now)}"
+    argvs = [_checked(lambda: zfs.snapshot_argv([full], recursive=task.recursive))]
+    from pools.selectors import retention_victims
+
+    argvs += [zfs.destroy_argv(s.full_name) for s in retention_victims(task=task, now=now, taking_one=True)]
+    op = _command_start(
+        host=task.host,
+        user=user,
+        kind="snapshot.task",
+        target=f"snapshot-task:{task.pk}",
+        argvs=argvs,
+        done=f"Took {full}; pruned {len(argvs) - 1}",
+    )
+    type(task).objects.filter(pk=task.pk).update(last_run_at=now)
+    return op
+
+
+def snapshot_task_save(*, host, form):
+    task = form.save(commit=False)
+    task.host = host
+    task.save()
+    return task
+
+
+def snapshot_task_delete(*, host, pk: int) -> None:
+    from pools.models import SnapshotTask
+
+    SnapshotTask.objects.filter(host=host, pk=pk).delete()

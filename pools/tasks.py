@@ -44,3 +44,10 @@ def storage_command_task(operation_id: int) -> None:
     from pools.services import storage_command_run
 
     storage_command_run(operation_id=operation_id)
+
+
+@shared_task
+def snapshot_tasks_run_due() -> None:
+    from pools.services import snapshot_tasks_run_due
+
+    snapshot_tasks_run_due()

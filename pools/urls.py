@@ -19,5 +19,7 @@ urlpatterns = [
     path("datasets/<int:pk>/snapshots/create/", views.snapshot_create, name="snapshot-create"),
     path("datasets/<int:pk>/snapshots/rollback/", views.snapshot_rollback, name="snapshot-rollback"),
     path("snapshots/destroy/", views.snapshot_destroy, name="snapshot-destroy"),
+    path("snapshots/schedules/", views.snapshot_task_list, name="snapshot-task-list"),
+    path("snapshots/schedules/<int:pk>/delete/", views.snapshot_task_delete, name="snapshot-task-delete"),
     path("shares/", views.share_list, name="share-list"),
 ]

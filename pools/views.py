@@ -11,7 +11,14 @@ from appliance.choices import Role
 from appliance.forms import add_service_errors
 from appliance.selectors import host_current
 from pools import selectors, services
-from pools.forms import DatasetCreateForm, DatasetEditForm, PoolCreateForm, PoolDestroyForm, SnapshotCreateForm
+from pools.forms import (
+    DatasetCreateForm,
+    DatasetEditForm,
+    PoolCreateForm,
+    PoolDestroyForm,
+    SnapshotCreateForm,
+    SnapshotTaskForm,
+)
 from pools.models import Dataset, Pool
 
 
@@ -253,3 +260,25 @@ def snapshot_rollback(request, pk):
 def snapshot_destroy(request):
     back = request.POST.get("next") or "snapshot-list"
     return _start(request, services.snapshot_destroy_start, back, snapshots=request.POST.getlist("snapshots"))
+
+
+@require_http_methods(["GET", "POST"])
+def snapshot_task_list(request):
+    host = host_current(request)
+    form = SnapshotTaskForm(request.POST or None, datasets=selectors.filesystem_names_on(host=host))
+    if request.method == "POST" and form.is_valid():
+        services.snapshot_task_save(host=host, form=form)
+        messages.success(request, f"Snapshots of {form.cleaned_data['dataset']} are scheduled.")
+        return redirect("snapshot-task-list")
+    return render(
+        request,
+        "pools/snapshot_task_list.html",
+        {"host": host, "form": form, "tasks": selectors.snapshot_tasks_with_preview(host=host)},
+    )
+
+
+@require_POST
+def snapshot_task_delete(request, pk):
+    services.snapshot_task_delete(host=host_current(request), pk=pk)
+    messages.success(request, "Schedule removed; its snapshots stay.")
+    return redirect("snapshot-task-list")

@@ -7,7 +7,7 @@ from django.utils import timezone
 from appliance.auth import required_role
 from appliance.choices import Role
 from appliance.models import ApiToken, AuditEntry, Operation
-from pools.models import Dataset, Disk, Pool, Snapshot
+from pools.models import Dataset, Disk, Pool, Snapshot, SnapshotTask
 
 MUTATING = ["POST", "PUT", "PATCH", "DELETE"]
 PUBLIC = {"login", "healthz"}
@@ -42,6 +42,7 @@ def objects(local_host, admin_user):
         host=local_host, pool=pool, name="tank/a", type="filesystem", observed_at=timezone.now()
     )
     snapshot = Snapshot.objects.create(dataset=dataset, name="s1", created_at=timezone.now())
+    task = SnapshotTask.objects.create(host=local_host, dataset="tank/a", keep_count=3)
     return {
         "host": local_host.pk,
         "operation": op.pk,
@@ -50,6 +51,7 @@ def objects(local_host, admin_user):
         "pool": pool.pk,
         "disk": disk.pk,
         "dataset": dataset.pk,
+        "snapshot-task": task.pk,  # before "snapshot": the first key found in a URL name wins
         "snapshot": snapshot.pk,
     }
 

@@ -179,3 +179,31 @@ def test_dataset_zvol_snapshot_and_scrub_life_cycle(guest, lab_host, admin_user,
     pool = Pool.objects.get(host=lab_host, name="tank")
     assert pool.scan_function == "SCRUB"
     t.close()
+
+
+def test_a_periodic_task_takes_snapshots_and_prunes_to_its_retention(
+    guest, lab_host, django_capture_on_commit_callbacks
+):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from pools.models import SnapshotTask
+
+    t = guest.transport()
+    t.run(["zpool", "create", "-f", "tank", D(1)], mutating=True, timeout=120)
+    t.run(["zfs", "create", "tank/data"], mutating=True)
+    t.run(["zfs", "snapshot", "tank/data@manual"], mutating=True)
+    t.close()
+    services.inventory_refresh(host=lab_host)
+    task = SnapshotTask.objects.create(host=lab_host, dataset="tank/data", every_minutes=1, prefix="auto", keep_count=2)
+    start = timezone.now()
+    for minute in range(3):  # three runs, one (simulated) minute apart
+        task.refresh_from_db()
+        with django_capture_on_commit_callbacks(execute=False):
+            op = services.snapshot_task_start(task=task, now=start + timedelta(minutes=minute))
+        run(op, services.storage_command_run)
+    kept = sorted(
+        Snapshot.objects.filter(dataset__host=lab_host, dataset__name="tank/data").values_list("name", flat=True)
+    )
+    assert kept == [task.snapshot_name(start + timedelta(minutes=m)) for m in (1, 2)] + ["manual"]
