@@ -198,8 +198,6 @@ def pool_create_start(
     *, host: Host, user, name: str, layout: PoolLayout, pool_props: dict, root_props: dict, force: bool = False
 ) -> Operation:
     """Check everything against the inventory now; the worker runs `zpool create` and refreshes."""
-    from pools.tasks import pool_create_task
-
     errors = {}
     try:
         argv = zpool.create_argv(name, layout, pool_props=pool_props, root_props=root_props, force=force)
@@ -220,87 +218,24 @@ def pool_create_start(
         errors["disks"] = "Not on this host (refresh the inventory?): " + ", ".join(missing)
     if errors:
         raise ValidationError(errors)
-    return operation_start(
-        kind="pool.create",
-        target=f"host:{host.name}:pool:{name}",
-        host=host,
-        user=user,
-        task=pool_create_task,
-        params={"argv": argv, "name": name},
+    return _command_start(
+        host=host, user=user, kind="pool.create", target=f"pool:{name}", argvs=[argv], done=f"Pool {name} created"
     )
 
 
-def pool_create_run(*, operation_id: int) -> None:
-    with operation_tracking(operation_id) as tracker:
-        if tracker:
-            op = tracker.op
-            tracker.progress(10, f"Creating pool {op.params['name']}")
-            t = transport_for(op.host, user=op.user, operation=op)
-            t.run(op.params["argv"], timeout=600, mutating=True)
-            tracker.progress(80, "Refreshing the inventory")
-            inventory_refresh(host=op.host, operation=op)
-            tracker.progress(100, f"Pool {op.params['name']} created")
-
-
 def pool_destroy_start(*, host: Host, user, name: str, confirm: str) -> Operation:
-    from pools.tasks import pool_destroy_task
-
+    """Destroy, then clear the members' labels so the disks are free again (a destroyed pool's label blocks reuse)."""
     if confirm != name:
         raise ValidationError({"confirm": f"Type the pool's name ({name}) to destroy it."})
     if not Pool.objects.filter(host=host, name=name).exists():
         raise ValidationError({"name": f"{host.name} has no pool named {name}."})
-    return operation_start(
-        kind="pool.destroy",
-        target=f"host:{host.name}:pool:{name}",
-        host=host,
-        user=user,
-        task=pool_destroy_task,
-        params={"name": name},
+    members = Vdev.objects.filter(pool__host=host, pool__name=name, type="disk").exclude(path="")
+    argvs = [zpool.destroy_argv(name)] + [
+        zpool.labelclear_argv(path) for path in members.values_list("path", flat=True)
+    ]
+    return _command_start(
+        host=host, user=user, kind="pool.destroy", target=f"pool:{name}", argvs=argvs, done=f"Pool {name} destroyed"
     )
-
-
-def pool_destroy_run(*, operation_id: int) -> None:
-    with operation_tracking(operation_id) as tracker:
-        if tracker:
-            op = tracker.op
-            tracker.progress(10, f"Destroying pool {op.params['name']}")
-            t = transport_for(op.host, user=op.user, operation=op)
-            members = list(
-                Vdev.objects.filter(pool__host=op.host, pool__name=op.params["name"], type="disk")
-                .exclude(path="")
-                .values_list("path", flat=True)
-            )
-            zpool.destroy(t, op.params["name"])
-            tracker.progress(60, "Clearing the old labels so the disks are free again")
-            for path in members:
-                zpool.labelclear(t, path)
-            inventory_refresh(host=op.host, operation=op)
-            tracker.progress(100, f"Pool {op.params['name']} destroyed")
-
-
-def inventory_refresh_schedule() -> int:
-    """Periodic refresh: one task per host with OpenZFS, each on its host's queue (serialised with changes)."""
-    from pools.tasks import inventory_refresh_host
-
-    hosts = [h for h in Host.objects.all() if h.has_zfs]
-    for host in hosts:
-        inventory_refresh_host.apply_async(args=[host.pk], queue=host.host_queue)
-    return len(hosts)
-
-
-def inventory_refresh_quietly(*, host_id: int) -> None:
-    """A periodic read: a host that is down keeps its last inventory (pages show how old it is)."""
-    import logging
-
-    from appliance.host.errors import HostError
-
-    host = Host.objects.filter(pk=host_id).first()
-    if host is None:
-        return
-    try:
-        inventory_refresh(host=host)
-    except HostError as exc:
-        logging.getLogger(__name__).warning("inventory refresh of %s failed: %s", host.name, exc)
 
 
 # --- simple storage commands: checked here, run by the worker, followed by a refresh -----------------

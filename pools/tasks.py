@@ -11,20 +11,6 @@ def inventory_refresh_task(operation_id: int) -> None:
 
 
 @shared_task
-def pool_create_task(operation_id: int) -> None:
-    from pools.services import pool_create_run
-
-    pool_create_run(operation_id=operation_id)
-
-
-@shared_task
-def pool_destroy_task(operation_id: int) -> None:
-    from pools.services import pool_destroy_run
-
-    pool_destroy_run(operation_id=operation_id)
-
-
-@shared_task
 def inventory_refresh_all() -> None:
     """Beat: queue a read of every ZFS host's storage on that host's own queue."""
     from pools.services import inventory_refresh_schedule

@@ -253,23 +253,15 @@ def usage(transport: Transport) -> dict[str, PoolUsage]:
     return parse_list(transport.run(["zpool", "list", "-j", "--json-int"], timeout=60).stdout)
 
 
-def create(
-    transport: Transport, name: str, layout: PoolLayout, *, pool_props: dict, root_props: dict, force: bool = False
-) -> None:
-    transport.run(
-        create_argv(name, layout, pool_props=pool_props, root_props=root_props, force=force), timeout=300, mutating=True
-    )
+def destroy_argv(name: str) -> list[str]:
+    return ["zpool", "destroy", "--", names.pool_name(name)]
 
 
-def destroy(transport: Transport, name: str) -> None:
-    transport.run(["zpool", "destroy", "--", names.pool_name(name)], timeout=300, mutating=True)
-
-
-def labelclear(transport: Transport, device: str) -> None:
+def labelclear_argv(device: str) -> list[str]:
     """Wipe a former member's ZFS label (after its pool was destroyed), so the disk is free to reuse."""
-    if not _DEVICE.match(re.sub(r"-part\d+$", "", device)) and not _DEVICE.match(device):
+    if not _DEVICE.match(re.sub(r"-part\d+$", "", device)):
         raise InvalidLayout(f"'{device}' is not a device path")
-    transport.run(["zpool", "labelclear", "-f", "--", device], timeout=60, mutating=True)
+    return ["zpool", "labelclear", "-f", "--", device]
 
 
 def scrub_argv(pool: str, action: str) -> list[str]:

@@ -45,7 +45,7 @@ def test_create_a_pool_with_every_vdev_class_then_destroy_it(
             pool_props={"ashift": "12", "autotrim": "on"},
             root_props={"compression": "lz4", "atime": "off", "xattr": "sa"},
         )
-    run(op, services.pool_create_run)
+    run(op, services.storage_command_run)
 
     pool = Pool.objects.get(host=lab_host, name="tank")
     assert pool.state == "ONLINE" and pool.size > 0
@@ -66,7 +66,7 @@ def test_create_a_pool_with_every_vdev_class_then_destroy_it(
     assert root.properties["compression"] == {"value": "lz4", "source": "local", "from": ""}
     assert root.properties["atime"]["value"] == "off"
     audit = Operation.objects.get(pk=op.pk)
-    assert audit.params["argv"][:2] == ["zpool", "create"]
+    assert audit.params["argvs"][0][:2] == ["zpool", "create"]
 
     with pytest.raises(ValidationError) as caught:  # the inventory knows those disks are taken now
         services.pool_create_start(
@@ -83,7 +83,7 @@ def test_create_a_pool_with_every_vdev_class_then_destroy_it(
 
     with django_capture_on_commit_callbacks(execute=False):
         op = services.pool_destroy_start(host=lab_host, user=admin_user, name="tank", confirm="tank")
-    run(op, services.pool_destroy_run)
+    run(op, services.storage_command_run)
     assert not Pool.objects.filter(host=lab_host).exists()
     assert {d.by_id for d in Disk.objects.filter(host=lab_host) if d.is_free} >= {D(i) for i in range(1, 9)}
 
@@ -102,7 +102,7 @@ def test_each_data_layout_creates_the_topology_asked_for(
         op = services.pool_create_start(
             host=lab_host, user=admin_user, name="tank", layout=PoolLayout(data=data), pool_props={}, root_props={}
         )
-    run(op, services.pool_create_run)
+    run(op, services.storage_command_run)
     top = list(Pool.objects.get(host=lab_host, name="tank").vdevs.filter(depth=0).values_list("type", flat=True))
     expected = {
         "stripe": ["disk", "disk"],
