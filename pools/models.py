@@ -204,3 +204,21 @@ class SnapshotTask(models.Model):
 
     def snapshot_name(self, now) -> str:
         return f"{self.prefix}-{now:%Y-%m-%d_%H-%M}"
+
+
+class ImportablePool(models.Model):
+    """A pool `zpool import` found on a host's disks at the last scan (exported, or from another machine)."""
+
+    host = models.ForeignKey(Host, on_delete=models.CASCADE, related_name="importable_pools")
+    name = models.CharField(max_length=255)
+    guid = models.CharField(max_length=24)
+    state = models.CharField(max_length=16)
+    status = models.TextField(blank=True)
+    action = models.TextField(blank=True)
+    observed_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["host", "name"]
+
+    def __str__(self):
+        return f"{self.name} ({self.guid})"

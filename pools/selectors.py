@@ -121,3 +121,9 @@ def snapshot_tasks_with_preview(*, host) -> list:
     for task in tasks:
         task.preview = retention_victims(task=task, now=now, taking_one=True)
     return tasks
+
+
+def importable_pools(*, host):
+    from pools.models import ImportablePool
+
+    return ImportablePool.objects.filter(host=host)

@@ -462,3 +462,79 @@ def snapshot_task_delete(*, host, pk: int) -> None:
     from pools.models import SnapshotTask
 
     SnapshotTask.objects.filter(host=host, pk=pk).delete()
+
+
+# --- export and import -------------------------------------------------------------------------------
+def pool_export_start(*, host, user, name: str) -> Operation:
+    if not Pool.objects.filter(host=host, name=name).exists():
+        raise ValidationError({"name": f"{host.name} has no pool named {name}."})
+    return _command_start(
+        host=host,
+        user=user,
+        kind="pool.export",
+        target=f"pool:{name}",
+        argvs=[zpool.export_argv(name)],
+        done=f"Pool {name} exported",
+    )
+
+
+def pool_import_scan_start(*, host, user) -> Operation:
+    from pools.tasks import pool_import_scan_task
+
+    return operation_start(
+        kind="pool.import.scan",
+        target=f"host:{host.name}:import-scan",
+        host=host,
+        user=user,
+        task=pool_import_scan_task,
+    )
+
+
+def pool_import_scan_run(*, operation_id: int) -> None:
+    """A read: `zpool import` scans the disks; what it finds is stored for the page to list."""
+    from pools.models import ImportablePool
+
+    with operation_tracking(operation_id) as tracker:
+        if tracker:
+            op = tracker.op
+            tracker.progress(10, "Scanning disks for pools")
+            result = transport_for(op.host, user=op.user, operation=op).run(
+                ["zpool", "import"], timeout=300, check=False
+            )
+            found = zpool.parse_import(result.stdout)
+            now = timezone.now()
+            with transaction.atomic():
+                ImportablePool.objects.filter(host=op.host).delete()
+                ImportablePool.objects.bulk_create(
+                    [
+                        ImportablePool(
+                            host=op.host,
+                            name=p.name,
+                            guid=p.guid,
+                            state=p.state,
+                            status=p.status,
+                            action=p.action,
+                            observed_at=now,
+                        )
+                        for p in found
+                    ]
+                )
+            tracker.progress(100, f"Found {len(found)} pool{'s' if len(found) != 1 else ''} to import")
+
+
+def pool_import_start(*, host, user, guid: str, new_name: str = "") -> Operation:
+    from pools.models import ImportablePool
+
+    candidate = ImportablePool.objects.filter(host=host, guid=guid).first()
+    if candidate is None:
+        raise ValidationError({"guid": "That pool is not in the last scan: scan again."})
+    name = new_name or candidate.name
+    if Pool.objects.filter(host=host, name=name).exists():
+        raise ValidationError(
+            {"new_name": f"{host.name} already has a pool named {name}: import it under another name."}
+        )
+    argv = _checked(lambda: zpool.import_argv(guid, new_name))
+    ImportablePool.objects.filter(pk=candidate.pk).delete()
+    return _command_start(
+        host=host, user=user, kind="pool.import", target=f"pool:{name}", argvs=[argv], done=f"Pool {name} imported"
+    )

@@ -37,3 +37,10 @@ def snapshot_tasks_run_due() -> None:
     from pools.services import snapshot_tasks_run_due
 
     snapshot_tasks_run_due()
+
+
+@shared_task
+def pool_import_scan_task(operation_id: int) -> None:
+    from pools.services import pool_import_scan_run
+
+    pool_import_scan_run(operation_id=operation_id)

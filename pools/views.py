@@ -26,7 +26,10 @@ def pool_list(request):
     host = host_current(request)
     pools = selectors.pool_list(host=host) if host else []
     observed = selectors.inventory_observed_at(host=host) if host else None
-    return render(request, "pools/pool_list.html", {"host": host, "pools": pools, "observed": observed})
+    importable = selectors.importable_pools(host=host) if host else []
+    return render(
+        request, "pools/pool_list.html", {"host": host, "pools": pools, "observed": observed, "importable": importable}
+    )
 
 
 def pool_detail(request, pk):
@@ -282,3 +285,27 @@ def snapshot_task_delete(request, pk):
     services.snapshot_task_delete(host=host_current(request), pk=pk)
     messages.success(request, "Schedule removed; its snapshots stay.")
     return redirect("snapshot-task-list")
+
+
+@requires(write=Role.ADMIN)
+@require_POST
+def pool_export(request, pk):
+    pool = get_object_or_404(Pool, host=host_current(request), pk=pk)
+    return _start(request, services.pool_export_start, pool.get_absolute_url(), name=pool.name)
+
+
+@require_POST
+def pool_import_scan(request):
+    return _start(request, services.pool_import_scan_start, "pool-list")
+
+
+@requires(write=Role.ADMIN)
+@require_POST
+def pool_import(request):
+    return _start(
+        request,
+        services.pool_import_start,
+        "pool-list",
+        guid=request.POST.get("guid", ""),
+        new_name=request.POST.get("new_name", "").strip(),
+    )

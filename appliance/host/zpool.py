@@ -270,3 +270,42 @@ def scrub_argv(pool: str, action: str) -> list[str]:
     if action not in flags:
         raise InvalidLayout(f"'{action}' is not start, pause or stop")
     return ["zpool", "scrub", *flags[action], "--", names.pool_name(pool)]
+
+
+@dataclass
+class ImportablePool:
+    name: str
+    guid: str
+    state: str
+    status: str  # why it may not import cleanly ('' when fine)
+    action: str
+
+
+def parse_import(text: str) -> list[ImportablePool]:
+    """`zpool import` (no JSON in 2.3): blocks of 'key: value' lines starting at 'pool:'."""
+    pools, current, key = [], None, None
+    for line in text.splitlines():
+        match = re.match(r"^\s*(pool|id|state|status|action|config):\s?(.*)$", line)
+        if match:
+            key, value = match.group(1), match.group(2).strip()
+            if key == "pool":
+                current = {"pool": value}
+                pools.append(current)
+            elif current is not None and key != "config":
+                current[key] = value
+        elif current is not None and key in ("status", "action") and line.strip():
+            current[key] += " " + line.strip()  # a wrapped status or action line (config lines follow 'config:')
+    return [
+        ImportablePool(p["pool"], p.get("id", ""), p.get("state", ""), p.get("status", ""), p.get("action", ""))
+        for p in pools
+    ]
+
+
+def import_argv(guid: str, new_name: str = "") -> list[str]:
+    if not guid.isdigit():
+        raise InvalidLayout("A pool to import is named by its numeric id")
+    return ["zpool", "import", "--", guid, *([names.pool_name(new_name)] if new_name else [])]
+
+
+def export_argv(name: str) -> list[str]:
+    return ["zpool", "export", "--", names.pool_name(name)]

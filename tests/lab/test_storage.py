@@ -207,3 +207,26 @@ def test_a_periodic_task_takes_snapshots_and_prunes_to_its_retention(
         Snapshot.objects.filter(dataset__host=lab_host, dataset__name="tank/data").values_list("name", flat=True)
     )
     assert kept == [task.snapshot_name(start + timedelta(minutes=m)) for m in (1, 2)] + ["manual"]
+
+
+def test_export_then_import_under_a_new_name(guest, lab_host, admin_user, django_capture_on_commit_callbacks):
+    from pools.models import ImportablePool
+
+    t = guest.transport()
+    t.run(["zpool", "create", "-f", "tank", "mirror", D(1), D(2)], mutating=True, timeout=120)
+    t.close()
+    services.inventory_refresh(host=lab_host)
+
+    def do(start, runner=services.storage_command_run, **kwargs):
+        with django_capture_on_commit_callbacks(execute=False):
+            op = start(host=lab_host, user=admin_user, **kwargs)
+        return run(op, runner)
+
+    do(services.pool_export_start, name="tank")
+    assert not Pool.objects.filter(host=lab_host).exists()
+    do(services.pool_import_scan_start, runner=services.pool_import_scan_run)
+    found = ImportablePool.objects.get(host=lab_host)
+    assert (found.name, found.state) == ("tank", "ONLINE")
+    do(services.pool_import_start, guid=found.guid, new_name="archive")
+    assert Pool.objects.get(host=lab_host).name == "archive"
+    assert not ImportablePool.objects.filter(host=lab_host).exists()

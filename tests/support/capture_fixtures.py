@@ -129,6 +129,10 @@ def capture(lab) -> None:
         t.run(argv, mutating=True)
     for name, argv in CAPTURE.items():
         save(name, argv)
+    # An exported pool, as `zpool import` lists it (no JSON output for that in 2.3).
+    t.run(["zpool", "export", "tank"], mutating=True, timeout=120)
+    save("zpool_import.txt", ["zpool", "import"])
+    t.run(["zpool", "import", "tank"], mutating=True, timeout=120)
     # A dRAID pool: its JSON differs (no vdev_type or state on the dRAID vdev).
     t.run(["zpool", "destroy", "tank"], mutating=True, timeout=120)
     t.run(["zpool", "create", "-f", "dpool", "draid1", D(1), D(2), D(3)], mutating=True, timeout=120)

@@ -141,3 +141,14 @@ def test_a_draid_vdev_without_a_type_in_the_json_is_still_a_draid():
     pool = zpool.parse_status((FIXTURES / "zpool_status_draid.json").read_text())["dpool"]
     assert [(v.role, v.type) for v in pool.vdevs] == [("data", "draid")]
     assert len(list(pool.vdevs[0].disks())) == 3
+
+
+def test_importable_pools_parse_from_the_text_listing():
+    [pool] = zpool.parse_import((FIXTURES / "zpool_import.txt").read_text())
+    assert (pool.name, pool.state) == ("tank", "ONLINE") and pool.guid.isdigit()
+    assert "can be imported" in pool.action
+    assert zpool.parse_import("no pools available to import\n") == []
+    assert zpool.import_argv(pool.guid, "tank2") == ["zpool", "import", "--", pool.guid, "tank2"]
+    with pytest.raises(InvalidLayout):
+        zpool.import_argv("tank")
+    assert zpool.export_argv("tank") == ["zpool", "export", "--", "tank"]
