@@ -538,3 +538,25 @@ def pool_import_start(*, host, user, guid: str, new_name: str = "") -> Operation
     return _command_start(
         host=host, user=user, kind="pool.import", target=f"pool:{name}", argvs=[argv], done=f"Pool {name} imported"
     )
+
+
+def pool_device_start(*, host, user, pool: str, action: str, device: str = "", new_device: str = "") -> Operation:
+    """Offline, online or replace a member disk, or clear a pool's (or one device's) error counters."""
+    if not Pool.objects.filter(host=host, name=pool).exists():
+        raise ValidationError({"pool": f"{host.name} has no pool {pool}."})
+    if device and not Vdev.objects.filter(pool__host=host, pool__name=pool, type="disk", path=device).exists():
+        raise ValidationError({"device": f"{device} is not a disk of {pool}."})
+    if new_device:
+        disk = Disk.objects.filter(host=host).filter(Q(by_id=new_device) | Q(path=new_device)).first()
+        if disk is None or not disk.is_free:
+            raise ValidationError(
+                {"new_device": f"{new_device} is not a free disk ({disk.usage if disk else 'unknown'})."}
+            )
+    argv = _checked(lambda: zpool.device_argv(action, pool, device, new_device))
+    done = {
+        "offline": "Taken offline",
+        "online": "Back online",
+        "clear": "Errors cleared",
+        "replace": "Replacing: the resilver runs in the background (see the pool)",
+    }[action]
+    return _command_start(host=host, user=user, kind=f"pool.{action}", target=f"pool:{pool}", argvs=[argv], done=done)

@@ -12,6 +12,7 @@ urlpatterns = [
     path("<int:pk>/destroy/", views.pool_destroy, name="pool-destroy"),
     path("<int:pk>/scrub/", views.pool_scrub, name="pool-scrub"),
     path("<int:pk>/export/", views.pool_export, name="pool-export"),
+    path("<int:pk>/device/", views.pool_device, name="pool-device"),
     path("import/scan/", views.pool_import_scan, name="pool-import-scan"),
     path("import/", views.pool_import, name="pool-import"),
     path("<int:pk>/datasets/create/", views.dataset_create, name="dataset-create"),

@@ -46,6 +46,8 @@ def pool_detail(request, pk):
             "destroy_form": PoolDestroyForm(),
             "dataset_form": DatasetCreateForm(parents=selectors.filesystem_names(pool=pool)),
             "can_change": request.user.has_role(Role.OPERATOR),
+            "can_admin": request.user.has_role(Role.ADMIN),
+            "free_disks": selectors.disk_free(host=host) if request.user.has_role(Role.ADMIN) else [],
         },
     )
 
@@ -308,4 +310,19 @@ def pool_import(request):
         "pool-list",
         guid=request.POST.get("guid", ""),
         new_name=request.POST.get("new_name", "").strip(),
+    )
+
+
+@requires(write=Role.ADMIN)
+@require_POST
+def pool_device(request, pk):
+    pool = get_object_or_404(Pool, host=host_current(request), pk=pk)
+    return _start(
+        request,
+        services.pool_device_start,
+        pool.get_absolute_url(),
+        pool=pool.name,
+        action=request.POST.get("action", ""),
+        device=request.POST.get("device", ""),
+        new_device=request.POST.get("new_device", ""),
     )

@@ -309,3 +309,18 @@ def import_argv(guid: str, new_name: str = "") -> list[str]:
 
 def export_argv(name: str) -> list[str]:
     return ["zpool", "export", "--", names.pool_name(name)]
+
+
+def device_argv(action: str, pool: str, device: str = "", new_device: str = "") -> list[str]:
+    """offline, online, clear or replace one device of a pool (device paths as in zpool status -P)."""
+    names.pool_name(pool)
+    for path in filter(None, (device, new_device)):
+        if not _DEVICE.match(re.sub(r"-part\d+$", "", path)):
+            raise InvalidLayout(f"'{path}' is not a device path")
+    if action == "replace":
+        if not new_device:
+            raise InvalidLayout("Choose the new disk")
+        return ["zpool", "replace", "--", pool, device, new_device]
+    if action in ("offline", "online", "clear"):
+        return ["zpool", action, "--", pool, *([device] if device else [])]
+    raise InvalidLayout(f"'{action}' is not offline, online, clear or replace")

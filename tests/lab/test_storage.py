@@ -230,3 +230,39 @@ def test_export_then_import_under_a_new_name(guest, lab_host, admin_user, django
     do(services.pool_import_start, guid=found.guid, new_name="archive")
     assert Pool.objects.get(host=lab_host).name == "archive"
     assert not ImportablePool.objects.filter(host=lab_host).exists()
+
+
+def test_replace_a_disk_and_watch_the_resilver_finish(guest, lab_host, admin_user, django_capture_on_commit_callbacks):
+    import time
+
+    t = guest.transport()
+    t.run(["zpool", "create", "-f", "tank", "mirror", D(1), D(2)], mutating=True, timeout=120)
+    guest.sh("dd if=/dev/urandom of=/tank/blob bs=1M count=32 status=none && sync")
+    t.close()
+    services.inventory_refresh(host=lab_host)
+    old = f"{D(2)}-part1"
+
+    def do(**kwargs):
+        with django_capture_on_commit_callbacks(execute=False):
+            op = services.pool_device_start(host=lab_host, user=admin_user, pool="tank", **kwargs)
+        return run(op, services.storage_command_run)
+
+    do(action="offline", device=old)
+    assert Pool.objects.get(host=lab_host).state == "DEGRADED"
+    do(action="online", device=old)
+    with pytest.raises(ValidationError, match="not a free disk"):
+        services.pool_device_start(
+            host=lab_host, user=admin_user, pool="tank", action="replace", device=old, new_device=D(1)
+        )
+    do(action="replace", device=old, new_device=D(3))
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:  # the worker refreshes periodically; here we refresh by hand
+        services.inventory_refresh(host=lab_host)
+        pool = Pool.objects.get(host=lab_host)
+        if pool.scan_function == "RESILVER" and pool.scan_state == "FINISHED" and pool.state == "ONLINE":
+            break
+        time.sleep(2)
+    assert (pool.scan_function, pool.scan_state, pool.state) == ("RESILVER", "FINISHED", "ONLINE")
+    members = {d.by_id for d in Disk.objects.filter(host=lab_host, pool=pool)}
+    assert members == {D(1), D(3)}
+    do(action="clear")

@@ -139,3 +139,28 @@ def test_bad_requests_name_the_field_and_queue_nothing(admin_client, local_host)
         errors = response.context["form"].errors
         assert message in " ".join(errors.get(field, [])), (extra, errors)
     assert not Operation.objects.exists()
+
+
+def test_the_pool_page_offers_disk_actions_to_admins_only(admin_client, operator_client, local_host):
+    from pools.models import Vdev
+
+    disks(local_host, n=3)
+    pool = Pool.objects.create(host=local_host, name="tank", guid="1", state="ONLINE", observed_at=timezone.now())
+    mirror = Vdev.objects.create(pool=pool, position=1, name="mirror-0", type="mirror", role="data", state="ONLINE")
+    Vdev.objects.create(
+        pool=pool,
+        parent=mirror,
+        position=2,
+        depth=1,
+        name="virtio-zfsdisk1-part1",
+        type="disk",
+        role="data",
+        state="ONLINE",
+        path=D(1) + "-part1",
+    )
+    admin_page = admin_client.get(f"/pools/{pool.pk}/").content.decode()
+    assert (
+        'value="replace"' in admin_page and 'value="offline"' in admin_page and f'<option value="{D(2)}">' in admin_page
+    )
+    operator_page = operator_client.get(f"/pools/{pool.pk}/").content.decode()
+    assert 'value="replace"' not in operator_page and "Scrub now" in operator_page

@@ -152,3 +152,19 @@ def test_importable_pools_parse_from_the_text_listing():
     with pytest.raises(InvalidLayout):
         zpool.import_argv("tank")
     assert zpool.export_argv("tank") == ["zpool", "export", "--", "tank"]
+
+
+def test_device_actions_are_exact_and_checked():
+    assert zpool.device_argv("replace", "tank", D(2) + "-part1", D(3)) == [
+        "zpool",
+        "replace",
+        "--",
+        "tank",
+        D(2) + "-part1",
+        D(3),
+    ]
+    assert zpool.device_argv("offline", "tank", D(2)) == ["zpool", "offline", "--", "tank", D(2)]
+    assert zpool.device_argv("clear", "tank") == ["zpool", "clear", "--", "tank"]
+    for bad in [("replace", "tank", D(2), ""), ("detach-all", "tank", D(2), ""), ("online", "tank", "/etc/passwd", "")]:
+        with pytest.raises(InvalidLayout):
+            zpool.device_argv(*bad)
