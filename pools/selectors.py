@@ -127,3 +127,14 @@ def importable_pools(*, host):
     from pools.models import ImportablePool
 
     return ImportablePool.objects.filter(host=host)
+
+
+def dataset_dependents(*, host, name: str) -> dict:
+    """What goes with a dataset when it is destroyed: its children and every snapshot at or below it."""
+    tree = Dataset.objects.filter(host=host).filter(Q(name=name) | Q(name__startswith=f"{name}/"))
+    children = tree.exclude(name=name)
+    return {
+        "children": list(children.values_list("name", flat=True)[:50]),
+        "child_count": children.count(),
+        "snapshots": tree.aggregate(n=Sum("snapshot_count"))["n"] or 0,
+    }

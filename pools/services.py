@@ -1,11 +1,12 @@
 """Writes for storage: refreshing the inventory, and pool, dataset and snapshot operations."""
 
+import logging
 import re
 from datetime import UTC, datetime
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Q, Sum
+from django.db.models import Q
 from django.utils import timezone
 
 from appliance.connect import transport_for
@@ -17,6 +18,7 @@ from appliance.operations import operation_start, operation_tracking
 from pools.models import Dataset, Disk, Pool, Snapshot, Vdev
 
 BATCH = 5000
+log = logging.getLogger(__name__)
 
 
 # --- inventory -------------------------------------------------------------------------------------
@@ -334,17 +336,6 @@ def dataset_destroy_start(*, host, user, name: str, confirm: str) -> Operation:
     return _command_start(
         host=host, user=user, kind="dataset.destroy", target=f"dataset:{name}", argvs=[argv], done=f"Destroyed {name}"
     )
-
-
-def dataset_dependents(*, host, name: str) -> dict:
-    """What goes with a dataset when it is destroyed: its children and every snapshot at or below it."""
-    tree = Dataset.objects.filter(host=host).filter(Q(name=name) | Q(name__startswith=f"{name}/"))
-    children = tree.exclude(name=name)
-    return {
-        "children": list(children.values_list("name", flat=True)[:50]),
-        "child_count": children.count(),
-        "snapshots": tree.aggregate(n=Sum("snapshot_count"))["n"] or 0,
-    }
 
 
 def snapshot_create_start(*, host, user, dataset: str, name: str, recursive: bool = False) -> Operation:

@@ -22,6 +22,16 @@ from pools.forms import (
 from pools.models import Dataset, Pool
 
 
+def _start(request, start, back, **kwargs):
+    """Start an operation through a service; on a refusal go back and say why."""
+    try:
+        op = start(host=host_current(request), user=request.user, **kwargs)
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+        return redirect(back)
+    return redirect("operation-detail", pk=op.pk)
+
+
 def pool_list(request):
     host = host_current(request)
     pools = selectors.pool_list(host=host) if host else []
@@ -82,29 +92,21 @@ def pool_create(request):
 @requires(write=Role.ADMIN)
 @require_POST
 def pool_destroy(request, pk):
-    host = host_current(request)
-    pool = Pool.objects.filter(host=host, pk=pk).first()
+    pool = Pool.objects.filter(host=host_current(request), pk=pk).first()
     if pool is None:
         return redirect("pool-list")
-    try:
-        op = services.pool_destroy_start(
-            host=host, user=request.user, name=pool.name, confirm=request.POST.get("confirm", "")
-        )
-    except ValidationError as exc:
-        messages.error(request, " ".join(exc.messages))
-        return redirect("pool-detail", pk=pk)
-    return redirect("operation-detail", pk=op.pk)
+    return _start(
+        request,
+        services.pool_destroy_start,
+        pool.get_absolute_url(),
+        name=pool.name,
+        confirm=request.POST.get("confirm", ""),
+    )
 
 
 @require_POST
 def inventory_refresh(request):
-    host = host_current(request)
-    try:
-        op = services.inventory_refresh_start(host=host, user=request.user)
-    except ValidationError as exc:
-        messages.error(request, " ".join(exc.messages))
-        return redirect("pool-list")
-    return redirect("operation-detail", pk=op.pk)
+    return _start(request, services.inventory_refresh_start, "pool-list")
 
 
 def disk_list(request):
@@ -135,16 +137,6 @@ def share_list(request):
         "_not_built_yet.html",
         {"title": "Shares", "needs_zfs": True, "host": host_current(request), "what": "SMB and NFS shares on"},
     )
-
-
-def _start(request, start, back, **kwargs):
-    """Start an operation through a service; on a refusal go back and say why."""
-    try:
-        op = start(host=host_current(request), user=request.user, **kwargs)
-    except ValidationError as exc:
-        messages.error(request, " ".join(exc.messages))
-        return redirect(back)
-    return redirect("operation-detail", pk=op.pk)
 
 
 @require_POST
@@ -190,7 +182,7 @@ def dataset_detail(request, pk):
             "properties": selectors.dataset_properties(dataset=dataset),
             "snapshot_form": SnapshotCreateForm(initial={"name": timezone.now().strftime("manual-%Y-%m-%d_%H-%M")}),
             "snapshots": selectors.snapshot_recent(dataset=dataset),
-            "dependents": services.dataset_dependents(host=host, name=dataset.name),
+            "dependents": selectors.dataset_dependents(host=host, name=dataset.name),
             "can_change": request.user.has_role(Role.OPERATOR),
         },
     )

@@ -15,6 +15,13 @@ class InvalidLayout(ValueError):
     """A layout zpool would refuse or that would lose data; the message says which vdev and why."""
 
 
+def _check_device(path: str) -> str:
+    """A whole disk or one of its partitions, by /dev/disk/by-id/… or /dev/sdX; never an option or a file."""
+    if not _DEVICE.match(re.sub(r"-part\d+$", "", path)):
+        raise InvalidLayout(f"'{path}' is not a device path (/dev/disk/by-id/… or /dev/sdX)")
+    return path
+
+
 @dataclass(frozen=True)
 class VdevSpec:
     kind: str  # stripe, mirror, raidz1-3, draid1-3
@@ -55,8 +62,7 @@ def check_layout(layout: PoolLayout) -> PoolLayout:
                 )
     seen = set()
     for disk in layout.disks():
-        if not _DEVICE.match(disk):
-            raise InvalidLayout(f"'{disk}' is not a device path (/dev/disk/by-id/… or /dev/sdX)")
+        _check_device(disk)
         if disk in seen:
             raise InvalidLayout(f"{disk} appears twice")
         seen.add(disk)
@@ -259,9 +265,7 @@ def destroy_argv(name: str) -> list[str]:
 
 def labelclear_argv(device: str) -> list[str]:
     """Wipe a former member's ZFS label (after its pool was destroyed), so the disk is free to reuse."""
-    if not _DEVICE.match(re.sub(r"-part\d+$", "", device)):
-        raise InvalidLayout(f"'{device}' is not a device path")
-    return ["zpool", "labelclear", "-f", "--", device]
+    return ["zpool", "labelclear", "-f", "--", _check_device(device)]
 
 
 def scrub_argv(pool: str, action: str) -> list[str]:
@@ -315,8 +319,7 @@ def device_argv(action: str, pool: str, device: str = "", new_device: str = "") 
     """offline, online, clear or replace one device of a pool (device paths as in zpool status -P)."""
     names.pool_name(pool)
     for path in filter(None, (device, new_device)):
-        if not _DEVICE.match(re.sub(r"-part\d+$", "", path)):
-            raise InvalidLayout(f"'{path}' is not a device path")
+        _check_device(path)
     if action == "replace":
         if not new_device:
             raise InvalidLayout("Choose the new disk")

@@ -6,7 +6,7 @@ from django.core.exceptions import ValidationError
 from appliance.host import zfs
 from appliance.host.zpool import PoolLayout, VdevSpec
 from appliance.models import Operation
-from pools import services
+from pools import selectors, services
 from pools.models import Dataset, Disk, Pool, Snapshot
 
 pytestmark = pytest.mark.lab
@@ -165,7 +165,7 @@ def test_dataset_zvol_snapshot_and_scrub_life_cycle(guest, lab_host, admin_user,
     do(services.snapshot_destroy_start, snapshots=["tank/data@one"])
     assert Dataset.objects.get(host=lab_host, name="tank/data").snapshot_count == 0
 
-    assert services.dataset_dependents(host=lab_host, name="tank/data") == {
+    assert selectors.dataset_dependents(host=lab_host, name="tank/data") == {
         "children": [],
         "child_count": 0,
         "snapshots": 0,
