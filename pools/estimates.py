@@ -26,8 +26,9 @@ def parity(kind: str) -> int:
     return int(kind[-1]) if kind[-1].isdigit() and kind.startswith(("raidz", "draid")) else 0
 
 
-def estimate(vdevs: list[tuple[str, list[tuple[int, str]]]]) -> Estimate:
-    """vdevs: [(kind, [(disk size, media), …]), …] for the data vdevs."""
+def estimate(vdevs: list[tuple[str, list[tuple[int, str]]]], per_disk: dict | None = None) -> Estimate:
+    """vdevs: [(kind, [(disk size, media), …]), …] for the data vdevs; per_disk: media → (MB/s, IOPS)."""
+    per_disk = {**PER_DISK, **(per_disk or {})}
     usable = read = write = iops = 0
     sizes = set()
     for kind, disks in vdevs:
@@ -35,7 +36,7 @@ def estimate(vdevs: list[tuple[str, list[tuple[int, str]]]]) -> Estimate:
             continue
         smallest = min(size for size, _ in disks)
         sizes.update(size for size, _ in disks)
-        mbs, disk_iops = min((PER_DISK.get(media, PER_DISK["hdd"]) for _, media in disks), key=lambda x: x[0])
+        mbs, disk_iops = min((per_disk.get(media, per_disk["hdd"]) for _, media in disks), key=lambda x: x[0])
         n = len(disks)
         if kind == "mirror":
             usable += smallest

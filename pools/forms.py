@@ -155,6 +155,40 @@ class PoolCreateForm(forms.Form):
         return {k: self.cleaned_data[k] for k in ("compression", "atime", "xattr", "casesensitivity", "sync")}
 
 
+class PoolAddForm(forms.Form):
+    """Grow a pool by one vdev (data, log or special), or by cache disks or spares."""
+
+    role = forms.ChoiceField(
+        choices=[
+            ("data", "Data"),
+            ("log", "Log (SLOG)"),
+            ("special", "Special"),
+            ("cache", "Cache"),
+            ("spare", "Spare"),
+        ],
+        help_text="A data vdev cannot be removed again from a pool with RAID-Z: match the existing vdevs.",
+    )
+    layout = forms.ChoiceField(choices=Layout.choices, initial=Layout.MIRROR, help_text="Ignored for cache and spares.")
+    disks = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple, help_text="Free disks only.")
+
+    def __init__(self, *args, free_disks=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["disks"].choices = [(d.by_id or d.path, d.by_id or d.path) for d in free_disks]
+
+    def pool_layout(self) -> PoolLayout:
+        role, kind, disks = self.cleaned_data["role"], self.cleaned_data["layout"], tuple(self.cleaned_data["disks"])
+        if role in ("cache", "spare"):
+            return PoolLayout(data=(), **{role: disks})
+        vdevs = tuple(VdevSpec("stripe", (d,)) for d in disks) if kind == "stripe" else (VdevSpec(kind, disks),)
+        return PoolLayout(data=(), **{role: vdevs}) if role != "data" else PoolLayout(data=vdevs)
+
+
+class MediaSpeedForm(forms.Form):
+    media = forms.ChoiceField(choices=[("hdd", "HDD"), ("ssd", "SSD"), ("nvme", "NVMe")])
+    mb_s = forms.IntegerField(min_value=1, max_value=100_000, label="MB/s", help_text="One disk, streaming.")
+    iops = forms.IntegerField(min_value=1, max_value=10_000_000, label="IOPS", help_text="One disk, 4 KiB random.")
+
+
 class PoolDestroyForm(forms.Form):
     confirm = forms.CharField(label="Type the pool's name to destroy it and every dataset and snapshot in it")
 

@@ -155,6 +155,7 @@ class Snapshot(models.Model):
     used = models.BigIntegerField(default=0)
     referenced = models.BigIntegerField(default=0)
     created_at = models.DateTimeField(db_index=True)
+    holds = models.PositiveIntegerField(default=0, help_text="zfs holds on it; a held snapshot cannot be destroyed.")
 
     class Meta:
         ordering = ["dataset", "-created_at"]
@@ -222,3 +223,17 @@ class ImportablePool(models.Model):
 
     def __str__(self):
         return f"{self.name} ({self.guid})"
+
+
+class MediaSpeed(models.Model):
+    """The per-disk figures the pool-creation preview multiplies (editable: measure your own disks with fio)."""
+
+    media = models.CharField(max_length=8, unique=True)  # hdd, ssd, nvme
+    mb_s = models.PositiveIntegerField("sequential MB/s", help_text="One disk's streaming speed.")
+    iops = models.PositiveIntegerField("random IOPS", help_text="One disk's small random reads per second.")
+
+    class Meta:
+        ordering = ["media"]
+
+    def __str__(self):
+        return f"{self.media}: {self.mb_s} MB/s, {self.iops} IOPS"

@@ -30,7 +30,10 @@ def pool_detail(*, host, pk):
 
 
 def pool_vdevs(*, pool):
-    return pool.vdevs.all()
+    """The vdev tree in display order; each row knows its parent's type (to offer detach only in mirrors)."""
+    from django.db.models import F
+
+    return pool.vdevs.annotate(parent_type=F("parent__type"))
 
 
 def pool_datasets(*, pool):
@@ -63,7 +66,15 @@ def snapshot_page(*, host, page, q="", dataset="", order="-created_at"):
 
 def layout_estimate(*, host, layout):
     sizes = {d.by_id or d.path: (d.size, d.media) for d in Disk.objects.filter(host=host)}
-    return estimate([(v.kind, [sizes[d] for d in v.disks if d in sizes]) for v in layout.data])
+    return estimate([(v.kind, [sizes[d] for d in v.disks if d in sizes]) for v in layout.data], media_speeds())
+
+
+def media_speeds() -> dict[str, tuple[int, int]]:
+    """Per-disk (MB/s, IOPS) by media type: the defaults, overridden by what an admin entered."""
+    from pools.estimates import PER_DISK
+    from pools.models import MediaSpeed
+
+    return {**PER_DISK, **{m.media: (m.mb_s, m.iops) for m in MediaSpeed.objects.all()}}
 
 
 def filesystem_names(*, pool) -> list[str]:
@@ -101,7 +112,7 @@ def retention_victims(*, task, now, taking_one: bool = False) -> list:
         for index, snap in enumerate(own):
             too_many = task.keep_count is not None and index >= task.keep_count - (1 if taking_one else 0)
             too_old = task.keep_days is not None and snap.created_at < now - timedelta(days=task.keep_days)
-            if too_many or too_old:
+            if (too_many or too_old) and not snap.holds:  # a held snapshot is kept until released
                 victims.append(snap)
     return sorted(victims, key=lambda s: s.created_at)
 

@@ -129,6 +129,7 @@ def _save_datasets(host, pool: Pool, infos: list[zfs.DatasetInfo], snapshot_text
                 used=snap.used,
                 referenced=snap.referenced,
                 created_at=datetime.fromtimestamp(snap.creation, UTC),
+                holds=snap.holds,
             )
         )
         if len(batch) >= BATCH:
@@ -211,13 +212,10 @@ def pool_create_start(
         raise ValidationError(exc.problems) from None
     if Pool.objects.filter(host=host, name=name).exists():
         errors["name"] = f"{host.name} already has a pool named {name}."
-    known = {d.by_id or d.path: d for d in Disk.objects.filter(host=host).select_related("pool")}
-    busy = [f"{path} ({known[path].usage})" for path in layout.disks() if path in known and not known[path].is_free]
-    missing = [path for path in layout.disks() if path not in known]
-    if busy and not force:
-        errors["disks"] = "Not free: " + ", ".join(busy)
-    if missing:
-        errors["disks"] = "Not on this host (refresh the inventory?): " + ", ".join(missing)
+    try:
+        _disks_free(host, layout.disks())
+    except ValidationError as exc:
+        errors.update(exc.message_dict)
     if errors:
         raise ValidationError(errors)
     return _command_start(
@@ -287,13 +285,18 @@ def _dataset(host, name) -> Dataset:
     return dataset
 
 
+def _new_dataset_name(host, name: str, field: str) -> None:
+    """A dataset about to appear (create, rename, clone): not taken, and its parent is a filesystem."""
+    if Dataset.objects.filter(host=host, name=name).exists():
+        raise ValidationError({field: f"{name} exists already."})
+    parent = name.rsplit("/", 1)[0]
+    if not Dataset.objects.filter(host=host, name=parent, type="filesystem").exists():
+        raise ValidationError({field: f"The parent {parent} is not a filesystem on {host.name}."})
+
+
 def dataset_create_start(*, host, user, name: str, props: dict, volume_size: str | None = None) -> Operation:
     argv = _checked(lambda: zfs.create_argv(name, props, volume_size=volume_size))
-    parent = name.rsplit("/", 1)[0]
-    if Dataset.objects.filter(host=host, name=name).exists():
-        raise ValidationError({"name": f"{name} exists already."})
-    if not Dataset.objects.filter(host=host, name=parent, type="filesystem").exists():
-        raise ValidationError({"name": f"The parent {parent} is not a filesystem on {host.name}."})
+    _new_dataset_name(host, name, "name")
     kind = "zvol" if volume_size else "dataset"
     return _command_start(
         host=host, user=user, kind=f"{kind}.create", target=f"dataset:{name}", argvs=[argv], done=f"Created {name}"
@@ -532,11 +535,21 @@ def pool_import_start(*, host, user, guid: str, new_name: str = "") -> Operation
 
 
 def pool_device_start(*, host, user, pool: str, action: str, device: str = "", new_device: str = "") -> Operation:
-    """Offline, online or replace a member disk, or clear a pool's (or one device's) error counters."""
+    """Offline, online, replace, attach or detach a member disk, or clear a pool's (or one device's) errors."""
     if not Pool.objects.filter(host=host, name=pool).exists():
         raise ValidationError({"pool": f"{host.name} has no pool {pool}."})
-    if device and not Vdev.objects.filter(pool__host=host, pool__name=pool, type="disk", path=device).exists():
+    member = Vdev.objects.filter(pool__host=host, pool__name=pool, type="disk", path=device).select_related("parent")
+    member = member.first() if device else None
+    if device and member is None:
         raise ValidationError({"device": f"{device} is not a disk of {pool}."})
+    if action == "detach" and (member.parent is None or member.parent.type not in ("mirror", "replacing", "spare")):
+        raise ValidationError({"device": "Only a disk of a mirror (or one being replaced) can be detached."})
+    if action == "attach" and member.role not in ("data", "special", "log"):
+        raise ValidationError({"device": "A disk is attached next to a data, special or log disk."})
+    if action == "attach" and member.parent is not None and member.parent.type != "mirror":
+        raise ValidationError(
+            {"device": f"{device} is in a {member.parent.type}: attach works on mirrors and single disks."}
+        )
     if new_device:
         disk = Disk.objects.filter(host=host).filter(Q(by_id=new_device) | Q(path=new_device)).first()
         if disk is None or not disk.is_free:
@@ -549,5 +562,109 @@ def pool_device_start(*, host, user, pool: str, action: str, device: str = "", n
         "online": "Back online",
         "clear": "Errors cleared",
         "replace": "Replacing: the resilver runs in the background (see the pool)",
+        "attach": "Attached: the new disk resilvers in the background (see the pool)",
+        "detach": "Detached",
     }[action]
     return _command_start(host=host, user=user, kind=f"pool.{action}", target=f"pool:{pool}", argvs=[argv], done=done)
+
+
+def pool_trim_start(*, host, user, pool: str, action: str) -> Operation:
+    if not Pool.objects.filter(host=host, name=pool).exists():
+        raise ValidationError({"pool": f"{host.name} has no pool {pool}."})
+    argv = _checked(lambda: zpool.trim_argv(pool, action))
+    done = {"start": "TRIM started", "suspend": "TRIM suspended", "cancel": "TRIM cancelled"}[action]
+    return _command_start(
+        host=host, user=user, kind=f"pool.trim.{action}", target=f"pool:{pool}:trim", argvs=[argv], done=done
+    )
+
+
+def pool_add_start(*, host, user, pool: str, layout: PoolLayout, force: bool = False) -> Operation:
+    """Grow a pool: data vdevs (permanent: a raidz vdev cannot be removed again), or log/special/cache/spare."""
+    if not Pool.objects.filter(host=host, name=pool).exists():
+        raise ValidationError({"pool": f"{host.name} has no pool {pool}."})
+    try:
+        argv = zpool.add_argv(pool, layout, force=force)
+    except InvalidLayout as exc:
+        raise ValidationError({"disks": str(exc)}) from None
+    _disks_free(host, layout.disks())
+    return _command_start(
+        host=host, user=user, kind="pool.add", target=f"pool:{pool}", argvs=[argv], done=f"Added to {pool}"
+    )
+
+
+def _disks_free(host, paths: list[str]) -> None:
+    known = {d.by_id or d.path: d for d in Disk.objects.filter(host=host).select_related("pool")}
+    missing = [p for p in paths if p not in known]
+    if missing:
+        raise ValidationError({"disks": "Not on this host (refresh the inventory?): " + ", ".join(missing)})
+    busy = [f"{p} ({known[p].usage})" for p in paths if not known[p].is_free]
+    if busy:
+        raise ValidationError({"disks": "Not free: " + ", ".join(busy)})
+
+
+# --- rename, clone, holds ------------------------------------------------------------------------------
+def dataset_rename_start(*, host, user, name: str, new_name: str) -> Operation:
+    _dataset(host, name)
+    try:
+        argv = zfs.rename_argv(name, new_name)
+    except names.InvalidName as exc:
+        raise ValidationError({"new_name": str(exc)}) from None
+    _new_dataset_name(host, new_name, "new_name")
+    return _command_start(
+        host=host,
+        user=user,
+        kind="dataset.rename",
+        target=f"dataset:{name}",
+        argvs=[argv],
+        done=f"{name} is now {new_name}",
+    )
+
+
+def snapshot_clone_start(*, host, user, snapshot: str, target: str) -> Operation:
+    dataset_name, _, snap = snapshot.partition("@")
+    if not Snapshot.objects.filter(dataset__host=host, dataset__name=dataset_name, name=snap).exists():
+        raise ValidationError({"snapshot": f"No snapshot {snapshot} on {host.name}."})
+    try:
+        argv = zfs.clone_argv(snapshot, target)
+    except names.InvalidName as exc:
+        raise ValidationError({"target": str(exc)}) from None
+    _new_dataset_name(host, target, "target")
+    return _command_start(
+        host=host,
+        user=user,
+        kind="snapshot.clone",
+        target=f"dataset:{target}",
+        argvs=[argv],
+        done=f"Cloned {snapshot} to {target}",
+    )
+
+
+def snapshot_hold_start(*, host, user, snapshot: str, tag: str, release: bool = False) -> Operation:
+    dataset_name, _, snap = snapshot.partition("@")
+    row = Snapshot.objects.filter(dataset__host=host, dataset__name=dataset_name, name=snap).first()
+    if row is None:
+        raise ValidationError({"snapshot": f"No snapshot {snapshot} on {host.name}."})
+    if release and not row.holds:
+        raise ValidationError({"tag": f"{snapshot} has no holds."})
+    try:
+        argv = zfs.hold_argv(snapshot, tag, release=release)
+    except names.InvalidName as exc:
+        raise ValidationError({"tag": str(exc)}) from None
+    return _command_start(
+        host=host,
+        user=user,
+        kind="snapshot.release" if release else "snapshot.hold",
+        target=f"dataset:{dataset_name}",
+        argvs=[argv],
+        done=f"{'Released' if release else 'Held'} {snapshot} ({tag})",
+    )
+
+
+def media_speed_save(*, media: str, mb_s: int, iops: int) -> None:
+    from pools.models import MediaSpeed
+
+    if media not in ("hdd", "ssd", "nvme"):
+        raise ValidationError({"media": "One of hdd, ssd, nvme."})
+    if not (1 <= mb_s <= 100_000 and 1 <= iops <= 10_000_000):
+        raise ValidationError({"mb_s": "MB/s from 1 to 100,000 and IOPS from 1 to 10,000,000."})
+    MediaSpeed.objects.update_or_create(media=media, defaults={"mb_s": mb_s, "iops": iops})

@@ -14,6 +14,8 @@ from pools import selectors, services
 from pools.forms import (
     DatasetCreateForm,
     DatasetEditForm,
+    MediaSpeedForm,
+    PoolAddForm,
     PoolCreateForm,
     PoolDestroyForm,
     SnapshotCreateForm,
@@ -58,6 +60,7 @@ def pool_detail(request, pk):
             "can_change": request.user.has_role(Role.OPERATOR),
             "can_admin": request.user.has_role(Role.ADMIN),
             "free_disks": selectors.disk_free(host=host) if request.user.has_role(Role.ADMIN) else [],
+            "add_form": PoolAddForm(free_disks=selectors.disk_free(host=host)),
         },
     )
 
@@ -109,11 +112,22 @@ def inventory_refresh(request):
     return _start(request, services.inventory_refresh_start, "pool-list")
 
 
+@requires(write=Role.ADMIN)
+@require_http_methods(["GET", "POST"])
 def disk_list(request):
     host = host_current(request)
+    form = MediaSpeedForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        services.media_speed_save(**form.cleaned_data)
+        messages.success(request, f"New pools' previews now use these {form.cleaned_data['media']} figures.")
+        return redirect("disk-list")
     disks = selectors.disk_list(host=host) if host else []
     observed = selectors.inventory_observed_at(host=host) if host else None
-    return render(request, "pools/disk_list.html", {"host": host, "disks": disks, "observed": observed})
+    return render(
+        request,
+        "pools/disk_list.html",
+        {"host": host, "disks": disks, "observed": observed, "form": form, "speeds": selectors.media_speeds()},
+    )
 
 
 def snapshot_list(request):
@@ -317,4 +331,64 @@ def pool_device(request, pk):
         action=request.POST.get("action", ""),
         device=request.POST.get("device", ""),
         new_device=request.POST.get("new_device", ""),
+    )
+
+
+@requires(write=Role.ADMIN)
+@require_POST
+def pool_add(request, pk):
+    pool = get_object_or_404(Pool, host=host_current(request), pk=pk)
+    form = PoolAddForm(request.POST, free_disks=selectors.disk_free(host=pool.host))
+    if not form.is_valid():
+        messages.error(request, "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
+        return redirect(pool.get_absolute_url())
+    return _start(request, services.pool_add_start, pool.get_absolute_url(), pool=pool.name, layout=form.pool_layout())
+
+
+@require_POST
+def pool_trim(request, pk):
+    pool = get_object_or_404(Pool, host=host_current(request), pk=pk)
+    return _start(
+        request,
+        services.pool_trim_start,
+        pool.get_absolute_url(),
+        pool=pool.name,
+        action=request.POST.get("action", ""),
+    )
+
+
+@require_POST
+def dataset_rename(request, pk):
+    dataset = get_object_or_404(Dataset, host=host_current(request), pk=pk)
+    return _start(
+        request,
+        services.dataset_rename_start,
+        dataset.get_absolute_url(),
+        name=dataset.name,
+        new_name=request.POST.get("new_name", "").strip(),
+    )
+
+
+@require_POST
+def snapshot_clone(request, pk):
+    dataset = get_object_or_404(Dataset, host=host_current(request), pk=pk)
+    return _start(
+        request,
+        services.snapshot_clone_start,
+        dataset.get_absolute_url(),
+        snapshot=f"{dataset.name}@{request.POST.get('snapshot', '')}",
+        target=request.POST.get("target", "").strip(),
+    )
+
+
+@require_POST
+def snapshot_hold(request, pk):
+    dataset = get_object_or_404(Dataset, host=host_current(request), pk=pk)
+    return _start(
+        request,
+        services.snapshot_hold_start,
+        dataset.get_absolute_url(),
+        snapshot=f"{dataset.name}@{request.POST.get('snapshot', '')}",
+        tag=request.POST.get("tag", "").strip() or "tarn",
+        release=request.POST.get("action") == "release",
     )

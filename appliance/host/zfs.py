@@ -1,6 +1,7 @@
 """zfs: datasets, zvols and snapshots — listed once per pool for the inventory, changed through exact argv."""
 
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -13,7 +14,7 @@ LIST_PROPERTIES = (
     "refquota", "reservation", "refreservation", "sync", "atime", "relatime", "volsize", "volblocksize",
     "primarycache", "secondarycache", "dedup", "xattr", "acltype", "casesensitivity", "snapdir", "creation",
 )  # fmt: skip
-SNAPSHOT_FIELDS = ("name", "used", "referenced", "creation")
+SNAPSHOT_FIELDS = ("name", "used", "referenced", "creation", "userrefs")  # userrefs: how many holds
 
 
 @dataclass
@@ -45,6 +46,7 @@ class SnapshotInfo:
     used: int
     referenced: int
     creation: int
+    holds: int = 0
 
 
 def parse_list(text: str) -> list[DatasetInfo]:
@@ -65,11 +67,11 @@ def parse_list(text: str) -> list[DatasetInfo]:
 
 
 def parse_snapshots(text: str) -> Iterator[SnapshotInfo]:
-    """`zfs list -H -p -t snapshot -o name,used,referenced,creation` → snapshots, streamed line by line."""
+    """`zfs list -H -p -t snapshot -o name,used,referenced,creation[,userrefs]` → snapshots, streamed line by line."""
     for line in text.splitlines():
-        name, used, referenced, creation = line.split("\t")
+        name, used, referenced, creation, *holds = line.split("\t")
         dataset, _, snap = name.partition("@")
-        yield SnapshotInfo(dataset, snap, int(used), int(referenced), int(creation))
+        yield SnapshotInfo(dataset, snap, int(used), int(referenced), int(creation), int(holds[0]) if holds else 0)
 
 
 def list_datasets(transport: Transport, pool: str) -> list[DatasetInfo]:
@@ -158,3 +160,47 @@ def destroy_argv(name: str, *, recursive: bool = False) -> list[str]:
 def rollback_argv(snapshot: str, *, destroy_newer: bool = False) -> list[str]:
     names.snapshot_name(snapshot)
     return ["zfs", "rollback", *(["-r"] if destroy_newer else []), "--", snapshot]
+
+
+def rename_argv(name: str, new_name: str) -> list[str]:
+    """Rename a dataset or zvol within its pool (parents are not created), or a snapshot within its dataset."""
+    if "@" in name:
+        names.snapshot_name(name)
+        names.snapshot_name(new_name)
+        if name.split("@")[0] != new_name.split("@")[0]:
+            raise names.InvalidName("A snapshot is renamed within its dataset")
+    else:
+        names.dataset_name(name)
+        names.dataset_name(new_name)
+        if "/" not in name or "/" not in new_name:
+            raise names.InvalidName("A pool's root dataset is renamed by importing the pool under a new name")
+        if name.split("/")[0] != new_name.split("/")[0]:
+            raise names.InvalidName("A dataset stays in its pool (use send/receive to move it)")
+        if new_name.startswith(name + "/"):
+            raise names.InvalidName("A dataset cannot move below itself")
+    return ["zfs", "rename", "--", name, new_name]
+
+
+def clone_argv(snapshot: str, target: str, props: dict | None = None) -> list[str]:
+    """A writable dataset that starts as the snapshot's contents, in the same pool."""
+    names.snapshot_name(snapshot)
+    names.dataset_name(target)
+    if "/" not in target:
+        raise names.InvalidName("A clone lives inside a pool: pool/name")
+    if snapshot.split("/")[0].split("@")[0] != target.split("/")[0]:
+        raise names.InvalidName("A clone lives in its snapshot's pool")
+    argv = ["zfs", "clone"]
+    for key, value in names.properties(props or {}).items():
+        argv += ["-o", f"{key}={value}"]
+    return [*argv, "--", snapshot, target]
+
+
+HOLD_TAG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$")
+
+
+def hold_argv(snapshot: str, tag: str, *, release: bool = False) -> list[str]:
+    """Hold a snapshot (it cannot be destroyed while any hold is on it), or release one tag."""
+    names.snapshot_name(snapshot)
+    if not HOLD_TAG.match(tag):
+        raise names.InvalidName("A hold tag is up to 64 letters, digits, '_', '.', ':' or '-'")
+    return ["zfs", "release" if release else "hold", "--", tag, snapshot]

@@ -43,9 +43,12 @@ class PoolLayout:
         ]
 
 
-def check_layout(layout: PoolLayout) -> PoolLayout:
-    if not layout.data:
+def check_layout(layout: PoolLayout, *, new_pool: bool = True) -> PoolLayout:
+    """new_pool=False checks vdevs to add to an existing pool, which need no data vdev."""
+    if new_pool and not layout.data:
         raise InvalidLayout("A pool needs at least one data vdev")
+    if not layout.disks():
+        raise InvalidLayout("Choose the disks")
     for role, group, kinds in (
         ("data", layout.data, DATA_KINDS),
         ("log", layout.log, ("stripe", "mirror")),
@@ -89,7 +92,11 @@ def create_argv(name: str, layout: PoolLayout, *, pool_props: dict, root_props: 
         argv += ["-o", f"{key}={value}"]
     for key, value in names.properties(root_props).items():
         argv += ["-O", f"{key}={value}"]
-    argv += ["--", name]
+    return [*argv, "--", name, *_layout_args(layout)]
+
+
+def _layout_args(layout: PoolLayout) -> list[str]:
+    argv = []
     for vdev in layout.data:
         argv += _vdev_args(vdev)
     for word, group in (("special", layout.special), ("log", layout.log)):
@@ -315,15 +322,39 @@ def export_argv(name: str) -> list[str]:
     return ["zpool", "export", "--", names.pool_name(name)]
 
 
+DEVICE_ACTIONS = ("offline", "online", "clear", "replace", "attach", "detach")
+
+
 def device_argv(action: str, pool: str, device: str = "", new_device: str = "") -> list[str]:
-    """offline, online, clear or replace one device of a pool (device paths as in zpool status -P)."""
+    """offline, online, clear, replace, attach (to make or widen a mirror) or detach one device of a pool
+    (device paths as in zpool status -P)."""
     names.pool_name(pool)
     for path in filter(None, (device, new_device)):
         _check_device(path)
-    if action == "replace":
-        if not new_device:
-            raise InvalidLayout("Choose the new disk")
-        return ["zpool", "replace", "--", pool, device, new_device]
+    if action in ("replace", "attach"):
+        if not device or not new_device:
+            raise InvalidLayout("Choose the pool's disk and the new disk")
+        return ["zpool", action, "--", pool, device, new_device]
+    if action == "detach":
+        if not device:
+            raise InvalidLayout("Choose the disk to detach")
+        return ["zpool", "detach", "--", pool, device]
     if action in ("offline", "online", "clear"):
         return ["zpool", action, "--", pool, *([device] if device else [])]
-    raise InvalidLayout(f"'{action}' is not offline, online, clear or replace")
+    raise InvalidLayout(f"'{action}' is not one of {', '.join(DEVICE_ACTIONS)}")
+
+
+def trim_argv(pool: str, action: str) -> list[str]:
+    """start, suspend (resume with start) or cancel a manual TRIM of every device that supports it."""
+    flags = {"start": [], "suspend": ["-s"], "cancel": ["-c"]}
+    if action not in flags:
+        raise InvalidLayout(f"'{action}' is not start, suspend or cancel")
+    return ["zpool", "trim", *flags[action], "--", names.pool_name(pool)]
+
+
+def add_argv(pool: str, layout: PoolLayout, *, force: bool = False) -> list[str]:
+    """`zpool add`: new data, log, special, cache or spare vdevs (data may be empty here, unlike create)."""
+    names.pool_name(pool)
+    check_layout(layout, new_pool=False)
+    argv = ["zpool", "add", *(["-f"] if force else []), "--", pool]
+    return argv + _layout_args(layout)

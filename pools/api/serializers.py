@@ -2,6 +2,8 @@
 
 from rest_framework import serializers
 
+from appliance.host.zpool import PoolLayout, VdevSpec
+from appliance.models import Host
 from pools.models import Dataset, Disk, Pool, Snapshot, Vdev
 
 
@@ -108,4 +110,102 @@ class SnapshotSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Snapshot
-        fields = ["id", "dataset", "name", "used", "referenced", "created_at"]
+        fields = ["id", "dataset", "name", "used", "referenced", "created_at", "holds"]
+
+
+# --- requests (shape only: the services check names, layouts and disks against the host) ---------------
+class HostField(serializers.SlugRelatedField):
+    def __init__(self, **kwargs):
+        super().__init__(slug_field="name", queryset=Host.objects.all(), **kwargs)
+
+
+class VdevRequest(serializers.Serializer):
+    kind = serializers.ChoiceField(
+        choices=["stripe", "mirror", "raidz1", "raidz2", "raidz3", "draid1", "draid2", "draid3"]
+    )
+    disks = serializers.ListField(child=serializers.CharField(max_length=255), min_length=1, max_length=255)
+
+
+class LayoutRequest(serializers.Serializer):
+    data = VdevRequest(many=True, required=False, default=list)
+    log = VdevRequest(many=True, required=False, default=list)
+    special = VdevRequest(many=True, required=False, default=list)
+    cache = serializers.ListField(child=serializers.CharField(max_length=255), required=False, default=list)
+    spare = serializers.ListField(child=serializers.CharField(max_length=255), required=False, default=list)
+
+    def layout(self) -> PoolLayout:
+        d = self.validated_data
+
+        def vdevs(key):
+            return tuple(VdevSpec(v["kind"], tuple(v["disks"])) for v in d[key])
+
+        return PoolLayout(vdevs("data"), vdevs("log"), vdevs("special"), tuple(d["cache"]), tuple(d["spare"]))
+
+
+class PoolCreateRequest(LayoutRequest):
+    host = HostField()
+    name = serializers.CharField(max_length=255)
+    pool_properties = serializers.DictField(child=serializers.CharField(), required=False, default=dict)
+    root_properties = serializers.DictField(child=serializers.CharField(), required=False, default=dict)
+
+
+class ConfirmRequest(serializers.Serializer):
+    confirm = serializers.CharField(help_text="The object's name, typed again.")
+
+
+class ActionRequest(serializers.Serializer):
+    action = serializers.CharField(max_length=16)
+
+
+class DeviceRequest(ActionRequest):
+    device = serializers.CharField(max_length=255, required=False, default="")
+    new_device = serializers.CharField(max_length=255, required=False, default="")
+
+
+class HostRequest(serializers.Serializer):
+    host = HostField()
+
+
+class ImportRequest(HostRequest):
+    guid = serializers.CharField(max_length=24)
+    new_name = serializers.CharField(max_length=255, required=False, default="")
+
+
+class DatasetCreateRequest(HostRequest):
+    name = serializers.CharField(max_length=255)
+    properties = serializers.DictField(child=serializers.CharField(), required=False, default=dict)
+    volsize = serializers.CharField(required=False, default=None, help_text="Set for a zvol: 10G, 500M…")
+
+
+class PropertiesRequest(serializers.Serializer):
+    properties = serializers.DictField(child=serializers.CharField(), allow_empty=False)
+
+
+class InheritRequest(serializers.Serializer):
+    property = serializers.CharField(max_length=64)
+
+
+class RenameRequest(serializers.Serializer):
+    new_name = serializers.CharField(max_length=255)
+
+
+class SnapshotCreateRequest(HostRequest):
+    dataset = serializers.CharField(max_length=255)
+    name = serializers.CharField(max_length=255)
+    recursive = serializers.BooleanField(default=False)
+
+
+class RollbackRequest(serializers.Serializer):
+    destroy_newer = serializers.BooleanField(default=False)
+
+
+class CloneRequest(serializers.Serializer):
+    target = serializers.CharField(max_length=255)
+
+
+class HoldRequest(serializers.Serializer):
+    tag = serializers.CharField(max_length=64, default="tarn")
+
+
+class SnapshotDestroyRequest(HostRequest):
+    snapshots = serializers.ListField(child=serializers.CharField(max_length=512), min_length=1, max_length=10_000)

@@ -68,6 +68,18 @@ def test_change_argv_is_exact():
     assert zfs.snapshot_argv(["tank@s1"], recursive=True) == ["zfs", "snapshot", "-r", "--", "tank@s1"]
     assert zfs.destroy_argv("tank/data@s1") == ["zfs", "destroy", "--", "tank/data@s1"]
     assert zfs.rollback_argv("tank/data@s1", destroy_newer=True) == ["zfs", "rollback", "-r", "--", "tank/data@s1"]
+    assert zfs.rename_argv("tank/a", "tank/b/c") == ["zfs", "rename", "--", "tank/a", "tank/b/c"]
+    assert zfs.rename_argv("tank/a@s1", "tank/a@s2") == ["zfs", "rename", "--", "tank/a@s1", "tank/a@s2"]
+    assert zfs.clone_argv("tank/a@s1", "tank/restore", {}) == [
+        "zfs", "clone", "--", "tank/a@s1", "tank/restore",
+    ]  # fmt: skip
+    assert zfs.hold_argv("tank/a@s1", "keep") == ["zfs", "hold", "--", "keep", "tank/a@s1"]
+    assert zfs.hold_argv("tank/a@s1", "keep", release=True) == ["zfs", "release", "--", "keep", "tank/a@s1"]
+
+
+def test_snapshots_carry_their_hold_count_when_listed_with_userrefs():
+    (snap,) = zfs.parse_snapshots("tank/a@s1\t0\t24576\t1795333245\t2")
+    assert (snap.dataset, snap.name, snap.holds) == ("tank/a", "s1", 2)
 
 
 @pytest.mark.parametrize(
@@ -83,6 +95,15 @@ def test_change_argv_is_exact():
         lambda: zfs.snapshot_argv(["tank/data"]),
         lambda: zfs.rollback_argv("tank/data@$(id)"),
         lambda: zfs.snapshot_argv(["tank/data@a", "tank/data@b"]),
+        lambda: zfs.rename_argv("tank/a", "other/a"),
+        lambda: zfs.rename_argv("tank/a", "tank/a/b"),
+        lambda: zfs.rename_argv("tank", "tank2"),
+        lambda: zfs.rename_argv("tank/a@s1", "tank/b@s1"),
+        lambda: zfs.rename_argv("tank/a", "tank/-a"),
+        lambda: zfs.clone_argv("tank/a@s1", "other/restore"),
+        lambda: zfs.clone_argv("tank/a", "tank/restore"),
+        lambda: zfs.hold_argv("tank/a@s1", "-r"),
+        lambda: zfs.hold_argv("tank/a@s1", "a b"),
     ],
 )
 def test_it_refuses_bad_requests_before_any_argv(call):

@@ -168,3 +168,27 @@ def test_device_actions_are_exact_and_checked():
     for bad in [("replace", "tank", D(2), ""), ("detach-all", "tank", D(2), ""), ("online", "tank", "/etc/passwd", "")]:
         with pytest.raises(InvalidLayout):
             zpool.device_argv(*bad)
+
+
+def test_attach_detach_trim_and_add_are_exact_and_checked():
+    assert zpool.device_argv("attach", "tank", D(1), D(3)) == ["zpool", "attach", "--", "tank", D(1), D(3)]
+    assert zpool.device_argv("detach", "tank", D(3)) == ["zpool", "detach", "--", "tank", D(3)]
+    assert zpool.trim_argv("tank", "start") == ["zpool", "trim", "--", "tank"]
+    assert zpool.trim_argv("tank", "cancel") == ["zpool", "trim", "-c", "--", "tank"]
+    layout = PoolLayout(data=(VdevSpec("mirror", (D(3), D(4))),), log=(VdevSpec("stripe", (D(5),)),), spare=(D(6),))
+    assert zpool.add_argv("tank", layout) == [
+        "zpool", "add", "--", "tank", "mirror", D(3), D(4), "log", D(5), "spare", D(6),
+    ]  # fmt: skip
+    assert zpool.add_argv("tank", PoolLayout(data=(), cache=(D(7),))) == ["zpool", "add", "--", "tank", "cache", D(7)]
+    for call in (
+        lambda: zpool.device_argv("attach", "tank", D(1), ""),
+        lambda: zpool.device_argv("detach", "tank"),
+        lambda: zpool.trim_argv("tank", "-f"),
+        lambda: zpool.add_argv("tank", PoolLayout(data=())),
+        lambda: zpool.add_argv("tank", PoolLayout(data=(VdevSpec("raidz2", (D(1), D(2))),))),
+        lambda: zpool.add_argv("tank", PoolLayout(data=(), cache=("-f",))),
+    ):
+        with pytest.raises(InvalidLayout):
+            call()
+    with pytest.raises(names.InvalidName):
+        zpool.add_argv("-tank", PoolLayout(data=(), cache=(D(7),)))
