@@ -381,8 +381,11 @@ def snapshot_destroy_start(*, host, user, snapshots: list[str]) -> Operation:
         raise ValidationError({"snapshots": "Choose at least one snapshot."})
     for full in snapshots:
         dataset_name, _, snap = full.partition("@")
-        if not Snapshot.objects.filter(dataset__host=host, dataset__name=dataset_name, name=snap).exists():
+        row = Snapshot.objects.filter(dataset__host=host, dataset__name=dataset_name, name=snap).first()
+        if row is None:
             raise ValidationError({"snapshots": f"No snapshot {full} on {host.name}."})
+        if row.holds:
+            raise ValidationError({"snapshots": f"{full} is held ({row.holds}): release it first."})
     argvs = [_checked(lambda f=full: zfs.destroy_argv(f)) for full in snapshots]
     datasets = sorted({s.split("@")[0] for s in snapshots})
     return _command_start(
@@ -556,7 +559,9 @@ def pool_device_start(*, host, user, pool: str, action: str, device: str = "", n
             raise ValidationError(
                 {"new_device": f"{new_device} is not a free disk ({disk.usage if disk else 'unknown'})."}
             )
-    argv = _checked(lambda: zpool.device_argv(action, pool, device, new_device))
+    argvs = [_checked(lambda: zpool.device_argv(action, pool, device, new_device))]
+    if action == "detach":  # detach leaves the ZFS label, which keeps the disk from counting as free
+        argvs.append(zpool.labelclear_argv(device))
     done = {
         "offline": "Taken offline",
         "online": "Back online",
@@ -565,7 +570,7 @@ def pool_device_start(*, host, user, pool: str, action: str, device: str = "", n
         "attach": "Attached: the new disk resilvers in the background (see the pool)",
         "detach": "Detached",
     }[action]
-    return _command_start(host=host, user=user, kind=f"pool.{action}", target=f"pool:{pool}", argvs=[argv], done=done)
+    return _command_start(host=host, user=user, kind=f"pool.{action}", target=f"pool:{pool}", argvs=argvs, done=done)
 
 
 def pool_trim_start(*, host, user, pool: str, action: str) -> Operation:

@@ -3,7 +3,8 @@
 import pytest
 from django.core.exceptions import ValidationError
 
-from appliance.host import zfs
+from appliance.host import zfs, zpool
+from appliance.host.errors import HostError
 from appliance.host.zpool import PoolLayout, VdevSpec
 from appliance.models import Operation
 from pools import selectors, services
@@ -266,3 +267,74 @@ def test_replace_a_disk_and_watch_the_resilver_finish(guest, lab_host, admin_use
     members = {d.by_id for d in Disk.objects.filter(host=lab_host, pool=pool)}
     assert members == {D(1), D(3)}
     do(action="clear")
+
+
+def test_attach_detach_add_vdevs_and_trim(guest, lab_host, admin_user, django_capture_on_commit_callbacks):
+    t = guest.transport()
+    t.run(["zpool", "create", "-f", "tank", D(1)], mutating=True, timeout=120)
+    t.close()
+    services.inventory_refresh(host=lab_host)
+    first = Pool.objects.get(host=lab_host).vdevs.get(type="disk").path
+
+    def do(start, **kwargs):
+        with django_capture_on_commit_callbacks(execute=False):
+            op = start(host=lab_host, user=admin_user, pool="tank", **kwargs)
+        return run(op, services.storage_command_run)
+
+    def topology():
+        status = zpool.status(guest.transport())["tank"]
+        return [(v.role, v.type, len(v.children)) for v in status.vdevs]
+
+    do(services.pool_device_start, action="attach", device=first, new_device=D(2))  # a single disk becomes a mirror
+    assert topology() == [("data", "mirror", 2)]
+    do(services.pool_add_start, layout=PoolLayout(data=(VdevSpec("mirror", (D(3), D(4))),)))
+    do(services.pool_add_start, layout=PoolLayout(data=(), log=(VdevSpec("stripe", (D(5),)),), cache=(D(6),)))
+    do(services.pool_add_start, layout=PoolLayout(data=(), spare=(D(7),)))
+    assert topology() == [
+        ("data", "mirror", 2), ("data", "mirror", 2), ("log", "disk", 0), ("cache", "disk", 0), ("spare", "disk", 0),
+    ]  # fmt: skip
+    with pytest.raises(ValidationError, match="Not free"):
+        services.pool_add_start(host=lab_host, user=admin_user, pool="tank", layout=PoolLayout(data=(), cache=(D(3),)))
+    second = Pool.objects.get(host=lab_host).vdevs.get(type="disk", path__startswith=D(2)).path
+    do(services.pool_device_start, action="detach", device=second)
+    assert topology()[0] == ("data", "disk", 0)
+    assert Disk.objects.get(host=lab_host, by_id=D(2)).is_free
+
+    do(services.pool_trim_start, action="start")
+    out = guest.sh("zpool status -t tank")
+    assert "trimmed" in out or "trimming" in out, out  # each device reports its TRIM state
+
+
+def test_rename_clone_and_holds(guest, lab_host, admin_user, django_capture_on_commit_callbacks):
+    t = guest.transport()
+    t.run(["zpool", "create", "-f", "tank", D(1)], mutating=True, timeout=120)
+    t.run(["zfs", "create", "tank/a"], mutating=True)
+    t.close()
+    guest.sh("echo hello > /tank/a/file && sync")
+    services.inventory_refresh(host=lab_host)
+
+    def do(start, **kwargs):
+        with django_capture_on_commit_callbacks(execute=False):
+            op = start(host=lab_host, user=admin_user, **kwargs)
+        return run(op, services.storage_command_run)
+
+    do(services.dataset_rename_start, name="tank/a", new_name="tank/projects")
+    assert guest.sh("cat /tank/projects/file").strip() == "hello"
+    assert set(Dataset.objects.filter(host=lab_host).values_list("name", flat=True)) == {"tank", "tank/projects"}
+
+    do(services.snapshot_create_start, dataset="tank/projects", name="s1")
+    do(services.snapshot_clone_start, snapshot="tank/projects@s1", target="tank/restore")
+    assert guest.sh("cat /tank/restore/file").strip() == "hello"
+    assert guest.sh("zfs get -H -o value origin tank/restore").strip() == "tank/projects@s1"
+
+    do(services.snapshot_create_start, dataset="tank/projects", name="s2")
+    do(services.snapshot_hold_start, snapshot="tank/projects@s2", tag="keep")
+    assert Snapshot.objects.get(dataset__name="tank/projects", name="s2").holds == 1
+    with pytest.raises(ValidationError, match="is held"):  # Tarn says so before running anything …
+        services.snapshot_destroy_start(host=lab_host, user=admin_user, snapshots=["tank/projects@s2"])
+    with pytest.raises(HostError, match="being held"):  # … and zfs itself agrees
+        guest.transport().run(zfs.destroy_argv("tank/projects@s2"), mutating=True)
+    do(services.snapshot_hold_start, snapshot="tank/projects@s2", tag="keep", release=True)
+    assert Snapshot.objects.get(dataset__name="tank/projects", name="s2").holds == 0
+    do(services.snapshot_destroy_start, snapshots=["tank/projects@s2"])
+    assert not Snapshot.objects.filter(dataset__name="tank/projects", name="s2").exists()

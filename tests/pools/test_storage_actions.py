@@ -41,7 +41,7 @@ def only_argv():
     "url, form, argv",
     [
         ("device", {"action": "attach", "device": D(1), "new_device": D(3)}, ["zpool", "attach", "--", "tank", D(1), D(3)]),
-        ("device", {"action": "detach", "device": D(2)}, ["zpool", "detach", "--", "tank", D(2)]),
+        ("device", {"action": "detach", "device": D(2)}, ["zpool", "detach", "--", "tank", D(2)]),  # then labelclear
         ("trim", {"action": "start"}, ["zpool", "trim", "--", "tank"]),
         ("add", {"role": "data", "layout": "mirror", "disks": [D(3), D(4)]}, ["zpool", "add", "--", "tank", "mirror", D(3), D(4)]),
         ("add", {"role": "cache", "layout": "stripe", "disks": [D(5)]}, ["zpool", "add", "--", "tank", "cache", D(5)]),
@@ -51,7 +51,9 @@ def test_pool_actions_queue_the_exact_argv(admin_client, tank, django_capture_on
     pool = tank[0]
     with django_capture_on_commit_callbacks(execute=False):
         response = admin_client.post(f"/pools/{pool.pk}/{url}/", form)
-    assert response.status_code == 302 and only_argv() == [argv]
+    assert response.status_code == 302 and only_argv()[0] == argv
+    if form["action" if "action" in form else "role"] == "detach":
+        assert only_argv()[1] == ["zpool", "labelclear", "-f", "--", D(2)]
 
 
 @pytest.mark.parametrize(
