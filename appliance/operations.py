@@ -23,8 +23,11 @@ class TargetBusy(ValidationError):
     """Another operation is already queued or running on the same target."""
 
 
-def operation_start(*, kind, target, host, user, task, params=None, queue=None) -> Operation:
-    """Save the Operation row now and queue its task once the surrounding transaction commits."""
+def operation_start(*, kind, target, host, user, task, params=None, queue=None, secret=None) -> Operation:
+    """Save the Operation row now and queue its task once the surrounding transaction commits.
+
+    secret (a password) travels only in the queued message, never in the row, its params, logs or audit.
+    """
     try:
         with transaction.atomic():
             op = Operation.objects.create(
@@ -37,13 +40,13 @@ def operation_start(*, kind, target, host, user, task, params=None, queue=None) 
     except IntegrityError:
         raise TargetBusy(f"Another operation is already running on {target}; wait for it to finish.") from None
     chosen = queue or (host.host_queue if host else "default")
-    transaction.on_commit(lambda: _enqueue(op, task, chosen))
+    transaction.on_commit(lambda: _enqueue(op, task, chosen, secret))
     return op
 
 
-def _enqueue(op: Operation, task, queue: str) -> None:
+def _enqueue(op: Operation, task, queue: str, secret=None) -> None:
     try:
-        task.apply_async(args=[op.pk], queue=queue, retry=False)
+        task.apply_async(args=[op.pk], kwargs={"secret": secret} if secret else {}, queue=queue, retry=False)
     except Exception as exc:  # broker down: say so on the operation instead of failing the request
         log.error("could not queue operation %s: %s", op.pk, exc)
         op.status, op.message = (

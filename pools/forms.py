@@ -4,7 +4,7 @@ from django import forms
 
 from appliance.host.zpool import PoolLayout, VdevSpec
 from pools.choices import Layout
-from pools.models import SnapshotTask
+from pools.models import NfsExport, ShareSettings, SmbShare, SnapshotTask
 
 ROLE_LAYOUTS = [("", "None"), ("stripe", "Stripe"), ("mirror", "Mirror")]
 
@@ -287,3 +287,70 @@ class SnapshotTaskForm(forms.ModelForm):
         if data.get("every_minutes") is not None and data["every_minutes"] < 5:
             self.add_error("every_minutes", "At least every 5 minutes.")
         return data
+
+
+# --- shares --------------------------------------------------------------------------------------------------
+class _DatasetChoiceMixin:
+    def _datasets(self, datasets):
+        self.fields["dataset"] = forms.ChoiceField(
+            choices=[(d, d) for d in datasets], help_text="Shared at its mountpoint. Create datasets on a pool's page."
+        )
+
+
+class SmbShareForm(_DatasetChoiceMixin, forms.ModelForm):
+    class Meta:
+        model = SmbShare
+        fields = [
+            "name", "dataset", "comment", "preset", "read_only", "browseable", "guest_ok", "valid_users",
+            "hosts_allow", "hosts_deny", "previous_versions", "snapshot_prefix", "time_machine_quota",
+        ]  # fmt: skip
+
+    def __init__(self, *args, datasets=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self._datasets(datasets)
+
+
+class NfsExportForm(_DatasetChoiceMixin, forms.ModelForm):
+    class Meta:
+        model = NfsExport
+        fields = ["dataset", "clients", "read_only", "squash", "anonuid", "anongid", "sec", "async_writes", "comment"]
+        widgets = {"clients": forms.Textarea(attrs={"rows": 3})}
+
+    wildcard_ok = forms.BooleanField(
+        required=False,
+        label="Yes, export to every host (*)",
+        help_text="Anyone who can reach this server may mount it.",
+    )
+
+    async_ok = forms.BooleanField(
+        required=False,
+        label="Yes, acknowledge writes before they are on disk",
+        help_text="async: a server crash or power cut silently loses writes clients believe are saved.",
+    )
+
+    def __init__(self, *args, datasets=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self._datasets(datasets)
+
+    def clean(self):
+        data = super().clean()
+        clients = [c.strip() for c in (data.get("clients") or "").splitlines() if c.strip()]
+        if "*" in clients and not data.get("wildcard_ok"):
+            self.add_error("wildcard_ok", "Exporting to * needs this confirmation.")
+        if data.get("async_writes") and not data.get("async_ok"):
+            self.add_error("async_ok", "async writes need this confirmation.")
+        return data
+
+
+class ShareSettingsForm(forms.ModelForm):
+    class Meta:
+        model = ShareSettings
+        fields = [
+            "smb_min_protocol", "smb_multichannel", "smb_encryption", "smb_signing", "workgroup", "server_string",
+            "nfs_v3", "nfs_v4", "nfs_threads",
+        ]  # fmt: skip
+
+
+class SambaUserForm(forms.Form):
+    username = forms.CharField(max_length=32, help_text="Lower-case; a local account without a shell is made for it.")
+    password = forms.CharField(widget=forms.PasswordInput, min_length=8, max_length=128)

@@ -149,3 +149,20 @@ def dataset_dependents(*, host, name: str) -> dict:
         "child_count": children.count(),
         "snapshots": tree.aggregate(n=Sum("snapshot_count"))["n"] or 0,
     }
+
+
+def share_overview(*, host) -> dict:
+    """The shares page: SMB shares with each dataset's snapshot count (Previous Versions shows up to 512),
+    NFS exports, Samba users and the last connection status."""
+    from pools.models import NfsExport, SambaUser, ShareStatus, SmbShare
+
+    counts = dict(Dataset.objects.filter(host=host).values_list("name", "snapshot_count"))
+    smb = list(SmbShare.objects.filter(host=host))
+    for share in smb:
+        share.snapshot_count = counts.get(share.dataset, 0)
+    return {
+        "smb_shares": smb,
+        "nfs_exports": list(NfsExport.objects.filter(host=host)),
+        "samba_users": list(SambaUser.objects.filter(host=host)),
+        "status": ShareStatus.objects.filter(host=host).first(),
+    }

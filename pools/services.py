@@ -11,11 +11,11 @@ from django.utils import timezone
 
 from appliance.connect import transport_for
 from appliance.host import disks as host_disks
-from appliance.host import names, zfs, zpool
+from appliance.host import names, shares, zfs, zpool
 from appliance.host.zpool import InvalidLayout, PoolLayout
 from appliance.models import Host, Operation
 from appliance.operations import operation_start, operation_tracking
-from pools.models import Dataset, Disk, Pool, Snapshot, Vdev
+from pools.models import Dataset, Disk, NfsExport, Pool, SambaUser, ShareSettings, SmbShare, Snapshot, Vdev
 
 BATCH = 5000
 log = logging.getLogger(__name__)
@@ -229,6 +229,7 @@ def pool_destroy_start(*, host: Host, user, name: str, confirm: str) -> Operatio
         raise ValidationError({"confirm": f"Type the pool's name ({name}) to destroy it."})
     if not Pool.objects.filter(host=host, name=name).exists():
         raise ValidationError({"name": f"{host.name} has no pool named {name}."})
+    _not_shared(host, name)
     members = Vdev.objects.filter(pool__host=host, pool__name=name, type="disk").exclude(path="")
     argvs = [zpool.destroy_argv(name)] + [
         zpool.labelclear_argv(path) for path in members.values_list("path", flat=True)
@@ -335,6 +336,7 @@ def dataset_destroy_start(*, host, user, name: str, confirm: str) -> Operation:
         raise ValidationError({"confirm": f"Type the dataset's name ({name}) to destroy it."})
     if dataset.depth == 0:
         raise ValidationError({"name": "That is the pool's root dataset: destroy the pool instead."})
+    _not_shared(host, name)
     argv = _checked(lambda: zfs.destroy_argv(name, recursive=True))
     return _command_start(
         host=host, user=user, kind="dataset.destroy", target=f"dataset:{name}", argvs=[argv], done=f"Destroyed {name}"
@@ -465,6 +467,7 @@ def snapshot_task_delete(*, host, pk: int) -> None:
 def pool_export_start(*, host, user, name: str) -> Operation:
     if not Pool.objects.filter(host=host, name=name).exists():
         raise ValidationError({"name": f"{host.name} has no pool named {name}."})
+    _not_shared(host, name)
     return _command_start(
         host=host,
         user=user,
@@ -673,3 +676,266 @@ def media_speed_save(*, media: str, mb_s: int, iops: int) -> None:
     if not (1 <= mb_s <= 100_000 and 1 <= iops <= 10_000_000):
         raise ValidationError({"mb_s": "MB/s from 1 to 100,000 and IOPS from 1 to 10,000,000."})
     MediaSpeed.objects.update_or_create(media=media, defaults={"mb_s": mb_s, "iops": iops})
+
+
+# --- shares: rows are the desired state; one operation renders, validates and applies both protocols ---------
+def _words(text: str) -> list[str]:
+    return [w for w in re.split(r"[\s,]+", text or "") if w]
+
+
+def share_settings(host) -> ShareSettings:
+    return ShareSettings.objects.get_or_create(host=host)[0]
+
+
+def _smb_spec(row) -> shares.SmbShareSpec:
+    return shares.SmbShareSpec(
+        name=row.name,
+        path=row.path,
+        comment=row.comment,
+        preset=row.preset,
+        read_only=row.read_only,
+        browseable=row.browseable,
+        guest_ok=row.guest_ok,
+        valid_users=_words(row.valid_users),
+        hosts_allow=_words(row.hosts_allow),
+        hosts_deny=_words(row.hosts_deny),
+        previous_versions=row.previous_versions,
+        snapshot_prefix=row.snapshot_prefix,
+        time_machine_quota=row.time_machine_quota,
+    )
+
+
+def _nfs_spec(row) -> shares.NfsExportSpec:
+    return shares.NfsExportSpec(
+        path=row.path,
+        clients=row.client_list,
+        read_only=row.read_only,
+        squash=row.squash,
+        anonuid=row.anonuid,
+        anongid=row.anongid,
+        sec=row.sec,
+        async_writes=row.async_writes,
+    )
+
+
+def _globals(settings) -> tuple[shares.SmbGlobals, shares.NfsGlobals]:
+    return (
+        shares.SmbGlobals(
+            min_protocol=settings.smb_min_protocol,
+            multichannel=settings.smb_multichannel,
+            encryption=settings.smb_encryption,
+            signing=settings.smb_signing,
+            workgroup=settings.workgroup,
+            server_string=settings.server_string,
+        ),
+        shares.NfsGlobals(v3=settings.nfs_v3, v4=settings.nfs_v4, threads=settings.nfs_threads),
+    )
+
+
+def shares_render(host, *, smb_rows=None, nfs_rows=None, settings=None) -> dict[str, str]:
+    """Every file Tarn owns for this host's shares, from the rows (or from candidate rows being checked)."""
+    smb_rows = list(SmbShare.objects.filter(host=host)) if smb_rows is None else smb_rows
+    nfs_rows = list(NfsExport.objects.filter(host=host)) if nfs_rows is None else nfs_rows
+    smb_globals, nfs_globals = _globals(settings or share_settings(host))
+    try:
+        return {
+            "smb": shares.render_smb(smb_globals, [_smb_spec(r) for r in smb_rows]),
+            "exports": shares.render_exports([_nfs_spec(r) for r in nfs_rows]),
+            "nfs_conf": shares.render_nfs_conf(nfs_globals),
+        }
+    except shares.InvalidShare as exc:
+        raise ValidationError(exc.problems) from None
+
+
+def _share_path(host, dataset_name: str) -> str:
+    """A share's path is its dataset's mountpoint: inside a pool by construction, never into .zfs."""
+    dataset = Dataset.objects.filter(host=host, name=dataset_name, type="filesystem").first()
+    if dataset is None:
+        raise ValidationError({"dataset": f"{host.name} has no filesystem dataset {dataset_name}."})
+    if not dataset.mountpoint.startswith("/") or dataset.properties.get("mountpoint", {}).get("value") in (
+        "none",
+        "legacy",
+    ):
+        raise ValidationError({"dataset": f"{dataset_name} is not mounted (mountpoint {dataset.mountpoint})."})
+    return dataset.mountpoint
+
+
+def _share_row(model, host, data: dict, pk: int | None):
+    """The share or export being saved (not yet written) with its path from the dataset, and the others."""
+    row = model.objects.filter(host=host, pk=pk).first() if pk else model(host=host)
+    if pk and row is None:
+        raise ValidationError({"dataset": "That share no longer exists."})
+    for key, value in data.items():
+        setattr(row, key, value)
+    row.path = _share_path(host, row.dataset)
+    return row, model.objects.filter(host=host).exclude(pk=row.pk)
+
+
+def _shares_apply_start(host, user, what: str) -> Operation:
+    from pools.tasks import shares_apply_task
+
+    return operation_start(
+        kind="shares.apply", target=f"host:{host.name}:shares", host=host, user=user, task=shares_apply_task,
+        params={"what": what},
+    )  # fmt: skip
+
+
+def smb_share_save_start(*, host, user, data: dict, pk: int | None = None) -> Operation:
+    row, others = _share_row(SmbShare, host, data, pk)
+    if others.filter(name__iexact=row.name).exists():
+        raise ValidationError({"name": f"{host.name} already has a share named {row.name} (names ignore case)."})
+    shares_render(host, smb_rows=[*others, row])  # every value checked, the whole file renders
+    with transaction.atomic():
+        row.save()
+        return _shares_apply_start(host, user, f"SMB share {row.name}")
+
+
+def smb_share_delete_start(*, host, user, pk: int, confirm: str) -> Operation:
+    row = SmbShare.objects.filter(host=host, pk=pk).first()
+    if row is None:
+        raise ValidationError({"name": "That share no longer exists."})
+    if confirm != row.name:
+        raise ValidationError({"confirm": f"Type the share's name ({row.name}) to remove it."})
+    with transaction.atomic():
+        row.delete()
+        return _shares_apply_start(host, user, f"removed SMB share {row.name}")
+
+
+def nfs_export_save_start(*, host, user, data: dict, pk: int | None = None) -> Operation:
+    row, others = _share_row(NfsExport, host, data, pk)
+    if others.filter(path=row.path).exists():
+        raise ValidationError({"dataset": f"{row.path} is exported already: add the clients to that export."})
+    shares_render(host, nfs_rows=[*others, row])
+    with transaction.atomic():
+        row.save()
+        return _shares_apply_start(host, user, f"NFS export {row.path}")
+
+
+def nfs_export_delete_start(*, host, user, pk: int) -> Operation:
+    row = NfsExport.objects.filter(host=host, pk=pk).first()
+    if row is None:
+        raise ValidationError({"path": "That export no longer exists."})
+    with transaction.atomic():
+        row.delete()
+        return _shares_apply_start(host, user, f"removed NFS export {row.path}")
+
+
+def share_settings_save_start(*, host, user, data: dict) -> Operation:
+    settings = share_settings(host)
+    for key, value in data.items():
+        setattr(settings, key, value)
+    shares_render(host, settings=settings)
+    with transaction.atomic():
+        settings.save()
+        return _shares_apply_start(host, user, "share settings")
+
+
+def shares_apply_run(*, operation_id: int) -> None:
+    """Render from the rows, then SMB (testparm → write → reload) and NFS (write → exportfs -ra, nfs.conf)."""
+    with operation_tracking(operation_id) as tracker:
+        if tracker:
+            op = tracker.op
+            files = shares_render(op.host)
+            t = transport_for(op.host, user=op.user, operation=op)
+            tracker.progress(20, "Checking the Samba configuration with testparm")
+            smb = shares.apply_smb(t, files["smb"])
+            for share in SmbShare.objects.filter(host=op.host, preset="private"):
+                for name in SambaUser.objects.filter(host=op.host, enabled=True).values_list("username", flat=True):
+                    shares.user_dir(t, share.path, name)
+            tracker.progress(60, "Exporting NFS")
+            nfs = shares.apply_exports(t, files["exports"])
+            conf = shares.apply_nfs_conf(t, files["nfs_conf"])
+            changed = [w for w, c in (("smb.conf include", smb), ("exports", nfs), ("nfs.conf", conf)) if c]
+            tracker.progress(100, f"Applied {op.params.get('what', '')}: " + (", ".join(changed) or "nothing changed"))
+
+
+# --- Samba users: the password travels only in the queued message (operation_start's secret) -----------------
+def samba_user_start(*, host, user, action: str, username: str, password: str = "") -> Operation:
+    from pools.tasks import samba_user_task
+
+    try:
+        shares.check_user(username)
+        if action in ("add", "password"):
+            shares.check_password(password)
+    except shares.InvalidShare as exc:
+        raise ValidationError(exc.problems) from None
+    exists = SambaUser.objects.filter(host=host, username=username).exists()
+    if action == "add" and exists:
+        raise ValidationError({"username": f"{username} exists already on {host.name}."})
+    if action != "add" and not exists:
+        raise ValidationError({"username": f"{host.name} has no Samba user {username}."})
+    if action not in ("add", "password", "enable", "disable", "delete"):
+        raise ValidationError({"action": "One of add, password, enable, disable, delete."})
+    return operation_start(
+        kind=f"samba.user.{action}",
+        target=f"host:{host.name}:samba-user:{username}",
+        host=host,
+        user=user,
+        task=samba_user_task,
+        params={"action": action, "username": username},
+        secret=password or None,
+    )
+
+
+def samba_user_run(*, operation_id: int, secret: str | None = None) -> None:
+
+    with operation_tracking(operation_id) as tracker:
+        if tracker:
+            op = tracker.op
+            action, name = op.params["action"], op.params["username"]
+            t = transport_for(op.host, user=op.user, operation=op)
+            if action == "add":
+                shares.user_add(t, name, secret or "")
+                SambaUser.objects.get_or_create(host=op.host, username=name)
+            elif action == "password":
+                shares.user_password(t, name, secret or "")
+            elif action in ("enable", "disable"):
+                shares.user_enable(t, name, action == "enable")
+                SambaUser.objects.filter(host=op.host, username=name).update(enabled=action == "enable")
+            elif action == "delete":
+                shares.user_delete(t, name)
+                SambaUser.objects.filter(host=op.host, username=name).delete()
+            tracker.progress(100, {"add": "Added", "password": "Password set", "enable": "Enabled",
+                                   "disable": "Disabled", "delete": "Deleted"}[action] + f": {name}")  # fmt: skip
+
+
+def share_users_of(*, host, dataset: str) -> list[str]:
+    """Shares and exports on this dataset (or pool) and below it."""
+    below = Q(dataset=dataset) | Q(dataset__startswith=f"{dataset}/")
+    return [f"SMB share {s.name}" for s in SmbShare.objects.filter(below, host=host)] + [
+        f"NFS export {e.path}" for e in NfsExport.objects.filter(below, host=host)
+    ]
+
+
+def _not_shared(host, dataset: str) -> None:
+    """A pool or dataset clients use is not destroyed or exported from under them (benchmarks: not built yet)."""
+    users = share_users_of(host=host, dataset=dataset)
+    if users:
+        raise ValidationError({"name": f"{dataset} is in use by {', '.join(users[:5])}: remove those first."})
+
+
+def share_status_refresh(*, host, operation=None) -> None:
+    from dataclasses import asdict
+
+    from pools.models import ShareStatus
+
+    sessions, clients = shares.status(transport_for(host, operation=operation))
+    ShareStatus.objects.update_or_create(
+        host=host,
+        defaults={"smb_sessions": [asdict(s) for s in sessions], "nfs_clients": clients, "observed_at": timezone.now()},
+    )
+
+
+def share_status_start(*, host, user) -> Operation:
+    from pools.tasks import share_status_task
+
+    return operation_start(
+        kind="shares.status", target=f"host:{host.name}:share-status", host=host, user=user, task=share_status_task
+    )
+
+
+def share_status_run(*, operation_id: int) -> None:
+    with operation_tracking(operation_id) as tracker:
+        if tracker:
+            share_status_refresh(host=tracker.op.host, operation=tracker.op)
+            tracker.progress(100, "Connections read")

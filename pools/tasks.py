@@ -44,3 +44,24 @@ def pool_import_scan_task(operation_id: int) -> None:
     from pools.services import pool_import_scan_run
 
     pool_import_scan_run(operation_id=operation_id)
+
+
+@shared_task
+def shares_apply_task(operation_id: int) -> None:
+    from pools.services import shares_apply_run
+
+    shares_apply_run(operation_id=operation_id)
+
+
+@shared_task
+def samba_user_task(operation_id: int, secret: str | None = None) -> None:
+    from pools.services import samba_user_run
+
+    samba_user_run(operation_id=operation_id, secret=secret)
+
+
+@shared_task
+def share_status_task(operation_id: int) -> None:
+    from pools.services import share_status_run
+
+    share_status_run(operation_id=operation_id)

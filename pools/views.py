@@ -15,13 +15,17 @@ from pools.forms import (
     DatasetCreateForm,
     DatasetEditForm,
     MediaSpeedForm,
+    NfsExportForm,
     PoolAddForm,
     PoolCreateForm,
     PoolDestroyForm,
+    SambaUserForm,
+    ShareSettingsForm,
+    SmbShareForm,
     SnapshotCreateForm,
     SnapshotTaskForm,
 )
-from pools.models import Dataset, Pool
+from pools.models import Dataset, NfsExport, Pool, SmbShare
 
 
 def _start(request, start, back, **kwargs):
@@ -146,11 +150,87 @@ def snapshot_list(request):
 
 
 def share_list(request):
+    host = host_current(request)
     return render(
         request,
-        "_not_built_yet.html",
-        {"title": "Shares", "needs_zfs": True, "host": host_current(request), "what": "SMB and NFS shares on"},
+        "pools/share_list.html",
+        {
+            "host": host,
+            **(selectors.share_overview(host=host) if host else {}),
+            "user_form": SambaUserForm(),
+            "can_change": request.user.has_role(Role.OPERATOR),
+            "is_admin": request.user.has_role(Role.ADMIN),
+            "settings_form": ShareSettingsForm(instance=services.share_settings(host)) if host else None,
+        },
     )
+
+
+def _share_form(request, form_class, model, pk, save, template):
+    host = host_current(request)
+    row = get_object_or_404(model, host=host, pk=pk) if pk else None
+    form = form_class(request.POST or None, instance=row, datasets=selectors.filesystem_names_on(host=host))
+    if request.method == "POST" and form.is_valid():
+        data = {k: v for k, v in form.cleaned_data.items() if k in form._meta.fields}
+        try:
+            op = save(host=host, user=request.user, data=data, pk=pk)
+        except ValidationError as exc:
+            add_service_errors(form, exc)
+        else:
+            return redirect("operation-detail", pk=op.pk)
+    return render(request, template, {"host": host, "form": form, "row": row})
+
+
+@require_http_methods(["GET", "POST"])
+def smb_share_form(request, pk=None):
+    return _share_form(request, SmbShareForm, SmbShare, pk, services.smb_share_save_start, "pools/smb_share_form.html")
+
+
+@require_http_methods(["GET", "POST"])
+def nfs_export_form(request, pk=None):
+    return _share_form(
+        request, NfsExportForm, NfsExport, pk, services.nfs_export_save_start, "pools/nfs_export_form.html"
+    )
+
+
+@require_POST
+def smb_share_delete(request, pk):
+    return _start(
+        request, services.smb_share_delete_start, "share-list", pk=pk, confirm=request.POST.get("confirm", "")
+    )
+
+
+@require_POST
+def nfs_export_delete(request, pk):
+    return _start(request, services.nfs_export_delete_start, "share-list", pk=pk)
+
+
+@requires(write=Role.ADMIN)
+@require_POST
+def share_settings(request):
+    host = host_current(request)
+    form = ShareSettingsForm(request.POST, instance=services.share_settings(host))
+    if not form.is_valid():
+        messages.error(request, "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
+        return redirect("share-list")
+    return _start(request, services.share_settings_save_start, "share-list", data=form.cleaned_data)
+
+
+@requires(write=Role.ADMIN)
+@require_POST
+def samba_user(request):
+    return _start(
+        request,
+        services.samba_user_start,
+        "share-list",
+        action=request.POST.get("action", ""),
+        username=request.POST.get("username", "").strip(),
+        password=request.POST.get("password", ""),
+    )
+
+
+@require_POST
+def share_status(request):
+    return _start(request, services.share_status_start, "share-list")
 
 
 @require_POST

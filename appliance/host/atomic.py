@@ -12,12 +12,14 @@ import tempfile
 def write_if_changed(path, data, mode, allowed_dirs):
     """Write bytes to path atomically unless it already holds them; returns True if it changed.
 
-    Refuses symlinks and paths outside allowed_dirs. Temp file in the same directory, fsync,
+    Refuses symlinks and paths outside allowed_dirs (directories, or exact files). Temp file in the same directory, fsync,
     os.replace, then fsync the directory, so a crash leaves either the old or the new file.
     """
     path = os.path.abspath(path)
     parent = os.path.dirname(path)
-    if not any(parent == d.rstrip("/") or parent.startswith(d.rstrip("/") + "/") for d in allowed_dirs):
+    if path not in allowed_dirs and not any(
+        parent == d.rstrip("/") or parent.startswith(d.rstrip("/") + "/") for d in allowed_dirs
+    ):
         raise PermissionError(f"refusing to write {path}: outside the allowed directories")
     if os.path.realpath(parent) != parent:
         raise PermissionError(f"refusing to write {path}: its directory is behind a symlink")

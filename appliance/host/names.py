@@ -22,7 +22,7 @@ def _component(value: str, what: str) -> None:
         raise InvalidName(f"{what} may not start with '-'")
     if value in (".", ".."):
         raise InvalidName(f"{what} may not be '.' or '..'")
-    if not _COMPONENT.match(value):
+    if not _COMPONENT.fullmatch(value):
         raise InvalidName(f"{what} may contain only letters, digits and _ . : - (no spaces, '/', '@' or '#')")
 
 

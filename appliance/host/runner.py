@@ -59,6 +59,8 @@ ALLOWED_TOOLS = frozenset(
         "exportfs",
         "showmount",
         "systemctl",
+        "install",
+        "id",
         "useradd",
         "userdel",
         "usermod",
@@ -69,7 +71,9 @@ ALLOWED_TOOLS = frozenset(
 # Directories write_file may touch (config Tarn owns). Kernel parameters are not files: see kernel.py.
 CONFIG_DIRS = (
     "/etc/samba/tarn",
+    "/etc/samba/smb.conf",  # one exact file: Tarn appends its include line once (shares.ensure_smb_include)
     "/etc/exports.d",
+    "/etc/nfs.conf.d",
     "/etc/sysctl.d",
     "/etc/modprobe.d",
     "/etc/systemd/network",

@@ -74,8 +74,9 @@ def parse_snapshots(text: str) -> Iterator[SnapshotInfo]:
         yield SnapshotInfo(dataset, snap, int(used), int(referenced), int(creation), int(holds[0]) if holds else 0)
 
 
-def list_datasets(transport: Transport, pool: str) -> list[DatasetInfo]:
-    argv = [
+def list_datasets_argv(pool: str) -> list[str]:
+    props = ",".join(LIST_PROPERTIES)
+    return [
         "zfs",
         "list",
         "-j",
@@ -84,15 +85,14 @@ def list_datasets(transport: Transport, pool: str) -> list[DatasetInfo]:
         "-t",
         "filesystem,volume",
         "-o",
-        ",".join(LIST_PROPERTIES),
+        props,
         "--",
         names.pool_name(pool),
     ]
-    return parse_list(transport.run(argv, timeout=300).stdout)
 
 
-def list_snapshots_text(transport: Transport, pool: str) -> str:
-    argv = [
+def list_snapshots_argv(pool: str) -> list[str]:
+    return [
         "zfs",
         "list",
         "-H",
@@ -105,7 +105,14 @@ def list_snapshots_text(transport: Transport, pool: str) -> str:
         "--",
         names.pool_name(pool),
     ]
-    return transport.run(argv, timeout=1800).stdout
+
+
+def list_datasets(transport: Transport, pool: str) -> list[DatasetInfo]:
+    return parse_list(transport.run(list_datasets_argv(pool), timeout=1800).stdout)
+
+
+def list_snapshots_text(transport: Transport, pool: str) -> str:
+    return transport.run(list_snapshots_argv(pool), timeout=3600).stdout
 
 
 def create_argv(name: str, props: dict, *, volume_size: str | None = None) -> list[str]:
@@ -201,6 +208,6 @@ HOLD_TAG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$")
 def hold_argv(snapshot: str, tag: str, *, release: bool = False) -> list[str]:
     """Hold a snapshot (it cannot be destroyed while any hold is on it), or release one tag."""
     names.snapshot_name(snapshot)
-    if not HOLD_TAG.match(tag):
+    if not HOLD_TAG.fullmatch(tag):
         raise names.InvalidName("A hold tag is up to 64 letters, digits, '_', '.', ':' or '-'")
     return ["zfs", "release" if release else "hold", "--", tag, snapshot]

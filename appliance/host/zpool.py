@@ -17,7 +17,7 @@ class InvalidLayout(ValueError):
 
 def _check_device(path: str) -> str:
     """A whole disk or one of its partitions, by /dev/disk/by-id/… or /dev/sdX; never an option or a file."""
-    if not _DEVICE.match(re.sub(r"-part\d+$", "", path)):
+    if not _DEVICE.fullmatch(re.sub(r"-part\d+\Z", "", path)):
         raise InvalidLayout(f"'{path}' is not a device path (/dev/disk/by-id/… or /dev/sdX)")
     return path
 

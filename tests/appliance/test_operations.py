@@ -16,8 +16,8 @@ class FakeTask:
     def __init__(self):
         self.queued = []
 
-    def apply_async(self, args, queue, retry):
-        self.queued.append((args, queue))
+    def apply_async(self, args, queue, retry, kwargs=None):
+        self.queued.append((args, queue, kwargs))
 
 
 def test_an_operation_is_saved_then_queued_on_commit_to_its_hosts_queue(
@@ -27,7 +27,18 @@ def test_an_operation_is_saved_then_queued_on_commit_to_its_hosts_queue(
     with django_capture_on_commit_callbacks(execute=True):
         op = operation_start(kind="x", target="pool:tank", host=local_host, user=admin_user, task=task)
     assert Operation.objects.get(pk=op.pk).status == "queued"
-    assert task.queued == [([op.pk], "host.local")]
+    assert task.queued == [([op.pk], "host.local", {})]
+
+
+def test_a_secret_travels_only_in_the_queued_message(local_host, admin_user, django_capture_on_commit_callbacks):
+    task = FakeTask()
+    with django_capture_on_commit_callbacks(execute=True):
+        op = operation_start(
+            kind="x", target="t", host=local_host, user=admin_user, task=task, params={"u": "a"}, secret="s3cret-pw"
+        )
+    assert task.queued == [([op.pk], "host.local", {"secret": "s3cret-pw"})]
+    row = Operation.objects.get(pk=op.pk)
+    assert "s3cret-pw" not in repr((row.params, row.message, row.log))
 
 
 def test_only_one_active_operation_per_target(local_host, admin_user):

@@ -1,16 +1,19 @@
-"""`make perf`: prints `name value unit (goal)` per figure."""
+"""`make perf`: prints `name value unit (goal)` per figure. `python -m tests.perf storage` runs one group."""
 
 import sys
 
-from tests.perf import foundation, lab
+from tests.perf import foundation, lab, storage
+
+GROUPS = {"foundation": foundation.CHECKS, "lab": lab.CHECKS, "storage": storage.CHECKS}
 
 
-def main() -> int:
-    for check in foundation.CHECKS + lab.CHECKS:
-        for name, value, unit, goal in check():
-            print(f"{name} {value:.2f} {unit} ({goal})", flush=True)
+def main(chosen: list[str]) -> int:
+    for group in chosen or GROUPS:
+        for check in GROUPS[group]:
+            for name, value, unit, goal in check():
+                print(f"{name} {value:.2f} {unit} ({goal})", flush=True)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

@@ -74,3 +74,17 @@ def test_pool_properties():
     }
     with pytest.raises(names.PropertyErrors):
         names.properties({"ashift": "8"}, names.POOL_PROPERTIES)
+
+
+def test_a_trailing_newline_is_never_accepted():
+    """`$` in a Python regex also matches before a final newline: every check uses fullmatch."""
+    from appliance.host import zfs, zpool
+
+    for call in (
+        lambda: names.pool_name("tank\n"),
+        lambda: names.dataset_name("tank/a\n"),
+        lambda: zfs.hold_argv("tank/a@s1", "keep\n"),
+        lambda: zpool.device_argv("offline", "tank", "/dev/sdb\n"),
+    ):
+        with pytest.raises((names.InvalidName, zpool.InvalidLayout)):
+            call()

@@ -1,0 +1,41 @@
+"""Run by tests.perf.storage in its own process: parse and save a pool's datasets and snapshots from saved
+`zfs list` outputs with the refresh's own code, and print the wall time and this process's peak RSS."""
+
+import json
+import os
+import resource
+import sys
+import time
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "appliance.settings")
+
+
+def main(host_name: str, datasets_path: str, snapshots_path: str) -> None:
+    import django
+
+    django.setup()
+    from django.db import transaction
+    from django.utils import timezone
+
+    from appliance.host import zfs
+    from appliance.models import Host
+    from pools.models import Pool
+    from pools.services import _save_datasets
+
+    host = Host.objects.get(name=host_name)
+    now = timezone.now()
+    pool, _ = Pool.objects.get_or_create(
+        host=host, name="tank", defaults={"guid": "1", "state": "ONLINE", "observed_at": now}
+    )
+    datasets_text = open(datasets_path).read()
+    snapshots_text = open(snapshots_path).read()
+    started = time.monotonic()
+    with transaction.atomic():
+        _save_datasets(host, pool, zfs.parse_list(datasets_text), snapshots_text, now)
+    seconds = time.monotonic() - started
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({"seconds": seconds, "peak_rss_mb": peak}))
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:4])
