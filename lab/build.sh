@@ -71,7 +71,7 @@ in_root apt-get install -y -qq --no-install-recommends zfs-dkms zfsutils-linux z
 in_root dkms status | grep -q "zfs/.*$KV.*installed" || { echo "zfs DKMS module missing for $KV" >&2; in_root dkms status >&2; false; }
 
 step "services and tools: samba, nfs, fio, iperf3, …"
-in_root apt-get install -y -qq --no-install-recommends samba smbclient cifs-utils nfs-kernel-server nfs-common \
+in_root apt-get install -y -qq --no-install-recommends samba samba-vfs-modules smbclient cifs-utils nfs-kernel-server nfs-common \
   fio iperf3 ethtool bridge-utils jq sudo netbase kmod coreutils >/dev/null
 
 step "configure the guest"

@@ -13,6 +13,10 @@ router.register("pools", pool_views.PoolViewSet, basename="pool")
 router.register("disks", pool_views.DiskViewSet, basename="disk")
 router.register("datasets", pool_views.DatasetViewSet, basename="dataset")
 router.register("snapshots", pool_views.SnapshotViewSet, basename="snapshot")
+router.register("smb-shares", pool_views.SmbShareViewSet, basename="smb-share")
+router.register("nfs-exports", pool_views.NfsExportViewSet, basename="nfs-export")
+router.register("samba-users", pool_views.SambaUserViewSet, basename="samba-user")
+router.register("share-settings", pool_views.ShareSettingsViewSet, basename="share-settings")
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),

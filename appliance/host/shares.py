@@ -222,6 +222,30 @@ def testparm_problems(output: str) -> list[str]:
     return [line.strip() for line in output.splitlines() if any(b in line.lower() for b in bad)]
 
 
+MISSING_MODULES_SCRIPT = """
+import os, sys
+print(" ".join(m for m in sys.argv[2:] if not os.path.exists(os.path.join(sys.argv[1], "vfs", m + ".so"))))
+"""
+
+
+def vfs_modules(text: str) -> set[str]:
+    return {
+        m for line in text.splitlines() if line.strip().startswith("vfs objects") for m in line.split("=")[1].split()
+    }
+
+
+def missing_vfs_modules(t: Transport, modules: set[str]) -> list[str]:
+    """testparm does not notice a VFS module that is not installed; smbd then refuses the share at connect."""
+    if not modules:
+        return []
+    build = t.run(["smbd", "-b"], timeout=30).stdout
+    match = re.search(r"^\s*MODULESDIR:\s*(\S+)", build, re.M)
+    if not match:
+        return []
+    out = t.run(["python3", "-c", MISSING_MODULES_SCRIPT, match.group(1), *sorted(modules)], timeout=30).stdout
+    return out.split()
+
+
 def apply_smb(t: Transport, text: str) -> bool:
     """Validate the candidate with testparm, write it atomically, reload smbd; restore the old file on failure."""
     t.write_file(SMB_CANDIDATE, text, mode=0o600)
@@ -229,6 +253,11 @@ def apply_smb(t: Transport, text: str) -> bool:
     problems = testparm_problems(result.stderr)
     if result.returncode != 0 or problems:
         raise ConfigRejected("testparm", problems or [result.stderr.strip()[-300:]])
+    missing = missing_vfs_modules(t, vfs_modules(text))
+    if missing:
+        raise ConfigRejected(
+            "smbd", [f"Samba VFS module {', '.join(missing)} is not installed (Debian: apt install samba-vfs-modules)"]
+        )
     ensure_smb_include(t)
     old = t.run(["cat", "--", SMB_INCLUDE], check=False).stdout
     changed = t.write_file(SMB_INCLUDE, text)

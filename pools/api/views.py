@@ -3,6 +3,7 @@
 Requests are checked for shape here and for rules by the same services the pages call.
 """
 
+from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import status, viewsets
 from rest_framework.decorators import action
@@ -10,9 +11,10 @@ from rest_framework.response import Response
 
 from appliance.api.serializers import OperationSerializer
 from appliance.choices import Role
+from appliance.models import Host
 from pools import services
 from pools.api import serializers as s
-from pools.models import Dataset, Disk, Pool, Snapshot
+from pools.models import Dataset, Disk, NfsExport, Pool, SambaUser, ShareSettings, SmbShare, Snapshot
 
 ACCEPTED = {202: OperationSerializer}
 
@@ -253,3 +255,143 @@ class SnapshotViewSet(viewsets.ReadOnlyModelViewSet):
         """Destroy many snapshots in one operation (with progress)."""
         d = _valid(s.SnapshotDestroyRequest, request).validated_data
         return _accepted(services.snapshot_destroy_start(user=request.user, **d))
+
+
+# --- shares ----------------------------------------------------------------------------------------------
+class SmbShareViewSet(viewsets.ReadOnlyModelViewSet):
+    """SMB shares (filter: ?host=name). Every change renders, validates (testparm) and applies the config."""
+
+    serializer_class = s.SmbShareSerializer
+
+    def get_queryset(self):
+        return _by_host(SmbShare.objects.select_related("host"), self.request)
+
+    @extend_schema(request=s.SmbShareCreateRequest, responses=ACCEPTED)
+    def create(self, request):
+        d = _valid(s.SmbShareCreateRequest, request).validated_data
+        host = d.pop("host")
+        return _accepted(services.smb_share_save_start(host=host, user=request.user, data=d))
+
+    @extend_schema(request=s.SmbShareSerializer, responses=ACCEPTED)
+    def partial_update(self, request, pk=None):
+        share = self.get_object()
+        data = s.SmbShareSerializer(share, data=request.data, partial=True)
+        data.is_valid(raise_exception=True)
+        return _accepted(
+            services.smb_share_save_start(host=share.host, user=request.user, data=data.validated_data, pk=share.pk)
+        )
+
+    @extend_schema(request=s.ConfirmRequest, responses=ACCEPTED)
+    def destroy(self, request, pk=None):
+        share = self.get_object()
+        confirm = _valid(s.ConfirmRequest, request).validated_data["confirm"]
+        return _accepted(
+            services.smb_share_delete_start(host=share.host, user=request.user, pk=share.pk, confirm=confirm)
+        )
+
+
+class NfsExportViewSet(viewsets.ReadOnlyModelViewSet):
+    """NFS exports (filter: ?host=name). `*` as a client needs wildcard_ok, async writes need async_ok."""
+
+    serializer_class = s.NfsExportSerializer
+
+    def get_queryset(self):
+        return _by_host(NfsExport.objects.select_related("host"), self.request)
+
+    @extend_schema(request=s.NfsExportCreateRequest, responses=ACCEPTED)
+    def create(self, request):
+        d = _valid(s.NfsExportCreateRequest, request).validated_data
+        host = d.pop("host")
+        return _accepted(services.nfs_export_save_start(host=host, user=request.user, data=d))
+
+    @extend_schema(request=s.NfsExportSerializer, responses=ACCEPTED)
+    def partial_update(self, request, pk=None):
+        export = self.get_object()
+        data = s.NfsExportSerializer(export, data=request.data, partial=True)
+        data.is_valid(raise_exception=True)
+        return _accepted(
+            services.nfs_export_save_start(host=export.host, user=request.user, data=data.validated_data, pk=export.pk)
+        )
+
+    @extend_schema(request=None, responses=ACCEPTED)
+    def destroy(self, request, pk=None):
+        export = self.get_object()
+        return _accepted(services.nfs_export_delete_start(host=export.host, user=request.user, pk=export.pk))
+
+
+class ShareSettingsViewSet(viewsets.GenericViewSet):
+    """Server-wide SMB and NFS settings, one set per host (GET/PATCH /share-settings/<host>/)."""
+
+    serializer_class = s.ShareSettingsSerializer
+    lookup_field = "host__name"
+    lookup_url_kwarg = "host"
+
+    def get_required_role(self, request):
+        return Role.ADMIN if request.method not in ("GET", "HEAD", "OPTIONS") else None
+
+    def get_queryset(self):
+        return ShareSettings.objects.select_related("host")
+
+    def _host(self):
+        return get_object_or_404(Host, name=self.kwargs["host"])
+
+    def retrieve(self, request, host=None):
+        return Response(s.ShareSettingsSerializer(services.share_settings(self._host())).data)
+
+    @extend_schema(request=s.ShareSettingsSerializer, responses=ACCEPTED)
+    def partial_update(self, request, host=None):
+        target = self._host()
+        data = s.ShareSettingsSerializer(services.share_settings(target), data=request.data, partial=True)
+        data.is_valid(raise_exception=True)
+        return _accepted(services.share_settings_save_start(host=target, user=request.user, data=data.validated_data))
+
+
+class SambaUserViewSet(viewsets.ReadOnlyModelViewSet):
+    """Samba users (filter: ?host=name). Passwords go to Samba only: never stored, logged or returned."""
+
+    serializer_class = s.SambaUserSerializer
+
+    def get_required_role(self, request):
+        return Role.ADMIN if request.method not in ("GET", "HEAD", "OPTIONS") else None
+
+    def get_queryset(self):
+        return _by_host(SambaUser.objects.select_related("host"), self.request)
+
+    @extend_schema(request=s.SambaUserCreateRequest, responses=ACCEPTED)
+    def create(self, request):
+        d = _valid(s.SambaUserCreateRequest, request).validated_data
+        return _accepted(services.samba_user_start(user=request.user, action="add", **d))
+
+    @extend_schema(request=s.PasswordRequest, responses=ACCEPTED)
+    @action(detail=True, methods=["post"])
+    def password(self, request, pk=None):
+        row = self.get_object()
+        password = _valid(s.PasswordRequest, request).validated_data["password"]
+        return _accepted(
+            services.samba_user_start(
+                host=row.host, user=request.user, action="password", username=row.username, password=password
+            )
+        )
+
+    @extend_schema(request=None, responses=ACCEPTED)
+    @action(detail=True, methods=["post"])
+    def enable(self, request, pk=None):
+        row = self.get_object()
+        return _accepted(
+            services.samba_user_start(host=row.host, user=request.user, action="enable", username=row.username)
+        )
+
+    @extend_schema(request=None, responses=ACCEPTED)
+    @action(detail=True, methods=["post"])
+    def disable(self, request, pk=None):
+        row = self.get_object()
+        return _accepted(
+            services.samba_user_start(host=row.host, user=request.user, action="disable", username=row.username)
+        )
+
+    @extend_schema(request=None, responses=ACCEPTED)
+    def destroy(self, request, pk=None):
+        row = self.get_object()
+        return _accepted(
+            services.samba_user_start(host=row.host, user=request.user, action="delete", username=row.username)
+        )

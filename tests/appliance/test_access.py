@@ -7,7 +7,7 @@ from django.utils import timezone
 from appliance.auth import required_role
 from appliance.choices import Role
 from appliance.models import ApiToken, AuditEntry, Operation
-from pools.models import Dataset, Disk, NfsExport, Pool, SmbShare, Snapshot, SnapshotTask
+from pools.models import Dataset, Disk, NfsExport, Pool, SambaUser, SmbShare, Snapshot, SnapshotTask
 
 MUTATING = ["POST", "PUT", "PATCH", "DELETE"]
 PUBLIC = {"login", "healthz"}
@@ -45,7 +45,10 @@ def objects(local_host, admin_user):
     task = SnapshotTask.objects.create(host=local_host, dataset="tank/a", keep_count=3)
     smb = SmbShare.objects.create(host=local_host, name="docs", dataset="tank/a", path="/tank/a")
     nfs = NfsExport.objects.create(host=local_host, dataset="tank/a", path="/tank/a", clients="10.0.0.0/24")
+    samba_user = SambaUser.objects.create(host=local_host, username="alice")
     return {
+        "share-settings": local_host.name,
+        "samba-user": samba_user.pk,
         "smb-share": smb.pk,
         "nfs-export": nfs.pk,
         "host": local_host.pk,

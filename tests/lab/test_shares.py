@@ -1,0 +1,163 @@
+"""Shares against the lab's real smbd and nfsd: this machine's smbclient with a Samba user's password, NFS
+mounts (v3 and v4.2) in the guest, Previous Versions from ZFS snapshots, and bad input leaving the files alone."""
+
+import subprocess
+import time
+from datetime import UTC, datetime
+
+import pytest
+from django.core.exceptions import ValidationError
+
+from appliance.host import shares
+from pools import services
+from pools.models import NfsExport, SmbShare
+from tests.conftest import require_tool
+
+pytestmark = pytest.mark.lab
+D = "/dev/disk/by-id/virtio-zfsdisk{}".format
+SHARE = dict(comment="", preset="general", read_only=False, browseable=True, guest_ok=False, valid_users="alice",
+             hosts_allow="", hosts_deny="", previous_versions=True, snapshot_prefix="auto", time_machine_quota="")  # fmt: skip
+
+
+def run(op, runner, **kwargs):
+    runner(operation_id=op.pk, **kwargs)
+    op.refresh_from_db()
+    assert op.status == "succeeded", op.message
+    return op
+
+
+@pytest.fixture
+def shared(guest, lab_host, admin_user, django_capture_on_commit_callbacks):
+    """A pool with tank/docs (and tank/other), Samba users alice and bob, and a way to run operations."""
+    guest.sh(
+        "zpool create -f tank "
+        + D(1)
+        + " && zfs create tank/docs && zfs create tank/other && chmod 0777 /tank/docs /tank/other"
+    )
+    services.inventory_refresh(host=lab_host)
+
+    def do(start, runner=services.shares_apply_run, secret=None, **kwargs):
+        with django_capture_on_commit_callbacks(execute=False):
+            op = start(host=lab_host, user=admin_user, **kwargs)
+        return run(op, runner, **({"secret": secret} if secret else {}))
+
+    for name in ("alice", "bob"):
+        do(
+            services.samba_user_start,
+            runner=services.samba_user_run,
+            secret=f"{name}-password-1",
+            action="add",
+            username=name,
+            password=f"{name}-password-1",
+        )
+    return do
+
+
+def smbclient(guest, share: str, *args: str, command: str = "ls") -> subprocess.CompletedProcess:
+    argv = [require_tool("smbclient"), f"//127.0.0.1/{share}", "-p", guest.env["LAB_SMB_PORT"], *args, "-c", command]
+    for _ in range(10):  # smbd re-reads its config within a moment of reload-config
+        result = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+        if "NT_STATUS_BAD_NETWORK_NAME" not in result.stdout + result.stderr:
+            return result
+        time.sleep(1)
+    return result
+
+
+def test_an_smb_share_serves_its_user_and_refuses_everyone_else(guest, shared, tmp_path):
+    started = time.monotonic()
+    shared(services.smb_share_save_start, data={"name": "docs", "dataset": "tank/docs", **SHARE})
+    payload = tmp_path / "up.bin"
+    payload.write_bytes(bytes(range(256)) * 1024)
+    print(
+        "DEBUG",
+        guest.sh(
+            "tail -3 /etc/samba/smb.conf; cat /etc/samba/tarn/shares.conf; testparm -s 2>&1 | tail -30; ls -la /etc/samba/tarn"
+        ),
+    )
+    ok = smbclient(
+        guest, "docs", "-U", "alice%alice-password-1", command=f"put {payload} f.bin; get f.bin {tmp_path}/d"
+    )
+    if ok.returncode:
+        time.sleep(300)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    print(f"create share → smbclient works: {time.monotonic() - started:.1f} s")
+    assert (tmp_path / "d").read_bytes() == payload.read_bytes()
+    assert guest.sh("stat -c %U /tank/docs/f.bin").strip() == "alice"
+
+    wrong = smbclient(guest, "docs", "-U", "alice%wrong-password")
+    assert wrong.returncode != 0 and "NT_STATUS_LOGON_FAILURE" in wrong.stdout + wrong.stderr
+    bob = smbclient(guest, "docs", "-U", "bob%bob-password-1")
+    assert bob.returncode != 0 and "NT_STATUS_ACCESS_DENIED" in bob.stdout + bob.stderr
+    smb1 = smbclient(guest, "docs", "-U", "alice%alice-password-1", "-m", "NT1", "--option=client min protocol=NT1")
+    assert smb1.returncode != 0 and "NT_STATUS" in smb1.stdout + smb1.stderr  # SMB1 is never offered
+
+    guest_try = smbclient(guest, "docs", "-N")
+    assert guest_try.returncode != 0
+    shared(services.smb_share_save_start, data={"name": "pub", "dataset": "tank/other", **SHARE, "valid_users": ""})
+    assert smbclient(guest, "pub", "-N").returncode != 0  # guest off by default
+    pub = SmbShare.objects.get(name="pub")
+    shared(services.smb_share_save_start, pk=pub.pk, data={"guest_ok": True})
+    assert smbclient(guest, "pub", "-N").returncode == 0
+
+
+def test_previous_versions_list_the_datasets_snapshots(guest, shared, lab_host):
+    shared(services.smb_share_save_start, data={"name": "docs", "dataset": "tank/docs", **SHARE})
+    guest.sh("echo v1 > /tank/docs/report.txt && sync")
+    taken = datetime(2026, 1, 2, 3, 4, tzinfo=UTC)
+    guest.sh(f"zfs snapshot tank/docs@auto-{taken:%Y-%m-%d_%H-%M} && echo v2 > /tank/docs/report.txt && sync")
+    info = smbclient(guest, "docs", "-U", "alice%alice-password-1", command="allinfo report.txt")
+    assert info.returncode == 0, info.stdout + info.stderr
+    assert "@GMT-2026.01.02-03.04.00" in info.stdout, info.stdout
+
+
+def test_bad_input_leaves_the_files_byte_identical(guest, shared, lab_host, admin_user):
+    shared(services.smb_share_save_start, data={"name": "docs", "dataset": "tank/docs", **SHARE})
+    shared(
+        services.nfs_export_save_start,
+        data={"dataset": "tank/docs", "clients": "127.0.0.1", "read_only": False, "squash": "root_squash",
+              "anonuid": None, "anongid": None, "sec": "sys", "async_writes": False, "comment": ""},
+    )  # fmt: skip
+    before = guest.sh(f"cat {shares.SMB_INCLUDE} {shares.NFS_EXPORTS} {shares.SMB_CONF} | sha256sum")
+    hostile = [
+        {"name": "x]\n[y", "dataset": "tank/other", **SHARE},
+        {"name": "evil", "dataset": "tank/other", **SHARE, "comment": "x\n  root preexec = /bin/touch /tmp/pwned"},
+        {"name": "evil", "dataset": "tank/other", **SHARE, "valid_users": "alice\n[global]"},
+        {"name": "DOCS", "dataset": "tank/other", **SHARE},
+        {"name": "evil", "dataset": "tank/nope", **SHARE},
+    ]
+    for data in hostile:
+        with pytest.raises(ValidationError):
+            services.smb_share_save_start(host=lab_host, user=admin_user, data=data)
+    with pytest.raises(ValidationError):
+        services.nfs_export_save_start(
+            host=lab_host,
+            user=admin_user,
+            data={"dataset": "tank/other", "clients": "127.0.0.1(rw,no_root_squash)", "squash": "root_squash",
+                  "sec": "sys", "read_only": False, "async_writes": False},
+        )  # fmt: skip
+    with pytest.raises(shares.ConfigRejected, match="testparm"):  # the real tool's own check, last line of defence
+        shares.apply_smb(guest.transport(), "[global]\n   frobnicate = yes\n")
+    assert guest.sh(f"cat {shares.SMB_INCLUDE} {shares.NFS_EXPORTS} {shares.SMB_CONF} | sha256sum") == before
+    assert not SmbShare.objects.filter(name="evil").exists() and NfsExport.objects.count() == 1
+    with pytest.raises(ValidationError, match="in use by SMB share docs"):
+        services.pool_destroy_start(host=lab_host, user=admin_user, name="tank", confirm="tank")
+
+
+def test_nfs_exports_mount_over_v3_and_v4_and_squash_root(guest, shared):
+    nfs = {"read_only": False, "squash": "root_squash", "anonuid": None, "anongid": None, "sec": "sys",
+           "async_writes": False, "comment": ""}  # fmt: skip
+    shared(services.nfs_export_save_start, data={"dataset": "tank/docs", "clients": "127.0.0.1", **nfs})
+    shared(
+        services.nfs_export_save_start,
+        data={"dataset": "tank/other", "clients": "127.0.0.1", **nfs, "read_only": True},
+    )
+    for vers in ("3", "4.2"):
+        guest.sh(f"mkdir -p /mnt/v{vers} && mount -t nfs -o vers={vers} 127.0.0.1:/tank/docs /mnt/v{vers}")
+        guest.sh(f"echo hello-{vers} > /mnt/v{vers}/f{vers} && sync")
+        assert guest.sh(f"cat /tank/docs/f{vers}").strip() == f"hello-{vers}"
+        assert guest.sh(f"stat -c %u /tank/docs/f{vers}").strip() == "65534"  # root on the client became nobody
+    guest.sh("mkdir -p /mnt/ro && mount -t nfs -o vers=4.2 127.0.0.1:/tank/other /mnt/ro")
+    refused = guest.sh("touch /mnt/ro/x 2>&1 || true")
+    assert "Read-only file system" in refused
+    exports = guest.sh("exportfs -v")
+    assert "/tank/docs" in exports and "/tank/other" in exports

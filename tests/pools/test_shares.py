@@ -1,0 +1,142 @@
+"""Share pages, services and API (the config files themselves are proven on the lab): what is saved, what is
+refused with the field named, and that a Samba password never lands in the database, an operation or the audit."""
+
+import pytest
+from django.utils import timezone
+
+from appliance.models import AuditEntry, Operation
+from pools.models import Dataset, NfsExport, Pool, SambaUser, SmbShare
+
+SMB = {"name": "docs", "dataset": "tank/docs", "preset": "general", "browseable": "on", "previous_versions": "on",
+       "snapshot_prefix": "auto"}  # fmt: skip
+NFS = {"dataset": "tank/docs", "clients": "10.0.0.0/24", "squash": "root_squash", "sec": "sys"}
+
+
+@pytest.fixture
+def tank(local_host):
+    now = timezone.now()
+    pool = Pool.objects.create(host=local_host, name="tank", guid="1", state="ONLINE", observed_at=now)
+    for name, mp in (("tank", "/tank"), ("tank/docs", "/tank/docs"), ("tank/nomount", "none")):
+        Dataset.objects.create(
+            host=local_host, pool=pool, name=name, type="filesystem", depth=name.count("/"), mountpoint=mp,
+            properties={"mountpoint": {"value": mp, "source": "default", "from": ""}}, observed_at=now,
+        )  # fmt: skip
+    return pool
+
+
+def test_creating_an_smb_share_saves_it_and_queues_one_apply(admin_client, tank, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=False):
+        response = admin_client.post("/pools/shares/smb/new/", SMB)
+    op = Operation.objects.get()
+    assert response.status_code == 302 and op.kind == "shares.apply" and op.target == "host:local:shares"
+    share = SmbShare.objects.get()
+    assert (share.name, share.path, share.guest_ok) == ("docs", "/tank/docs", False)
+    page = admin_client.get("/pools/shares/").content.decode()
+    assert "docs" in page and "/tank/docs" in page
+
+
+@pytest.mark.parametrize(
+    "changes, field, message",
+    [
+        ({"name": "docs]\n[x"}, "name", "letters, digits"),
+        ({"comment": "a\nroot preexec = id"}, "comment", "without newlines"),
+        ({"valid_users": "alice %U"}, "valid_users", "Not user"),
+        ({"dataset": "tank/nomount"}, "dataset", "not mounted"),
+        ({"hosts_allow": "10.0.0.0/8;rm"}, "hosts_allow", "Not addresses"),
+    ],
+)
+def test_a_bad_share_names_the_field_and_changes_nothing(admin_client, tank, changes, field, message):
+    response = admin_client.post("/pools/shares/smb/new/", {**SMB, **changes})
+    assert response.status_code == 200
+    errors = response.context["form"].errors
+    assert message in " ".join(errors.get(field, [])), errors
+    assert not SmbShare.objects.exists() and not Operation.objects.exists()
+
+
+def test_share_names_collide_ignoring_case(admin_client, tank, django_capture_on_commit_callbacks):
+    SmbShare.objects.create(host=tank.host, name="Docs", dataset="tank/docs", path="/tank/docs")
+    response = admin_client.post("/pools/shares/smb/new/", SMB)
+    assert "ignore case" in " ".join(response.context["form"].errors["name"])
+
+
+def test_nfs_to_everyone_and_async_need_confirmation(admin_client, tank, django_capture_on_commit_callbacks):
+    response = admin_client.post("/pools/shares/nfs/new/", {**NFS, "clients": "*"})
+    assert "confirmation" in " ".join(response.context["form"].errors["wildcard_ok"])
+    response = admin_client.post("/pools/shares/nfs/new/", {**NFS, "async_writes": "on"})
+    assert "confirmation" in " ".join(response.context["form"].errors["async_ok"])
+    response = admin_client.post("/pools/shares/nfs/new/", {**NFS, "clients": "10.0.0.1(rw,no_root_squash)"})
+    assert "Not host names" in " ".join(response.context["form"].errors["clients"])
+    assert not NfsExport.objects.exists()
+    with django_capture_on_commit_callbacks(execute=False):
+        admin_client.post("/pools/shares/nfs/new/", {**NFS, "clients": "*", "wildcard_ok": "on"})
+    assert NfsExport.objects.get().client_list == ["*"]
+
+
+def test_a_shared_pool_or_dataset_is_not_destroyed_or_exported(admin_client, tank):
+    SmbShare.objects.create(host=tank.host, name="docs", dataset="tank/docs", path="/tank/docs")
+    for url, form in (
+        (f"/pools/{tank.pk}/destroy/", {"confirm": "tank"}),
+        (f"/pools/{tank.pk}/export/", {}),
+        (f"/pools/datasets/{Dataset.objects.get(name='tank/docs').pk}/destroy/", {"confirm": "tank/docs"}),
+    ):
+        page = admin_client.post(url, form, follow=True).content.decode()
+        assert "in use by SMB share docs" in page, url
+    assert not Operation.objects.exists()
+
+
+def test_a_samba_password_goes_only_to_the_queued_task(admin_client, tank, django_capture_on_commit_callbacks):
+    password = "correct-horse-battery"
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        admin_client.post("/pools/shares/users/", {"action": "add", "username": "alice", "password": password})
+    op = Operation.objects.get()
+    assert op.kind == "samba.user.add" and op.params == {"action": "add", "username": "alice"}
+    assert len(callbacks) == 1
+    stored = repr(list(Operation.objects.values())) + repr(list(AuditEntry.objects.values()))
+    assert password not in stored
+    bad = admin_client.post("/pools/shares/users/", {"action": "add", "username": "Root", "password": "x"}, follow=True)
+    assert "lower-case" in bad.content.decode() and Operation.objects.count() == 1
+
+
+def test_operators_may_not_manage_users_or_server_settings(operator_client, tank):
+    assert operator_client.post("/pools/shares/users/", {"action": "add"}).status_code == 403
+    assert operator_client.post("/pools/shares/settings/", {}).status_code == 403
+
+
+def test_the_api_manages_shares_and_users(admin_client, tank, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=False):
+        created = admin_client.post(
+            "/api/v1/smb-shares/",
+            {"host": "local", "name": "docs", "dataset": "tank/docs"},
+            content_type="application/json",
+        )
+    assert created.status_code == 202, created.content
+    share = SmbShare.objects.get()
+    Operation.objects.all().delete()
+    with django_capture_on_commit_callbacks(execute=False):
+        patched = admin_client.patch(
+            f"/api/v1/smb-shares/{share.pk}/", {"read_only": True}, content_type="application/json"
+        )
+    assert patched.status_code == 202 and SmbShare.objects.get().read_only
+    bad = admin_client.patch(f"/api/v1/smb-shares/{share.pk}/", {"comment": "x\n[y]"}, content_type="application/json")
+    assert bad.status_code == 400 and "comment" in bad.json()
+    assert admin_client.get("/api/v1/smb-shares/?host=local").json()["results"][0]["path"] == "/tank/docs"
+    nfs = admin_client.post(
+        "/api/v1/nfs-exports/", {"host": "local", **NFS, "clients": "*"}, content_type="application/json"
+    )
+    assert nfs.status_code == 400 and "wildcard_ok" in nfs.json()
+    Operation.objects.all().delete()
+    with django_capture_on_commit_callbacks(execute=False):
+        user = admin_client.post(
+            "/api/v1/samba-users/",
+            {"host": "local", "username": "bob", "password": "long-enough-1"},
+            content_type="application/json",
+        )
+    assert user.status_code == 202 and "long-enough-1" not in user.content.decode()
+    settings = admin_client.patch(
+        "/api/v1/share-settings/local/", {"smb_min_protocol": "SMB1"}, content_type="application/json"
+    )
+    assert settings.status_code == 400 and "smb_min_protocol" in settings.json()
+    assert admin_client.get("/api/v1/share-settings/local/").json()["smb_min_protocol"] == "SMB2"
+    gone = admin_client.delete(f"/api/v1/smb-shares/{share.pk}/", {"confirm": "nope"}, content_type="application/json")
+    assert gone.status_code == 400 and "confirm" in gone.json()
+    assert SambaUser.objects.count() == 0  # created by the worker once smbpasswd succeeded, not before
