@@ -68,17 +68,9 @@ def test_an_smb_share_serves_its_user_and_refuses_everyone_else(guest, shared, t
     shared(services.smb_share_save_start, data={"name": "docs", "dataset": "tank/docs", **SHARE})
     payload = tmp_path / "up.bin"
     payload.write_bytes(bytes(range(256)) * 1024)
-    print(
-        "DEBUG",
-        guest.sh(
-            "tail -3 /etc/samba/smb.conf; cat /etc/samba/tarn/shares.conf; testparm -s 2>&1 | tail -30; ls -la /etc/samba/tarn"
-        ),
-    )
     ok = smbclient(
         guest, "docs", "-U", "alice%alice-password-1", command=f"put {payload} f.bin; get f.bin {tmp_path}/d"
     )
-    if ok.returncode:
-        time.sleep(300)
     assert ok.returncode == 0, ok.stdout + ok.stderr
     print(f"create share → smbclient works: {time.monotonic() - started:.1f} s")
     assert (tmp_path / "d").read_bytes() == payload.read_bytes()
