@@ -8,7 +8,7 @@ from datetime import timedelta
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, transaction
+from django.db import DatabaseError, IntegrityError, connections, transaction
 from django.utils import timezone
 
 from appliance.choices import OperationStatus
@@ -75,8 +75,14 @@ class Tracker:
 
 
 def _heartbeat(op_id: int, stop: threading.Event) -> None:
-    while not stop.wait(HEARTBEAT_SECONDS):
-        Operation.objects.filter(pk=op_id, status=OperationStatus.RUNNING).update(heartbeat_at=timezone.now())
+    try:
+        while not stop.wait(HEARTBEAT_SECONDS):
+            try:
+                Operation.objects.filter(pk=op_id, status=OperationStatus.RUNNING).update(heartbeat_at=timezone.now())
+            except DatabaseError as exc:  # a busy SQLite: the next beat tries again; the reaper allows for a few
+                log.warning("heartbeat of operation %s skipped: %s", op_id, exc)
+    finally:
+        connections.close_all()  # this thread's own connection
 
 
 def _finish(op: Operation, status: str, message: str) -> None:

@@ -124,6 +124,7 @@ def _save_datasets(host, pool: Pool, infos: list[zfs.DatasetInfo], snapshot_text
         counts[dataset_id] = counts.get(dataset_id, 0) + 1
         batch.append(
             Snapshot(
+                host=host,
                 dataset_id=dataset_id,
                 name=snap.name,
                 used=snap.used,

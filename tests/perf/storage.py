@@ -77,7 +77,7 @@ def lab_curve(lab, host):
     datasets_json = t.run(zfs.list_datasets_argv("tank"), timeout=7200).stdout
     snapshots_tsv = t.run(zfs.list_snapshots_argv("tank"), timeout=7200).stdout
     t.close()
-    return datasets_json, snapshots_tsv, per_listed
+    return datasets_json, snapshots_tsv, per_listed, tarn / raw
 
 
 def _populate(lab, have: int, datasets: int, snaps: int) -> None:
@@ -132,7 +132,7 @@ def storage_scale():
 
     call_command("tarn_lab_host", "/run/tarn-lab/lab.env", verbosity=0)
     host = Host.objects.get(name="lab")
-    datasets_json, snapshots_tsv, per_listed = yield from lab_curve(lab, host)
+    datasets_json, snapshots_tsv, per_listed, lab_ratio = yield from lab_curve(lab, host)
     lab.reset()
 
     n_datasets, n_snapshots = SCALE
@@ -144,7 +144,8 @@ def storage_scale():
     objects = n_datasets + n_snapshots
     raw = per_listed * objects  # the guest lists at a steady rate per object (see the curve)
     yield f"storage_raw_zfs_list_projected_{label}", raw, "s", "from the lab's per-object listing rate"
-    yield f"storage_refresh_ratio_projected_{label}", (raw + result["seconds"]) / raw, "x", "goal <= 1.2"
+    # Tarn's listings cost what they cost on the lab (the curve's last ratio), plus its database side at scale.
+    yield f"storage_refresh_ratio_projected_{label}", lab_ratio + result["seconds"] / raw, "x", "goal <= 1.2"
 
     cookie = admin_session_cookie(host_id=host.pk)
     pages = [
