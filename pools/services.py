@@ -2,6 +2,7 @@
 
 import logging
 import re
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 
 from django.core.exceptions import ValidationError
@@ -25,10 +26,16 @@ log = logging.getLogger(__name__)
 def inventory_refresh(*, host: Host, operation: Operation | None = None) -> None:
     """Read pools, vdevs, disks, datasets and snapshots from the host and mirror them (one call per pool)."""
     t = transport_for(host, operation=operation)
-    statuses, usage = zpool.status(t), zpool.usage(t)
-    disks = host_disks.list_disks(t)
-    datasets = {name: zfs.list_datasets(t, name) for name in statuses}
-    snapshots = {name: zfs.list_snapshots_text(t, name) for name in statuses}
+    # The reads run side by side (the transport is thread-safe: one process or SSH channel per call); each
+    # `zfs list` walks every dataset, so two walks in a row cost ~1.5x a single `zfs list -t all`, side by side ~1x.
+    with ThreadPoolExecutor(max_workers=4) as reads:
+        status_f, usage_f, disks_f = (reads.submit(f, t) for f in (zpool.status, zpool.usage, host_disks.list_disks))
+        statuses = status_f.result()
+        datasets_f = {name: reads.submit(zfs.list_datasets, t, name) for name in statuses}
+        snapshots_f = {name: reads.submit(zfs.list_snapshots_text, t, name) for name in statuses}
+        usage, disks = usage_f.result(), disks_f.result()
+        datasets = {name: f.result() for name, f in datasets_f.items()}
+        snapshots = {name: f.result() for name, f in snapshots_f.items()}
     now = timezone.now()
     with transaction.atomic():
         Pool.objects.filter(host=host).exclude(name__in=list(statuses)).delete()
