@@ -182,6 +182,7 @@ CELERY_BEAT_SCHEDULE = {
     "refresh-host-facts": {"task": "appliance.tasks.hosts_refresh_facts", "schedule": 600.0},
     "refresh-storage-inventory": {"task": "pools.tasks.inventory_refresh_all", "schedule": 300.0},
     "periodic-snapshots": {"task": "pools.tasks.snapshot_tasks_run_due", "schedule": 60.0},
+    "scrub-schedules": {"task": "pools.tasks.scrub_schedules_run_due", "schedule": 3600.0},
 }
 
 LOGGING = {

@@ -382,3 +382,23 @@ class ShareStatus(models.Model):
 
     def __str__(self):
         return f"share status of {self.host}"
+
+
+class ScrubSchedule(models.Model):
+    """Scrub a pool every N days (beat checks hourly); a monthly scrub finds silent errors while they can be fixed."""
+
+    host = models.ForeignKey(Host, on_delete=models.CASCADE, related_name="scrub_schedules")
+    pool = models.CharField(max_length=255)
+    every_days = models.PositiveSmallIntegerField(default=30, help_text="30 is the usual choice; 7 for busy pools.")
+    last_run_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["host", "pool"], name="one_scrub_schedule_per_pool")]
+
+    def __str__(self):
+        return f"scrub {self.pool} every {self.every_days} days"
+
+    def is_due(self, now) -> bool:
+        from datetime import timedelta
+
+        return self.last_run_at is None or now - self.last_run_at >= timedelta(days=self.every_days)

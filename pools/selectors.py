@@ -169,3 +169,9 @@ def share_overview(*, host) -> dict:
         "samba_users": list(SambaUser.objects.filter(host=host)),
         "status": ShareStatus.objects.filter(host=host).first(),
     }
+
+
+def scrub_schedule(*, pool):
+    from pools.models import ScrubSchedule
+
+    return ScrubSchedule.objects.filter(host=pool.host, pool=pool.name).first()

@@ -947,3 +947,36 @@ def share_status_run(*, operation_id: int) -> None:
         if tracker:
             share_status_refresh(host=tracker.op.host, operation=tracker.op)
             tracker.progress(100, "Connections read")
+
+
+# --- scrub schedules -------------------------------------------------------------------------------------------
+def scrub_schedule_save(*, host, pool: str, every_days: int | None) -> None:
+    """every_days None or 0 removes the schedule."""
+    from pools.models import ScrubSchedule
+
+    if not Pool.objects.filter(host=host, name=pool).exists():
+        raise ValidationError({"pool": f"{host.name} has no pool {pool}."})
+    if not every_days:
+        ScrubSchedule.objects.filter(host=host, pool=pool).delete()
+        return
+    if not 1 <= every_days <= 365:
+        raise ValidationError({"every_days": "From 1 to 365 days."})
+    ScrubSchedule.objects.update_or_create(host=host, pool=pool, defaults={"every_days": every_days})
+
+
+def scrub_schedules_run_due() -> int:
+    """Beat, hourly: start a scrub for each due schedule whose pool is present and not already scanning."""
+    from pools.models import ScrubSchedule
+
+    now, started = timezone.now(), 0
+    for schedule in ScrubSchedule.objects.select_related("host"):
+        pool = Pool.objects.filter(host=schedule.host, name=schedule.pool).first()
+        if pool is None or not schedule.is_due(now) or pool.scan_state == "SCANNING":
+            continue
+        try:
+            pool_scrub_start(host=schedule.host, user=None, pool=schedule.pool, action="start")
+        except ValidationError:
+            continue  # something else runs on the pool: next hour
+        ScrubSchedule.objects.filter(pk=schedule.pk).update(last_run_at=now)
+        started += 1
+    return started

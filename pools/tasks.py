@@ -65,3 +65,10 @@ def share_status_task(operation_id: int) -> None:
     from pools.services import share_status_run
 
     share_status_run(operation_id=operation_id)
+
+
+@shared_task
+def scrub_schedules_run_due() -> None:
+    from pools.services import scrub_schedules_run_due
+
+    scrub_schedules_run_due()

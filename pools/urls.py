@@ -15,6 +15,7 @@ urlpatterns = [
     path("<int:pk>/device/", views.pool_device, name="pool-device"),
     path("<int:pk>/add/", views.pool_add, name="pool-add"),
     path("<int:pk>/trim/", views.pool_trim, name="pool-trim"),
+    path("<int:pk>/scrub/schedule/", views.scrub_schedule, name="pool-scrub-schedule"),
     path("import/scan/", views.pool_import_scan, name="pool-import-scan"),
     path("import/", views.pool_import, name="pool-import"),
     path("<int:pk>/datasets/create/", views.dataset_create, name="dataset-create"),

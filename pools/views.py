@@ -65,6 +65,7 @@ def pool_detail(request, pk):
             "can_admin": request.user.has_role(Role.ADMIN),
             "free_disks": selectors.disk_free(host=host) if request.user.has_role(Role.ADMIN) else [],
             "add_form": PoolAddForm(free_disks=selectors.disk_free(host=host)),
+            "scrub_schedule": selectors.scrub_schedule(pool=pool),
         },
     )
 
@@ -472,3 +473,16 @@ def snapshot_hold(request, pk):
         tag=request.POST.get("tag", "").strip() or "tarn",
         release=request.POST.get("action") == "release",
     )
+
+
+@require_POST
+def scrub_schedule(request, pk):
+    pool = get_object_or_404(Pool, host=host_current(request), pk=pk)
+    try:
+        every = int(request.POST.get("every_days") or 0)
+        services.scrub_schedule_save(host=pool.host, pool=pool.name, every_days=every)
+    except (ValueError, ValidationError) as exc:
+        messages.error(request, " ".join(getattr(exc, "messages", ["Days must be a number."])))
+    else:
+        messages.success(request, f"{pool.name} is scrubbed every {every} days." if every else "Schedule removed.")
+    return redirect(pool.get_absolute_url())

@@ -48,3 +48,43 @@ def page(browser, live_server):
 def shot(page, name: str) -> None:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+
+@pytest.fixture
+def lab_worker(guest, tmp_path, local_host):  # noqa: F811 (the guest fixture)
+    """The lab guest as host "lab", and a real Celery worker for its queue."""
+    from appliance.models import Host
+    from tests.support.worker import start_worker, stop_worker
+
+    Host.objects.create(
+        name="lab",
+        transport="ssh",
+        address=guest.env["LAB_SSH_HOST"],
+        port=guest.ssh_port,
+        identity_file=guest.env["LAB_SSH_KEY"],
+        host_keys=guest.env["LAB_HOST_KEY"],
+    )
+    worker = start_worker("default,host.lab", tmp_path / "worker.log")
+    yield
+    stop_worker(worker)
+
+
+def login_on_lab(page) -> None:
+    from appliance.choices import Role
+    from appliance.models import User
+
+    User.objects.create_user("admin", password="a-long-password", role=Role.ADMIN)
+    page.goto("/login/")
+    page.fill("input[name=username]", "admin")
+    page.fill("input[name=password]", "a-long-password")
+    page.click("button[type=submit]")
+    page.wait_for_url("**/")
+    with page.expect_navigation():
+        page.select_option("header select[name=host]", label="lab")  # the switcher submits on change
+
+
+def wait_for_operation(page, timeout=180_000):
+    page.wait_for_url("**/operations/*/")
+    page.wait_for_selector("#operation-status .badge-succeeded, #operation-status .badge-failed", timeout=timeout)
+    status = page.inner_text("#operation-status")
+    assert "Succeeded" in status, status

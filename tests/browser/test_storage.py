@@ -2,35 +2,10 @@
 
 import pytest
 
-from appliance.choices import Role
-from appliance.models import Host, User
-from tests.browser.conftest import shot
-from tests.support.worker import start_worker, stop_worker
+from tests.browser.conftest import login_on_lab, shot, wait_for_operation
 
 pytestmark = [pytest.mark.browser, pytest.mark.lab, pytest.mark.django_db(transaction=True)]
 D = "/dev/disk/by-id/virtio-zfsdisk{}".format
-
-
-@pytest.fixture
-def lab_worker(guest, tmp_path, local_host):
-    Host.objects.create(
-        name="lab",
-        transport="ssh",
-        address=guest.env["LAB_SSH_HOST"],
-        port=guest.ssh_port,
-        identity_file=guest.env["LAB_SSH_KEY"],
-        host_keys=guest.env["LAB_HOST_KEY"],
-    )
-    worker = start_worker("default,host.lab", tmp_path / "worker.log")
-    yield
-    stop_worker(worker)
-
-
-def wait_for_operation(page, timeout=180_000):
-    page.wait_for_url("**/operations/*/")
-    page.wait_for_selector("#operation-status .badge-succeeded, #operation-status .badge-failed", timeout=timeout)
-    status = page.inner_text("#operation-status")
-    assert "Succeeded" in status, status
 
 
 def dataset_url(page, pool_url):
@@ -39,14 +14,7 @@ def dataset_url(page, pool_url):
 
 
 def test_an_admin_builds_a_pool_dataset_and_snapshots_then_destroys_it(page, lab_worker, guest):
-    User.objects.create_user("admin", password="a-long-password", role=Role.ADMIN)
-    page.goto("/login/")
-    page.fill("input[name=username]", "admin")
-    page.fill("input[name=password]", "a-long-password")
-    page.click("button[type=submit]")
-    page.wait_for_url("**/")
-    with page.expect_navigation():
-        page.select_option("header select[name=host]", label="lab")  # the switcher submits on change
+    login_on_lab(page)
     page.goto("/pools/")
     assert "on lab" in page.inner_text("h1")
     page.click("text=Refresh inventory")

@@ -2,9 +2,9 @@
 
 import sys
 
-from tests.perf import foundation, lab, storage
+from tests.perf import foundation, lab, shares, storage
 
-GROUPS = {"foundation": foundation.CHECKS, "lab": lab.CHECKS, "storage": storage.CHECKS}
+GROUPS = {"foundation": foundation.CHECKS, "lab": lab.CHECKS, "storage": storage.CHECKS, "shares": shares.CHECKS}
 
 
 def main(chosen: list[str]) -> int:

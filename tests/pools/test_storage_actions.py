@@ -198,3 +198,28 @@ def test_api_refusals_are_400s_naming_the_field(admin_client, operator_client, t
     assert not Operation.objects.exists()
     assert operator_client.post(f"/api/v1/pools/{pool.pk}/export/").status_code == 403
     assert operator_client.post(f"/api/v1/pools/{pool.pk}/trim/", {"action": "start"}).status_code == 202
+
+
+def test_a_scrub_schedule_starts_a_scrub_when_due_and_not_again_until_the_next_period(
+    operator_client, tank, django_capture_on_commit_callbacks
+):
+    from datetime import timedelta
+
+    from pools.models import ScrubSchedule
+    from pools.services import scrub_schedules_run_due
+
+    pool = tank[0]
+    operator_client.post(f"/pools/{pool.pk}/scrub/schedule/", {"every_days": "30"})
+    assert ScrubSchedule.objects.get().every_days == 30
+    bad = operator_client.post(f"/pools/{pool.pk}/scrub/schedule/", {"every_days": "400"}, follow=True)
+    assert "From 1 to 365" in bad.content.decode() and ScrubSchedule.objects.get().every_days == 30
+    with django_capture_on_commit_callbacks(execute=False):
+        assert scrub_schedules_run_due() == 1
+        assert scrub_schedules_run_due() == 0  # started: not due again for 30 days
+    assert only_argv() == [["zpool", "scrub", "--", "tank"]]
+    ScrubSchedule.objects.update(last_run_at=timezone.now() - timedelta(days=31))
+    Operation.objects.all().delete()
+    Pool.objects.filter(pk=pool.pk).update(scan_state="SCANNING")
+    assert scrub_schedules_run_due() == 0  # a scan is running: wait
+    operator_client.post(f"/pools/{pool.pk}/scrub/schedule/", {"every_days": "0"})
+    assert not ScrubSchedule.objects.exists()
