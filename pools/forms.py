@@ -305,9 +305,31 @@ class SmbShareForm(_DatasetChoiceMixin, forms.ModelForm):
             "hosts_allow", "hosts_deny", "previous_versions", "snapshot_prefix", "time_machine_quota",
         ]  # fmt: skip
 
+    new_dataset = forms.CharField(
+        required=False,
+        max_length=255,
+        label="…or create a new dataset",
+        help_text="pool/name: made with the preset's properties (xattr=sa; multi-user adds POSIX ACLs; archive "
+        "uses zstd and 1M records), then shared.",
+    )
+
     def __init__(self, *args, datasets=(), **kwargs):
         super().__init__(*args, **kwargs)
         self._datasets(datasets)
+        if self.instance.pk:
+            del self.fields["new_dataset"]
+        else:
+            self.fields["dataset"].required = False
+            self.fields["dataset"].choices = [("", "— choose —"), *self.fields["dataset"].choices]
+            self.order_fields(["name", "dataset", "new_dataset"])
+
+    def clean(self):
+        data = super().clean()
+        if not self.instance.pk and not data.get("dataset") and not data.get("new_dataset"):
+            self.add_error("dataset", "Choose a dataset or name a new one.")
+        if data.get("new_dataset"):
+            data["dataset"] = data["new_dataset"]
+        return data
 
 
 class NfsExportForm(_DatasetChoiceMixin, forms.ModelForm):

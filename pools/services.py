@@ -779,16 +779,49 @@ def _share_row(model, host, data: dict, pk: int | None):
     return row, model.objects.filter(host=host).exclude(pk=row.pk)
 
 
-def _shares_apply_start(host, user, what: str) -> Operation:
+def _shares_apply_start(host, user, what: str, create: list[str] | None = None) -> Operation:
     from pools.tasks import shares_apply_task
 
     return operation_start(
         kind="shares.apply", target=f"host:{host.name}:shares", host=host, user=user, task=shares_apply_task,
-        params={"what": what},
+        params={"what": what, **({"create": create} if create else {})},
     )  # fmt: skip
 
 
-def smb_share_save_start(*, host, user, data: dict, pk: int | None = None) -> Operation:
+# Dataset properties each SMB preset wants when the share form creates its dataset (documented in the README).
+PRESET_DATASET_PROPERTIES = {
+    "general": {"xattr": "sa"},
+    "multi_user": {"xattr": "sa", "acltype": "posix"},
+    "time_machine": {"xattr": "sa"},
+    "private": {"xattr": "sa"},
+    "archive": {"xattr": "sa", "compression": "zstd", "recordsize": "1M", "atime": "off"},
+}
+
+
+def _new_share_dataset(host, name: str, preset: str) -> tuple[list[str], str]:
+    """The `zfs create` argv for a share's new dataset and the path it will mount at (its parent's + name)."""
+    try:
+        argv = zfs.create_argv(name, PRESET_DATASET_PROPERTIES.get(preset, {}))
+    except (names.InvalidName, names.PropertyErrors) as exc:
+        raise ValidationError({"new_dataset": str(exc)}) from None
+    _new_dataset_name(host, name, "new_dataset")
+    parent = _share_path(host, name.rsplit("/", 1)[0])
+    return argv, f"{parent.rstrip('/')}/{name.rsplit('/', 1)[1]}"
+
+
+def smb_share_save_start(*, host, user, data: dict, pk: int | None = None, new_dataset: str = "") -> Operation:
+    """Save a share and apply; with new_dataset, the operation first creates it with the preset's properties."""
+    if new_dataset:
+        argv, path = _new_share_dataset(host, new_dataset, data.get("preset", "general"))
+        row = SmbShare(host=host, **{**data, "dataset": new_dataset})
+        row.path = path
+        others = SmbShare.objects.filter(host=host)
+        if others.filter(name__iexact=row.name).exists():
+            raise ValidationError({"name": f"{host.name} already has a share named {row.name} (names ignore case)."})
+        shares_render(host, smb_rows=[*others, row])
+        with transaction.atomic():
+            row.save()
+            return _shares_apply_start(host, user, f"SMB share {row.name} on new dataset {new_dataset}", create=argv)
     row, others = _share_row(SmbShare, host, data, pk)
     if others.filter(name__iexact=row.name).exists():
         raise ValidationError({"name": f"{host.name} already has a share named {row.name} (names ignore case)."})
@@ -843,8 +876,12 @@ def shares_apply_run(*, operation_id: int) -> None:
     with operation_tracking(operation_id) as tracker:
         if tracker:
             op = tracker.op
-            files = shares_render(op.host)
             t = transport_for(op.host, user=op.user, operation=op)
+            if op.params.get("create"):
+                tracker.progress(5, "Creating the share's dataset")
+                t.run(op.params["create"], timeout=600, mutating=True)
+                inventory_refresh(host=op.host, operation=op)
+            files = shares_render(op.host)
             tracker.progress(20, "Checking the Samba configuration with testparm")
             smb = shares.apply_smb(t, files["smb"])
             for share in SmbShare.objects.filter(host=op.host, preset="private"):

@@ -153,3 +153,15 @@ def test_nfs_exports_mount_over_v3_and_v4_and_squash_root(guest, shared):
     assert "Read-only file system" in refused
     exports = guest.sh("exportfs -v")
     assert "/tank/docs" in exports and "/tank/other" in exports
+
+
+def test_a_share_creates_its_dataset_with_the_presets_properties(guest, shared, lab_host):
+    shared(
+        services.smb_share_save_start,
+        data={"name": "team", **SHARE, "preset": "multi_user"},
+        new_dataset="tank/team",
+    )
+    assert guest.sh("zfs get -H -o value xattr,acltype tank/team").split() == ["sa", "posix"]
+    assert SmbShare.objects.get(name="team").path == "/tank/team"
+    listing = smbclient(guest, "team", "-U", "alice%alice-password-1")
+    assert listing.returncode == 0, listing.stdout + listing.stderr

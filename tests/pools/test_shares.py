@@ -140,3 +140,20 @@ def test_the_api_manages_shares_and_users(admin_client, tank, django_capture_on_
     gone = admin_client.delete(f"/api/v1/smb-shares/{share.pk}/", {"confirm": "nope"}, content_type="application/json")
     assert gone.status_code == 400 and "confirm" in gone.json()
     assert SambaUser.objects.count() == 0  # created by the worker once smbpasswd succeeded, not before
+
+
+def test_the_share_form_can_create_its_dataset_with_the_presets_properties(
+    admin_client, tank, django_capture_on_commit_callbacks
+):
+    form = {**SMB, "name": "team", "dataset": "", "new_dataset": "tank/team", "preset": "multi_user"}
+    with django_capture_on_commit_callbacks(execute=False):
+        response = admin_client.post("/pools/shares/smb/new/", form)
+    assert response.status_code == 302, response.context["form"].errors
+    op = Operation.objects.get()
+    assert op.params["create"] == ["zfs", "create", "-o", "xattr=sa", "-o", "acltype=posix", "--", "tank/team"]
+    share = SmbShare.objects.get()
+    assert (share.dataset, share.path) == ("tank/team", "/tank/team")
+    taken = admin_client.post("/pools/shares/smb/new/", {**form, "name": "other", "new_dataset": "tank/docs"})
+    assert "exists already" in " ".join(taken.context["form"].errors["new_dataset"])
+    neither = admin_client.post("/pools/shares/smb/new/", {**form, "name": "x", "new_dataset": ""})
+    assert "Choose a dataset" in " ".join(neither.context["form"].errors["dataset"])
