@@ -54,10 +54,12 @@ def snapshot_total(*, host) -> dict:
 
 
 def snapshot_page(*, host, page, q="", dataset="", order="-created_at"):
-    qs = Snapshot.objects.filter(host=host).select_related("dataset")
+    qs = Snapshot.objects.select_related("dataset")
     datasets = Dataset.objects.filter(host=host)
-    if dataset:  # ids first: the snapshot side then walks its (dataset, created_at) index, no join
+    if dataset:  # ids first (they imply the host): the (dataset, created_at) index then serves the page
         qs = qs.filter(dataset_id__in=list(datasets.filter(name=dataset).values_list("id", flat=True)))
+    else:
+        qs = qs.filter(host=host)
     if q:
         matching = list(datasets.filter(name__icontains=q).values_list("id", flat=True)[:1000])
         qs = qs.filter(Q(name__icontains=q) | Q(dataset_id__in=matching))

@@ -188,11 +188,13 @@ class SnapshotViewSet(viewsets.ReadOnlyModelViewSet):
     serializer_class = s.SnapshotSerializer
 
     def get_queryset(self):
-        qs = _by_host(Snapshot.objects.select_related("dataset", "dataset__host"), self.request)
+        qs = Snapshot.objects.select_related("dataset", "dataset__host")
         params = self.request.query_params
-        if params.get("dataset"):  # ids first, so the (dataset, created_at) index serves the page
-            ids = Dataset.objects.filter(name=params["dataset"]).values_list("id", flat=True)
+        if params.get("dataset"):  # ids first (they imply the host), so the (dataset, created_at) index serves
+            ids = _by_host(Dataset.objects.filter(name=params["dataset"]), self.request).values_list("id", flat=True)
             qs = qs.filter(dataset_id__in=list(ids))
+        else:
+            qs = _by_host(qs, self.request)
         if params.get("q"):
             qs = qs.filter(name__icontains=params["q"])
         return qs.order_by("-created_at", "-pk")
