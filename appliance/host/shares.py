@@ -246,8 +246,15 @@ def missing_vfs_modules(t: Transport, modules: set[str]) -> list[str]:
     return out.split()
 
 
+def _current(t: Transport, path: str) -> str:
+    return t.run(["cat", "--", path], check=False).stdout
+
+
 def apply_smb(t: Transport, text: str) -> bool:
     """Validate the candidate with testparm, write it atomically, reload smbd; restore the old file on failure."""
+    old = _current(t, SMB_INCLUDE)
+    if old == text and f"include = {SMB_INCLUDE}" in _current(t, SMB_CONF):
+        return False  # nothing to do (each remote python3 costs ~1 s on a slow host)
     t.write_file(SMB_CANDIDATE, text, mode=0o600)
     result = t.run(["testparm", "-s", "--suppress-prompt", "--", SMB_CANDIDATE], check=False, timeout=60)
     problems = testparm_problems(result.stderr)
@@ -259,7 +266,6 @@ def apply_smb(t: Transport, text: str) -> bool:
             "smbd", [f"Samba VFS module {', '.join(missing)} is not installed (Debian: apt install samba-vfs-modules)"]
         )
     ensure_smb_include(t)
-    old = t.run(["cat", "--", SMB_INCLUDE], check=False).stdout
     changed = t.write_file(SMB_INCLUDE, text)
     if changed:
         try:
@@ -356,7 +362,9 @@ def render_nfs_conf(g: NfsGlobals) -> str:
 
 def apply_exports(t: Transport, text: str) -> bool:
     """Write the exports file, re-export; if exportfs complains, put the old file back and re-export that."""
-    old = t.run(["cat", "--", NFS_EXPORTS], check=False).stdout
+    old = _current(t, NFS_EXPORTS)
+    if old == text:
+        return False
     changed = t.write_file(NFS_EXPORTS, text)
     if changed:
         result = t.run(["exportfs", "-ra"], mutating=True, check=False, timeout=60)
@@ -369,7 +377,9 @@ def apply_exports(t: Transport, text: str) -> bool:
 
 
 def apply_nfs_conf(t: Transport, text: str) -> bool:
-    old = t.run(["cat", "--", NFS_CONF], check=False).stdout
+    old = _current(t, NFS_CONF)
+    if old == text:
+        return False
     changed = t.write_file(NFS_CONF, text)
     if changed:
         try:
