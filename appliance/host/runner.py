@@ -79,6 +79,7 @@ CONFIG_DIRS = (
     "/etc/systemd/network",
     "/etc/tarn",
 )
+MUX_FAILURES = ("mux_client_request_alive", "Control socket connect", "mux_client_hello_exchange")
 SAFE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 DEFAULT_TIMEOUT = 60.0
 
@@ -322,7 +323,13 @@ class SSHTransport(Transport):
         env = {"LC_ALL": "C", "PATH": SAFE_PATH, "HOME": os.environ.get("HOME", "/root")}
         # Killing the local ssh client does not stop the remote command: coreutils timeout does.
         remote = ["timeout", "-k", "5", f"{timeout:g}", *argv]
-        rc, out, err, duration = _spawn(self._ssh_argv(remote), timeout=timeout + 2, input=input, env=env)
+        for attempt in range(3):
+            rc, out, err, duration = _spawn(self._ssh_argv(remote), timeout=timeout + 2, input=input, env=env)
+            # A shared connection whose server side went away (host rebooted or restored) fails its alive check
+            # before any command is sent: wait for the dying master to exit, then connect afresh.
+            if not (rc == 255 and any(m in err for m in MUX_FAILURES)):
+                break
+            time.sleep(0.5 * (attempt + 1))
         if rc == 124 and argv[0] != "timeout":
             raise CommandTimeout(argv, timeout)
         if rc == 255:

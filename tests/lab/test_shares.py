@@ -135,7 +135,7 @@ def test_bad_input_leaves_the_files_byte_identical(guest, shared, lab_host, admi
         services.pool_destroy_start(host=lab_host, user=admin_user, name="tank", confirm="tank")
 
 
-def test_nfs_exports_mount_over_v3_and_v4_and_squash_root(guest, shared):
+def test_nfs_exports_mount_over_v3_and_v4_and_squash_root(guest, shared, lab_host):
     nfs = {"read_only": False, "squash": "root_squash", "anonuid": None, "anongid": None, "sec": "sys",
            "async_writes": False, "comment": ""}  # fmt: skip
     shared(services.nfs_export_save_start, data={"dataset": "tank/docs", "clients": "127.0.0.1", **nfs})
@@ -153,6 +153,10 @@ def test_nfs_exports_mount_over_v3_and_v4_and_squash_root(guest, shared):
     assert "Read-only file system" in refused
     exports = guest.sh("exportfs -v")
     assert "/tank/docs" in exports and "/tank/other" in exports
+    services.share_status_refresh(host=lab_host)  # the v4.2 mounts show as nfsd clients on the status page
+    clients = lab_host.share_status.nfs_clients
+    assert clients and all(c["version"] == "4.2" for c in clients), clients
+    assert any("127.0.0.1" in c["address"] for c in clients), clients
 
 
 def test_a_share_creates_its_dataset_with_the_presets_properties(guest, shared, lab_host):
