@@ -223,3 +223,17 @@ def test_a_scrub_schedule_starts_a_scrub_when_due_and_not_again_until_the_next_p
     assert scrub_schedules_run_due() == 0  # a scan is running: wait
     operator_client.post(f"/pools/{pool.pk}/scrub/schedule/", {"every_days": "0"})
     assert not ScrubSchedule.objects.exists()
+
+
+def test_the_snapshot_list_destroys_several_in_one_operation(operator_client, tank, django_capture_on_commit_callbacks):
+    data = tank[2]
+    Snapshot.objects.create(dataset=data, name="s2", created_at=timezone.now())
+    Snapshot.objects.create(dataset=data, name="kept", created_at=timezone.now(), holds=1)
+    page = operator_client.get("/pools/snapshots/").content.decode()
+    assert 'value="tank/a@s1"' in page and 'value="tank/a@s2"' in page and 'value="tank/a@kept"' not in page
+    with django_capture_on_commit_callbacks(execute=False):
+        response = operator_client.post(
+            "/pools/snapshots/destroy/", {"snapshots": ["tank/a@s1", "tank/a@s2"], "next": "/pools/snapshots/"}
+        )
+    assert response.status_code == 302
+    assert only_argv() == [["zfs", "destroy", "--", "tank/a@s1"], ["zfs", "destroy", "--", "tank/a@s2"]]
