@@ -779,7 +779,7 @@ def _share_row(model, host, data: dict, pk: int | None):
     return row, model.objects.filter(host=host).exclude(pk=row.pk)
 
 
-def _shares_apply_start(host, user, what: str, create: list[str] | None = None) -> Operation:
+def _shares_apply_start(host, user, what: str, create: list[list[str]] | None = None) -> Operation:
     from pools.tasks import shares_apply_task
 
     return operation_start(
@@ -798,15 +798,19 @@ PRESET_DATASET_PROPERTIES = {
 }
 
 
-def _new_share_dataset(host, name: str, preset: str) -> tuple[list[str], str]:
-    """The `zfs create` argv for a share's new dataset and the path it will mount at (its parent's + name)."""
+def _new_share_dataset(host, name: str, preset: str) -> tuple[list[list[str]], str]:
+    """The argvs that make a share's new dataset (`zfs create` with the preset's properties, then its root folder
+    writable by Samba users through the shared group, except for the read-only archive) and its future path."""
     try:
         argv = zfs.create_argv(name, PRESET_DATASET_PROPERTIES.get(preset, {}))
     except (names.InvalidName, names.PropertyErrors) as exc:
         raise ValidationError({"new_dataset": str(exc)}) from None
     _new_dataset_name(host, name, "new_dataset")
     parent = _share_path(host, name.rsplit("/", 1)[0])
-    return argv, f"{parent.rstrip('/')}/{name.rsplit('/', 1)[1]}"
+    path = f"{parent.rstrip('/')}/{name.rsplit('/', 1)[1]}"
+    if preset == "archive":
+        return [argv], path
+    return [argv, shares.group_folder_argv(path)], path
 
 
 def smb_share_save_start(*, host, user, data: dict, pk: int | None = None, new_dataset: str = "") -> Operation:
@@ -879,7 +883,8 @@ def shares_apply_run(*, operation_id: int) -> None:
             t = transport_for(op.host, user=op.user, operation=op)
             if op.params.get("create"):
                 tracker.progress(5, "Creating the share's dataset")
-                t.run(op.params["create"], timeout=600, mutating=True)
+                for argv in op.params["create"]:
+                    t.run(argv, timeout=600, mutating=True)
                 inventory_refresh(host=op.host, operation=op)
             files = shares_render(op.host)
             tracker.progress(20, "Checking the Samba configuration with testparm")

@@ -409,12 +409,28 @@ def check_password(password: str) -> str:
     return password
 
 
+SHARED_GROUP = "users"  # Debian's group 100: every Samba user Tarn makes is in it; new share folders are 2775 to it
+
+
+def group_folder_argv(path: str) -> list[str]:
+    """A share's root folder that every Samba user may write (setgid: new files stay in the shared group)."""
+    problems: dict[str, str] = {}
+    _check_path(path, problems)
+    if problems:
+        raise InvalidShare(problems)
+    return ["install", "-d", "-m", "2775", "-o", "root", "-g", SHARED_GROUP, "--", path]
+
+
 def user_add(t: Transport, name: str, password: str) -> None:
-    """A local account without a shell or home for file ownership, then its Samba password (stdin, never argv)."""
+    """A local account without a shell or home for file ownership (in the shared group), then its Samba password
+    (stdin, never argv)."""
     check_user(name)
     check_password(password)
     if t.run(["id", "-u", "--", name], check=False).returncode != 0:
-        t.run(["useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", "--", name], mutating=True)
+        t.run(
+            ["useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", "-G", SHARED_GROUP, "--", name],
+            mutating=True,
+        )
     t.run(["smbpasswd", "-a", "-s", "--", name], input=f"{password}\n{password}\n", mutating=True)
     t.run(["smbpasswd", "-e", "--", name], mutating=True)
 

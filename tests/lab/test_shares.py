@@ -169,5 +169,7 @@ def test_a_share_creates_its_dataset_with_the_presets_properties(guest, shared, 
     assert xattr.split() == ["on", "local"]  # OpenZFS 2.3 shows xattr=sa as "on" (sa is its default meaning)
     assert acltype.split() == ["posix", "local"]
     assert SmbShare.objects.get(name="team").path == "/tank/team"
-    listing = smbclient(guest, "team", "-U", "alice%alice-password-1")
-    assert listing.returncode == 0, listing.stdout + listing.stderr
+    assert guest.sh("stat -c '%a %U %G' /tank/team").split() == ["2775", "root", "users"]
+    put = smbclient(guest, "team", "-U", "alice%alice-password-1", command="put /etc/hostname a.txt")
+    assert put.returncode == 0, put.stdout + put.stderr  # a Samba user may write: it is in the shared group
+    assert guest.sh("stat -c '%U %G' /tank/team/a.txt").split() == ["alice", "users"]

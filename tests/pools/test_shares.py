@@ -150,7 +150,10 @@ def test_the_share_form_can_create_its_dataset_with_the_presets_properties(
         response = admin_client.post("/pools/shares/smb/new/", form)
     assert response.status_code == 302, response.context["form"].errors
     op = Operation.objects.get()
-    assert op.params["create"] == ["zfs", "create", "-o", "xattr=sa", "-o", "acltype=posix", "--", "tank/team"]
+    assert op.params["create"] == [
+        ["zfs", "create", "-o", "xattr=sa", "-o", "acltype=posix", "--", "tank/team"],
+        ["install", "-d", "-m", "2775", "-o", "root", "-g", "users", "--", "/tank/team"],
+    ]
     share = SmbShare.objects.get()
     assert (share.dataset, share.path) == ("tank/team", "/tank/team")
     taken = admin_client.post("/pools/shares/smb/new/", {**form, "name": "other", "new_dataset": "tank/docs"})
