@@ -177,3 +177,13 @@ def scrub_schedule(*, pool):
     from pools.models import ScrubSchedule
 
     return ScrubSchedule.objects.filter(host=pool.host, pool=pool.name).first()
+
+
+def share_users_of(*, host, dataset: str) -> list[str]:
+    """Shares and exports on this dataset (or pool) and below it."""
+    from pools.models import NfsExport, SmbShare
+
+    below = Q(dataset=dataset) | Q(dataset__startswith=f"{dataset}/")
+    return [f"SMB share {s.name}" for s in SmbShare.objects.filter(below, host=host)] + [
+        f"NFS export {e.path}" for e in NfsExport.objects.filter(below, host=host)
+    ]

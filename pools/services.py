@@ -235,8 +235,7 @@ def pool_destroy_start(*, host: Host, user, name: str, confirm: str) -> Operatio
     """Destroy, then clear the members' labels so the disks are free again (a destroyed pool's label blocks reuse)."""
     if confirm != name:
         raise ValidationError({"confirm": f"Type the pool's name ({name}) to destroy it."})
-    if not Pool.objects.filter(host=host, name=name).exists():
-        raise ValidationError({"name": f"{host.name} has no pool named {name}."})
+    _require_pool(host, name, "name")
     _not_shared(host, name)
     members = Vdev.objects.filter(pool__host=host, pool__name=name, type="disk").exclude(path="")
     argvs = [zpool.destroy_argv(name)] + [
@@ -285,6 +284,20 @@ def _checked(call):
         raise ValidationError(exc.problems) from None
     except InvalidLayout as exc:
         raise ValidationError(str(exc)) from None
+
+
+def _require_pool(host, name: str, field: str = "pool") -> None:
+    if not Pool.objects.filter(host=host, name=name).exists():
+        raise ValidationError({field: f"{host.name} has no pool named {name}."})
+
+
+def _snapshot(host, full: str, field: str = "snapshot") -> Snapshot:
+    """dataset@name from the inventory, or a field error."""
+    dataset_name, _, snap = full.partition("@")
+    row = Snapshot.objects.filter(host=host, dataset__name=dataset_name, name=snap).select_related("dataset").first()
+    if row is None:
+        raise ValidationError({field: f"No snapshot {full} on {host.name}."})
+    return row
 
 
 def _dataset(host, name) -> Dataset:
@@ -363,10 +376,8 @@ def snapshot_create_start(*, host, user, dataset: str, name: str, recursive: boo
 
 
 def snapshot_rollback_start(*, host, user, snapshot: str, destroy_newer: bool) -> Operation:
-    dataset_name, _, snap = snapshot.partition("@")
-    target = Snapshot.objects.filter(dataset__host=host, dataset__name=dataset_name, name=snap).first()
-    if target is None:
-        raise ValidationError({"snapshot": f"No snapshot {snapshot} on {host.name}."})
+    target = _snapshot(host, snapshot)
+    dataset_name, snap = target.dataset.name, target.name
     newer = Snapshot.objects.filter(dataset=target.dataset, created_at__gt=target.created_at).count()
     if newer and not destroy_newer:
         raise ValidationError(
@@ -390,10 +401,7 @@ def snapshot_destroy_start(*, host, user, snapshots: list[str]) -> Operation:
     if not snapshots:
         raise ValidationError({"snapshots": "Choose at least one snapshot."})
     for full in snapshots:
-        dataset_name, _, snap = full.partition("@")
-        row = Snapshot.objects.filter(dataset__host=host, dataset__name=dataset_name, name=snap).first()
-        if row is None:
-            raise ValidationError({"snapshots": f"No snapshot {full} on {host.name}."})
+        row = _snapshot(host, full, "snapshots")
         if row.holds:
             raise ValidationError({"snapshots": f"{full} is held ({row.holds}): release it first."})
     argvs = [_checked(lambda f=full: zfs.destroy_argv(f)) for full in snapshots]
@@ -409,8 +417,7 @@ def snapshot_destroy_start(*, host, user, snapshots: list[str]) -> Operation:
 
 
 def pool_scrub_start(*, host, user, pool: str, action: str) -> Operation:
-    if not Pool.objects.filter(host=host, name=pool).exists():
-        raise ValidationError({"pool": f"{host.name} has no pool {pool}."})
+    _require_pool(host, pool)
     argv = _checked(lambda: zpool.scrub_argv(pool, action))
     return _command_start(
         host=host,
@@ -473,8 +480,7 @@ def snapshot_task_delete(*, host, pk: int) -> None:
 
 # --- export and import -------------------------------------------------------------------------------
 def pool_export_start(*, host, user, name: str) -> Operation:
-    if not Pool.objects.filter(host=host, name=name).exists():
-        raise ValidationError({"name": f"{host.name} has no pool named {name}."})
+    _require_pool(host, name, "name")
     _not_shared(host, name)
     return _command_start(
         host=host,
@@ -550,8 +556,7 @@ def pool_import_start(*, host, user, guid: str, new_name: str = "") -> Operation
 
 def pool_device_start(*, host, user, pool: str, action: str, device: str = "", new_device: str = "") -> Operation:
     """Offline, online, replace, attach or detach a member disk, or clear a pool's (or one device's) errors."""
-    if not Pool.objects.filter(host=host, name=pool).exists():
-        raise ValidationError({"pool": f"{host.name} has no pool {pool}."})
+    _require_pool(host, pool)
     member = Vdev.objects.filter(pool__host=host, pool__name=pool, type="disk", path=device).select_related("parent")
     member = member.first() if device else None
     if device and member is None:
@@ -585,8 +590,7 @@ def pool_device_start(*, host, user, pool: str, action: str, device: str = "", n
 
 
 def pool_trim_start(*, host, user, pool: str, action: str) -> Operation:
-    if not Pool.objects.filter(host=host, name=pool).exists():
-        raise ValidationError({"pool": f"{host.name} has no pool {pool}."})
+    _require_pool(host, pool)
     argv = _checked(lambda: zpool.trim_argv(pool, action))
     done = {"start": "TRIM started", "suspend": "TRIM suspended", "cancel": "TRIM cancelled"}[action]
     return _command_start(
@@ -596,8 +600,7 @@ def pool_trim_start(*, host, user, pool: str, action: str) -> Operation:
 
 def pool_add_start(*, host, user, pool: str, layout: PoolLayout, force: bool = False) -> Operation:
     """Grow a pool: data vdevs (permanent: a raidz vdev cannot be removed again), or log/special/cache/spare."""
-    if not Pool.objects.filter(host=host, name=pool).exists():
-        raise ValidationError({"pool": f"{host.name} has no pool {pool}."})
+    _require_pool(host, pool)
     try:
         argv = zpool.add_argv(pool, layout, force=force)
     except InvalidLayout as exc:
@@ -637,9 +640,7 @@ def dataset_rename_start(*, host, user, name: str, new_name: str) -> Operation:
 
 
 def snapshot_clone_start(*, host, user, snapshot: str, target: str) -> Operation:
-    dataset_name, _, snap = snapshot.partition("@")
-    if not Snapshot.objects.filter(dataset__host=host, dataset__name=dataset_name, name=snap).exists():
-        raise ValidationError({"snapshot": f"No snapshot {snapshot} on {host.name}."})
+    _snapshot(host, snapshot)
     try:
         argv = zfs.clone_argv(snapshot, target)
     except names.InvalidName as exc:
@@ -656,10 +657,8 @@ def snapshot_clone_start(*, host, user, snapshot: str, target: str) -> Operation
 
 
 def snapshot_hold_start(*, host, user, snapshot: str, tag: str, release: bool = False) -> Operation:
-    dataset_name, _, snap = snapshot.partition("@")
-    row = Snapshot.objects.filter(dataset__host=host, dataset__name=dataset_name, name=snap).first()
-    if row is None:
-        raise ValidationError({"snapshot": f"No snapshot {snapshot} on {host.name}."})
+    row = _snapshot(host, snapshot)
+    dataset_name = row.dataset.name
     if release and not row.holds:
         raise ValidationError({"tag": f"{snapshot} has no holds."})
     try:
@@ -768,14 +767,15 @@ def _share_path(host, dataset_name: str) -> str:
     return dataset.mountpoint
 
 
-def _share_row(model, host, data: dict, pk: int | None):
-    """The share or export being saved (not yet written) with its path from the dataset, and the others."""
+def _share_row(model, host, data: dict, pk: int | None, path: str = ""):
+    """The share or export being saved (not yet written) with its path (from the dataset unless given: a dataset
+    the operation will create), and the host's others."""
     row = model.objects.filter(host=host, pk=pk).first() if pk else model(host=host)
     if pk and row is None:
         raise ValidationError({"dataset": "That share no longer exists."})
     for key, value in data.items():
         setattr(row, key, value)
-    row.path = _share_path(host, row.dataset)
+    row.path = path or _share_path(host, row.dataset)
     return row, model.objects.filter(host=host).exclude(pk=row.pk)
 
 
@@ -815,24 +815,18 @@ def _new_share_dataset(host, name: str, preset: str) -> tuple[list[list[str]], s
 
 def smb_share_save_start(*, host, user, data: dict, pk: int | None = None, new_dataset: str = "") -> Operation:
     """Save a share and apply; with new_dataset, the operation first creates it with the preset's properties."""
+    create, path = None, ""
     if new_dataset:
-        argv, path = _new_share_dataset(host, new_dataset, data.get("preset", "general"))
-        row = SmbShare(host=host, **{**data, "dataset": new_dataset})
-        row.path = path
-        others = SmbShare.objects.filter(host=host)
-        if others.filter(name__iexact=row.name).exists():
-            raise ValidationError({"name": f"{host.name} already has a share named {row.name} (names ignore case)."})
-        shares_render(host, smb_rows=[*others, row])
-        with transaction.atomic():
-            row.save()
-            return _shares_apply_start(host, user, f"SMB share {row.name} on new dataset {new_dataset}", create=argv)
-    row, others = _share_row(SmbShare, host, data, pk)
+        create, path = _new_share_dataset(host, new_dataset, data.get("preset", "general"))
+        data = {**data, "dataset": new_dataset}
+    row, others = _share_row(SmbShare, host, data, pk, path)
     if others.filter(name__iexact=row.name).exists():
         raise ValidationError({"name": f"{host.name} already has a share named {row.name} (names ignore case)."})
     shares_render(host, smb_rows=[*others, row])  # every value checked, the whole file renders
+    what = f"SMB share {row.name}" + (f" on new dataset {new_dataset}" if new_dataset else "")
     with transaction.atomic():
         row.save()
-        return _shares_apply_start(host, user, f"SMB share {row.name}")
+        return _shares_apply_start(host, user, what, create=create)
 
 
 def smb_share_delete_start(*, host, user, pk: int, confirm: str) -> Operation:
@@ -949,16 +943,10 @@ def samba_user_run(*, operation_id: int, secret: str | None = None) -> None:
                                    "disable": "Disabled", "delete": "Deleted"}[action] + f": {name}")  # fmt: skip
 
 
-def share_users_of(*, host, dataset: str) -> list[str]:
-    """Shares and exports on this dataset (or pool) and below it."""
-    below = Q(dataset=dataset) | Q(dataset__startswith=f"{dataset}/")
-    return [f"SMB share {s.name}" for s in SmbShare.objects.filter(below, host=host)] + [
-        f"NFS export {e.path}" for e in NfsExport.objects.filter(below, host=host)
-    ]
-
-
 def _not_shared(host, dataset: str) -> None:
     """A pool or dataset clients use is not destroyed or exported from under them (benchmarks: not built yet)."""
+    from pools.selectors import share_users_of
+
     users = share_users_of(host=host, dataset=dataset)
     if users:
         raise ValidationError({"name": f"{dataset} is in use by {', '.join(users[:5])}: remove those first."})
@@ -996,8 +984,7 @@ def scrub_schedule_save(*, host, pool: str, every_days: int | None) -> None:
     """every_days None or 0 removes the schedule."""
     from pools.models import ScrubSchedule
 
-    if not Pool.objects.filter(host=host, name=pool).exists():
-        raise ValidationError({"pool": f"{host.name} has no pool {pool}."})
+    _require_pool(host, pool)
     if not every_days:
         ScrubSchedule.objects.filter(host=host, pool=pool).delete()
         return

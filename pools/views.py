@@ -38,6 +38,10 @@ def _start(request, start, back, **kwargs):
     return redirect("operation-detail", pk=op.pk)
 
 
+def _errors(form) -> str:
+    return "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items())
+
+
 def pool_list(request):
     host = host_current(request)
     pools = selectors.pool_list(host=host) if host else []
@@ -212,7 +216,7 @@ def share_settings(request):
     host = host_current(request)
     form = ShareSettingsForm(request.POST, instance=services.share_settings(host))
     if not form.is_valid():
-        messages.error(request, "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
+        messages.error(request, _errors(form))
         return redirect("share-list")
     return _start(request, services.share_settings_save_start, "share-list", data=form.cleaned_data)
 
@@ -252,7 +256,7 @@ def dataset_create(request, pk):
     pool = get_object_or_404(Pool, host=host_current(request), pk=pk)
     form = DatasetCreateForm(request.POST, parents=selectors.filesystem_names(pool=pool))
     if not form.is_valid():
-        messages.error(request, "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
+        messages.error(request, _errors(form))
         return redirect(pool.get_absolute_url())
     size = form.cleaned_data["volsize"] if form.cleaned_data["kind"] == "volume" else None
     return _start(
@@ -422,7 +426,7 @@ def pool_add(request, pk):
     pool = get_object_or_404(Pool, host=host_current(request), pk=pk)
     form = PoolAddForm(request.POST, free_disks=selectors.disk_free(host=pool.host))
     if not form.is_valid():
-        messages.error(request, "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
+        messages.error(request, _errors(form))
         return redirect(pool.get_absolute_url())
     return _start(request, services.pool_add_start, pool.get_absolute_url(), pool=pool.name, layout=form.pool_layout())
 

@@ -9,7 +9,7 @@ Files: /etc/samba/tarn/shares.conf (pulled into smb.conf by one include line Tar
 import re
 from dataclasses import dataclass, field
 
-from appliance.host.errors import CommandFailed, HostError
+from appliance.host.errors import HostError, last_line
 from appliance.host.runner import Transport
 
 SMB_CONF = "/etc/samba/smb.conf"
@@ -265,15 +265,38 @@ def apply_smb(t: Transport, text: str) -> bool:
         raise ConfigRejected(
             "smbd", [f"Samba VFS module {', '.join(missing)} is not installed (Debian: apt install samba-vfs-modules)"]
         )
-    ensure_smb_include(t)
-    changed = t.write_file(SMB_INCLUDE, text)
-    if changed:
-        try:
-            t.run(["smbcontrol", "smbd", "reload-config"], mutating=True, timeout=30)
-        except HostError:
-            t.write_file(SMB_INCLUDE, old)
-            raise
-    return changed
+    added = ensure_smb_include(t)
+    changed = _replace_and_reload(t, SMB_INCLUDE, text, SMB_RELOAD, timeout=30, old=old)
+    if added and not changed:  # the include line alone is new: smbd must still read it
+        t.run(SMB_RELOAD, mutating=True, timeout=30)
+    return changed or added
+
+
+SMB_RELOAD = ["smbcontrol", "smbd", "reload-config"]
+
+
+def _replace_and_reload(
+    t: Transport,
+    path: str,
+    text: str,
+    reload: list[str],
+    *,
+    timeout: float,
+    old: str | None = None,
+    stderr_fails: bool = False,
+) -> bool:
+    """Write path if its content differs, then reload; if the reload fails (or, with stderr_fails, says anything),
+    put the old file back, reload that, and raise. True if the file changed."""
+    old = _current(t, path) if old is None else old
+    if old == text or not t.write_file(path, text):
+        return False
+    result = t.run(reload, mutating=True, check=False, timeout=timeout)
+    problems = [line.strip() for line in result.stderr.splitlines() if line.strip()] if stderr_fails else []
+    if result.returncode != 0 or problems:
+        t.write_file(path, old)
+        t.run(reload, mutating=True, check=False, timeout=timeout)
+        raise ConfigRejected(reload[0], problems or [last_line(result.stderr) or f"exit status {result.returncode}"])
+    return True
 
 
 class ConfigRejected(HostError):
@@ -362,33 +385,11 @@ def render_nfs_conf(g: NfsGlobals) -> str:
 
 def apply_exports(t: Transport, text: str) -> bool:
     """Write the exports file, re-export; if exportfs complains, put the old file back and re-export that."""
-    old = _current(t, NFS_EXPORTS)
-    if old == text:
-        return False
-    changed = t.write_file(NFS_EXPORTS, text)
-    if changed:
-        result = t.run(["exportfs", "-ra"], mutating=True, check=False, timeout=60)
-        problems = [line for line in result.stderr.splitlines() if line.strip()]
-        if result.returncode != 0 or problems:
-            t.write_file(NFS_EXPORTS, old)
-            t.run(["exportfs", "-ra"], mutating=True, check=False, timeout=60)
-            raise ConfigRejected("exportfs", problems or [f"exit status {result.returncode}"])
-    return changed
+    return _replace_and_reload(t, NFS_EXPORTS, text, ["exportfs", "-ra"], timeout=60, stderr_fails=True)
 
 
 def apply_nfs_conf(t: Transport, text: str) -> bool:
-    old = _current(t, NFS_CONF)
-    if old == text:
-        return False
-    changed = t.write_file(NFS_CONF, text)
-    if changed:
-        try:
-            t.run(["systemctl", "restart", "nfs-server"], mutating=True, timeout=120)
-        except CommandFailed:
-            t.write_file(NFS_CONF, old)
-            t.run(["systemctl", "restart", "nfs-server"], mutating=True, check=False, timeout=120)
-            raise
-    return changed
+    return _replace_and_reload(t, NFS_CONF, text, ["systemctl", "restart", "nfs-server"], timeout=120)
 
 
 # --- Samba users -------------------------------------------------------------------------------------------

@@ -4,7 +4,7 @@ Requests are checked for shape here and for rules by the same services the pages
 """
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
@@ -261,28 +261,35 @@ class SnapshotViewSet(viewsets.ReadOnlyModelViewSet):
 
 
 # --- shares ----------------------------------------------------------------------------------------------
-class SmbShareViewSet(viewsets.ReadOnlyModelViewSet):
-    """SMB shares (filter: ?host=name). Every change renders, validates (testparm) and applies the config."""
+class _SavedAndAppliedViewSet(viewsets.ReadOnlyModelViewSet):
+    """A share-like row: create and partial_update go through the service that checks, saves and applies."""
 
-    serializer_class = s.SmbShareSerializer
+    model = create_request = save = None
 
     def get_queryset(self):
-        return _by_host(SmbShare.objects.select_related("host"), self.request)
+        return _by_host(self.model.objects.select_related("host"), self.request)
 
-    @extend_schema(request=s.SmbShareCreateRequest, responses=ACCEPTED)
     def create(self, request):
-        d = _valid(s.SmbShareCreateRequest, request).validated_data
+        d = _valid(self.create_request, request).validated_data
         host = d.pop("host")
-        return _accepted(services.smb_share_save_start(host=host, user=request.user, data=d))
+        return _accepted(self.save(host=host, user=request.user, data=d))
 
-    @extend_schema(request=s.SmbShareSerializer, responses=ACCEPTED)
     def partial_update(self, request, pk=None):
-        share = self.get_object()
-        data = s.SmbShareSerializer(share, data=request.data, partial=True)
+        row = self.get_object()
+        data = self.serializer_class(row, data=request.data, partial=True)
         data.is_valid(raise_exception=True)
-        return _accepted(
-            services.smb_share_save_start(host=share.host, user=request.user, data=data.validated_data, pk=share.pk)
-        )
+        return _accepted(self.save(host=row.host, user=request.user, data=data.validated_data, pk=row.pk))
+
+
+@extend_schema_view(
+    create=extend_schema(request=s.SmbShareCreateRequest, responses=ACCEPTED),
+    partial_update=extend_schema(request=s.SmbShareSerializer, responses=ACCEPTED),
+)
+class SmbShareViewSet(_SavedAndAppliedViewSet):
+    """SMB shares (filter: ?host=name). Every change renders, validates (testparm) and applies the config."""
+
+    model, serializer_class, create_request = SmbShare, s.SmbShareSerializer, s.SmbShareCreateRequest
+    save = staticmethod(services.smb_share_save_start)
 
     @extend_schema(request=s.ConfirmRequest, responses=ACCEPTED)
     def destroy(self, request, pk=None):
@@ -293,28 +300,15 @@ class SmbShareViewSet(viewsets.ReadOnlyModelViewSet):
         )
 
 
-class NfsExportViewSet(viewsets.ReadOnlyModelViewSet):
+@extend_schema_view(
+    create=extend_schema(request=s.NfsExportCreateRequest, responses=ACCEPTED),
+    partial_update=extend_schema(request=s.NfsExportSerializer, responses=ACCEPTED),
+)
+class NfsExportViewSet(_SavedAndAppliedViewSet):
     """NFS exports (filter: ?host=name). `*` as a client needs wildcard_ok, async writes need async_ok."""
 
-    serializer_class = s.NfsExportSerializer
-
-    def get_queryset(self):
-        return _by_host(NfsExport.objects.select_related("host"), self.request)
-
-    @extend_schema(request=s.NfsExportCreateRequest, responses=ACCEPTED)
-    def create(self, request):
-        d = _valid(s.NfsExportCreateRequest, request).validated_data
-        host = d.pop("host")
-        return _accepted(services.nfs_export_save_start(host=host, user=request.user, data=d))
-
-    @extend_schema(request=s.NfsExportSerializer, responses=ACCEPTED)
-    def partial_update(self, request, pk=None):
-        export = self.get_object()
-        data = s.NfsExportSerializer(export, data=request.data, partial=True)
-        data.is_valid(raise_exception=True)
-        return _accepted(
-            services.nfs_export_save_start(host=export.host, user=request.user, data=data.validated_data, pk=export.pk)
-        )
+    model, serializer_class, create_request = NfsExport, s.NfsExportSerializer, s.NfsExportCreateRequest
+    save = staticmethod(services.nfs_export_save_start)
 
     @extend_schema(request=None, responses=ACCEPTED)
     def destroy(self, request, pk=None):
