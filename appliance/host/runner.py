@@ -79,9 +79,29 @@ CONFIG_DIRS = (
     "/etc/systemd/network",
     "/etc/tarn",
 )
-MUX_FAILURES = ("mux_client_request_alive", "Control socket connect", "mux_client_hello_exchange")
+# ssh's shared connection: when the host behind a master goes away (rebooted, or a lab guest restored) the next
+# client fails talking to the dying master. These messages come before the command reached the host (OpenSSH
+# mux.c: the alive check, the hello, or writing the session request), so any command may be tried again.
+MUX_NOT_SENT = (
+    "mux_client_request_alive",
+    "mux_client_hello_exchange",
+    "Control socket connect",
+    "mux_client_request_session: write packet",
+    "mux_client_request_session: send fds failed",
+)
+# After the request was written the master may have started the command: only reads are tried again.
+MUX_MAYBE_SENT = ("mux_client_",)
 SAFE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 DEFAULT_TIMEOUT = 60.0
+
+
+def retry_after_mux_failure(returncode: int, stderr: str, *, mutating: bool) -> bool:
+    """True when ssh failed on its shared connection in a way that makes trying once more safe."""
+    if returncode != 255:
+        return False
+    if any(m in stderr for m in MUX_NOT_SENT):
+        return True
+    return not mutating and any(m in stderr for m in MUX_MAYBE_SENT)
 
 
 @dataclass(frozen=True)
@@ -323,13 +343,11 @@ class SSHTransport(Transport):
         env = {"LC_ALL": "C", "PATH": SAFE_PATH, "HOME": os.environ.get("HOME", "/root")}
         # Killing the local ssh client does not stop the remote command: coreutils timeout does.
         remote = ["timeout", "-k", "5", f"{timeout:g}", *argv]
-        for attempt in range(3):
+        for attempt in range(4):
             rc, out, err, duration = _spawn(self._ssh_argv(remote), timeout=timeout + 2, input=input, env=env)
-            # A shared connection whose server side went away (host rebooted or restored) fails its alive check
-            # before any command is sent: wait for the dying master to exit, then connect afresh.
-            if not (rc == 255 and any(m in err for m in MUX_FAILURES)):
+            if not retry_after_mux_failure(rc, err, mutating=mutating):
                 break
-            time.sleep(0.5 * (attempt + 1))
+            time.sleep(0.5 * (attempt + 1))  # let the dying master exit, then connect afresh
         if rc == 124 and argv[0] != "timeout":
             raise CommandTimeout(argv, timeout)
         if rc == 255:

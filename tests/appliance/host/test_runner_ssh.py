@@ -1,13 +1,17 @@
 """The SSH transport against a real sshd on this machine."""
 
 import json
+import os
+import socket
+import struct
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
 from appliance.host import errors
-from appliance.host.runner import SSHTransport, ssh_keyscan
+from appliance.host.runner import SSHTransport, retry_after_mux_failure, ssh_keyscan
 from tests.appliance.host.test_runner_local import ECHO_ARGV, HOSTILE
 from tests.support.sshd import free_port, keygen
 
@@ -118,3 +122,62 @@ def test_read_only_refuses_mutations_over_ssh(sshd, tmp_path):
         t.run(["true"], mutating=True)
     assert t.run(["true"]).returncode == 0
     t.close()
+
+
+def _dying_master(path: str) -> threading.Thread:
+    """A control socket that answers ssh's hello and alive check like a master, then goes away before the
+    session request: what a client meets when the host behind the master was rebooted or restored."""
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(1)
+
+    def packet(*words: int) -> bytes:
+        body = b"".join(struct.pack(">I", w) for w in words)
+        return struct.pack(">I", len(body)) + body
+
+    def read_packet(conn) -> bytes:
+        size = struct.unpack(">I", conn.recv(4, socket.MSG_WAITALL))[0]
+        return conn.recv(size, socket.MSG_WAITALL)
+
+    def serve():
+        conn, _ = listener.accept()
+        os.unlink(path)  # the next client finds no master and makes its own connection
+        listener.close()
+        conn.sendall(packet(0x00000001, 4))  # MUX_MSG_HELLO, protocol 4
+        read_packet(conn)  # the client's hello
+        request_id = struct.unpack(">II", read_packet(conn)[:8])[1]  # MUX_C_ALIVE_CHECK
+        conn.sendall(packet(0x80000005, request_id, os.getpid()))  # MUX_S_ALIVE
+        conn.close()  # gone before the session request is written
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_a_command_meeting_a_dying_shared_connection_is_sent_again(sshd, tmp_path):
+    t = transport(sshd, tmp_path)
+    master = _dying_master(t._control_path())
+    try:
+        # A change too: the session request never reached the master, so sending it again cannot run it twice.
+        assert t.run(["python3", "-c", "print('arrived')"], mutating=True).stdout.strip() == "arrived"
+    finally:
+        t.close()
+    master.join(timeout=5)
+    assert not master.is_alive()  # the command really met the dying master first
+
+
+@pytest.mark.parametrize(
+    "stderr, mutating, again",
+    [
+        ("mux_client_request_session: write packet: Broken pipe", True, True),  # CI, after a lab restore
+        ("mux_client_request_alive: write packet: Broken pipe", True, True),
+        ("mux_client_hello_exchange: read packet failed", True, True),
+        ("mux_client_request_session: read from master failed: Connection reset by peer", False, True),
+        # The request had reached the master: a change may have run, so it is not sent twice.
+        ("mux_client_request_session: read from master failed: Connection reset by peer", True, False),
+        ("zpool: cannot open 'tank': no such pool", False, False),
+    ],
+)
+def test_only_commands_that_cannot_have_run_are_sent_again_after_a_mux_failure(stderr, mutating, again):
+    assert retry_after_mux_failure(255, stderr, mutating=mutating) is again
+    assert retry_after_mux_failure(1, stderr, mutating=mutating) is False
