@@ -779,12 +779,13 @@ def _share_row(model, host, data: dict, pk: int | None, path: str = ""):
     return row, model.objects.filter(host=host).exclude(pk=row.pk)
 
 
-def _shares_apply_start(host, user, what: str, create: list[list[str]] | None = None) -> Operation:
+def _shares_apply_start(host, user, what: str, parts, create: list[list[str]] | None = None) -> Operation:
+    """parts: which of Tarn's files the change touches ("smb", "nfs"); the others are left alone."""
     from pools.tasks import shares_apply_task
 
     return operation_start(
         kind="shares.apply", target=f"host:{host.name}:shares", host=host, user=user, task=shares_apply_task,
-        params={"what": what, **({"create": create} if create else {})},
+        params={"what": what, "parts": list(parts), **({"create": create} if create else {})},
     )  # fmt: skip
 
 
@@ -826,7 +827,7 @@ def smb_share_save_start(*, host, user, data: dict, pk: int | None = None, new_d
     what = f"SMB share {row.name}" + (f" on new dataset {new_dataset}" if new_dataset else "")
     with transaction.atomic():
         row.save()
-        return _shares_apply_start(host, user, what, create=create)
+        return _shares_apply_start(host, user, what, ["smb"], create=create)
 
 
 def smb_share_delete_start(*, host, user, pk: int, confirm: str) -> Operation:
@@ -837,7 +838,7 @@ def smb_share_delete_start(*, host, user, pk: int, confirm: str) -> Operation:
         raise ValidationError({"confirm": f"Type the share's name ({row.name}) to remove it."})
     with transaction.atomic():
         row.delete()
-        return _shares_apply_start(host, user, f"removed SMB share {row.name}")
+        return _shares_apply_start(host, user, f"removed SMB share {row.name}", ["smb"])
 
 
 def nfs_export_save_start(*, host, user, data: dict, pk: int | None = None) -> Operation:
@@ -847,7 +848,7 @@ def nfs_export_save_start(*, host, user, data: dict, pk: int | None = None) -> O
     shares_render(host, nfs_rows=[*others, row])
     with transaction.atomic():
         row.save()
-        return _shares_apply_start(host, user, f"NFS export {row.path}")
+        return _shares_apply_start(host, user, f"NFS export {row.path}", ["nfs"])
 
 
 def nfs_export_delete_start(*, host, user, pk: int) -> Operation:
@@ -856,7 +857,7 @@ def nfs_export_delete_start(*, host, user, pk: int) -> Operation:
         raise ValidationError({"path": "That export no longer exists."})
     with transaction.atomic():
         row.delete()
-        return _shares_apply_start(host, user, f"removed NFS export {row.path}")
+        return _shares_apply_start(host, user, f"removed NFS export {row.path}", ["nfs"])
 
 
 def share_settings_save_start(*, host, user, data: dict) -> Operation:
@@ -866,7 +867,7 @@ def share_settings_save_start(*, host, user, data: dict) -> Operation:
     shares_render(host, settings=settings)
     with transaction.atomic():
         settings.save()
-        return _shares_apply_start(host, user, "share settings")
+        return _shares_apply_start(host, user, "share settings", ["smb", "nfs"])
 
 
 def shares_apply_run(*, operation_id: int) -> None:
@@ -880,15 +881,18 @@ def shares_apply_run(*, operation_id: int) -> None:
                 for argv in op.params["create"]:
                     t.run(argv, timeout=600, mutating=True)
                 inventory_refresh(host=op.host, operation=op)
-            files = shares_render(op.host)
-            tracker.progress(20, "Checking the Samba configuration with testparm")
-            smb = shares.apply_smb(t, files["smb"])
-            for share in SmbShare.objects.filter(host=op.host, preset="private"):
-                for name in SambaUser.objects.filter(host=op.host, enabled=True).values_list("username", flat=True):
-                    shares.user_dir(t, share.path, name)
-            tracker.progress(60, "Exporting NFS")
-            nfs = shares.apply_exports(t, files["exports"])
-            conf = shares.apply_nfs_conf(t, files["nfs_conf"])
+            files, parts = shares_render(op.host), op.params.get("parts", ["smb", "nfs"])
+            smb = nfs = conf = False
+            if "smb" in parts:
+                tracker.progress(20, "Checking the Samba configuration with testparm")
+                smb = shares.apply_smb(t, files["smb"])
+                for share in SmbShare.objects.filter(host=op.host, preset="private"):
+                    for name in SambaUser.objects.filter(host=op.host, enabled=True).values_list("username", flat=True):
+                        shares.user_dir(t, share.path, name)
+            if "nfs" in parts:
+                tracker.progress(60, "Exporting NFS")
+                nfs = shares.apply_exports(t, files["exports"])
+                conf = shares.apply_nfs_conf(t, files["nfs_conf"])
             changed = [w for w, c in (("smb.conf include", smb), ("exports", nfs), ("nfs.conf", conf)) if c]
             tracker.progress(100, f"Applied {op.params.get('what', '')}: " + (", ".join(changed) or "nothing changed"))
 

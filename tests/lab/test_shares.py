@@ -73,6 +73,8 @@ def test_an_smb_share_serves_its_user_and_refuses_everyone_else(guest, shared, t
     )
     assert ok.returncode == 0, ok.stdout + ok.stderr
     print(f"create share → smbclient works: {time.monotonic() - started:.1f} s")
+    # An SMB change leaves NFS alone: no exports file written, nfs-server not restarted.
+    assert guest.sh(f"ls {shares.NFS_EXPORTS} {shares.NFS_CONF} 2>&1 || true").count("No such file") == 2
     assert (tmp_path / "d").read_bytes() == payload.read_bytes()
     assert guest.sh("stat -c %U /tank/docs/f.bin").strip() == "alice"
 
@@ -129,6 +131,11 @@ def test_bad_input_leaves_the_files_byte_identical(guest, shared, lab_host, admi
         )  # fmt: skip
     with pytest.raises(shares.ConfigRejected, match="testparm"):  # the real tool's own check, last line of defence
         shares.apply_smb(guest.transport(), "[global]\n   frobnicate = yes\n")
+    # testparm does not load VFS modules; smbd would refuse the share at connect. A module the new file names
+    # for the first time is looked up on the host.
+    guest.sh("mv \"$(smbd -b | sed -n 's/^ *MODULESDIR: *//p')/vfs/fruit.so\" /root/")
+    with pytest.raises(shares.ConfigRejected, match="fruit is not installed"):
+        shares.apply_smb(guest.transport(), "[tm]\n   path = /tank/docs\n   vfs objects = catia fruit streams_xattr\n")
     assert guest.sh(f"cat {shares.SMB_INCLUDE} {shares.NFS_EXPORTS} {shares.SMB_CONF} | sha256sum") == before
     assert not SmbShare.objects.filter(name="evil").exists() and NfsExport.objects.count() == 1
     with pytest.raises(ValidationError, match="in use by SMB share docs"):

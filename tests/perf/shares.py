@@ -37,6 +37,7 @@ def share_figures():
 
     call_command("tarn_lab_host", "/run/tarn-lab/lab.env", verbosity=0)
     host = Host.objects.get(name="lab")
+    _forget_shares(host)  # the guest was reset: what an earlier run saved is gone there too
     lab.sh("zpool create -f tank /dev/disk/by-id/virtio-zfsdisk1 && zfs create tank/docs && chmod 777 /tank/docs")
     services.inventory_refresh(host=host)
     _operation(
@@ -58,7 +59,20 @@ def share_figures():
     argv = ["smbclient", "//127.0.0.1/docs", "-p", lab.env["LAB_SMB_PORT"], "-U", "alice%alice-password-1", "-c", "ls"]
     while subprocess.run(argv, capture_output=True, timeout=60).returncode != 0:
         time.sleep(0.1)
-    yield "share_create_to_smbclient", time.monotonic() - started, "s", "goal <= 2 s; TCG guest, SSH per command"
+    yield "share_create_to_smbclient", time.monotonic() - started, "s", "goal <= 2 s; first share on the host"
+
+    # The usual case: smb.conf includes Tarn's file already and the VFS modules the share uses are known.
+    started = time.monotonic()
+    _operation(
+        services.smb_share_save_start,
+        host=host,
+        user=None,
+        data={"name": "docs2", "dataset": "tank/docs", "valid_users": "alice"},
+    )
+    argv[1] = "//127.0.0.1/docs2"
+    while subprocess.run(argv, capture_output=True, timeout=60).returncode != 0:
+        time.sleep(0.1)
+    yield "next_share_create_to_smbclient", time.monotonic() - started, "s", "goal <= 2 s; TCG guest, SSH per command"
 
     started = time.monotonic()
     _operation(
@@ -71,7 +85,7 @@ def share_figures():
     yield "export_create_to_mounted", time.monotonic() - started, "s", "informational"
 
     SmbShare.objects.bulk_create(
-        [SmbShare(host=host, name=f"s{i:03d}", dataset="tank/docs", path="/tank/docs") for i in range(499)]
+        [SmbShare(host=host, name=f"s{i:03d}", dataset="tank/docs", path="/tank/docs") for i in range(498)]
     )
     started = time.monotonic()
     services.shares_render(host)
@@ -81,6 +95,14 @@ def share_figures():
     yield "apply_500_shares_render", rendered * 1000, "ms", "informational"
     yield "apply_500_shares", time.monotonic() - started, "s", "render + testparm + write + reload on the lab"
     lab.reset()
+    _forget_shares(host)
+
+
+def _forget_shares(host):
+    from pools.models import NfsExport, SambaUser, SmbShare
+
+    for model in (SmbShare, NfsExport, SambaUser):
+        model.objects.filter(host=host).delete()
 
 
 CHECKS = [share_figures]
