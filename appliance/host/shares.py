@@ -527,8 +527,25 @@ for entry in sorted(os.listdir(base)) if os.path.isdir(base) else []:
         infos.append(open(os.path.join(base, entry, "info")).read())
     except OSError:
         pass
-print(json.dumps(infos))
+try:
+    rmtab = open("/var/lib/nfs/rmtab").read()
+except OSError:
+    rmtab = ""
+print(json.dumps({"v4": infos, "rmtab": rmtab}))
 """
+
+
+def parse_rmtab(text: str) -> list[dict]:
+    """NFSv3 mounts from rpc.mountd's rmtab (`client:path:0xcount`, kept by MNT and UMNT; v4 does not use it).
+    v3 itself is stateless: a client that went away without unmounting stays listed until it mounts again."""
+    clients = []
+    for line in text.splitlines():
+        client, _, rest = line.strip().partition(":")  # mountd writes an IPv6 client's colons as ';'
+        path, _, count = rest.rpartition(":")
+        if not path.startswith("/") or not re.fullmatch(r"0x[0-9a-fA-F]+", count) or int(count, 16) == 0:
+            continue
+        clients.append({"address": client.replace(";", ":"), "name": path, "version": "3"})
+    return clients
 
 
 def parse_nfs_client_info(info: str) -> dict:
@@ -550,5 +567,5 @@ def status(t: Transport) -> tuple[list[SmbSession], list[dict]]:
     smb = t.run(["smbstatus", "-j"], timeout=30, check=False)
     sessions = parse_smbstatus(smb.stdout) if smb.returncode == 0 else []
     nfs = t.run(["python3", "-c", NFS_CLIENTS_SCRIPT], timeout=30, check=False)
-    clients = [parse_nfs_client_info(i) for i in json.loads(nfs.stdout or "[]")] if nfs.returncode == 0 else []
-    return sessions, clients
+    found = json.loads(nfs.stdout) if nfs.returncode == 0 and nfs.stdout.strip() else {"v4": [], "rmtab": ""}
+    return sessions, [*(parse_nfs_client_info(i) for i in found["v4"]), *parse_rmtab(found["rmtab"])]

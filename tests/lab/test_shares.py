@@ -160,10 +160,18 @@ def test_nfs_exports_mount_over_v3_and_v4_and_squash_root(guest, shared, lab_hos
     assert "Read-only file system" in refused
     exports = guest.sh("exportfs -v")
     assert "/tank/docs" in exports and "/tank/other" in exports
-    services.share_status_refresh(host=lab_host)  # the v4.2 mounts show as nfsd clients on the status page
+    services.share_status_refresh(host=lab_host)  # v4.2 mounts are nfsd clients; the v3 mount is in mountd's rmtab
     clients = lab_host.share_status.nfs_clients
-    assert clients and all(c["version"] == "4.2" for c in clients), clients
-    assert any("127.0.0.1" in c["address"] for c in clients), clients
+    v4 = [c for c in clients if c["version"] != "3"]
+    assert v4 and all(c["version"] == "4.2" for c in v4), clients
+    assert any("127.0.0.1" in c["address"] for c in v4), clients
+    assert [c for c in clients if c["version"] == "3"] == [
+        {"address": "127.0.0.1", "name": "/tank/docs", "version": "3"}
+    ]
+    guest.sh("umount /mnt/v3")
+    services.share_status_refresh(host=lab_host)
+    lab_host.share_status.refresh_from_db()
+    assert not [c for c in lab_host.share_status.nfs_clients if c["version"] == "3"]  # unmounted: gone
 
 
 def test_a_share_creates_its_dataset_with_the_presets_properties(guest, shared, lab_host):

@@ -165,3 +165,11 @@ def test_user_names_and_passwords():
 def test_testparm_warnings_count_as_problems():
     out = 'Load smb config files from x\nIgnoring unknown parameter "frobnicate"\nLoaded services file OK.\n'
     assert shares.testparm_problems(out) == ['Ignoring unknown parameter "frobnicate"']
+
+
+def test_nfsv3_mounts_are_read_from_mountds_rmtab():
+    captured = "127.0.0.1:/tank/docs:0x00000001\n"  # the lab's /var/lib/nfs/rmtab after `mount -o vers=3`
+    assert shares.parse_rmtab(captured) == [{"address": "127.0.0.1", "name": "/tank/docs", "version": "3"}]
+    # mountd writes an IPv6 client's colons as ';'; a count of 0 is a mount that was undone; junk is skipped.
+    text = "fd00;;5:/tank/a:b:0x00000002\n10.0.0.9:/tank/b:0x00000000\nnonsense\n10.0.0.8:/tank/c:0xzz\n"
+    assert shares.parse_rmtab(text) == [{"address": "fd00::5", "name": "/tank/a:b", "version": "3"}]
