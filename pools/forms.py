@@ -2,6 +2,7 @@
 
 from django import forms
 
+from appliance.host.shares import FOLDER_MODES, SHARED_GROUP
 from appliance.host.zpool import PoolLayout, VdevSpec
 from pools.choices import Layout
 from pools.models import NfsExport, ShareSettings, SmbShare, SnapshotTask
@@ -376,3 +377,17 @@ class ShareSettingsForm(forms.ModelForm):
 class SambaUserForm(forms.Form):
     username = forms.CharField(max_length=32, help_text="Lower-case; a local account without a shell is made for it.")
     password = forms.CharField(widget=forms.PasswordInput, min_length=8, max_length=128)
+
+
+class ShareFolderForm(forms.Form):
+    """Owner, group and mode of a share's root folder. Samba checks valid users; the folder then decides who
+    may read or write, since each user reaches the files as their own local account."""
+
+    owner = forms.ChoiceField(help_text="root, or one of the Samba users.")
+    group = forms.ChoiceField(help_text="users holds every Samba user Tarn made; each user also has their own.")
+    mode = forms.ChoiceField(choices=[(m, f"{m} — {what}") for m, what in FOLDER_MODES.items()], initial="2775")
+
+    def __init__(self, *args, people: list[str], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["owner"].choices = [(p, p) for p in ["root", *people]]
+        self.fields["group"].choices = [(g, g) for g in [SHARED_GROUP, "root", *people]]

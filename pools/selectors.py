@@ -187,3 +187,9 @@ def share_users_of(*, host, dataset: str) -> list[str]:
     return [f"SMB share {s.name}" for s in SmbShare.objects.filter(below, host=host)] + [
         f"NFS export {e.path}" for e in NfsExport.objects.filter(below, host=host)
     ]
+
+
+def samba_user_names(*, host) -> list[str]:
+    from pools.models import SambaUser
+
+    return list(SambaUser.objects.filter(host=host).order_by("username").values_list("username", flat=True))

@@ -841,6 +841,39 @@ def smb_share_delete_start(*, host, user, pk: int, confirm: str) -> Operation:
         return _shares_apply_start(host, user, f"removed SMB share {row.name}", ["smb"])
 
 
+def smb_share_folder_start(*, host, user, pk: int, owner: str, group: str, mode: str) -> Operation:
+    """Owner, group and mode of a share's root folder: who may write there once Samba lets them in."""
+    from pools.tasks import share_folder_task
+
+    row = SmbShare.objects.filter(host=host, pk=pk).first()
+    if row is None:
+        raise ValidationError({"owner": "That share no longer exists."})
+    people = set(SambaUser.objects.filter(host=host).values_list("username", flat=True))
+    if owner not in {"root", *people}:
+        raise ValidationError({"owner": f"root or one of {host.name}'s Samba users."})
+    if group not in {"root", shares.SHARED_GROUP, *people}:  # each Samba user's account has a group of its name
+        raise ValidationError({"group": f"{shares.SHARED_GROUP}, root or a Samba user's own group."})
+    try:
+        argv = shares.folder_argv(row.path, owner, group, mode)
+    except shares.InvalidShare as exc:
+        raise ValidationError(exc.problems) from None
+    return operation_start(
+        kind="shares.folder", target=f"host:{host.name}:smb-share:{row.name}", host=host, user=user,
+        task=share_folder_task, params={"argv": argv, "path": row.path},
+    )  # fmt: skip
+
+
+def share_folder_run(*, operation_id: int) -> None:
+    with operation_tracking(operation_id) as tracker:
+        if tracker:
+            op = tracker.op
+            t = transport_for(op.host, user=op.user, operation=op)
+            path = op.params["path"]
+            before = shares.folder_owner(t, path)
+            t.run(op.params["argv"], timeout=60, mutating=True)
+            tracker.progress(100, f"{path}: {before} → {shares.folder_owner(t, path)}")
+
+
 def nfs_export_save_start(*, host, user, data: dict, pk: int | None = None) -> Operation:
     row, others = _share_row(NfsExport, host, data, pk)
     if others.filter(path=row.path).exists():

@@ -72,3 +72,10 @@ def scrub_schedules_run_due() -> None:
     from pools.services import scrub_schedules_run_due
 
     scrub_schedules_run_due()
+
+
+@shared_task
+def share_folder_task(operation_id: int) -> None:
+    from pools.services import share_folder_run
+
+    share_folder_run(operation_id=operation_id)

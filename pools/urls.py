@@ -35,6 +35,7 @@ urlpatterns = [
     path("shares/smb/new/", views.smb_share_form, name="smb-share-create"),
     path("shares/smb/<int:pk>/", views.smb_share_form, name="smb-share-edit"),
     path("shares/smb/<int:pk>/delete/", views.smb_share_delete, name="smb-share-delete"),
+    path("shares/smb/<int:pk>/folder/", views.smb_share_folder, name="smb-share-folder"),
     path("shares/nfs/new/", views.nfs_export_form, name="nfs-export-create"),
     path("shares/nfs/<int:pk>/", views.nfs_export_form, name="nfs-export-edit"),
     path("shares/nfs/<int:pk>/delete/", views.nfs_export_delete, name="nfs-export-delete"),

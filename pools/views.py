@@ -20,6 +20,7 @@ from pools.forms import (
     PoolCreateForm,
     PoolDestroyForm,
     SambaUserForm,
+    ShareFolderForm,
     ShareSettingsForm,
     SmbShareForm,
     SnapshotCreateForm,
@@ -170,7 +171,7 @@ def share_list(request):
     )
 
 
-def _share_form(request, form_class, model, pk, save, template):
+def _share_form(request, form_class, model, pk, save, template, extra=None):
     host = host_current(request)
     row = get_object_or_404(model, host=host, pk=pk) if pk else None
     form = form_class(request.POST or None, instance=row, datasets=selectors.filesystem_names_on(host=host))
@@ -183,12 +184,28 @@ def _share_form(request, form_class, model, pk, save, template):
             add_service_errors(form, exc)
         else:
             return redirect("operation-detail", pk=op.pk)
-    return render(request, template, {"host": host, "form": form, "row": row})
+    return render(request, template, {"host": host, "form": form, "row": row, **(extra or {})})
 
 
 @require_http_methods(["GET", "POST"])
 def smb_share_form(request, pk=None):
-    return _share_form(request, SmbShareForm, SmbShare, pk, services.smb_share_save_start, "pools/smb_share_form.html")
+    folder = None
+    if pk and request.user.has_role(Role.ADMIN):
+        folder = ShareFolderForm(people=selectors.samba_user_names(host=host_current(request)))
+    return _share_form(
+        request, SmbShareForm, SmbShare, pk, services.smb_share_save_start, "pools/smb_share_form.html",
+        extra={"folder_form": folder},
+    )  # fmt: skip
+
+
+@requires(write=Role.ADMIN)
+@require_POST
+def smb_share_folder(request, pk):
+    form = ShareFolderForm(request.POST, people=selectors.samba_user_names(host=host_current(request)))
+    if not form.is_valid():
+        messages.error(request, _errors(form))
+        return redirect("smb-share-edit", pk=pk)
+    return _start(request, services.smb_share_folder_start, "share-list", pk=pk, **form.cleaned_data)
 
 
 @require_http_methods(["GET", "POST"])

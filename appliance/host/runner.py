@@ -61,6 +61,7 @@ ALLOWED_TOOLS = frozenset(
         "systemctl",
         "install",
         "id",
+        "stat",
         "useradd",
         "userdel",
         "usermod",

@@ -417,13 +417,39 @@ def check_password(password: str) -> str:
 SHARED_GROUP = "users"  # Debian's group 100: every Samba user Tarn makes is in it; new share folders are 2775 to it
 
 
-def group_folder_argv(path: str) -> list[str]:
-    """A share's root folder that every Samba user may write (setgid: new files stay in the shared group)."""
+# Modes offered for a share's root folder: what each means for Samba users (who reach files as themselves).
+FOLDER_MODES = {
+    "2775": "group writes, others read; new files keep the group (setgid)",
+    "2770": "group writes, others nothing; new files keep the group (setgid)",
+    "0755": "owner writes, everyone else reads",
+    "0750": "owner writes, group reads, others nothing",
+    "0700": "owner only",
+}
+ACCOUNT = re.compile(r"[a-z_][a-z0-9_-]{0,31}")
+
+
+def folder_argv(path: str, owner: str, group: str, mode: str) -> list[str]:
+    """Set a share's root folder owner, group and mode (not recursive: files keep theirs)."""
     problems: dict[str, str] = {}
     _check_path(path, problems)
+    for key, value in (("owner", owner), ("group", group)):
+        if not ACCOUNT.fullmatch(value):
+            problems[key] = "A local account name: lower-case letters, digits, _ and -, at most 32."
+    if mode not in FOLDER_MODES:
+        problems["mode"] = f"One of {', '.join(FOLDER_MODES)}."
     if problems:
         raise InvalidShare(problems)
-    return ["install", "-d", "-m", "2775", "-o", "root", "-g", SHARED_GROUP, "--", path]
+    return ["install", "-d", "-m", mode, "-o", owner, "-g", group, "--", path]
+
+
+def group_folder_argv(path: str) -> list[str]:
+    """A share's root folder that every Samba user may write (setgid: new files stay in the shared group)."""
+    return folder_argv(path, "root", SHARED_GROUP, "2775")
+
+
+def folder_owner(t: Transport, path: str) -> str:
+    """`owner:group mode` of a folder, as stat prints it (e.g. `root:users 2775`)."""
+    return t.run(["stat", "-c", "%U:%G %a", "--", path], timeout=30).stdout.strip()
 
 
 def user_add(t: Transport, name: str, password: str) -> None:

@@ -2,6 +2,7 @@
 
 from rest_framework import serializers
 
+from appliance.host.shares import FOLDER_MODES
 from appliance.host.zpool import PoolLayout, VdevSpec
 from appliance.models import Host
 from pools.models import Dataset, Disk, Pool, Snapshot, Vdev
@@ -293,3 +294,9 @@ class SambaUserCreateRequest(HostRequest):
 
 class PasswordRequest(serializers.Serializer):
     password = serializers.CharField(max_length=128, write_only=True, style={"input_type": "password"})
+
+
+class ShareFolderRequest(serializers.Serializer):
+    owner = serializers.CharField(max_length=32, help_text="root or a Samba user.")
+    group = serializers.CharField(max_length=32, help_text="users, root or a Samba user's own group.")
+    mode = serializers.ChoiceField(choices=list(FOLDER_MODES), help_text="2775, 2770, 0755, 0750 or 0700.")

@@ -291,6 +291,17 @@ class SmbShareViewSet(_SavedAndAppliedViewSet):
     model, serializer_class, create_request = SmbShare, s.SmbShareSerializer, s.SmbShareCreateRequest
     save = staticmethod(services.smb_share_save_start)
 
+    def get_required_role(self, request):
+        return Role.ADMIN if self.action == "folder" else None
+
+    @extend_schema(request=s.ShareFolderRequest, responses=ACCEPTED)
+    @action(detail=True, methods=["post"])
+    def folder(self, request, pk=None):
+        """Owner (root or a Samba user), group and mode of the share's root folder."""
+        share = self.get_object()
+        d = _valid(s.ShareFolderRequest, request).validated_data
+        return _accepted(services.smb_share_folder_start(host=share.host, user=request.user, pk=share.pk, **d))
+
     @extend_schema(request=s.ConfirmRequest, responses=ACCEPTED)
     def destroy(self, request, pk=None):
         share = self.get_object()

@@ -188,3 +188,22 @@ def test_a_share_creates_its_dataset_with_the_presets_properties(guest, shared, 
     put = smbclient(guest, "team", "-U", "alice%alice-password-1", command="put /etc/hostname a.txt")
     assert put.returncode == 0, put.stdout + put.stderr  # a Samba user may write: it is in the shared group
     assert guest.sh("stat -c '%U %G' /tank/team/a.txt").split() == ["alice", "users"]
+
+
+def test_folder_permissions_decide_who_writes_once_samba_lets_them_in(guest, shared, lab_host, tmp_path):
+    shared(services.smb_share_save_start, data={"name": "docs", "dataset": "tank/docs", **SHARE, "valid_users": ""})
+    share = SmbShare.objects.get(name="docs")
+    payload = tmp_path / "p.txt"
+    payload.write_text("x")
+    put = f"put {payload} f.txt"
+    op = shared(services.smb_share_folder_start, runner=services.share_folder_run, pk=share.pk,
+                owner="alice", group="alice", mode="0700")  # fmt: skip
+    assert op.message == "/tank/docs: root:root 777 → alice:alice 700", op.message
+    assert guest.sh("stat -c '%U:%G %a' /tank/docs").strip() == "alice:alice 700"
+    assert smbclient(guest, "docs", "-U", "alice%alice-password-1", command=put).returncode == 0
+    refused = smbclient(guest, "docs", "-U", "bob%bob-password-1", command=put)
+    assert refused.returncode != 0 and "NT_STATUS_ACCESS_DENIED" in refused.stdout + refused.stderr
+    shared(services.smb_share_folder_start, runner=services.share_folder_run, pk=share.pk,
+           owner="root", group="users", mode="2775")  # fmt: skip
+    assert smbclient(guest, "docs", "-U", "bob%bob-password-1", command=f"put {payload} g.txt").returncode == 0
+    assert guest.sh("stat -c '%U:%G' /tank/docs/g.txt").strip() == "bob:users"  # setgid kept the group

@@ -160,3 +160,27 @@ def test_the_share_form_can_create_its_dataset_with_the_presets_properties(
     assert "exists already" in " ".join(taken.context["form"].errors["new_dataset"])
     neither = admin_client.post("/pools/shares/smb/new/", {**form, "name": "x", "new_dataset": ""})
     assert "Choose a dataset" in " ".join(neither.context["form"].errors["dataset"])
+
+
+def test_a_shares_folder_owner_and_mode_are_set_by_one_admin_operation(
+    admin_client, operator_client, tank, django_capture_on_commit_callbacks
+):
+    share = SmbShare.objects.create(host=tank.host, name="docs", dataset="tank/docs", path="/tank/docs")
+    SambaUser.objects.create(host=tank.host, username="alice")
+    page = admin_client.get(f"/pools/shares/smb/{share.pk}/").content.decode()
+    assert 'id="folder"' in page and '<option value="alice">' in page and "0700 — owner only" in page
+    url = f"/pools/shares/smb/{share.pk}/folder/"
+    assert operator_client.post(url, {"owner": "alice", "group": "users", "mode": "0700"}).status_code == 403
+    for bad in ({"owner": "mallory"}, {"group": "wheel"}, {"mode": "0777"}, {"owner": "-rf"}):
+        admin_client.post(url, {"owner": "alice", "group": "users", "mode": "0700", **bad})
+    api = admin_client.post(
+        f"/api/v1/smb-shares/{share.pk}/folder/", {"owner": "mallory", "group": "users", "mode": "0700"},
+        content_type="application/json",
+    )  # fmt: skip
+    assert api.status_code == 400 and "owner" in api.json()
+    assert not Operation.objects.exists()  # every refusal above named its field and queued nothing
+    with django_capture_on_commit_callbacks(execute=False):
+        admin_client.post(url, {"owner": "alice", "group": "alice", "mode": "2770"})
+    op = Operation.objects.get()
+    assert (op.kind, op.target) == ("shares.folder", "host:local:smb-share:docs")
+    assert op.params["argv"] == ["install", "-d", "-m", "2770", "-o", "alice", "-g", "alice", "--", "/tank/docs"]

@@ -173,3 +173,20 @@ def test_nfsv3_mounts_are_read_from_mountds_rmtab():
     # mountd writes an IPv6 client's colons as ';'; a count of 0 is a mount that was undone; junk is skipped.
     text = "fd00;;5:/tank/a:b:0x00000002\n10.0.0.9:/tank/b:0x00000000\nnonsense\n10.0.0.8:/tank/c:0xzz\n"
     assert shares.parse_rmtab(text) == [{"address": "fd00::5", "name": "/tank/a:b", "version": "3"}]
+
+
+@pytest.mark.parametrize(
+    "path, owner, group, mode, field",
+    [
+        ("/tank/docs", "alice\n", "users", "2775", "owner"),  # fullmatch: a trailing newline is not a name
+        ("/tank/docs", "alice", "-g", "2775", "group"),
+        ("/tank/docs", "alice", "users", "4777", "mode"),
+        ("/tank/../etc", "alice", "users", "2775", "path"),
+        ("/tank/docs/.zfs/snapshot", "alice", "users", "2775", "path"),
+    ],
+)
+def test_folder_permissions_refuse_what_is_not_a_name_a_mode_or_a_share_path(path, owner, group, mode, field):
+    with pytest.raises(shares.InvalidShare) as caught:
+        shares.folder_argv(path, owner, group, mode)
+    assert list(caught.value.problems) == [field]
+    assert shares.folder_argv("/tank/docs", "alice", "users", "0700")[-2:] == ["--", "/tank/docs"]
