@@ -57,3 +57,12 @@ def test_an_admin_shares_a_dataset_adds_a_user_and_sees_the_session(page, lab_wo
         client.stdin.close()
         client.wait(30)
     assert guest.sh("stat -c %U /tank/team/hello.txt").strip() == "alice"
+
+    page.click("table a:text-is('team')")
+    page.select_option("#folder select[name=owner]", "alice")
+    page.select_option("#folder select[name=mode]", "2770")
+    shot(page, "shares-04-folder-permissions")
+    page.click("button:has-text('Set owner and mode')")
+    wait_for_operation(page)
+    assert "/tank/team: root:root 2777 → alice:users 2770" in page.inner_text("main")
+    assert guest.sh("stat -c '%U:%G %a' /tank/team").strip() == "alice:users 2770"
