@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from appliance.host.runner import SSHTransport
+from appliance.host.runner import SSHTransport, _control_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 LAB_SH = ROOT / "lab" / "lab.sh"
@@ -57,7 +57,19 @@ class Lab:
         if result.returncode != 0:
             subprocess.run([str(LAB_SH), "down"], capture_output=True, timeout=60)
             lab_up()
+        close_shared_connections()
         return time.monotonic() - started
+
+
+def close_shared_connections() -> None:
+    """Stop ssh's shared-connection masters: after a restore their TCP connection points at a guest that no longer
+    knows it. Tarn retries a command that meets a dying master (proven in test_runner_ssh.py); closing them here
+    keeps lab tests from racing that death at all."""
+    for sock in Path(_control_dir()).iterdir():
+        if sock.is_socket():
+            subprocess.run(
+                ["ssh", "-o", f"ControlPath={sock}", "-O", "exit", "lab"], capture_output=True, timeout=10, check=False
+            )
 
 
 def lab_missing_reason() -> str | None:
