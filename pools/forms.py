@@ -2,7 +2,7 @@
 
 from django import forms
 
-from appliance.host.shares import FOLDER_MODES, SHARED_GROUP
+from appliance.host.shares import FOLDER_MODES
 from appliance.host.zpool import PoolLayout, VdevSpec
 from pools.choices import Layout
 from pools.models import NfsExport, ShareSettings, SmbShare, SnapshotTask
@@ -387,7 +387,8 @@ class ShareFolderForm(forms.Form):
     group = forms.ChoiceField(help_text="users holds every Samba user Tarn made; each user also has their own.")
     mode = forms.ChoiceField(choices=[(m, f"{m} — {what}") for m, what in FOLDER_MODES.items()], initial="2775")
 
-    def __init__(self, *args, people: list[str], **kwargs):
+    def __init__(self, *args, accounts: tuple[list[str], list[str]], **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["owner"].choices = [(p, p) for p in ["root", *people]]
-        self.fields["group"].choices = [(g, g) for g in [SHARED_GROUP, "root", *people]]
+        owners, groups = accounts
+        self.fields["owner"].choices = [(o, o) for o in owners]
+        self.fields["group"].choices = [(g, g) for g in groups]

@@ -3,9 +3,10 @@
 from django.core.paginator import Paginator
 from django.db.models import Max, Q, Sum
 
+from appliance.host.shares import SHARED_GROUP
 from pools.choices import SNAPSHOT_BUDGET
 from pools.estimates import estimate
-from pools.models import Dataset, Disk, Pool, Snapshot
+from pools.models import Dataset, Disk, Pool, SambaUser, Snapshot
 
 
 def pool_list(*, host):
@@ -189,7 +190,8 @@ def share_users_of(*, host, dataset: str) -> list[str]:
     ]
 
 
-def samba_user_names(*, host) -> list[str]:
-    from pools.models import SambaUser
-
-    return list(SambaUser.objects.filter(host=host).order_by("username").values_list("username", flat=True))
+def share_folder_accounts(*, host) -> tuple[list[str], list[str]]:
+    """Who may own a share's folder (root or a Samba user) and which groups it may have (the shared group, root,
+    or a Samba user's own group: useradd makes one of the same name)."""
+    people = list(SambaUser.objects.filter(host=host).order_by("username").values_list("username", flat=True))
+    return ["root", *people], [SHARED_GROUP, "root", *people]

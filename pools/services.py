@@ -843,15 +843,16 @@ def smb_share_delete_start(*, host, user, pk: int, confirm: str) -> Operation:
 
 def smb_share_folder_start(*, host, user, pk: int, owner: str, group: str, mode: str) -> Operation:
     """Owner, group and mode of a share's root folder: who may write there once Samba lets them in."""
+    from pools.selectors import share_folder_accounts
     from pools.tasks import share_folder_task
 
     row = SmbShare.objects.filter(host=host, pk=pk).first()
     if row is None:
         raise ValidationError({"owner": "That share no longer exists."})
-    people = set(SambaUser.objects.filter(host=host).values_list("username", flat=True))
-    if owner not in {"root", *people}:
+    owners, groups = share_folder_accounts(host=host)
+    if owner not in owners:
         raise ValidationError({"owner": f"root or one of {host.name}'s Samba users."})
-    if group not in {"root", shares.SHARED_GROUP, *people}:  # each Samba user's account has a group of its name
+    if group not in groups:
         raise ValidationError({"group": f"{shares.SHARED_GROUP}, root or a Samba user's own group."})
     try:
         argv = shares.folder_argv(row.path, owner, group, mode)

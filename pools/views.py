@@ -191,7 +191,7 @@ def _share_form(request, form_class, model, pk, save, template, extra=None):
 def smb_share_form(request, pk=None):
     folder = None
     if pk and request.user.has_role(Role.ADMIN):
-        folder = ShareFolderForm(people=selectors.samba_user_names(host=host_current(request)))
+        folder = ShareFolderForm(accounts=selectors.share_folder_accounts(host=host_current(request)))
     return _share_form(
         request, SmbShareForm, SmbShare, pk, services.smb_share_save_start, "pools/smb_share_form.html",
         extra={"folder_form": folder},
@@ -201,7 +201,7 @@ def smb_share_form(request, pk=None):
 @requires(write=Role.ADMIN)
 @require_POST
 def smb_share_folder(request, pk):
-    form = ShareFolderForm(request.POST, people=selectors.samba_user_names(host=host_current(request)))
+    form = ShareFolderForm(request.POST, accounts=selectors.share_folder_accounts(host=host_current(request)))
     if not form.is_valid():
         messages.error(request, _errors(form))
         return redirect("smb-share-edit", pk=pk)

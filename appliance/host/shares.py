@@ -203,8 +203,11 @@ def render_smb(globals_: SmbGlobals, shares: list[SmbShareSpec]) -> str:
     return "\n".join(lines) + "\n"
 
 
+INCLUDE_LINE = f"include = {SMB_INCLUDE}"
+
+
 def _has_include(smb_conf: str) -> bool:
-    return any(raw.strip() == f"include = {SMB_INCLUDE}" for raw in smb_conf.splitlines())
+    return any(raw.strip() == INCLUDE_LINE for raw in smb_conf.splitlines())
 
 
 def ensure_smb_include(t: Transport, current: str, text: str) -> bool:
@@ -213,8 +216,9 @@ def ensure_smb_include(t: Transport, current: str, text: str) -> bool:
     if _has_include(current):
         return False
     t.write_file(SMB_INCLUDE, text)
-    line = f"include = {SMB_INCLUDE}"
-    t.write_file(SMB_CONF, current.rstrip("\n") + f"\n\n# Added by Tarn: its shares and SMB settings.\n{line}\n")
+    t.write_file(
+        SMB_CONF, current.rstrip("\n") + f"\n\n# Added by Tarn: its shares and SMB settings.\n{INCLUDE_LINE}\n"
+    )
     return True
 
 
@@ -425,7 +429,6 @@ FOLDER_MODES = {
     "0750": "owner writes, group reads, others nothing",
     "0700": "owner only",
 }
-ACCOUNT = re.compile(r"[a-z_][a-z0-9_-]{0,31}")
 
 
 def folder_argv(path: str, owner: str, group: str, mode: str) -> list[str]:
@@ -433,7 +436,7 @@ def folder_argv(path: str, owner: str, group: str, mode: str) -> list[str]:
     problems: dict[str, str] = {}
     _check_path(path, problems)
     for key, value in (("owner", owner), ("group", group)):
-        if not ACCOUNT.fullmatch(value):
+        if not SAMBA_USER.fullmatch(value):  # the same rule as the local accounts Tarn makes
             problems[key] = "A local account name: lower-case letters, digits, _ and -, at most 32."
     if mode not in FOLDER_MODES:
         problems["mode"] = f"One of {', '.join(FOLDER_MODES)}."

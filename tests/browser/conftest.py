@@ -53,32 +53,28 @@ def shot(page, name: str) -> None:
 @pytest.fixture
 def lab_worker(guest, tmp_path, local_host):  # noqa: F811 (the guest fixture)
     """The lab guest as host "lab", and a real Celery worker for its queue."""
-    from appliance.models import Host
     from tests.support.worker import start_worker, stop_worker
 
-    Host.objects.create(
-        name="lab",
-        transport="ssh",
-        address=guest.env["LAB_SSH_HOST"],
-        port=guest.ssh_port,
-        identity_file=guest.env["LAB_SSH_KEY"],
-        host_keys=guest.env["LAB_HOST_KEY"],
-    )
+    guest.add_host()
     worker = start_worker("default,host.lab", tmp_path / "worker.log")
     yield
     stop_worker(worker)
 
 
-def login_on_lab(page) -> None:
-    from appliance.choices import Role
+def login(page, username: str = "admin", role: str = "admin") -> None:
+    """A new user of that role, logged in through the login page; the browser ends on the dashboard."""
     from appliance.models import User
 
-    User.objects.create_user("admin", password="a-long-password", role=Role.ADMIN)
+    User.objects.create_user(username, password="a-long-password", role=role)
     page.goto("/login/")
-    page.fill("input[name=username]", "admin")
+    page.fill("input[name=username]", username)
     page.fill("input[name=password]", "a-long-password")
     page.click("button[type=submit]")
     page.wait_for_url("**/")
+
+
+def login_on_lab(page) -> None:
+    login(page)
     with page.expect_navigation():
         page.select_option("header select[name=host]", label="lab")  # the switcher submits on change
 

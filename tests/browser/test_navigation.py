@@ -4,7 +4,7 @@ import pytest
 
 from appliance.choices import Role
 from appliance.models import User
-from tests.browser.conftest import shot
+from tests.browser.conftest import login, shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -50,12 +50,7 @@ def test_an_admin_logs_in_visits_every_page_and_logs_out(page, local_host):
 
 
 def test_htmx_is_served_locally_and_sends_the_csrf_header(page, local_host):
-    User.objects.create_user("vera", password="a-long-password", role=Role.VIEWER)
-    page.goto("/login/")
-    page.fill("input[name=username]", "vera")
-    page.fill("input[name=password]", "a-long-password")
-    page.click("button[type=submit]")
-    page.wait_for_url("**/")
+    login(page, "vera", Role.VIEWER)
     assert page.evaluate("typeof htmx") == "object"
     headers = page.evaluate("JSON.parse(document.body.getAttribute('hx-headers'))")
     assert len(headers["x-csrftoken"]) > 20

@@ -149,3 +149,22 @@ def dashboard_p95(clients=50):
 
 
 CHECKS = [runner_round_trips, dashboard_p95]
+
+
+def lab_host(what: str):
+    """The lab guest, reset, and its Host row in the migrated perf database; None (said why) without a lab."""
+    from tests.support.lab import lab_missing_reason, lab_up
+
+    reason = lab_missing_reason()
+    if reason:
+        print(f"# {what} figures skipped: {reason}")
+        return None
+    lab = lab_up()
+    lab.reset()
+    admin_session_cookie()  # migrates the perf database
+    from django.core.management import call_command
+
+    from appliance.models import Host
+
+    call_command("tarn_lab_host", "/run/tarn-lab/lab.env", verbosity=0)
+    return lab, Host.objects.get(name="lab")

@@ -4,7 +4,7 @@ from "create export" to a mount in the guest, and one apply with 500 shares defi
 import subprocess
 import time
 
-from tests.perf.foundation import admin_session_cookie
+from tests.perf.foundation import lab_host
 
 
 def _operation(start, **kwargs):
@@ -16,27 +16,17 @@ def _operation(start, **kwargs):
 
 
 def share_figures():
-    from tests.support.lab import lab_missing_reason, lab_up
-
-    reason = lab_missing_reason()
-    if reason:
-        print(f"# share figures skipped: {reason}")
+    found = lab_host("share")
+    if found is None:
         return
-    lab = lab_up()
-    lab.reset()
-    admin_session_cookie()
-    from django.core.management import call_command
-
+    lab, host = found
     from appliance.celery import app
 
     app.conf.task_always_eager = True
 
-    from appliance.models import Host
     from pools import services
     from pools.models import SmbShare
 
-    call_command("tarn_lab_host", "/run/tarn-lab/lab.env", verbosity=0)
-    host = Host.objects.get(name="lab")
     _forget_shares(host)  # the guest was reset: what an earlier run saved is gone there too
     lab.sh("zpool create -f tank /dev/disk/by-id/virtio-zfsdisk1 && zfs create tank/docs && chmod 777 /tank/docs")
     services.inventory_refresh(host=host)

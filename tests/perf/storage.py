@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from tests.perf.foundation import ROOT, admin_session_cookie, tarn_served, wrk
+from tests.perf.foundation import ROOT, admin_session_cookie, lab_host, tarn_served, wrk
 
 D1 = "/dev/disk/by-id/virtio-zfsdisk1"
 STEPS = [(100, 10), (300, 10), (1000, 10), (10_000, 10)]  # datasets, snapshots of each: 1.1k … 110k objects
@@ -117,21 +117,10 @@ def refresh_db_side(host_name: str, datasets_json: str, snapshots_tsv: str) -> d
 
 
 def storage_scale():
-    from tests.support.lab import lab_missing_reason, lab_up
-
-    reason = lab_missing_reason()
-    if reason:
-        print(f"# storage figures skipped: {reason}")
+    found = lab_host("storage")
+    if found is None:
         return
-    lab = lab_up()
-    lab.reset()
-    admin_session_cookie()  # migrates the perf database
-    from django.core.management import call_command
-
-    from appliance.models import Host
-
-    call_command("tarn_lab_host", "/run/tarn-lab/lab.env", verbosity=0)
-    host = Host.objects.get(name="lab")
+    lab, host = found
     datasets_json, snapshots_tsv, per_listed, lab_ratio = yield from lab_curve(lab, host)
     lab.reset()
 

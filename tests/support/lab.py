@@ -37,6 +37,19 @@ class Lab:
             **kwargs,
         )
 
+    def add_host(self):
+        """The guest as Tarn's Host "lab", over the SSH transport with its pinned host key."""
+        from appliance.models import Host
+
+        return Host.objects.create(
+            name="lab",
+            transport="ssh",
+            address=self.env["LAB_SSH_HOST"],
+            port=self.ssh_port,
+            identity_file=self.env["LAB_SSH_KEY"],
+            host_keys=self.env["LAB_HOST_KEY"],
+        )
+
     def sh(self, command: str, timeout: float = 120) -> str:
         """Set-up and inspection in the guest that is not Tarn's to do (a shell is fine here: test harness)."""
         result = subprocess.run([str(LAB_SH), "ssh", command], capture_output=True, text=True, timeout=timeout)

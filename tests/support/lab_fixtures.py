@@ -2,7 +2,6 @@
 
 import pytest
 
-from appliance.models import Host
 from tests.conftest import require
 from tests.support.lab import lab_down, lab_missing_reason, lab_running, lab_up
 
@@ -31,11 +30,4 @@ def guest(lab):
 @pytest.fixture
 def lab_host(db, lab):
     """A Tarn Host for the guest, over the SSH transport with its pinned host key."""
-    return Host.objects.create(
-        name="lab",
-        transport="ssh",
-        address=lab.env["LAB_SSH_HOST"],
-        port=lab.ssh_port,
-        identity_file=lab.env["LAB_SSH_KEY"],
-        host_keys=lab.env["LAB_HOST_KEY"],
-    )
+    return lab.add_host()
