@@ -105,6 +105,7 @@ class Operation(models.Model):
     """One change Tarn makes: saved first, queued on commit, tracked to its end, audit-logged."""
 
     kind = models.CharField(max_length=60)
+    runner = models.CharField(max_length=60, blank=True, help_text="The registered runner when it is not kind's own.")
     target = models.CharField(max_length=300, help_text="What it acts on; one active operation per target.")
     host = models.ForeignKey(Host, null=True, blank=True, on_delete=models.SET_NULL, related_name="operations")
     params = models.JSONField(default=dict, blank=True)

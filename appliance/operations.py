@@ -1,8 +1,13 @@
-"""Operations: saved first, queued on commit, tracked to their end by operation_tracking()."""
+"""Operations: saved first, queued on commit, run by one task through a registry of runners (as NetBox's jobs).
+
+A service calls operation_start(kind=…) and never imports a task; the worker's one task, operation_run, calls
+operation_execute, which claims the row, finds the runner registered for its kind and tracks it to its end.
+"""
 
 import logging
 import socket
 import threading
+from collections.abc import Callable
 from contextlib import contextmanager
 from datetime import timedelta
 
@@ -11,27 +16,45 @@ from django.core.exceptions import ValidationError
 from django.db import DatabaseError, IntegrityError, connections, transaction
 from django.utils import timezone
 
+from appliance.celery import app
 from appliance.choices import OperationStatus
 from appliance.host.errors import HostError
 from appliance.models import Operation
 
 log = logging.getLogger(__name__)
 HEARTBEAT_SECONDS = 10
+OPERATION_TASK = "appliance.tasks.operation_run"  # the one task; queued by name so no service imports it
+RUNNERS: dict[str, Callable[["Tracker"], None]] = {}
+
+
+def operation_runner(*kinds: str):
+    """Register the function that does the work of Operations of these kinds: runner(tracker) -> None."""
+
+    def register(fn):
+        for kind in kinds:
+            if RUNNERS.get(kind, fn) is not fn:
+                raise ValueError(f"two runners for operation kind {kind}")
+            RUNNERS[kind] = fn
+        return fn
+
+    return register
 
 
 class TargetBusy(ValidationError):
     """Another operation is already queued or running on the same target."""
 
 
-def operation_start(*, kind, target, host, user, task, params=None, queue=None, secret=None) -> Operation:
-    """Save the Operation row now and queue its task once the surrounding transaction commits.
+def operation_start(*, kind, target, host, user, runner: str = "", params=None, queue=None, secret=None) -> Operation:
+    """Save the Operation row now and queue it once the surrounding transaction commits.
 
+    runner: the registered runner's kind when it differs from kind (many storage commands share one runner).
     secret (a password) travels only in the queued message, never in the row, its params, logs or audit.
     """
     try:
         with transaction.atomic():
             op = Operation.objects.create(
                 kind=kind,
+                runner=runner,
                 target=target,
                 host=host,
                 params=params or {},
@@ -40,13 +63,14 @@ def operation_start(*, kind, target, host, user, task, params=None, queue=None, 
     except IntegrityError:
         raise TargetBusy(f"Another operation is already running on {target}; wait for it to finish.") from None
     chosen = queue or (host.host_queue if host else "default")
-    transaction.on_commit(lambda: _enqueue(op, task, chosen, secret))
+    transaction.on_commit(lambda: _enqueue(op, chosen, secret))
     return op
 
 
-def _enqueue(op: Operation, task, queue: str, secret=None) -> None:
+def _enqueue(op: Operation, queue: str, secret=None) -> None:
     try:
-        task.apply_async(args=[op.pk], kwargs={"secret": secret} if secret else {}, queue=queue, retry=False)
+        kwargs = {"secret": secret} if secret else {}
+        app.send_task(OPERATION_TASK, args=[op.pk], kwargs=kwargs, queue=queue, retry=False)
     except Exception as exc:  # broker down: say so on the operation instead of failing the request
         log.error("could not queue operation %s: %s", op.pk, exc)
         op.status, op.message = (
@@ -57,10 +81,11 @@ def _enqueue(op: Operation, task, queue: str, secret=None) -> None:
 
 
 class Tracker:
-    """Handed to the service inside operation_tracking(): progress, messages and a log."""
+    """Handed to the runner: the operation, progress, messages, a log, and the secret its message carried."""
 
-    def __init__(self, op: Operation):
+    def __init__(self, op: Operation, secret: str | None = None):
         self.op = op
+        self.secret = secret
 
     def progress(self, percent: int, message: str = "") -> None:
         self.op.progress = max(0, min(100, int(percent)))
@@ -94,8 +119,19 @@ def _finish(op: Operation, status: str, message: str) -> None:
     )
 
 
+def operation_execute(operation_id: int, secret: str | None = None) -> None:
+    """The worker's side: claim the operation, run its kind's runner, record the end."""
+    with operation_tracking(operation_id, secret=secret) as tracker:
+        if tracker is None:
+            return
+        runner = RUNNERS.get(tracker.op.runner or tracker.op.kind)
+        if runner is None:
+            raise ValidationError(f"No runner is registered for operations of kind {tracker.op.kind}.")
+        runner(tracker)
+
+
 @contextmanager
-def operation_tracking(operation_id: int):
+def operation_tracking(operation_id: int, secret: str | None = None):
     """Run the body as the operation's work: running → succeeded, or failed with a message to show.
 
     Yields a Tracker, or None when the operation is no longer queued (reaped, or a redelivered
@@ -116,7 +152,7 @@ def operation_tracking(operation_id: int):
     beat = threading.Thread(target=_heartbeat, args=(op.pk, stop), daemon=True)
     beat.start()
     try:
-        yield Tracker(op)
+        yield Tracker(op, secret)
     except (HostError, ValidationError) as exc:
         message = "; ".join(exc.messages) if isinstance(exc, ValidationError) else str(exc)
         _finish(op, OperationStatus.FAILED, message)

@@ -8,13 +8,14 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from appliance.celery import app
 from appliance.choices import TransportKind
 from appliance.connect import transport_for
 from appliance.host import facts as host_facts
 from appliance.host.errors import HostError
 from appliance.host.runner import ssh_keyscan
 from appliance.models import ApiToken, Host, LoginFailure, Operation
-from appliance.operations import operation_start, operation_tracking, operations_reap
+from appliance.operations import Tracker, operation_runner, operation_start, operations_reap
 
 
 # --- logins ------------------------------------------------------------------------------------
@@ -89,8 +90,6 @@ def host_create(
 
 def _listen_on_host_queues(host: Host) -> None:
     """Ask running workers to consume the new host's queues (they read the rest at start)."""
-    from appliance.celery import app
-
     try:
         replies = app.control.inspect(timeout=1).ping() or {}
     except Exception:  # a broker that is down must not fail adding a host
@@ -102,21 +101,17 @@ def _listen_on_host_queues(host: Host) -> None:
 
 
 def host_probe_start(*, host: Host, user) -> Operation:
-    from appliance.tasks import host_probe
-
-    return operation_start(kind="host.probe", target=f"host:{host.name}", host=host, user=user, task=host_probe)
+    return operation_start(kind="host.probe", target=f"host:{host.name}", host=host, user=user)
 
 
-def host_probe_run(*, operation_id: int) -> None:
-    with operation_tracking(operation_id) as tracker:
-        if tracker is None:
-            return
-        host = tracker.op.host
-        tracker.progress(10, f"Asking {host.name} what it has")
-        host_refresh_facts(host=host, operation=tracker.op)
-        if host.facts_error:
-            raise HostError(host.facts_error)
-        tracker.progress(100, "ZFS found" if host.has_zfs else "No OpenZFS on this host")
+@operation_runner("host.probe")
+def host_probe_run(tracker: Tracker) -> None:
+    host = tracker.op.host
+    tracker.progress(10, f"Asking {host.name} what it has")
+    host_refresh_facts(host=host, operation=tracker.op)
+    if host.facts_error:
+        raise HostError(host.facts_error)
+    tracker.progress(100, "ZFS found" if host.has_zfs else "No OpenZFS on this host")
 
 
 def host_refresh_facts(*, host: Host, operation: Operation | None = None) -> Host:

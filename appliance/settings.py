@@ -29,8 +29,9 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "django_htmx",
     "django_celery_beat",
-    "appliance",
+    "appliance.apps.ApplianceConfig",
     "pools",
+    "shares",
     "tuning",
     "benchmarks",
 ]

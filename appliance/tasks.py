@@ -1,24 +1,21 @@
-"""Celery tasks: ids in, one service call."""
+"""Celery tasks: the one task that runs every Operation, and the beat entries of the core (each calls one service)."""
 
 from celery import shared_task
 
-
-@shared_task
-def host_probe(operation_id: int) -> None:
-    from appliance.services import host_probe_run
-
-    host_probe_run(operation_id=operation_id)
+from appliance.operations import OPERATION_TASK, operation_execute
+from appliance.services import hosts_refresh_facts, operations_reap_stale
 
 
-@shared_task
-def hosts_refresh_facts() -> None:
-    from appliance.services import hosts_refresh_facts
+@shared_task(name=OPERATION_TASK)
+def operation_run(operation_id: int, secret: str | None = None) -> None:
+    operation_execute(operation_id, secret=secret)
 
+
+@shared_task(name="appliance.tasks.hosts_refresh_facts")
+def hosts_refresh_facts_task() -> None:
     hosts_refresh_facts()
 
 
-@shared_task
-def operations_reap() -> None:
-    from appliance.services import operations_reap_stale
-
+@shared_task(name="appliance.tasks.operations_reap")
+def operations_reap_task() -> None:
     operations_reap_stale()

@@ -2,6 +2,7 @@
 
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
+from django.views.generic import RedirectView
 
 from appliance import views
 from appliance.auth import requires
@@ -22,7 +23,10 @@ urlpatterns = [
     path("audit/", views.audit_list, name="audit-list"),
     path("account/tokens/", views.token_list, name="token-list"),
     path("account/tokens/<int:pk>/revoke/", views.token_revoke, name="token-revoke"),
+    path("pools/shares/<path:rest>", RedirectView.as_view(url="/shares/%(rest)s")),  # where shares lived before
+    path("pools/shares/", RedirectView.as_view(pattern_name="share-list")),
     path("pools/", include("pools.urls")),
+    path("shares/", include("shares.urls")),
     path("tuning/", include("tuning.urls")),
     path("benchmarks/", include("benchmarks.urls")),
     path("api/v1/", include(("appliance.api.urls", "api"))),

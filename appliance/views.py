@@ -16,7 +16,22 @@ from appliance.connect import ssh_dir
 from appliance.forms import ApiTokenForm, AuditFilterForm, HostForm, LoginForm, add_service_errors
 from appliance.host.keys import ensure_identity
 from appliance.models import Host, Operation
+from appliance.selectors import host_current
 from pools import selectors as pool_selectors
+
+
+def start_or_back(request, start, back, **kwargs):
+    """Start an operation through a service for the current host; on a refusal go back and say why."""
+    try:
+        op = start(host=host_current(request), user=request.user, **kwargs)
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+        return redirect(back)
+    return redirect("operation-detail", pk=op.pk)
+
+
+def form_errors(form) -> str:
+    return "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items())
 
 
 def _address(request):

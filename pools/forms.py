@@ -2,10 +2,9 @@
 
 from django import forms
 
-from appliance.host.shares import FOLDER_MODES
 from appliance.host.zpool import PoolLayout, VdevSpec
 from pools.choices import Layout
-from pools.models import NfsExport, ShareSettings, SmbShare, SnapshotTask
+from pools.models import SnapshotTask
 
 ROLE_LAYOUTS = [("", "None"), ("stripe", "Stripe"), ("mirror", "Mirror")]
 
@@ -288,107 +287,3 @@ class SnapshotTaskForm(forms.ModelForm):
         if data.get("every_minutes") is not None and data["every_minutes"] < 5:
             self.add_error("every_minutes", "At least every 5 minutes.")
         return data
-
-
-# --- shares --------------------------------------------------------------------------------------------------
-class _DatasetChoiceMixin:
-    def _datasets(self, datasets):
-        self.fields["dataset"] = forms.ChoiceField(
-            choices=[(d, d) for d in datasets], help_text="Shared at its mountpoint. Create datasets on a pool's page."
-        )
-
-
-class SmbShareForm(_DatasetChoiceMixin, forms.ModelForm):
-    class Meta:
-        model = SmbShare
-        fields = [
-            "name", "dataset", "comment", "preset", "read_only", "browseable", "guest_ok", "valid_users",
-            "hosts_allow", "hosts_deny", "previous_versions", "snapshot_prefix", "time_machine_quota",
-        ]  # fmt: skip
-
-    new_dataset = forms.CharField(
-        required=False,
-        max_length=255,
-        label="…or create a new dataset",
-        help_text="pool/name: made with the preset's properties (xattr=sa; multi-user adds POSIX ACLs; archive "
-        "uses zstd and 1M records), then shared.",
-    )
-
-    def __init__(self, *args, datasets=(), **kwargs):
-        super().__init__(*args, **kwargs)
-        self._datasets(datasets)
-        if self.instance.pk:
-            del self.fields["new_dataset"]
-        else:
-            self.fields["dataset"].required = False
-            self.fields["dataset"].choices = [("", "— choose —"), *self.fields["dataset"].choices]
-            self.order_fields(["name", "dataset", "new_dataset"])
-
-    def clean(self):
-        data = super().clean()
-        if not self.instance.pk and not data.get("dataset") and not data.get("new_dataset"):
-            self.add_error("dataset", "Choose a dataset or name a new one.")
-        if data.get("new_dataset"):
-            data["dataset"] = data["new_dataset"]
-        return data
-
-
-class NfsExportForm(_DatasetChoiceMixin, forms.ModelForm):
-    class Meta:
-        model = NfsExport
-        fields = ["dataset", "clients", "read_only", "squash", "anonuid", "anongid", "sec", "async_writes", "comment"]
-        widgets = {"clients": forms.Textarea(attrs={"rows": 3})}
-
-    wildcard_ok = forms.BooleanField(
-        required=False,
-        label="Yes, export to every host (*)",
-        help_text="Anyone who can reach this server may mount it.",
-    )
-
-    async_ok = forms.BooleanField(
-        required=False,
-        label="Yes, acknowledge writes before they are on disk",
-        help_text="async: a server crash or power cut silently loses writes clients believe are saved.",
-    )
-
-    def __init__(self, *args, datasets=(), **kwargs):
-        super().__init__(*args, **kwargs)
-        self._datasets(datasets)
-
-    def clean(self):
-        data = super().clean()
-        clients = [c.strip() for c in (data.get("clients") or "").splitlines() if c.strip()]
-        if "*" in clients and not data.get("wildcard_ok"):
-            self.add_error("wildcard_ok", "Exporting to * needs this confirmation.")
-        if data.get("async_writes") and not data.get("async_ok"):
-            self.add_error("async_ok", "async writes need this confirmation.")
-        return data
-
-
-class ShareSettingsForm(forms.ModelForm):
-    class Meta:
-        model = ShareSettings
-        fields = [
-            "smb_min_protocol", "smb_multichannel", "smb_encryption", "smb_signing", "workgroup", "server_string",
-            "nfs_v3", "nfs_v4", "nfs_threads",
-        ]  # fmt: skip
-
-
-class SambaUserForm(forms.Form):
-    username = forms.CharField(max_length=32, help_text="Lower-case; a local account without a shell is made for it.")
-    password = forms.CharField(widget=forms.PasswordInput, min_length=8, max_length=128)
-
-
-class ShareFolderForm(forms.Form):
-    """Owner, group and mode of a share's root folder. Samba checks valid users; the folder then decides who
-    may read or write, since each user reaches the files as their own local account."""
-
-    owner = forms.ChoiceField(help_text="root, or one of the Samba users.")
-    group = forms.ChoiceField(help_text="users holds every Samba user Tarn made; each user also has their own.")
-    mode = forms.ChoiceField(choices=[(m, f"{m} — {what}") for m, what in FOLDER_MODES.items()], initial="2775")
-
-    def __init__(self, *args, accounts: tuple[list[str], list[str]], **kwargs):
-        super().__init__(*args, **kwargs)
-        owners, groups = accounts
-        self.fields["owner"].choices = [(o, o) for o in owners]
-        self.fields["group"].choices = [(g, g) for g in groups]

@@ -1,12 +1,15 @@
 """Reads for storage: always from the inventory in the database, never from zfs on a page load."""
 
-from django.core.paginator import Paginator
-from django.db.models import Max, Q, Sum
+from datetime import timedelta
 
-from appliance.host.shares import SHARED_GROUP
+from django.core.paginator import Paginator
+from django.db.models import F, Max, Q, Sum
+from django.utils import timezone
+
+from appliance.host.names import DATASET_PROPERTIES
 from pools.choices import SNAPSHOT_BUDGET
-from pools.estimates import estimate
-from pools.models import Dataset, Disk, Pool, SambaUser, Snapshot
+from pools.estimates import PER_DISK, estimate
+from pools.models import Dataset, Disk, ImportablePool, MediaSpeed, Pool, ScrubSchedule, Snapshot, SnapshotTask
 
 
 def pool_list(*, host):
@@ -32,8 +35,6 @@ def pool_detail(*, host, pk):
 
 def pool_vdevs(*, pool):
     """The vdev tree in display order; each row knows its parent's type (to offer detach only in mirrors)."""
-    from django.db.models import F
-
     return pool.vdevs.annotate(parent_type=F("parent__type"))
 
 
@@ -77,9 +78,6 @@ def layout_estimate(*, host, layout):
 
 def media_speeds() -> dict[str, tuple[int, int]]:
     """Per-disk (MB/s, IOPS) by media type: the defaults, overridden by what an admin entered."""
-    from pools.estimates import PER_DISK
-    from pools.models import MediaSpeed
-
     return {**PER_DISK, **{m.media: (m.mb_s, m.iops) for m in MediaSpeed.objects.all()}}
 
 
@@ -89,8 +87,6 @@ def filesystem_names(*, pool) -> list[str]:
 
 def dataset_properties(*, dataset) -> list[tuple[str, dict]]:
     """The properties Tarn manages, in a stable order, with value and source."""
-    from appliance.host.names import DATASET_PROPERTIES
-
     return [(key, dataset.properties[key]) for key in DATASET_PROPERTIES if key in dataset.properties]
 
 
@@ -104,8 +100,6 @@ def retention_victims(*, task, now, taking_one: bool = False) -> list:
     Beyond keep_count newest, or older than keep_days; datasets listed in exclude are left alone.
     taking_one: a new snapshot is being taken in the same run, so it counts as one of the kept.
     """
-    from datetime import timedelta
-
     excluded = {line.strip() for line in task.exclude.splitlines() if line.strip()}
     datasets = Dataset.objects.filter(host=task.host, name=task.dataset)
     if task.recursive:
@@ -129,10 +123,6 @@ def filesystem_names_on(*, host) -> list[str]:
 
 def snapshot_tasks_with_preview(*, host) -> list:
     """Each task with what its retention would delete if it ran now (from the inventory)."""
-    from django.utils import timezone
-
-    from pools.models import SnapshotTask
-
     now = timezone.now()
     tasks = list(SnapshotTask.objects.filter(host=host)) if host else []
     for task in tasks:
@@ -141,8 +131,6 @@ def snapshot_tasks_with_preview(*, host) -> list:
 
 
 def importable_pools(*, host):
-    from pools.models import ImportablePool
-
     return ImportablePool.objects.filter(host=host)
 
 
@@ -157,41 +145,5 @@ def dataset_dependents(*, host, name: str) -> dict:
     }
 
 
-def share_overview(*, host) -> dict:
-    """The shares page: SMB shares with each dataset's snapshot count (Previous Versions shows up to 512),
-    NFS exports, Samba users and the last connection status."""
-    from pools.models import NfsExport, SambaUser, ShareStatus, SmbShare
-
-    counts = dict(Dataset.objects.filter(host=host).values_list("name", "snapshot_count"))
-    smb = list(SmbShare.objects.filter(host=host))
-    for share in smb:
-        share.snapshot_count = counts.get(share.dataset, 0)
-    return {
-        "smb_shares": smb,
-        "nfs_exports": list(NfsExport.objects.filter(host=host)),
-        "samba_users": list(SambaUser.objects.filter(host=host)),
-        "status": ShareStatus.objects.filter(host=host).first(),
-    }
-
-
 def scrub_schedule(*, pool):
-    from pools.models import ScrubSchedule
-
     return ScrubSchedule.objects.filter(host=pool.host, pool=pool.name).first()
-
-
-def share_users_of(*, host, dataset: str) -> list[str]:
-    """Shares and exports on this dataset (or pool) and below it."""
-    from pools.models import NfsExport, SmbShare
-
-    below = Q(dataset=dataset) | Q(dataset__startswith=f"{dataset}/")
-    return [f"SMB share {s.name}" for s in SmbShare.objects.filter(below, host=host)] + [
-        f"NFS export {e.path}" for e in NfsExport.objects.filter(below, host=host)
-    ]
-
-
-def share_folder_accounts(*, host) -> tuple[list[str], list[str]]:
-    """Who may own a share's folder (root or a Samba user) and which groups it may have (the shared group, root,
-    or a Samba user's own group: useradd makes one of the same name)."""
-    people = list(SambaUser.objects.filter(host=host).order_by("username").values_list("username", flat=True))
-    return ["root", *people], [SHARED_GROUP, "root", *people]

@@ -1,4 +1,5 @@
 from django.urls import path
+from django.views.generic import RedirectView
 
 from pools import views
 
@@ -29,17 +30,7 @@ urlpatterns = [
     path("datasets/<int:pk>/snapshots/create/", views.snapshot_create, name="snapshot-create"),
     path("datasets/<int:pk>/snapshots/rollback/", views.snapshot_rollback, name="snapshot-rollback"),
     path("snapshots/destroy/", views.snapshot_destroy, name="snapshot-destroy"),
-    path("snapshots/schedules/", views.snapshot_task_list, name="snapshot-task-list"),
-    path("snapshots/schedules/<int:pk>/delete/", views.snapshot_task_delete, name="snapshot-task-delete"),
-    path("shares/", views.share_list, name="share-list"),
-    path("shares/smb/new/", views.smb_share_form, name="smb-share-create"),
-    path("shares/smb/<int:pk>/", views.smb_share_form, name="smb-share-edit"),
-    path("shares/smb/<int:pk>/delete/", views.smb_share_delete, name="smb-share-delete"),
-    path("shares/smb/<int:pk>/folder/", views.smb_share_folder, name="smb-share-folder"),
-    path("shares/nfs/new/", views.nfs_export_form, name="nfs-export-create"),
-    path("shares/nfs/<int:pk>/", views.nfs_export_form, name="nfs-export-edit"),
-    path("shares/nfs/<int:pk>/delete/", views.nfs_export_delete, name="nfs-export-delete"),
-    path("shares/settings/", views.share_settings, name="share-settings"),
-    path("shares/users/", views.samba_user, name="samba-user"),
-    path("shares/status/", views.share_status, name="share-status"),
+    path("schedules/", views.snapshot_task_list, name="snapshot-task-list"),
+    path("snapshots/schedules/", RedirectView.as_view(pattern_name="snapshot-task-list")),
+    path("schedules/<int:pk>/delete/", views.snapshot_task_delete, name="snapshot-task-delete"),
 ]

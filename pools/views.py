@@ -10,37 +10,19 @@ from appliance.auth import requires
 from appliance.choices import Role
 from appliance.forms import add_service_errors
 from appliance.selectors import host_current
+from appliance.views import form_errors, start_or_back
 from pools import selectors, services
 from pools.forms import (
     DatasetCreateForm,
     DatasetEditForm,
     MediaSpeedForm,
-    NfsExportForm,
     PoolAddForm,
     PoolCreateForm,
     PoolDestroyForm,
-    SambaUserForm,
-    ShareFolderForm,
-    ShareSettingsForm,
-    SmbShareForm,
     SnapshotCreateForm,
     SnapshotTaskForm,
 )
-from pools.models import Dataset, NfsExport, Pool, SmbShare
-
-
-def _start(request, start, back, **kwargs):
-    """Start an operation through a service; on a refusal go back and say why."""
-    try:
-        op = start(host=host_current(request), user=request.user, **kwargs)
-    except ValidationError as exc:
-        messages.error(request, " ".join(exc.messages))
-        return redirect(back)
-    return redirect("operation-detail", pk=op.pk)
-
-
-def _errors(form) -> str:
-    return "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items())
+from pools.models import Dataset, Pool
 
 
 def pool_list(request):
@@ -108,7 +90,7 @@ def pool_destroy(request, pk):
     pool = Pool.objects.filter(host=host_current(request), pk=pk).first()
     if pool is None:
         return redirect("pool-list")
-    return _start(
+    return start_or_back(
         request,
         services.pool_destroy_start,
         pool.get_absolute_url(),
@@ -119,7 +101,7 @@ def pool_destroy(request, pk):
 
 @require_POST
 def inventory_refresh(request):
-    return _start(request, services.inventory_refresh_start, "pool-list")
+    return start_or_back(request, services.inventory_refresh_start, "pool-list")
 
 
 @requires(write=Role.ADMIN)
@@ -155,111 +137,10 @@ def snapshot_list(request):
     )
 
 
-def share_list(request):
-    host = host_current(request)
-    return render(
-        request,
-        "pools/share_list.html",
-        {
-            "host": host,
-            **(selectors.share_overview(host=host) if host else {}),
-            "user_form": SambaUserForm(),
-            "can_change": request.user.has_role(Role.OPERATOR),
-            "is_admin": request.user.has_role(Role.ADMIN),
-            "settings_form": ShareSettingsForm(instance=services.share_settings(host)) if host else None,
-        },
-    )
-
-
-def _share_form(request, form_class, model, pk, save, template, extra=None):
-    host = host_current(request)
-    row = get_object_or_404(model, host=host, pk=pk) if pk else None
-    form = form_class(request.POST or None, instance=row, datasets=selectors.filesystem_names_on(host=host))
-    if request.method == "POST" and form.is_valid():
-        data = {k: v for k, v in form.cleaned_data.items() if k in form._meta.fields}
-        extra = {"new_dataset": form.cleaned_data["new_dataset"]} if form.cleaned_data.get("new_dataset") else {}
-        try:
-            op = save(host=host, user=request.user, data=data, pk=pk, **extra)
-        except ValidationError as exc:
-            add_service_errors(form, exc)
-        else:
-            return redirect("operation-detail", pk=op.pk)
-    return render(request, template, {"host": host, "form": form, "row": row, **(extra or {})})
-
-
-@require_http_methods(["GET", "POST"])
-def smb_share_form(request, pk=None):
-    folder = None
-    if pk and request.user.has_role(Role.ADMIN):
-        folder = ShareFolderForm(accounts=selectors.share_folder_accounts(host=host_current(request)))
-    return _share_form(
-        request, SmbShareForm, SmbShare, pk, services.smb_share_save_start, "pools/smb_share_form.html",
-        extra={"folder_form": folder},
-    )  # fmt: skip
-
-
-@requires(write=Role.ADMIN)
-@require_POST
-def smb_share_folder(request, pk):
-    form = ShareFolderForm(request.POST, accounts=selectors.share_folder_accounts(host=host_current(request)))
-    if not form.is_valid():
-        messages.error(request, _errors(form))
-        return redirect("smb-share-edit", pk=pk)
-    return _start(request, services.smb_share_folder_start, "share-list", pk=pk, **form.cleaned_data)
-
-
-@require_http_methods(["GET", "POST"])
-def nfs_export_form(request, pk=None):
-    return _share_form(
-        request, NfsExportForm, NfsExport, pk, services.nfs_export_save_start, "pools/nfs_export_form.html"
-    )
-
-
-@require_POST
-def smb_share_delete(request, pk):
-    return _start(
-        request, services.smb_share_delete_start, "share-list", pk=pk, confirm=request.POST.get("confirm", "")
-    )
-
-
-@require_POST
-def nfs_export_delete(request, pk):
-    return _start(request, services.nfs_export_delete_start, "share-list", pk=pk)
-
-
-@requires(write=Role.ADMIN)
-@require_POST
-def share_settings(request):
-    host = host_current(request)
-    form = ShareSettingsForm(request.POST, instance=services.share_settings(host))
-    if not form.is_valid():
-        messages.error(request, _errors(form))
-        return redirect("share-list")
-    return _start(request, services.share_settings_save_start, "share-list", data=form.cleaned_data)
-
-
-@requires(write=Role.ADMIN)
-@require_POST
-def samba_user(request):
-    return _start(
-        request,
-        services.samba_user_start,
-        "share-list",
-        action=request.POST.get("action", ""),
-        username=request.POST.get("username", "").strip(),
-        password=request.POST.get("password", ""),
-    )
-
-
-@require_POST
-def share_status(request):
-    return _start(request, services.share_status_start, "share-list")
-
-
 @require_POST
 def pool_scrub(request, pk):
     pool = get_object_or_404(Pool, host=host_current(request), pk=pk)
-    return _start(
+    return start_or_back(
         request,
         services.pool_scrub_start,
         pool.get_absolute_url(),
@@ -273,10 +154,10 @@ def dataset_create(request, pk):
     pool = get_object_or_404(Pool, host=host_current(request), pk=pk)
     form = DatasetCreateForm(request.POST, parents=selectors.filesystem_names(pool=pool))
     if not form.is_valid():
-        messages.error(request, _errors(form))
+        messages.error(request, form_errors(form))
         return redirect(pool.get_absolute_url())
     size = form.cleaned_data["volsize"] if form.cleaned_data["kind"] == "volume" else None
-    return _start(
+    return start_or_back(
         request,
         services.dataset_create_start,
         pool.get_absolute_url(),
@@ -312,7 +193,7 @@ def dataset_edit(request, pk):
     if not form.is_valid() or not form.changes():
         messages.error(request, "Nothing to change: fill in the properties to set.")
         return redirect(dataset.get_absolute_url())
-    return _start(
+    return start_or_back(
         request, services.dataset_set_start, dataset.get_absolute_url(), name=dataset.name, props=form.changes()
     )
 
@@ -320,7 +201,7 @@ def dataset_edit(request, pk):
 @require_POST
 def dataset_inherit(request, pk):
     dataset = get_object_or_404(Dataset, host=host_current(request), pk=pk)
-    return _start(
+    return start_or_back(
         request,
         services.dataset_inherit_start,
         dataset.get_absolute_url(),
@@ -332,7 +213,7 @@ def dataset_inherit(request, pk):
 @require_POST
 def dataset_destroy(request, pk):
     dataset = get_object_or_404(Dataset, host=host_current(request), pk=pk)
-    return _start(
+    return start_or_back(
         request,
         services.dataset_destroy_start,
         dataset.get_absolute_url(),
@@ -348,7 +229,7 @@ def snapshot_create(request, pk):
     if not form.is_valid():
         messages.error(request, "A snapshot needs a name.")
         return redirect(dataset.get_absolute_url())
-    return _start(
+    return start_or_back(
         request,
         services.snapshot_create_start,
         dataset.get_absolute_url(),
@@ -361,7 +242,7 @@ def snapshot_create(request, pk):
 @require_POST
 def snapshot_rollback(request, pk):
     dataset = get_object_or_404(Dataset, host=host_current(request), pk=pk)
-    return _start(
+    return start_or_back(
         request,
         services.snapshot_rollback_start,
         dataset.get_absolute_url(),
@@ -373,7 +254,7 @@ def snapshot_rollback(request, pk):
 @require_POST
 def snapshot_destroy(request):
     back = request.POST.get("next") or "snapshot-list"
-    return _start(request, services.snapshot_destroy_start, back, snapshots=request.POST.getlist("snapshots"))
+    return start_or_back(request, services.snapshot_destroy_start, back, snapshots=request.POST.getlist("snapshots"))
 
 
 @require_http_methods(["GET", "POST"])
@@ -402,18 +283,18 @@ def snapshot_task_delete(request, pk):
 @require_POST
 def pool_export(request, pk):
     pool = get_object_or_404(Pool, host=host_current(request), pk=pk)
-    return _start(request, services.pool_export_start, pool.get_absolute_url(), name=pool.name)
+    return start_or_back(request, services.pool_export_start, pool.get_absolute_url(), name=pool.name)
 
 
 @require_POST
 def pool_import_scan(request):
-    return _start(request, services.pool_import_scan_start, "pool-list")
+    return start_or_back(request, services.pool_import_scan_start, "pool-list")
 
 
 @requires(write=Role.ADMIN)
 @require_POST
 def pool_import(request):
-    return _start(
+    return start_or_back(
         request,
         services.pool_import_start,
         "pool-list",
@@ -426,7 +307,7 @@ def pool_import(request):
 @require_POST
 def pool_device(request, pk):
     pool = get_object_or_404(Pool, host=host_current(request), pk=pk)
-    return _start(
+    return start_or_back(
         request,
         services.pool_device_start,
         pool.get_absolute_url(),
@@ -443,15 +324,17 @@ def pool_add(request, pk):
     pool = get_object_or_404(Pool, host=host_current(request), pk=pk)
     form = PoolAddForm(request.POST, free_disks=selectors.disk_free(host=pool.host))
     if not form.is_valid():
-        messages.error(request, _errors(form))
+        messages.error(request, form_errors(form))
         return redirect(pool.get_absolute_url())
-    return _start(request, services.pool_add_start, pool.get_absolute_url(), pool=pool.name, layout=form.pool_layout())
+    return start_or_back(
+        request, services.pool_add_start, pool.get_absolute_url(), pool=pool.name, layout=form.pool_layout()
+    )
 
 
 @require_POST
 def pool_trim(request, pk):
     pool = get_object_or_404(Pool, host=host_current(request), pk=pk)
-    return _start(
+    return start_or_back(
         request,
         services.pool_trim_start,
         pool.get_absolute_url(),
@@ -463,7 +346,7 @@ def pool_trim(request, pk):
 @require_POST
 def dataset_rename(request, pk):
     dataset = get_object_or_404(Dataset, host=host_current(request), pk=pk)
-    return _start(
+    return start_or_back(
         request,
         services.dataset_rename_start,
         dataset.get_absolute_url(),
@@ -475,7 +358,7 @@ def dataset_rename(request, pk):
 @require_POST
 def snapshot_clone(request, pk):
     dataset = get_object_or_404(Dataset, host=host_current(request), pk=pk)
-    return _start(
+    return start_or_back(
         request,
         services.snapshot_clone_start,
         dataset.get_absolute_url(),
@@ -487,7 +370,7 @@ def snapshot_clone(request, pk):
 @require_POST
 def snapshot_hold(request, pk):
     dataset = get_object_or_404(Dataset, host=host_current(request), pk=pk)
-    return _start(
+    return start_or_back(
         request,
         services.snapshot_hold_start,
         dataset.get_absolute_url(),

@@ -7,7 +7,8 @@ import pytest
 from django.test import Client
 
 from appliance.choices import Role
-from appliance.models import User
+from appliance.models import Host, User
+from tests.support.sshd import start_sshd
 
 IN_CI = os.environ.get("CI", "").lower() == "true"
 
@@ -72,7 +73,6 @@ def viewer_client(viewer_user):
 
 @pytest.fixture
 def local_host(db):
-    from appliance.models import Host
 
     # get_or_create: transactional tests flush the row the migration made.
     return Host.objects.get_or_create(name="local", defaults={"transport": "local", "address": "localhost"})[0]
@@ -81,7 +81,6 @@ def local_host(db):
 @pytest.fixture(scope="session")
 def sshd(tmp_path_factory):
     """A real sshd on 127.0.0.1 that accepts root with its own client key."""
-    from tests.support.sshd import start_sshd
 
     require_tool("ssh")
     server = start_sshd(tmp_path_factory.mktemp("sshd"), require_tool("sshd"))

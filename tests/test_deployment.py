@@ -3,9 +3,11 @@
 import os
 import subprocess
 import sys
+from io import StringIO
 from pathlib import Path
 
 import yaml
+from django.core.management import call_command
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -59,9 +61,6 @@ def test_compose_has_redis_web_workers_and_beat_with_real_commands():
 
 
 def test_compose_queue_helper_prints_queues(db):
-    from io import StringIO
-
-    from django.core.management import call_command
 
     out = StringIO()
     call_command("tarn_queues", "hosts", stdout=out)

@@ -88,3 +88,17 @@ class AuditEntrySerializer(serializers.ModelSerializer):
             "duration_ms",
         ]
         read_only_fields = fields
+
+
+# --- request pieces every app's API uses --------------------------------------------------------------------
+class HostField(serializers.SlugRelatedField):
+    def __init__(self, **kwargs):
+        super().__init__(slug_field="name", queryset=Host.objects.all(), **kwargs)
+
+
+class HostRequest(serializers.Serializer):
+    host = HostField()
+
+
+class ConfirmRequest(serializers.Serializer):
+    confirm = serializers.CharField(help_text="The object's name, typed again.")

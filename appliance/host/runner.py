@@ -37,6 +37,7 @@ ALLOWED_TOOLS = frozenset(
         "uname",
         "nproc",
         "cat",
+        "grep",
         "which",
         "python3",
         "zpool",

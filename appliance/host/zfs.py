@@ -74,45 +74,30 @@ def parse_snapshots(text: str) -> Iterator[SnapshotInfo]:
         yield SnapshotInfo(dataset, snap, int(used), int(referenced), int(creation), int(holds[0]) if holds else 0)
 
 
-def list_datasets_argv(pool: str) -> list[str]:
+def _depth(depth: int | None) -> list[str]:
+    """None: the whole tree below; 0: the dataset alone; 1: it and its children (or, for snapshots, its own)."""
+    return ["-r"] if depth is None else ["-d", str(int(depth))]
+
+
+def list_datasets_argv(name: str, depth: int | None = None) -> list[str]:
+    """Filesystems and zvols at and below a pool or dataset, with every property the inventory keeps."""
     props = ",".join(LIST_PROPERTIES)
-    return [
-        "zfs",
-        "list",
-        "-j",
-        "--json-int",
-        "-r",
-        "-t",
-        "filesystem,volume",
-        "-o",
-        props,
-        "--",
-        names.pool_name(pool),
-    ]
+    return ["zfs", "list", "-j", "--json-int", *_depth(depth), "-t", "filesystem,volume", "-o", props, "--",
+            names.dataset_name(name)]  # fmt: skip
 
 
-def list_snapshots_argv(pool: str) -> list[str]:
-    return [
-        "zfs",
-        "list",
-        "-H",
-        "-p",
-        "-t",
-        "snapshot",
-        "-o",
-        ",".join(SNAPSHOT_FIELDS),
-        "-r",
-        "--",
-        names.pool_name(pool),
-    ]
+def list_snapshots_argv(name: str, depth: int | None = None) -> list[str]:
+    """Snapshots of a pool's or dataset's tree (depth None) or of the dataset alone (depth 1)."""
+    fields = ",".join(SNAPSHOT_FIELDS)
+    return ["zfs", "list", "-H", "-p", "-t", "snapshot", "-o", fields, *_depth(depth), "--", names.dataset_name(name)]
 
 
-def list_datasets(transport: Transport, pool: str) -> list[DatasetInfo]:
-    return parse_list(transport.run(list_datasets_argv(pool), timeout=1800).stdout)
+def list_datasets(transport: Transport, name: str, depth: int | None = None) -> list[DatasetInfo]:
+    return parse_list(transport.run(list_datasets_argv(name, depth), timeout=1800).stdout)
 
 
-def list_snapshots_text(transport: Transport, pool: str) -> str:
-    return transport.run(list_snapshots_argv(pool), timeout=3600).stdout
+def list_snapshots_text(transport: Transport, name: str, depth: int | None = None) -> str:
+    return transport.run(list_snapshots_argv(name, depth), timeout=3600).stdout
 
 
 def create_argv(name: str, props: dict, *, volume_size: str | None = None) -> list[str]:

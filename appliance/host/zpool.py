@@ -5,6 +5,7 @@ import re
 from dataclasses import dataclass, field
 
 from appliance.host import names
+from appliance.host.errors import error_for
 from appliance.host.runner import Transport
 
 DATA_KINDS = {"stripe": 1, "mirror": 2, "raidz1": 2, "raidz2": 3, "raidz3": 4, "draid1": 3, "draid2": 4, "draid3": 5}
@@ -258,12 +259,25 @@ def parse_list(text: str) -> dict[str, PoolUsage]:
     return usage
 
 
-def status(transport: Transport) -> dict[str, PoolStatus]:
-    return parse_status(transport.run(["zpool", "status", "-j", "--json-int", "-P"], timeout=60).stdout)
+def _pools(pools: list[str] | None) -> list[str]:
+    return ["--", *(names.pool_name(p) for p in pools)] if pools else []
 
 
-def usage(transport: Transport) -> dict[str, PoolUsage]:
-    return parse_list(transport.run(["zpool", "list", "-j", "--json-int"], timeout=60).stdout)
+def _read(transport: Transport, argv: list[str]) -> str:
+    """A read that may name pools that are gone (destroyed, exported): those are absent, any other failure raises."""
+    result = transport.run(argv, timeout=60, check=False)
+    if result.returncode != 0 and "no such pool" not in result.stderr:
+        raise error_for(argv, result.returncode, result.stderr)
+    return result.stdout if result.stdout.strip() else "{}"
+
+
+def status(transport: Transport, pools: list[str] | None = None) -> dict[str, PoolStatus]:
+    """Every pool's status, or only these pools' (a pool that is gone is simply absent)."""
+    return parse_status(_read(transport, ["zpool", "status", "-j", "--json-int", "-P", *_pools(pools)]))
+
+
+def usage(transport: Transport, pools: list[str] | None = None) -> dict[str, PoolUsage]:
+    return parse_list(_read(transport, ["zpool", "list", "-j", "--json-int", *_pools(pools)]))
 
 
 def destroy_argv(name: str) -> list[str]:

@@ -7,7 +7,8 @@ from django.utils import timezone
 from appliance.auth import required_role
 from appliance.choices import Role
 from appliance.models import ApiToken, AuditEntry, Operation
-from pools.models import Dataset, Disk, NfsExport, Pool, SambaUser, SmbShare, Snapshot, SnapshotTask
+from pools.models import Dataset, Disk, Pool, Snapshot, SnapshotTask
+from shares.models import NfsExport, SambaUser, SmbShare
 
 MUTATING = ["POST", "PUT", "PATCH", "DELETE"]
 PUBLIC = {"login", "healthz"}

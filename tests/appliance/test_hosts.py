@@ -1,7 +1,11 @@
 """Adding and probing hosts: field errors with nothing saved, pinned host keys, honest facts."""
 
-import pytest
+from io import StringIO
 
+import pytest
+from django.core.management import call_command
+
+from appliance.connect import transport_for
 from appliance.host.errors import HostKeyMismatch
 from appliance.models import Host, Operation
 from appliance.services import host_refresh_facts
@@ -76,7 +80,6 @@ def test_a_host_whose_key_changed_is_refused_and_says_so(db, sshd, tmp_path):
     )
     host_refresh_facts(host=host)
     assert "different host key" in host.facts_error
-    from appliance.connect import transport_for
 
     with pytest.raises(HostKeyMismatch):
         transport_for(host).run(["true"])
@@ -92,9 +95,6 @@ def test_the_local_host_exists_from_the_start_and_says_when_zfs_is_missing(admin
 
 
 def test_refresh_facts_command_reads_every_host(local_host):
-    from io import StringIO
-
-    from django.core.management import call_command
 
     out = StringIO()
     call_command("tarn_refresh_facts", stdout=out)

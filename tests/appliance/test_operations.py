@@ -7,46 +7,90 @@ from django.utils import timezone
 
 from appliance.host.errors import Busy
 from appliance.models import Operation
-from appliance.operations import TargetBusy, operation_start, operation_tracking, operations_reap
+from appliance.operations import (
+    OPERATION_TASK,
+    TargetBusy,
+    app,
+    operation_execute,
+    operation_runner,
+    operation_start,
+    operation_tracking,
+    operations_reap,
+)
+
+seen = []
 
 
-class FakeTask:
-    """Stands in for a Celery task in unit tests of operation_start (the worker round trip is in integration)."""
+@operation_runner("test.record")
+def record(tracker):
+    seen.append((tracker.op.pk, tracker.op.params, tracker.secret))
+    tracker.progress(50, "recorded")
 
-    def __init__(self):
-        self.queued = []
 
-    def apply_async(self, args, queue, retry, kwargs=None):
-        self.queued.append((args, queue, kwargs))
+@pytest.fixture
+def queued(monkeypatch):
+    """What operation_start hands the broker (the worker round trip is in the integration tier)."""
+    sent = []
+    monkeypatch.setattr(
+        app, "send_task", lambda name, args, kwargs, queue, retry: sent.append((name, args, queue, kwargs))
+    )
+    return sent
 
 
 def test_an_operation_is_saved_then_queued_on_commit_to_its_hosts_queue(
-    local_host, admin_user, django_capture_on_commit_callbacks
+    local_host, admin_user, queued, django_capture_on_commit_callbacks
 ):
-    task = FakeTask()
-    with django_capture_on_commit_callbacks(execute=True):
-        op = operation_start(kind="x", target="pool:tank", host=local_host, user=admin_user, task=task)
-    assert Operation.objects.get(pk=op.pk).status == "queued"
-    assert task.queued == [([op.pk], "host.local", {})]
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        op = operation_start(kind="x", target="pool:tank", host=local_host, user=admin_user)
+    assert Operation.objects.get(pk=op.pk).status == "queued" and queued == []
+    callbacks[0]()
+    assert queued == [(OPERATION_TASK, [op.pk], "host.local", {})]
 
 
-def test_a_secret_travels_only_in_the_queued_message(local_host, admin_user, django_capture_on_commit_callbacks):
-    task = FakeTask()
+def test_a_secret_travels_only_in_the_queued_message(
+    local_host, admin_user, queued, django_capture_on_commit_callbacks
+):
     with django_capture_on_commit_callbacks(execute=True):
         op = operation_start(
-            kind="x", target="t", host=local_host, user=admin_user, task=task, params={"u": "a"}, secret="s3cret-pw"
+            kind="x", target="t", host=local_host, user=admin_user, params={"u": "a"}, secret="s3cret-pw"
         )
-    assert task.queued == [([op.pk], "host.local", {"secret": "s3cret-pw"})]
+    assert queued == [(OPERATION_TASK, [op.pk], "host.local", {"secret": "s3cret-pw"})]
     row = Operation.objects.get(pk=op.pk)
     assert "s3cret-pw" not in repr((row.params, row.message, row.log))
 
 
-def test_only_one_active_operation_per_target(local_host, admin_user):
-    operation_start(kind="x", target="pool:tank", host=local_host, user=admin_user, task=FakeTask())
+def test_the_runner_registered_for_the_kind_runs_it_with_its_secret(local_host, admin_user):
+    op = Operation.objects.create(kind="test.record", target="t", host=local_host, params={"u": "a"})
+    operation_execute(op.pk, secret="pw")
+    op.refresh_from_db()
+    assert seen[-1] == (op.pk, {"u": "a"}, "pw") and (op.status, op.progress) == ("succeeded", 100)
+
+
+def test_a_named_runner_serves_many_kinds(local_host):
+    op = Operation.objects.create(kind="pool.frobnicate", runner="test.record", target="t", host=local_host)
+    operation_execute(op.pk)
+    op.refresh_from_db()
+    assert seen[-1][0] == op.pk and op.status == "succeeded"
+
+
+def test_an_operation_without_a_runner_fails_saying_so(local_host):
+    op = Operation.objects.create(kind="no.such.kind", target="t", host=local_host)
+    operation_execute(op.pk)
+    op.refresh_from_db()
+    assert op.status == "failed" and "No runner is registered for operations of kind no.such.kind" in op.message
+
+
+def test_two_runners_for_one_kind_are_refused_at_import():
+    with pytest.raises(ValueError, match="two runners"):
+        operation_runner("test.record")(lambda tracker: None)
+
+
+def test_only_one_active_operation_per_target(local_host, admin_user, queued):
+    operation_start(kind="x", target="pool:tank", host=local_host, user=admin_user)
     with pytest.raises(TargetBusy):
-        operation_start(kind="y", target="pool:tank", host=local_host, user=admin_user, task=FakeTask())
+        operation_start(kind="y", target="pool:tank", host=local_host, user=admin_user)
     Operation.objects.update(status="succeeded")
-    operation_start(kind="y", target="pool:tank", host=local_host, user=admin_user, task=FakeTask())
+    operation_start(kind="y", target="pool:tank", host=local_host, user=admin_user)
 
 
 def test_a_failing_body_ends_failed_with_the_hosts_message_shown(local_host, admin_client):

@@ -4,9 +4,12 @@ import os
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import sync_playwright
 
+from appliance.models import User
 from tests.conftest import require
 from tests.support.lab_fixtures import guest, lab, lab_host  # noqa: F401
+from tests.support.worker import start_worker, stop_worker
 
 CHROMIUM = os.environ.get("TARN_CHROMIUM", "/usr/bin/chromium")
 FLAGS = [
@@ -26,7 +29,6 @@ os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 @pytest.fixture(scope="session")
 def browser():
     require(os.path.exists(CHROMIUM), f"{CHROMIUM} is not installed (apt-get install chromium)")
-    from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
@@ -53,7 +55,6 @@ def shot(page, name: str) -> None:
 @pytest.fixture
 def lab_worker(guest, tmp_path, local_host):  # noqa: F811 (the guest fixture)
     """The lab guest as host "lab", and a real Celery worker for its queue."""
-    from tests.support.worker import start_worker, stop_worker
 
     guest.add_host()
     worker = start_worker("default,host.lab", tmp_path / "worker.log")
@@ -63,7 +64,6 @@ def lab_worker(guest, tmp_path, local_host):  # noqa: F811 (the guest fixture)
 
 def login(page, username: str = "admin", role: str = "admin") -> None:
     """A new user of that role, logged in through the login page; the browser ends on the dashboard."""
-    from appliance.models import User
 
     User.objects.create_user(username, password="a-long-password", role=role)
     page.goto("/login/")

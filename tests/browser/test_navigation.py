@@ -11,7 +11,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 PAGES = [
     ("Dashboard", "/"),
     ("Pools", "/pools/"),
-    ("Shares", "/pools/shares/"),
+    ("Shares", "/shares/"),
     ("Tuning", "/tuning/"),
     ("Benchmarks", "/benchmarks/"),
     ("Hosts", "/hosts/"),

@@ -18,14 +18,14 @@ def test_an_admin_shares_a_dataset_adds_a_user_and_sees_the_session(page, lab_wo
     page.click("text=Refresh inventory")
     wait_for_operation(page)
 
-    page.goto("/pools/shares/")
+    page.goto("/shares/")
     assert "No SMB shares yet" in page.inner_text("main")
     page.fill("form[action*='shares/users'] input[name=username]", "alice")
     page.fill("form[action*='shares/users'] input[name=password]", "alice-password-1")
     page.click("button:has-text('Add user')")
     wait_for_operation(page)
 
-    page.goto("/pools/shares/smb/new/")
+    page.goto("/shares/smb/new/")
     page.fill("input[name=name]", "team")
     page.select_option("select[name=dataset]", "tank/team")
     page.select_option("select[name=preset]", "multi_user")
@@ -33,7 +33,7 @@ def test_an_admin_shares_a_dataset_adds_a_user_and_sees_the_session(page, lab_wo
     shot(page, "shares-01-new-share")
     page.click("button:has-text('Create share')")
     wait_for_operation(page)
-    page.goto("/pools/shares/")
+    page.goto("/shares/")
     assert "/tank/team" in page.inner_text("main") and "alice" in page.inner_text("main")
     shot(page, "shares-02-list")
 
@@ -49,7 +49,7 @@ def test_an_admin_shares_a_dataset_adds_a_user_and_sees_the_session(page, lab_wo
                 break
         page.click("button:has-text('Read connections')")
         wait_for_operation(page)
-        page.goto("/pools/shares/")
+        page.goto("/shares/")
         connected = page.inner_text("#connections")
         assert "alice" in connected and "SMB" in connected, connected
         shot(page, "shares-03-connected")

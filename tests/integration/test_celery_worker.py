@@ -12,7 +12,7 @@ from appliance.models import Operation
 from appliance.operations import operation_start, operations_reap
 from appliance.services import host_probe_start
 from tests.conftest import require
-from tests.support import tasks
+from tests.support import runners  # noqa: F401 - registers test.fail and test.slow here too
 from tests.support.worker import start_worker, stop_worker
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
@@ -51,16 +51,14 @@ def test_a_host_probe_round_trips_through_the_worker(worker, local_host, admin_u
 
 
 def test_a_task_that_raises_ends_failed_with_its_message_on_the_page(worker, local_host, admin_user, admin_client):
-    op = operation_start(
-        kind="test.fail", target="t:fail", host=local_host, user=admin_user, task=tasks.failing_operation
-    )
+    op = operation_start(kind="test.fail", target="t:fail", host=local_host, user=admin_user)
     done = wait_for(lambda: Operation.objects.filter(pk=op.pk, status="failed").first())
     assert done.message == "zpool: cannot export 'tank': pool is busy"
     assert "pool is busy" in admin_client.get(f"/operations/{op.pk}/").content.decode()
 
 
 def test_a_killed_workers_operation_is_reaped(worker, local_host, admin_user):
-    op = operation_start(kind="test.slow", target="t:slow", host=local_host, user=admin_user, task=tasks.slow_operation)
+    op = operation_start(kind="test.slow", target="t:slow", host=local_host, user=admin_user)
     wait_for(lambda: Operation.objects.filter(pk=op.pk, status="running").exists())
     stop_worker(worker, signal.SIGKILL)  # the whole worker, pool child included
     time.sleep(3)

@@ -8,9 +8,12 @@ from datetime import UTC, datetime
 import pytest
 from django.core.exceptions import ValidationError
 
-from appliance.host import shares
+from appliance.host import nfs, samba
+from appliance.host.configfiles import ConfigRejected
+from appliance.operations import operation_execute
 from pools import services
-from pools.models import NfsExport, SmbShare
+from shares import services as share_services
+from shares.models import NfsExport, SmbShare
 from tests.conftest import require_tool
 
 pytestmark = pytest.mark.lab
@@ -19,8 +22,9 @@ SHARE = dict(comment="", preset="general", read_only=False, browseable=True, gue
              hosts_allow="", hosts_deny="", previous_versions=True, snapshot_prefix="auto", time_machine_quota="")  # fmt: skip
 
 
-def run(op, runner, **kwargs):
-    runner(operation_id=op.pk, **kwargs)
+def run(op, **kwargs):
+    """Run the operation here through the runner registry (the worker round trip is proven in integration)."""
+    operation_execute(op.pk, **kwargs)
     op.refresh_from_db()
     assert op.status == "succeeded", op.message
     return op
@@ -36,15 +40,14 @@ def shared(guest, lab_host, admin_user, django_capture_on_commit_callbacks):
     )
     services.inventory_refresh(host=lab_host)
 
-    def do(start, runner=services.shares_apply_run, secret=None, **kwargs):
+    def do(start, secret=None, **kwargs):
         with django_capture_on_commit_callbacks(execute=False):
             op = start(host=lab_host, user=admin_user, **kwargs)
-        return run(op, runner, **({"secret": secret} if secret else {}))
+        return run(op, **({"secret": secret} if secret else {}))
 
     for name in ("alice", "bob"):
         do(
-            services.samba_user_start,
-            runner=services.samba_user_run,
+            share_services.samba_user_start,
             secret=f"{name}-password-1",
             action="add",
             username=name,
@@ -65,7 +68,7 @@ def smbclient(guest, share: str, *args: str, command: str = "ls") -> subprocess.
 
 def test_an_smb_share_serves_its_user_and_refuses_everyone_else(guest, shared, tmp_path):
     started = time.monotonic()
-    shared(services.smb_share_save_start, data={"name": "docs", "dataset": "tank/docs", **SHARE})
+    shared(share_services.smb_share_save_start, data={"name": "docs", "dataset": "tank/docs", **SHARE})
     payload = tmp_path / "up.bin"
     payload.write_bytes(bytes(range(256)) * 1024)
     ok = smbclient(
@@ -74,7 +77,7 @@ def test_an_smb_share_serves_its_user_and_refuses_everyone_else(guest, shared, t
     assert ok.returncode == 0, ok.stdout + ok.stderr
     print(f"create share → smbclient works: {time.monotonic() - started:.1f} s")
     # An SMB change leaves NFS alone: no exports file written, nfs-server not restarted.
-    assert guest.sh(f"ls {shares.NFS_EXPORTS} {shares.NFS_CONF} 2>&1 || true").count("No such file") == 2
+    assert guest.sh(f"ls {nfs.NFS_EXPORTS} {nfs.NFS_CONF} 2>&1 || true").count("No such file") == 2
     assert (tmp_path / "d").read_bytes() == payload.read_bytes()
     assert guest.sh("stat -c %U /tank/docs/f.bin").strip() == "alice"
 
@@ -87,15 +90,17 @@ def test_an_smb_share_serves_its_user_and_refuses_everyone_else(guest, shared, t
 
     guest_try = smbclient(guest, "docs", "-N")
     assert guest_try.returncode != 0
-    shared(services.smb_share_save_start, data={"name": "pub", "dataset": "tank/other", **SHARE, "valid_users": ""})
+    shared(
+        share_services.smb_share_save_start, data={"name": "pub", "dataset": "tank/other", **SHARE, "valid_users": ""}
+    )
     assert smbclient(guest, "pub", "-N").returncode != 0  # guest off by default
     pub = SmbShare.objects.get(name="pub")
-    shared(services.smb_share_save_start, pk=pub.pk, data={"guest_ok": True})
+    shared(share_services.smb_share_save_start, pk=pub.pk, data={"guest_ok": True})
     assert smbclient(guest, "pub", "-N").returncode == 0
 
 
 def test_previous_versions_list_the_datasets_snapshots(guest, shared, lab_host):
-    shared(services.smb_share_save_start, data={"name": "docs", "dataset": "tank/docs", **SHARE})
+    shared(share_services.smb_share_save_start, data={"name": "docs", "dataset": "tank/docs", **SHARE})
     guest.sh("echo v1 > /tank/docs/report.txt && sync")
     taken = datetime(2026, 1, 2, 3, 4, tzinfo=UTC)
     guest.sh(f"zfs snapshot tank/docs@auto-{taken:%Y-%m-%d_%H-%M} && echo v2 > /tank/docs/report.txt && sync")
@@ -105,13 +110,13 @@ def test_previous_versions_list_the_datasets_snapshots(guest, shared, lab_host):
 
 
 def test_bad_input_leaves_the_files_byte_identical(guest, shared, lab_host, admin_user):
-    shared(services.smb_share_save_start, data={"name": "docs", "dataset": "tank/docs", **SHARE})
+    shared(share_services.smb_share_save_start, data={"name": "docs", "dataset": "tank/docs", **SHARE})
     shared(
-        services.nfs_export_save_start,
+        share_services.nfs_export_save_start,
         data={"dataset": "tank/docs", "clients": "127.0.0.1", "read_only": False, "squash": "root_squash",
               "anonuid": None, "anongid": None, "sec": "sys", "async_writes": False, "comment": ""},
     )  # fmt: skip
-    before = guest.sh(f"cat {shares.SMB_INCLUDE} {shares.NFS_EXPORTS} {shares.SMB_CONF} | sha256sum")
+    before = guest.sh(f"cat {samba.SMB_INCLUDE} {nfs.NFS_EXPORTS} {samba.SMB_CONF} | sha256sum")
     hostile = [
         {"name": "x]\n[y", "dataset": "tank/other", **SHARE},
         {"name": "evil", "dataset": "tank/other", **SHARE, "comment": "x\n  root preexec = /bin/touch /tmp/pwned"},
@@ -121,22 +126,22 @@ def test_bad_input_leaves_the_files_byte_identical(guest, shared, lab_host, admi
     ]
     for data in hostile:
         with pytest.raises(ValidationError):
-            services.smb_share_save_start(host=lab_host, user=admin_user, data=data)
+            share_services.smb_share_save_start(host=lab_host, user=admin_user, data=data)
     with pytest.raises(ValidationError):
-        services.nfs_export_save_start(
+        share_services.nfs_export_save_start(
             host=lab_host,
             user=admin_user,
             data={"dataset": "tank/other", "clients": "127.0.0.1(rw,no_root_squash)", "squash": "root_squash",
                   "sec": "sys", "read_only": False, "async_writes": False},
         )  # fmt: skip
-    with pytest.raises(shares.ConfigRejected, match="testparm"):  # the real tool's own check, last line of defence
-        shares.apply_smb(guest.transport(), "[global]\n   frobnicate = yes\n")
+    with pytest.raises(ConfigRejected, match="testparm"):  # the real tool's own check, last line of defence
+        samba.apply_smb(guest.transport(), "[global]\n   frobnicate = yes\n")
     # testparm does not load VFS modules; smbd would refuse the share at connect. A module the new file names
     # for the first time is looked up on the host.
     guest.sh("mv \"$(smbd -b | sed -n 's/^ *MODULESDIR: *//p')/vfs/fruit.so\" /root/")
-    with pytest.raises(shares.ConfigRejected, match="fruit is not installed"):
-        shares.apply_smb(guest.transport(), "[tm]\n   path = /tank/docs\n   vfs objects = catia fruit streams_xattr\n")
-    assert guest.sh(f"cat {shares.SMB_INCLUDE} {shares.NFS_EXPORTS} {shares.SMB_CONF} | sha256sum") == before
+    with pytest.raises(ConfigRejected, match="fruit is not installed"):
+        samba.apply_smb(guest.transport(), "[tm]\n   path = /tank/docs\n   vfs objects = catia fruit streams_xattr\n")
+    assert guest.sh(f"cat {samba.SMB_INCLUDE} {nfs.NFS_EXPORTS} {samba.SMB_CONF} | sha256sum") == before
     assert not SmbShare.objects.filter(name="evil").exists() and NfsExport.objects.count() == 1
     with pytest.raises(ValidationError, match="in use by SMB share docs"):
         services.pool_destroy_start(host=lab_host, user=admin_user, name="tank", confirm="tank")
@@ -145,9 +150,9 @@ def test_bad_input_leaves_the_files_byte_identical(guest, shared, lab_host, admi
 def test_nfs_exports_mount_over_v3_and_v4_and_squash_root(guest, shared, lab_host):
     nfs = {"read_only": False, "squash": "root_squash", "anonuid": None, "anongid": None, "sec": "sys",
            "async_writes": False, "comment": ""}  # fmt: skip
-    shared(services.nfs_export_save_start, data={"dataset": "tank/docs", "clients": "127.0.0.1", **nfs})
+    shared(share_services.nfs_export_save_start, data={"dataset": "tank/docs", "clients": "127.0.0.1", **nfs})
     shared(
-        services.nfs_export_save_start,
+        share_services.nfs_export_save_start,
         data={"dataset": "tank/other", "clients": "127.0.0.1", **nfs, "read_only": True},
     )
     for vers in ("3", "4.2"):
@@ -160,7 +165,9 @@ def test_nfs_exports_mount_over_v3_and_v4_and_squash_root(guest, shared, lab_hos
     assert "Read-only file system" in refused
     exports = guest.sh("exportfs -v")
     assert "/tank/docs" in exports and "/tank/other" in exports
-    services.share_status_refresh(host=lab_host)  # v4.2 mounts are nfsd clients; the v3 mount is in mountd's rmtab
+    share_services.share_status_refresh(
+        host=lab_host
+    )  # v4.2 mounts are nfsd clients; the v3 mount is in mountd's rmtab
     clients = lab_host.share_status.nfs_clients
     v4 = [c for c in clients if c["version"] != "3"]
     assert v4 and all(c["version"] == "4.2" for c in v4), clients
@@ -169,14 +176,14 @@ def test_nfs_exports_mount_over_v3_and_v4_and_squash_root(guest, shared, lab_hos
         {"address": "127.0.0.1", "name": "/tank/docs", "version": "3"}
     ]
     guest.sh("umount /mnt/v3")
-    services.share_status_refresh(host=lab_host)
+    share_services.share_status_refresh(host=lab_host)
     lab_host.share_status.refresh_from_db()
     assert not [c for c in lab_host.share_status.nfs_clients if c["version"] == "3"]  # unmounted: gone
 
 
 def test_a_share_creates_its_dataset_with_the_presets_properties(guest, shared, lab_host):
     shared(
-        services.smb_share_save_start,
+        share_services.smb_share_save_start,
         data={"name": "team", **SHARE, "preset": "multi_user"},
         new_dataset="tank/team",
     )
@@ -191,19 +198,21 @@ def test_a_share_creates_its_dataset_with_the_presets_properties(guest, shared, 
 
 
 def test_folder_permissions_decide_who_writes_once_samba_lets_them_in(guest, shared, lab_host, tmp_path):
-    shared(services.smb_share_save_start, data={"name": "docs", "dataset": "tank/docs", **SHARE, "valid_users": ""})
+    shared(
+        share_services.smb_share_save_start, data={"name": "docs", "dataset": "tank/docs", **SHARE, "valid_users": ""}
+    )
     share = SmbShare.objects.get(name="docs")
     payload = tmp_path / "p.txt"
     payload.write_text("x")
     put = f"put {payload} f.txt"
-    op = shared(services.smb_share_folder_start, runner=services.share_folder_run, pk=share.pk,
+    op = shared(share_services.smb_share_folder_start, pk=share.pk,
                 owner="alice", group="alice", mode="0700")  # fmt: skip
     assert op.message == "/tank/docs: root:root 777 → alice:alice 700", op.message
     assert guest.sh("stat -c '%U:%G %a' /tank/docs").strip() == "alice:alice 700"
     assert smbclient(guest, "docs", "-U", "alice%alice-password-1", command=put).returncode == 0
     refused = smbclient(guest, "docs", "-U", "bob%bob-password-1", command=put)
     assert refused.returncode != 0 and "NT_STATUS_ACCESS_DENIED" in refused.stdout + refused.stderr
-    shared(services.smb_share_folder_start, runner=services.share_folder_run, pk=share.pk,
+    shared(share_services.smb_share_folder_start, pk=share.pk,
            owner="root", group="users", mode="2775")  # fmt: skip
     assert smbclient(guest, "docs", "-U", "bob%bob-password-1", command=f"put {payload} g.txt").returncode == 0
     assert guest.sh("stat -c '%U:%G' /tank/docs/g.txt").strip() == "bob:users"  # setgid kept the group

@@ -1,22 +1,27 @@
 """Storage against the lab's real OpenZFS: inventory, pool create with every vdev class, refusals, destroy."""
 
+import time
+from datetime import timedelta
+
 import pytest
 from django.core.exceptions import ValidationError
+from django.utils import timezone
 
 from appliance.host import zfs, zpool
 from appliance.host.errors import HostError
 from appliance.host.zpool import PoolLayout, VdevSpec
 from appliance.models import Operation
+from appliance.operations import operation_execute
 from pools import selectors, services
-from pools.models import Dataset, Disk, Pool, Snapshot
+from pools.models import Dataset, Disk, ImportablePool, Pool, Snapshot, SnapshotTask
 
 pytestmark = pytest.mark.lab
 D = "/dev/disk/by-id/virtio-zfsdisk{}".format
 
 
-def run(op, runner):
-    """Run the operation's work here (the worker round trip itself is proven in the integration tier)."""
-    runner(operation_id=op.pk)
+def run(op):
+    """Run the operation here through the runner registry (the worker round trip is proven in integration)."""
+    operation_execute(op.pk)
     op.refresh_from_db()
     assert op.status == "succeeded", op.message
     return op
@@ -46,7 +51,7 @@ def test_create_a_pool_with_every_vdev_class_then_destroy_it(
             pool_props={"ashift": "12", "autotrim": "on"},
             root_props={"compression": "lz4", "atime": "off", "xattr": "sa"},
         )
-    run(op, services.storage_command_run)
+    run(op)
 
     pool = Pool.objects.get(host=lab_host, name="tank")
     assert pool.state == "ONLINE" and pool.size > 0
@@ -84,7 +89,7 @@ def test_create_a_pool_with_every_vdev_class_then_destroy_it(
 
     with django_capture_on_commit_callbacks(execute=False):
         op = services.pool_destroy_start(host=lab_host, user=admin_user, name="tank", confirm="tank")
-    run(op, services.storage_command_run)
+    run(op)
     assert not Pool.objects.filter(host=lab_host).exists()
     assert {d.by_id for d in Disk.objects.filter(host=lab_host) if d.is_free} >= {D(i) for i in range(1, 9)}
 
@@ -103,7 +108,7 @@ def test_each_data_layout_creates_the_topology_asked_for(
         op = services.pool_create_start(
             host=lab_host, user=admin_user, name="tank", layout=PoolLayout(data=data), pool_props={}, root_props={}
         )
-    run(op, services.storage_command_run)
+    run(op)
     top = list(Pool.objects.get(host=lab_host, name="tank").vdevs.filter(depth=0).values_list("type", flat=True))
     expected = {
         "stripe": ["disk", "disk"],
@@ -137,7 +142,7 @@ def test_dataset_zvol_snapshot_and_scrub_life_cycle(guest, lab_host, admin_user,
     def do(start, **kwargs):
         with django_capture_on_commit_callbacks(execute=False):
             op = start(host=lab_host, user=admin_user, **kwargs)
-        return run(op, services.storage_command_run)
+        return run(op)
 
     do(services.dataset_create_start, name="tank/data", props={"compression": "zstd", "recordsize": "1M"})
     data = Dataset.objects.get(host=lab_host, name="tank/data")
@@ -185,11 +190,6 @@ def test_dataset_zvol_snapshot_and_scrub_life_cycle(guest, lab_host, admin_user,
 def test_a_periodic_task_takes_snapshots_and_prunes_to_its_retention(
     guest, lab_host, django_capture_on_commit_callbacks
 ):
-    from datetime import timedelta
-
-    from django.utils import timezone
-
-    from pools.models import SnapshotTask
 
     t = guest.transport()
     t.run(["zpool", "create", "-f", "tank", D(1)], mutating=True, timeout=120)
@@ -203,7 +203,7 @@ def test_a_periodic_task_takes_snapshots_and_prunes_to_its_retention(
         task.refresh_from_db()
         with django_capture_on_commit_callbacks(execute=False):
             op = services.snapshot_task_start(task=task, now=start + timedelta(minutes=minute))
-        run(op, services.storage_command_run)
+        run(op)
     kept = sorted(
         Snapshot.objects.filter(dataset__host=lab_host, dataset__name="tank/data").values_list("name", flat=True)
     )
@@ -211,21 +211,20 @@ def test_a_periodic_task_takes_snapshots_and_prunes_to_its_retention(
 
 
 def test_export_then_import_under_a_new_name(guest, lab_host, admin_user, django_capture_on_commit_callbacks):
-    from pools.models import ImportablePool
 
     t = guest.transport()
     t.run(["zpool", "create", "-f", "tank", "mirror", D(1), D(2)], mutating=True, timeout=120)
     t.close()
     services.inventory_refresh(host=lab_host)
 
-    def do(start, runner=services.storage_command_run, **kwargs):
+    def do(start, **kwargs):
         with django_capture_on_commit_callbacks(execute=False):
             op = start(host=lab_host, user=admin_user, **kwargs)
-        return run(op, runner)
+        return run(op)
 
     do(services.pool_export_start, name="tank")
     assert not Pool.objects.filter(host=lab_host).exists()
-    do(services.pool_import_scan_start, runner=services.pool_import_scan_run)
+    do(services.pool_import_scan_start)
     found = ImportablePool.objects.get(host=lab_host)
     assert (found.name, found.state) == ("tank", "ONLINE")
     do(services.pool_import_start, guid=found.guid, new_name="archive")
@@ -234,7 +233,6 @@ def test_export_then_import_under_a_new_name(guest, lab_host, admin_user, django
 
 
 def test_replace_a_disk_and_watch_the_resilver_finish(guest, lab_host, admin_user, django_capture_on_commit_callbacks):
-    import time
 
     t = guest.transport()
     t.run(["zpool", "create", "-f", "tank", "mirror", D(1), D(2)], mutating=True, timeout=120)
@@ -246,7 +244,7 @@ def test_replace_a_disk_and_watch_the_resilver_finish(guest, lab_host, admin_use
     def do(**kwargs):
         with django_capture_on_commit_callbacks(execute=False):
             op = services.pool_device_start(host=lab_host, user=admin_user, pool="tank", **kwargs)
-        return run(op, services.storage_command_run)
+        return run(op)
 
     do(action="offline", device=old)
     assert Pool.objects.get(host=lab_host).state == "DEGRADED"
@@ -285,7 +283,7 @@ def test_attach_detach_add_vdevs_and_trim(guest, lab_host, admin_user, django_ca
     def do(start, **kwargs):
         with django_capture_on_commit_callbacks(execute=False):
             op = start(host=lab_host, user=admin_user, pool="tank", **kwargs)
-        return run(op, services.storage_command_run)
+        return run(op)
 
     def topology():
         status = zpool.status(guest.transport())["tank"]
@@ -322,7 +320,7 @@ def test_rename_clone_and_holds(guest, lab_host, admin_user, django_capture_on_c
     def do(start, **kwargs):
         with django_capture_on_commit_callbacks(execute=False):
             op = start(host=lab_host, user=admin_user, **kwargs)
-        return run(op, services.storage_command_run)
+        return run(op)
 
     do(services.dataset_rename_start, name="tank/a", new_name="tank/projects")
     assert guest.sh("cat /tank/projects/file").strip() == "hello"

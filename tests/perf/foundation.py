@@ -168,3 +168,10 @@ def lab_host(what: str):
 
     call_command("tarn_lab_host", "/run/tarn-lab/lab.env", verbosity=0)
     return lab, Host.objects.get(name="lab")
+
+
+def run_operations_inline() -> None:
+    """Operations queued from here run at once in this process through the runner registry (no worker, no broker)."""
+    from appliance import operations
+
+    operations.app.send_task = lambda name, args, kwargs, **_: operations.operation_execute(args[0], **kwargs)

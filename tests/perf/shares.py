@@ -4,11 +4,11 @@ from "create export" to a mount in the guest, and one apply with 500 shares defi
 import subprocess
 import time
 
-from tests.perf.foundation import lab_host
+from tests.perf.foundation import lab_host, run_operations_inline
 
 
 def _operation(start, **kwargs):
-    """Start it as a page would; Celery runs the real task inline (task_always_eager) when the row commits."""
+    """Start it as a page would; the runner runs inline when the row commits (run_operations_inline)."""
     op = start(**kwargs)
     op.refresh_from_db()
     assert op.status == "succeeded", op.message
@@ -20,16 +20,15 @@ def share_figures():
     if found is None:
         return
     lab, host = found
-    from appliance.celery import app
+    run_operations_inline()
 
-    app.conf.task_always_eager = True
-
-    from pools import services
-    from pools.models import SmbShare
+    from pools import services as storage
+    from shares import services
+    from shares.models import SmbShare
 
     _forget_shares(host)  # the guest was reset: what an earlier run saved is gone there too
     lab.sh("zpool create -f tank /dev/disk/by-id/virtio-zfsdisk1 && zfs create tank/docs && chmod 777 /tank/docs")
-    services.inventory_refresh(host=host)
+    storage.inventory_refresh(host=host)
     _operation(
         services.samba_user_start,
         host=host,
@@ -77,7 +76,7 @@ def share_figures():
 
 
 def _forget_shares(host):
-    from pools.models import NfsExport, SambaUser, SmbShare
+    from shares.models import NfsExport, SambaUser, SmbShare
 
     for model in (SmbShare, NfsExport, SambaUser):
         model.objects.filter(host=host).delete()

@@ -42,7 +42,7 @@ sys.exit(f"failed: {failed[:3]}" if failed else 0)
 def lab_curve(lab, host):
     """Yield figures per step; return the last step's real `zfs list` outputs (Tarn's own argv) for scaling."""
     from appliance.host import zfs
-    from pools.services import inventory_refresh
+    from pools.services import Scope, inventory_refresh
 
     budget = float(os.environ.get("TARN_PERF_STORAGE_BUDGET", "900"))
     t = lab.transport()
@@ -74,6 +74,21 @@ def lab_curve(lab, host):
         yield f"storage_lab_{objects}_raw_zfs_list", raw, "s", "zfs list -Hp -t all -r tank"
         yield f"storage_lab_{objects}_tarn_refresh", tarn, "s", "inventory_refresh: pools, disks, datasets, snapshots"
         yield f"storage_lab_{objects}_refresh_ratio", tarn / raw, "x", "goal <= 1.2"
+        # After an operation only what it touched is read: one snapshot taken on one dataset.
+        t.run(["zfs", "snapshot", f"tank/b/d0@op{datasets}"], mutating=True)
+        started = time.monotonic()
+        t.run(zfs.list_snapshots_argv("tank/b/d0", 1), timeout=600)
+        one = time.monotonic() - started
+        started = time.monotonic()
+        inventory_refresh(host=host, scope=Scope(datasets=["tank/b/d0"]))
+        targeted = time.monotonic() - started
+        yield f"storage_lab_{objects}_after_snapshot_refresh", targeted, "s", "pool status + that dataset's listing"
+        yield (
+            f"storage_lab_{objects}_after_snapshot_ratio",
+            targeted / one,
+            "x",
+            "goal <= 2 (vs zfs list -t snapshot -d 1)",
+        )
     datasets_json = t.run(zfs.list_datasets_argv("tank"), timeout=7200).stdout
     snapshots_tsv = t.run(zfs.list_snapshots_argv("tank"), timeout=7200).stdout
     t.close()
@@ -128,7 +143,13 @@ def storage_scale():
     big_json, big_tsv = scale_outputs(datasets_json, snapshots_tsv, n_datasets, n_snapshots)
     result = refresh_db_side("lab", big_json, big_tsv)
     label = f"{n_datasets // 1000}k_datasets_{n_snapshots // 1000}k_snapshots"
-    yield f"storage_db_side_{label}", result["seconds"], "s", "parse + save of the replicated lab output"
+    yield f"storage_db_side_{label}", result["seconds"], "s", "parse + save of the replicated lab output (empty db)"
+    yield (
+        f"storage_db_side_unchanged_{label}",
+        result["unchanged_seconds"],
+        "s",
+        "goal <= 3 s: a refresh, nothing changed",
+    )
     yield f"storage_refresh_peak_rss_{label}", result["peak_rss_mb"], "MB", "the refreshing process, Django included"
     objects = n_datasets + n_snapshots
     raw = per_listed * objects  # the guest lists at a steady rate per object (see the curve)

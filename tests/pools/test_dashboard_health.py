@@ -1,11 +1,13 @@
 """Pool health on the dashboard for every host, in a fixed number of queries."""
 
+from datetime import timedelta
+
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from appliance.models import Host
-from pools.models import Pool
+from pools.models import Dataset, Pool, Snapshot
 
 
 def make_pool(host, name, capacity, state="ONLINE"):
@@ -44,9 +46,6 @@ def test_the_dashboard_query_count_does_not_grow_with_hosts_and_pools(viewer_cli
 
 
 def test_the_api_lists_pools_and_paginates_snapshots_newest_first(viewer_client, local_host):
-    from datetime import timedelta
-
-    from pools.models import Dataset, Snapshot
 
     pool = make_pool(local_host, "tank", 10)
     data = Dataset.objects.create(

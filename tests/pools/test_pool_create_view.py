@@ -3,7 +3,7 @@
 from django.utils import timezone
 
 from appliance.models import Operation
-from pools.models import Disk, Pool
+from pools.models import Disk, Pool, Vdev
 
 D = "/dev/disk/by-id/virtio-zfsdisk{}".format
 
@@ -142,7 +142,6 @@ def test_bad_requests_name_the_field_and_queue_nothing(admin_client, local_host)
 
 
 def test_the_pool_page_offers_disk_actions_to_admins_only(admin_client, operator_client, local_host):
-    from pools.models import Vdev
 
     disks(local_host, n=3)
     pool = Pool.objects.create(host=local_host, name="tank", guid="1", state="ONLINE", observed_at=timezone.now())

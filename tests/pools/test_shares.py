@@ -5,7 +5,8 @@ import pytest
 from django.utils import timezone
 
 from appliance.models import AuditEntry, Operation
-from pools.models import Dataset, NfsExport, Pool, SambaUser, SmbShare
+from pools.models import Dataset, Pool
+from shares.models import NfsExport, SambaUser, SmbShare
 
 SMB = {"name": "docs", "dataset": "tank/docs", "preset": "general", "browseable": "on", "previous_versions": "on",
        "snapshot_prefix": "auto"}  # fmt: skip
@@ -26,12 +27,12 @@ def tank(local_host):
 
 def test_creating_an_smb_share_saves_it_and_queues_one_apply(admin_client, tank, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=False):
-        response = admin_client.post("/pools/shares/smb/new/", SMB)
+        response = admin_client.post("/shares/smb/new/", SMB)
     op = Operation.objects.get()
     assert response.status_code == 302 and op.kind == "shares.apply" and op.target == "host:local:shares"
     share = SmbShare.objects.get()
     assert (share.name, share.path, share.guest_ok) == ("docs", "/tank/docs", False)
-    page = admin_client.get("/pools/shares/").content.decode()
+    page = admin_client.get("/shares/").content.decode()
     assert "docs" in page and "/tank/docs" in page
 
 
@@ -46,7 +47,7 @@ def test_creating_an_smb_share_saves_it_and_queues_one_apply(admin_client, tank,
     ],
 )
 def test_a_bad_share_names_the_field_and_changes_nothing(admin_client, tank, changes, field, message):
-    response = admin_client.post("/pools/shares/smb/new/", {**SMB, **changes})
+    response = admin_client.post("/shares/smb/new/", {**SMB, **changes})
     assert response.status_code == 200
     errors = response.context["form"].errors
     assert message in " ".join(errors.get(field, [])), errors
@@ -55,20 +56,20 @@ def test_a_bad_share_names_the_field_and_changes_nothing(admin_client, tank, cha
 
 def test_share_names_collide_ignoring_case(admin_client, tank, django_capture_on_commit_callbacks):
     SmbShare.objects.create(host=tank.host, name="Docs", dataset="tank/docs", path="/tank/docs")
-    response = admin_client.post("/pools/shares/smb/new/", SMB)
+    response = admin_client.post("/shares/smb/new/", SMB)
     assert "ignore case" in " ".join(response.context["form"].errors["name"])
 
 
 def test_nfs_to_everyone_and_async_need_confirmation(admin_client, tank, django_capture_on_commit_callbacks):
-    response = admin_client.post("/pools/shares/nfs/new/", {**NFS, "clients": "*"})
+    response = admin_client.post("/shares/nfs/new/", {**NFS, "clients": "*"})
     assert "confirmation" in " ".join(response.context["form"].errors["wildcard_ok"])
-    response = admin_client.post("/pools/shares/nfs/new/", {**NFS, "async_writes": "on"})
+    response = admin_client.post("/shares/nfs/new/", {**NFS, "async_writes": "on"})
     assert "confirmation" in " ".join(response.context["form"].errors["async_ok"])
-    response = admin_client.post("/pools/shares/nfs/new/", {**NFS, "clients": "10.0.0.1(rw,no_root_squash)"})
+    response = admin_client.post("/shares/nfs/new/", {**NFS, "clients": "10.0.0.1(rw,no_root_squash)"})
     assert "Not host names" in " ".join(response.context["form"].errors["clients"])
     assert not NfsExport.objects.exists()
     with django_capture_on_commit_callbacks(execute=False):
-        admin_client.post("/pools/shares/nfs/new/", {**NFS, "clients": "*", "wildcard_ok": "on"})
+        admin_client.post("/shares/nfs/new/", {**NFS, "clients": "*", "wildcard_ok": "on"})
     assert NfsExport.objects.get().client_list == ["*"]
 
 
@@ -87,19 +88,19 @@ def test_a_shared_pool_or_dataset_is_not_destroyed_or_exported(admin_client, tan
 def test_a_samba_password_goes_only_to_the_queued_task(admin_client, tank, django_capture_on_commit_callbacks):
     password = "correct-horse-battery"
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
-        admin_client.post("/pools/shares/users/", {"action": "add", "username": "alice", "password": password})
+        admin_client.post("/shares/users/", {"action": "add", "username": "alice", "password": password})
     op = Operation.objects.get()
     assert op.kind == "samba.user.add" and op.params == {"action": "add", "username": "alice"}
     assert len(callbacks) == 1
     stored = repr(list(Operation.objects.values())) + repr(list(AuditEntry.objects.values()))
     assert password not in stored
-    bad = admin_client.post("/pools/shares/users/", {"action": "add", "username": "Root", "password": "x"}, follow=True)
+    bad = admin_client.post("/shares/users/", {"action": "add", "username": "Root", "password": "x"}, follow=True)
     assert "lower-case" in bad.content.decode() and Operation.objects.count() == 1
 
 
 def test_operators_may_not_manage_users_or_server_settings(operator_client, tank):
-    assert operator_client.post("/pools/shares/users/", {"action": "add"}).status_code == 403
-    assert operator_client.post("/pools/shares/settings/", {}).status_code == 403
+    assert operator_client.post("/shares/users/", {"action": "add"}).status_code == 403
+    assert operator_client.post("/shares/settings/", {}).status_code == 403
 
 
 def test_the_api_manages_shares_and_users(admin_client, tank, django_capture_on_commit_callbacks):
@@ -147,7 +148,7 @@ def test_the_share_form_can_create_its_dataset_with_the_presets_properties(
 ):
     form = {**SMB, "name": "team", "dataset": "", "new_dataset": "tank/team", "preset": "multi_user"}
     with django_capture_on_commit_callbacks(execute=False):
-        response = admin_client.post("/pools/shares/smb/new/", form)
+        response = admin_client.post("/shares/smb/new/", form)
     assert response.status_code == 302, response.context["form"].errors
     op = Operation.objects.get()
     assert op.params["create"] == [
@@ -156,9 +157,9 @@ def test_the_share_form_can_create_its_dataset_with_the_presets_properties(
     ]
     share = SmbShare.objects.get()
     assert (share.dataset, share.path) == ("tank/team", "/tank/team")
-    taken = admin_client.post("/pools/shares/smb/new/", {**form, "name": "other", "new_dataset": "tank/docs"})
+    taken = admin_client.post("/shares/smb/new/", {**form, "name": "other", "new_dataset": "tank/docs"})
     assert "exists already" in " ".join(taken.context["form"].errors["new_dataset"])
-    neither = admin_client.post("/pools/shares/smb/new/", {**form, "name": "x", "new_dataset": ""})
+    neither = admin_client.post("/shares/smb/new/", {**form, "name": "x", "new_dataset": ""})
     assert "Choose a dataset" in " ".join(neither.context["form"].errors["dataset"])
 
 
@@ -167,9 +168,9 @@ def test_a_shares_folder_owner_and_mode_are_set_by_one_admin_operation(
 ):
     share = SmbShare.objects.create(host=tank.host, name="docs", dataset="tank/docs", path="/tank/docs")
     SambaUser.objects.create(host=tank.host, username="alice")
-    page = admin_client.get(f"/pools/shares/smb/{share.pk}/").content.decode()
+    page = admin_client.get(f"/shares/smb/{share.pk}/").content.decode()
     assert 'id="folder"' in page and '<option value="alice">' in page and "0700 — owner only" in page
-    url = f"/pools/shares/smb/{share.pk}/folder/"
+    url = f"/shares/smb/{share.pk}/folder/"
     assert operator_client.post(url, {"owner": "alice", "group": "users", "mode": "0700"}).status_code == 403
     for bad in ({"owner": "mallory"}, {"group": "wheel"}, {"mode": "0777"}, {"owner": "-rf"}):
         admin_client.post(url, {"owner": "alice", "group": "users", "mode": "0700", **bad})

@@ -1,11 +1,15 @@
 """Attach/detach, add, trim, rename, clone and holds: exact argv queued, refusals name the field, and the API
 offers the same operations as the pages (202 + the operation; 400 naming the field; roles enforced)."""
 
+from datetime import timedelta
+
 import pytest
 from django.utils import timezone
 
 from appliance.models import Operation
-from pools.models import Dataset, MediaSpeed, Pool, Snapshot, Vdev
+from pools.models import Dataset, Disk, MediaSpeed, Pool, ScrubSchedule, Snapshot, SnapshotTask, Vdev
+from pools.selectors import retention_victims
+from pools.services import scrub_schedules_run_due
 from tests.pools.test_pool_create_view import D, disks
 
 
@@ -20,7 +24,6 @@ def tank(local_host):
             pool=pool, parent=mirror, position=1 + i, depth=1, name=f"d{i}", type="disk", role="data",
             state="ONLINE", path=D(i),
         )  # fmt: skip
-    from pools.models import Disk
 
     Disk.objects.filter(by_id__in=[D(1), D(2)]).update(pool=pool, vdev_role="data")
     now = timezone.now()
@@ -108,10 +111,6 @@ def test_rename_clone_and_hold_refusals_name_the_problem(operator_client, tank):
 
 
 def test_held_snapshots_are_never_pruned(local_host, tank):
-    from datetime import timedelta
-
-    from pools.models import SnapshotTask
-    from pools.selectors import retention_victims
 
     data = tank[2]
     now = timezone.now()
@@ -203,10 +202,6 @@ def test_api_refusals_are_400s_naming_the_field(admin_client, operator_client, t
 def test_a_scrub_schedule_starts_a_scrub_when_due_and_not_again_until_the_next_period(
     operator_client, tank, django_capture_on_commit_callbacks
 ):
-    from datetime import timedelta
-
-    from pools.models import ScrubSchedule
-    from pools.services import scrub_schedules_run_due
 
     pool = tank[0]
     operator_client.post(f"/pools/{pool.pk}/scrub/schedule/", {"every_days": "30"})

@@ -36,7 +36,7 @@ def start_worker(queues: str, log: Path) -> subprocess.Popen:
         "-c",
         "1",
         "--include",
-        "tests.support.tasks",
+        "tests.support.runners",
         "-n",
         f"test-{os.getpid()}@%h",
         "-l",

@@ -2,7 +2,7 @@
 
 import pytest
 
-from appliance.host import names
+from appliance.host import names, zfs, zpool
 
 HOSTILE = ["-f", "--help", "a;b", "a b", "a|b", "$(id)", "`id`", "a\nb", "a'b", 'a"b', "a/../b", "", "a\\b"]
 
@@ -78,7 +78,6 @@ def test_pool_properties():
 
 def test_a_trailing_newline_is_never_accepted():
     """`$` in a Python regex also matches before a final newline: every check uses fullmatch."""
-    from appliance.host import zfs, zpool
 
     for call in (
         lambda: names.pool_name("tank\n"),

@@ -3,12 +3,14 @@ with the field named (share parameters are a classic NAS injection surface)."""
 
 import pytest
 
-from appliance.host import shares
-from appliance.host.shares import InvalidShare, NfsExportSpec, NfsGlobals, SmbGlobals, SmbShareSpec
+from appliance.host import nfs, posix, samba
+from appliance.host.configfiles import InvalidShare
+from appliance.host.nfs import NfsExportSpec, NfsGlobals
+from appliance.host.samba import SmbGlobals, SmbShareSpec
 
 
 def test_a_general_share_with_previous_versions_renders_exactly():
-    text = shares.render_smb(SmbGlobals(), [SmbShareSpec(name="docs", path="/tank/docs", comment="Team documents")])
+    text = samba.render_smb(SmbGlobals(), [SmbShareSpec(name="docs", path="/tank/docs", comment="Team documents")])
     assert text == (
         "# Written by Tarn from its database; edits here are replaced on the next apply.\n"
         "[global]\n"
@@ -40,7 +42,7 @@ def test_presets_and_globals():
     tm = SmbShareSpec(name="tm", path="/tank/tm", preset="time_machine", time_machine_quota="500G")
     private = SmbShareSpec(name="home", path="/tank/home", preset="private", previous_versions=False)
     archive = SmbShareSpec(name="old", path="/tank/old", preset="archive", valid_users=["alice", "@staff"])
-    text = shares.render_smb(g, [tm, private, archive])
+    text = samba.render_smb(g, [tm, private, archive])
     assert "server min protocol = SMB3_00" in text and "server smb encrypt = required" in text
     assert "server multi channel support = yes" in text and "server signing = mandatory" in text
     tm_section = text.split("[tm]")[1]
@@ -83,13 +85,13 @@ def test_presets_and_globals():
 def test_hostile_smb_values_are_refused_naming_the_field(changes, field):
     spec = SmbShareSpec(**{"name": "docs", "path": "/tank/docs", **changes})
     with pytest.raises(InvalidShare) as caught:
-        shares.render_smb(SmbGlobals(), [spec])
+        samba.render_smb(SmbGlobals(), [spec])
     assert field in caught.value.problems, caught.value.problems
 
 
 def test_share_names_collide_ignoring_case():
     with pytest.raises(InvalidShare, match="ignore case"):
-        shares.render_smb(SmbGlobals(), [SmbShareSpec("Docs", "/tank/a"), SmbShareSpec("docs", "/tank/b")])
+        samba.render_smb(SmbGlobals(), [SmbShareSpec("Docs", "/tank/a"), SmbShareSpec("docs", "/tank/b")])
 
 
 @pytest.mark.parametrize(
@@ -103,12 +105,12 @@ def test_share_names_collide_ignoring_case():
 )
 def test_bad_globals_are_refused(changes, field):
     with pytest.raises(InvalidShare) as caught:
-        shares.render_smb(SmbGlobals(**changes), [])
+        samba.render_smb(SmbGlobals(**changes), [])
     assert field in caught.value.problems
 
 
 def test_exports_render_exactly_and_sync_root_squash_are_the_defaults():
-    text = shares.render_exports(
+    text = nfs.render_exports(
         [
             NfsExportSpec(path="/tank/b", clients=["10.0.0.0/24", "backup.lan"], read_only=True),
             NfsExportSpec(path="/tank/a", clients=["*"], squash="all_squash", anonuid=1000, anongid=1000),
@@ -137,26 +139,26 @@ def test_exports_render_exactly_and_sync_root_squash_are_the_defaults():
 )
 def test_hostile_nfs_values_are_refused_naming_the_field(changes, field):
     with pytest.raises(InvalidShare) as caught:
-        shares.render_exports([NfsExportSpec(**{"path": "/tank/a", "clients": ["10.0.0.1"], **changes})])
+        nfs.render_exports([NfsExportSpec(**{"path": "/tank/a", "clients": ["10.0.0.1"], **changes})])
     assert field in caught.value.problems
 
 
 def test_nfs_server_settings():
-    assert "threads=16\nvers3=n\nvers4=y" in shares.render_nfs_conf(NfsGlobals(v3=False, threads=16))
+    assert "threads=16\nvers3=n\nvers4=y" in nfs.render_nfs_conf(NfsGlobals(v3=False, threads=16))
     with pytest.raises(InvalidShare, match="threads"):
-        shares.render_nfs_conf(NfsGlobals(threads=0))
+        nfs.render_nfs_conf(NfsGlobals(threads=0))
     with pytest.raises(InvalidShare):
-        shares.render_nfs_conf(NfsGlobals(v3=False, v4=False))
+        nfs.render_nfs_conf(NfsGlobals(v3=False, v4=False))
 
 
 def test_user_names_and_passwords():
     for bad in ("root", "Alice", "a b", "-x", "a" * 40, "bob\n"):
         with pytest.raises(InvalidShare):
-            shares.check_user(bad)
+            samba.check_user(bad)
     for bad in ("short", "x" * 129, "two\nlines"):
         with pytest.raises(InvalidShare):
-            shares.check_password(bad)
-    assert shares.parse_pdbedit("alice:1001:XX:YY:[U          ]:LCT-1\nbob:1002:XX:YY:[DU         ]:LCT-1\n") == {
+            samba.check_password(bad)
+    assert samba.parse_pdbedit("alice:1001:XX:YY:[U          ]:LCT-1\nbob:1002:XX:YY:[DU         ]:LCT-1\n") == {
         "alice": True,
         "bob": False,
     }
@@ -164,15 +166,15 @@ def test_user_names_and_passwords():
 
 def test_testparm_warnings_count_as_problems():
     out = 'Load smb config files from x\nIgnoring unknown parameter "frobnicate"\nLoaded services file OK.\n'
-    assert shares.testparm_problems(out) == ['Ignoring unknown parameter "frobnicate"']
+    assert samba.testparm_problems(out) == ['Ignoring unknown parameter "frobnicate"']
 
 
 def test_nfsv3_mounts_are_read_from_mountds_rmtab():
     captured = "127.0.0.1:/tank/docs:0x00000001\n"  # the lab's /var/lib/nfs/rmtab after `mount -o vers=3`
-    assert shares.parse_rmtab(captured) == [{"address": "127.0.0.1", "name": "/tank/docs", "version": "3"}]
+    assert nfs.parse_rmtab(captured) == [{"address": "127.0.0.1", "name": "/tank/docs", "version": "3"}]
     # mountd writes an IPv6 client's colons as ';'; a count of 0 is a mount that was undone; junk is skipped.
     text = "fd00;;5:/tank/a:b:0x00000002\n10.0.0.9:/tank/b:0x00000000\nnonsense\n10.0.0.8:/tank/c:0xzz\n"
-    assert shares.parse_rmtab(text) == [{"address": "fd00::5", "name": "/tank/a:b", "version": "3"}]
+    assert nfs.parse_rmtab(text) == [{"address": "fd00::5", "name": "/tank/a:b", "version": "3"}]
 
 
 @pytest.mark.parametrize(
@@ -186,7 +188,7 @@ def test_nfsv3_mounts_are_read_from_mountds_rmtab():
     ],
 )
 def test_folder_permissions_refuse_what_is_not_a_name_a_mode_or_a_share_path(path, owner, group, mode, field):
-    with pytest.raises(shares.InvalidShare) as caught:
-        shares.folder_argv(path, owner, group, mode)
+    with pytest.raises(InvalidShare) as caught:
+        posix.folder_argv(path, owner, group, mode)
     assert list(caught.value.problems) == [field]
-    assert shares.folder_argv("/tank/docs", "alice", "users", "0700")[-2:] == ["--", "/tank/docs"]
+    assert posix.folder_argv("/tank/docs", "alice", "users", "0700")[-2:] == ["--", "/tank/docs"]

@@ -1,0 +1,223 @@
+"""Pools: create, destroy, scrub, TRIM, devices (offline/online/replace/attach/detach/clear), add vdevs,
+export and import, and the per-disk figures behind the creation preview."""
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from appliance.connect import transport_for
+from appliance.host import names, zpool
+from appliance.host.zpool import InvalidLayout, PoolLayout
+from appliance.models import Host, Operation
+from appliance.operations import Tracker, operation_runner, operation_start
+from pools.models import Disk, ImportablePool, MediaSpeed, Pool, Vdev
+from pools.services.commands import checked, command_start, refuse_if_in_use, require_pool
+from pools.services.inventory import Scope
+
+
+def pool_create_start(
+    *, host: Host, user, name: str, layout: PoolLayout, pool_props: dict, root_props: dict, force: bool = False
+) -> Operation:
+    """Check everything against the inventory now; the worker runs `zpool create` and refreshes."""
+    errors = {}
+    try:
+        argv = zpool.create_argv(name, layout, pool_props=pool_props, root_props=root_props, force=force)
+    except names.InvalidName as exc:
+        raise ValidationError({"name": str(exc)}) from None
+    except InvalidLayout as exc:
+        raise ValidationError({"disks": str(exc)}) from None
+    except names.PropertyErrors as exc:
+        raise ValidationError(exc.problems) from None
+    if Pool.objects.filter(host=host, name=name).exists():
+        errors["name"] = f"{host.name} already has a pool named {name}."
+    try:
+        _disks_free(host, layout.disks())
+    except ValidationError as exc:
+        errors.update(exc.message_dict)
+    if errors:
+        raise ValidationError(errors)
+    return command_start(
+        host=host, user=user, kind="pool.create", target=f"pool:{name}", argvs=[argv], done=f"Pool {name} created",
+        scope=Scope(pools=[name], trees=[name], disks=True),
+    )  # fmt: skip
+
+
+def pool_destroy_start(*, host: Host, user, name: str, confirm: str) -> Operation:
+    """Destroy, then clear the members' labels so the disks are free again (a destroyed pool's label blocks reuse)."""
+    if confirm != name:
+        raise ValidationError({"confirm": f"Type the pool's name ({name}) to destroy it."})
+    require_pool(host, name, "name")
+    refuse_if_in_use(host, name)
+    members = Vdev.objects.filter(pool__host=host, pool__name=name, type="disk").exclude(path="")
+    argvs = [zpool.destroy_argv(name)] + [
+        zpool.labelclear_argv(path) for path in members.values_list("path", flat=True)
+    ]
+    return command_start(
+        host=host, user=user, kind="pool.destroy", target=f"pool:{name}", argvs=argvs, done=f"Pool {name} destroyed",
+        scope=Scope(pools=[name], disks=True),
+    )  # fmt: skip
+
+
+def pool_scrub_start(*, host, user, pool: str, action: str) -> Operation:
+    require_pool(host, pool)
+    argv = checked(lambda: zpool.scrub_argv(pool, action))
+    return command_start(
+        host=host,
+        user=user,
+        kind=f"pool.scrub.{action}",
+        target=f"pool:{pool}:scrub",
+        argvs=[argv],
+        done={"start": "Scrub started", "pause": "Scrub paused", "stop": "Scrub stopped"}[action],
+        scope=Scope(pools=[pool]),
+    )
+
+
+def pool_export_start(*, host, user, name: str) -> Operation:
+    require_pool(host, name, "name")
+    refuse_if_in_use(host, name)
+    return command_start(
+        host=host,
+        user=user,
+        kind="pool.export",
+        target=f"pool:{name}",
+        argvs=[zpool.export_argv(name)],
+        done=f"Pool {name} exported",
+        scope=Scope(pools=[name], disks=True),
+    )
+
+
+def pool_import_scan_start(*, host, user) -> Operation:
+    return operation_start(kind="pool.import.scan", target=f"host:{host.name}:import-scan", host=host, user=user)
+
+
+@operation_runner("pool.import.scan")
+def pool_import_scan_run(tracker: Tracker) -> None:
+    """A read: `zpool import` scans the disks; what it finds is stored for the page to list."""
+    op = tracker.op
+    tracker.progress(10, "Scanning disks for pools")
+    result = transport_for(op.host, user=op.user, operation=op).run(["zpool", "import"], timeout=300, check=False)
+    found = zpool.parse_import(result.stdout)
+    now = timezone.now()
+    with transaction.atomic():
+        ImportablePool.objects.filter(host=op.host).delete()
+        ImportablePool.objects.bulk_create(
+            [
+                ImportablePool(
+                    host=op.host,
+                    name=p.name,
+                    guid=p.guid,
+                    state=p.state,
+                    status=p.status,
+                    action=p.action,
+                    observed_at=now,
+                )
+                for p in found
+            ]  # fmt: skip
+        )
+    tracker.progress(100, f"Found {len(found)} pool{'s' if len(found) != 1 else ''} to import")
+
+
+def pool_import_start(*, host, user, guid: str, new_name: str = "") -> Operation:
+    candidate = ImportablePool.objects.filter(host=host, guid=guid).first()
+    if candidate is None:
+        raise ValidationError({"guid": "That pool is not in the last scan: scan again."})
+    name = new_name or candidate.name
+    if Pool.objects.filter(host=host, name=name).exists():
+        raise ValidationError(
+            {"new_name": f"{host.name} already has a pool named {name}: import it under another name."}
+        )
+    argv = checked(lambda: zpool.import_argv(guid, new_name))
+    ImportablePool.objects.filter(pk=candidate.pk).delete()
+    return command_start(
+        host=host, user=user, kind="pool.import", target=f"pool:{name}", argvs=[argv], done=f"Pool {name} imported",
+        scope=Scope(pools=[name], trees=[name], disks=True),
+    )  # fmt: skip
+
+
+DEVICE_DONE = {
+    "offline": "Taken offline",
+    "online": "Back online",
+    "clear": "Errors cleared",
+    "replace": "Replacing: the resilver runs in the background (see the pool)",
+    "attach": "Attached: the new disk resilvers in the background (see the pool)",
+    "detach": "Detached",
+}
+
+
+def pool_device_start(*, host, user, pool: str, action: str, device: str = "", new_device: str = "") -> Operation:
+    """Offline, online, replace, attach or detach a member disk, or clear a pool's (or one device's) errors."""
+    require_pool(host, pool)
+    if action not in DEVICE_DONE:
+        raise ValidationError({"action": f"One of {', '.join(DEVICE_DONE)}."})
+    if action != "clear" and not device:
+        raise ValidationError({"device": f"Choose the disk of {pool} to {action}."})
+    if action in ("replace", "attach") and not new_device:
+        raise ValidationError({"new_device": f"Choose the free disk to {action}."})
+    member = Vdev.objects.filter(pool__host=host, pool__name=pool, type="disk", path=device).select_related("parent")
+    member = member.first() if device else None
+    if device and member is None:
+        raise ValidationError({"device": f"{device} is not a disk of {pool}."})
+    if action == "detach" and (member.parent is None or member.parent.type not in ("mirror", "replacing", "spare")):
+        raise ValidationError({"device": "Only a disk of a mirror (or one being replaced) can be detached."})
+    if action == "attach" and member.role not in ("data", "special", "log"):
+        raise ValidationError({"device": "A disk is attached next to a data, special or log disk."})
+    if action == "attach" and member.parent is not None and member.parent.type != "mirror":
+        raise ValidationError(
+            {"device": f"{device} is in a {member.parent.type}: attach works on mirrors and single disks."}
+        )
+    if new_device:
+        disk = Disk.objects.filter(host=host).filter(Q(by_id=new_device) | Q(path=new_device)).first()
+        if disk is None or not disk.is_free:
+            raise ValidationError(
+                {"new_device": f"{new_device} is not a free disk ({disk.usage if disk else 'unknown'})."}
+            )
+    argvs = [checked(lambda: zpool.device_argv(action, pool, device, new_device))]
+    if action == "detach":  # detach leaves the ZFS label, which keeps the disk from counting as free
+        argvs.append(zpool.labelclear_argv(device))
+    return command_start(
+        host=host, user=user, kind=f"pool.{action}", target=f"pool:{pool}", argvs=argvs, done=DEVICE_DONE[action],
+        scope=Scope(pools=[pool], disks=True),
+    )  # fmt: skip
+
+
+def pool_trim_start(*, host, user, pool: str, action: str) -> Operation:
+    require_pool(host, pool)
+    argv = checked(lambda: zpool.trim_argv(pool, action))
+    done = {"start": "TRIM started", "suspend": "TRIM suspended", "cancel": "TRIM cancelled"}[action]
+    return command_start(
+        host=host, user=user, kind=f"pool.trim.{action}", target=f"pool:{pool}:trim", argvs=[argv], done=done,
+        scope=Scope(pools=[pool]),
+    )  # fmt: skip
+
+
+def pool_add_start(*, host, user, pool: str, layout: PoolLayout, force: bool = False) -> Operation:
+    """Grow a pool: data vdevs (permanent: a raidz vdev cannot be removed again), or log/special/cache/spare."""
+    require_pool(host, pool)
+    try:
+        argv = zpool.add_argv(pool, layout, force=force)
+    except InvalidLayout as exc:
+        raise ValidationError({"disks": str(exc)}) from None
+    _disks_free(host, layout.disks())
+    return command_start(
+        host=host, user=user, kind="pool.add", target=f"pool:{pool}", argvs=[argv], done=f"Added to {pool}",
+        scope=Scope(pools=[pool], disks=True),
+    )  # fmt: skip
+
+
+def _disks_free(host, paths: list[str]) -> None:
+    known = {d.by_id or d.path: d for d in Disk.objects.filter(host=host).select_related("pool")}
+    missing = [p for p in paths if p not in known]
+    if missing:
+        raise ValidationError({"disks": "Not on this host (refresh the inventory?): " + ", ".join(missing)})
+    busy = [f"{p} ({known[p].usage})" for p in paths if not known[p].is_free]
+    if busy:
+        raise ValidationError({"disks": "Not free: " + ", ".join(busy)})
+
+
+def media_speed_save(*, media: str, mb_s: int, iops: int) -> None:
+    if media not in ("hdd", "ssd", "nvme"):
+        raise ValidationError({"media": "One of hdd, ssd, nvme."})
+    if not (1 <= mb_s <= 100_000 and 1 <= iops <= 10_000_000):
+        raise ValidationError({"mb_s": "MB/s from 1 to 100,000 and IOPS from 1 to 10,000,000."})
+    MediaSpeed.objects.update_or_create(media=media, defaults={"mb_s": mb_s, "iops": iops})

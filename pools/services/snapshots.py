@@ -1,0 +1,102 @@
+"""Snapshots: take, roll back, destroy (several at once), clone, hold and release."""
+
+from django.core.exceptions import ValidationError
+
+from appliance.host import names, zfs
+from appliance.models import Operation
+from pools.models import Snapshot
+from pools.services.commands import checked, command_start, dataset_row, new_dataset_name, snapshot_row
+from pools.services.inventory import Scope
+
+
+def snapshot_create_start(*, host, user, dataset: str, name: str, recursive: bool = False) -> Operation:
+    dataset_row(host, dataset)
+    full = f"{dataset}@{name}"
+    argv = checked(lambda: zfs.snapshot_argv([full], recursive=recursive))
+    if Snapshot.objects.filter(dataset__host=host, dataset__name=dataset, name=name).exists():
+        raise ValidationError({"name": f"{full} exists already."})
+    return command_start(
+        host=host, user=user, kind="snapshot.create", target=f"dataset:{dataset}", argvs=[argv], done=f"Took {full}",
+        scope=Scope(trees=[dataset]) if recursive else Scope(datasets=[dataset]),
+    )  # fmt: skip
+
+
+def snapshot_rollback_start(*, host, user, snapshot: str, destroy_newer: bool) -> Operation:
+    target = snapshot_row(host, snapshot)
+    dataset_name, snap = target.dataset.name, target.name
+    newer = Snapshot.objects.filter(dataset=target.dataset, created_at__gt=target.created_at).count()
+    if newer and not destroy_newer:
+        raise ValidationError(
+            {
+                "destroy_newer": f"Rolling back to {snapshot} destroys {newer} newer snapshot"
+                f"{'s' if newer > 1 else ''}; confirm to go on."
+            }
+        )
+    argv = checked(lambda: zfs.rollback_argv(snapshot, destroy_newer=bool(newer)))
+    return command_start(
+        host=host,
+        user=user,
+        kind="snapshot.rollback",
+        target=f"dataset:{dataset_name}",
+        argvs=[argv],
+        done=f"{dataset_name} is back at {snap}",
+        scope=Scope(datasets=[dataset_name]),
+    )
+
+
+def snapshot_destroy_start(*, host, user, snapshots: list[str]) -> Operation:
+    if not snapshots:
+        raise ValidationError({"snapshots": "Choose at least one snapshot."})
+    for full in snapshots:
+        row = snapshot_row(host, full, "snapshots")
+        if row.holds:
+            raise ValidationError({"snapshots": f"{full} is held ({row.holds}): release it first."})
+    argvs = [checked(lambda f=full: zfs.destroy_argv(f)) for full in snapshots]
+    datasets = sorted({s.split("@")[0] for s in snapshots})
+    return command_start(
+        host=host,
+        user=user,
+        kind="snapshot.destroy",
+        target=f"dataset:{','.join(datasets)}"[:250],
+        argvs=argvs,
+        done=f"Destroyed {len(snapshots)} snapshot{'s' if len(snapshots) > 1 else ''}",
+        scope=Scope(datasets=datasets),
+    )
+
+
+def snapshot_clone_start(*, host, user, snapshot: str, target: str) -> Operation:
+    snapshot_row(host, snapshot)
+    try:
+        argv = zfs.clone_argv(snapshot, target)
+    except names.InvalidName as exc:
+        raise ValidationError({"target": str(exc)}) from None
+    new_dataset_name(host, target, "target")
+    return command_start(
+        host=host,
+        user=user,
+        kind="snapshot.clone",
+        target=f"dataset:{target}",
+        argvs=[argv],
+        done=f"Cloned {snapshot} to {target}",
+        scope=Scope(trees=[target], datasets=[snapshot.split("@")[0]]),
+    )
+
+
+def snapshot_hold_start(*, host, user, snapshot: str, tag: str, release: bool = False) -> Operation:
+    row = snapshot_row(host, snapshot)
+    dataset_name = row.dataset.name
+    if release and not row.holds:
+        raise ValidationError({"tag": f"{snapshot} has no holds."})
+    try:
+        argv = zfs.hold_argv(snapshot, tag, release=release)
+    except names.InvalidName as exc:
+        raise ValidationError({"tag": str(exc)}) from None
+    return command_start(
+        host=host,
+        user=user,
+        kind="snapshot.release" if release else "snapshot.hold",
+        target=f"dataset:{dataset_name}",
+        argvs=[argv],
+        done=f"{'Released' if release else 'Held'} {snapshot} ({tag})",
+        scope=Scope(datasets=[dataset_name]),
+    )

@@ -1,0 +1,87 @@
+"""Share API serializers: shape only; the services check every value against the host's rules."""
+
+from rest_framework import serializers
+
+from appliance.api.serializers import HostField, HostRequest
+from appliance.host.posix import FOLDER_MODES
+from shares.models import NfsExport, SambaUser, ShareSettings, SmbShare
+
+SMB_FIELDS = [
+    "name", "dataset", "comment", "preset", "read_only", "browseable", "guest_ok", "valid_users", "hosts_allow",
+    "hosts_deny", "previous_versions", "snapshot_prefix", "time_machine_quota",
+]  # fmt: skip
+NFS_FIELDS = ["dataset", "clients", "read_only", "squash", "anonuid", "anongid", "sec", "async_writes", "comment"]
+
+
+class SmbShareSerializer(serializers.ModelSerializer):
+    host = serializers.SlugRelatedField(slug_field="name", read_only=True)
+
+    class Meta:
+        model = SmbShare
+        fields = ["id", "host", *SMB_FIELDS, "path", "created_at"]
+        read_only_fields = ["path", "created_at"]
+        validators = []  # the name rule (unique per host, ignoring case) is checked by the service
+
+
+class SmbShareCreateRequest(SmbShareSerializer):
+    host = HostField()
+
+
+class NfsExportSerializer(serializers.ModelSerializer):
+    host = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    wildcard_ok = serializers.BooleanField(write_only=True, required=False, default=False)
+    async_ok = serializers.BooleanField(write_only=True, required=False, default=False)
+
+    class Meta:
+        model = NfsExport
+        fields = ["id", "host", *NFS_FIELDS, "wildcard_ok", "async_ok", "path", "created_at"]
+        read_only_fields = ["path", "created_at"]
+        validators = []
+
+    def validate(self, data):
+        clients = data.get("clients", getattr(self.instance, "clients", "")) or ""
+        if "*" in clients.split() and not data.pop("wildcard_ok", False):
+            raise serializers.ValidationError({"wildcard_ok": "Exporting to * needs wildcard_ok: true."})
+        if data.get("async_writes") and not data.pop("async_ok", False):
+            raise serializers.ValidationError({"async_ok": "async writes need async_ok: true."})
+        data.pop("wildcard_ok", None)
+        data.pop("async_ok", None)
+        return data
+
+
+class NfsExportCreateRequest(NfsExportSerializer):
+    host = HostField()
+
+
+class ShareSettingsSerializer(serializers.ModelSerializer):
+    host = serializers.SlugRelatedField(slug_field="name", read_only=True)
+
+    class Meta:
+        model = ShareSettings
+        fields = [
+            "host", "smb_min_protocol", "smb_multichannel", "smb_encryption", "smb_signing", "workgroup",
+            "server_string", "nfs_v3", "nfs_v4", "nfs_threads",
+        ]  # fmt: skip
+
+
+class SambaUserSerializer(serializers.ModelSerializer):
+    host = serializers.SlugRelatedField(slug_field="name", read_only=True)
+
+    class Meta:
+        model = SambaUser
+        fields = ["id", "host", "username", "enabled", "created_at"]
+
+
+class SambaUserCreateRequest(HostRequest):
+    username = serializers.CharField(max_length=32)
+    password = serializers.CharField(max_length=128, write_only=True, style={"input_type": "password"})
+
+
+class PasswordRequest(serializers.Serializer):
+    password = serializers.CharField(max_length=128, write_only=True, style={"input_type": "password"})
+
+
+class ShareFolderRequest(serializers.Serializer):
+    owner = serializers.CharField(max_length=32, help_text="root or a Samba user.")
+    group = serializers.CharField(max_length=32, help_text="users, root or a Samba user's own group.")
+    mode = serializers.ChoiceField(choices=list(FOLDER_MODES), help_text="2775, 2770, 0755, 0750 or 0700.")

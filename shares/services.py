@@ -1,0 +1,319 @@
+"""Writes for shares: rows are the desired state; one operation renders, validates and applies the files of the
+protocol a change touches (SMB, NFS or both). Samba passwords travel only in the queued message."""
+
+import re
+from dataclasses import asdict
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from appliance.connect import transport_for
+from appliance.host import names, nfs, posix, samba, zfs
+from appliance.host.configfiles import InvalidShare
+from appliance.models import Operation
+from appliance.operations import Tracker, operation_runner, operation_start
+from pools.models import Dataset
+from pools.services import Scope, inventory_refresh
+from pools.services.commands import new_dataset_name
+from shares.models import NfsExport, SambaUser, ShareStatus, SmbShare
+from shares.selectors import share_folder_accounts, share_settings
+
+
+def _words(text: str) -> list[str]:
+    return [w for w in re.split(r"[\s,]+", text or "") if w]
+
+
+def _smb_spec(row) -> samba.SmbShareSpec:
+    return samba.SmbShareSpec(
+        name=row.name,
+        path=row.path,
+        comment=row.comment,
+        preset=row.preset,
+        read_only=row.read_only,
+        browseable=row.browseable,
+        guest_ok=row.guest_ok,
+        valid_users=_words(row.valid_users),
+        hosts_allow=_words(row.hosts_allow),
+        hosts_deny=_words(row.hosts_deny),
+        previous_versions=row.previous_versions,
+        snapshot_prefix=row.snapshot_prefix,
+        time_machine_quota=row.time_machine_quota,
+    )
+
+
+def _nfs_spec(row) -> nfs.NfsExportSpec:
+    return nfs.NfsExportSpec(
+        path=row.path,
+        clients=row.client_list,
+        read_only=row.read_only,
+        squash=row.squash,
+        anonuid=row.anonuid,
+        anongid=row.anongid,
+        sec=row.sec,
+        async_writes=row.async_writes,
+    )
+
+
+def _globals(settings) -> tuple[samba.SmbGlobals, nfs.NfsGlobals]:
+    return (
+        samba.SmbGlobals(
+            min_protocol=settings.smb_min_protocol,
+            multichannel=settings.smb_multichannel,
+            encryption=settings.smb_encryption,
+            signing=settings.smb_signing,
+            workgroup=settings.workgroup,
+            server_string=settings.server_string,
+        ),
+        nfs.NfsGlobals(v3=settings.nfs_v3, v4=settings.nfs_v4, threads=settings.nfs_threads),
+    )
+
+
+def shares_render(host, *, smb_rows=None, nfs_rows=None, settings=None) -> dict[str, str]:
+    """Every file Tarn owns for this host's shares, from the rows (or from candidate rows being checked)."""
+    smb_rows = list(SmbShare.objects.filter(host=host)) if smb_rows is None else smb_rows
+    nfs_rows = list(NfsExport.objects.filter(host=host)) if nfs_rows is None else nfs_rows
+    smb_globals, nfs_globals = _globals(settings or share_settings(host=host))
+    try:
+        return {
+            "smb": samba.render_smb(smb_globals, [_smb_spec(r) for r in smb_rows]),
+            "exports": nfs.render_exports([_nfs_spec(r) for r in nfs_rows]),
+            "nfs_conf": nfs.render_nfs_conf(nfs_globals),
+        }
+    except InvalidShare as exc:
+        raise ValidationError(exc.problems) from None
+
+
+def _share_path(host, dataset_name: str) -> str:
+    """A share's path is its dataset's mountpoint: inside a pool by construction, never into .zfs."""
+    dataset = Dataset.objects.filter(host=host, name=dataset_name, type="filesystem").first()
+    if dataset is None:
+        raise ValidationError({"dataset": f"{host.name} has no filesystem dataset {dataset_name}."})
+    if not dataset.mountpoint.startswith("/") or dataset.properties.get("mountpoint", {}).get("value") in (
+        "none",
+        "legacy",
+    ):
+        raise ValidationError({"dataset": f"{dataset_name} is not mounted (mountpoint {dataset.mountpoint})."})
+    return dataset.mountpoint
+
+
+def _share_row(model, host, data: dict, pk: int | None, path: str = ""):
+    """The share or export being saved (not yet written) with its path (from the dataset unless given: a dataset
+    the operation will create), and the host's others."""
+    row = model.objects.filter(host=host, pk=pk).first() if pk else model(host=host)
+    if pk and row is None:
+        raise ValidationError({"dataset": "That share no longer exists."})
+    for key, value in data.items():
+        setattr(row, key, value)
+    row.path = path or _share_path(host, row.dataset)
+    return row, model.objects.filter(host=host).exclude(pk=row.pk)
+
+
+def _shares_apply_start(host, user, what: str, parts, create: list[list[str]] | None = None, dataset="") -> Operation:
+    """parts: which of Tarn's files the change touches ("smb", "nfs"); the others are left alone."""
+    params = {"what": what, "parts": list(parts)}
+    if create:
+        params |= {"create": create, "scope": Scope(trees=[dataset], datasets=[dataset.rsplit("/", 1)[0]]).as_params()}
+    return operation_start(kind="shares.apply", target=f"host:{host.name}:shares", host=host, user=user, params=params)
+
+
+# Dataset properties each SMB preset wants when the share form creates its dataset (documented in the README).
+PRESET_DATASET_PROPERTIES = {
+    "general": {"xattr": "sa"},
+    "multi_user": {"xattr": "sa", "acltype": "posix"},
+    "time_machine": {"xattr": "sa"},
+    "private": {"xattr": "sa"},
+    "archive": {"xattr": "sa", "compression": "zstd", "recordsize": "1M", "atime": "off"},
+}
+
+
+def _new_share_dataset(host, name: str, preset: str) -> tuple[list[list[str]], str]:
+    """The argvs that make a share's new dataset (`zfs create` with the preset's properties, then its root folder
+    writable by Samba users through the shared group, except for the read-only archive) and its future path."""
+    try:
+        argv = zfs.create_argv(name, PRESET_DATASET_PROPERTIES.get(preset, {}))
+    except (names.InvalidName, names.PropertyErrors) as exc:
+        raise ValidationError({"new_dataset": str(exc)}) from None
+    new_dataset_name(host, name, "new_dataset")
+    parent = _share_path(host, name.rsplit("/", 1)[0])
+    path = f"{parent.rstrip('/')}/{name.rsplit('/', 1)[1]}"
+    if preset == "archive":
+        return [argv], path
+    return [argv, posix.group_folder_argv(path)], path
+
+
+def smb_share_save_start(*, host, user, data: dict, pk: int | None = None, new_dataset: str = "") -> Operation:
+    """Save a share and apply; with new_dataset, the operation first creates it with the preset's properties."""
+    create, path = None, ""
+    if new_dataset:
+        create, path = _new_share_dataset(host, new_dataset, data.get("preset", "general"))
+        data = {**data, "dataset": new_dataset}
+    row, others = _share_row(SmbShare, host, data, pk, path)
+    if others.filter(name__iexact=row.name).exists():
+        raise ValidationError({"name": f"{host.name} already has a share named {row.name} (names ignore case)."})
+    shares_render(host, smb_rows=[*others, row])  # every value checked, the whole file renders
+    what = f"SMB share {row.name}" + (f" on new dataset {new_dataset}" if new_dataset else "")
+    with transaction.atomic():
+        row.save()
+        return _shares_apply_start(host, user, what, ["smb"], create=create, dataset=new_dataset)
+
+
+def smb_share_delete_start(*, host, user, pk: int, confirm: str) -> Operation:
+    row = SmbShare.objects.filter(host=host, pk=pk).first()
+    if row is None:
+        raise ValidationError({"name": "That share no longer exists."})
+    if confirm != row.name:
+        raise ValidationError({"confirm": f"Type the share's name ({row.name}) to remove it."})
+    with transaction.atomic():
+        row.delete()
+        return _shares_apply_start(host, user, f"removed SMB share {row.name}", ["smb"])
+
+
+def smb_share_folder_start(*, host, user, pk: int, owner: str, group: str, mode: str) -> Operation:
+    """Owner, group and mode of a share's root folder: who may write there once Samba lets them in."""
+    row = SmbShare.objects.filter(host=host, pk=pk).first()
+    if row is None:
+        raise ValidationError({"owner": "That share no longer exists."})
+    owners, groups = share_folder_accounts(host=host)
+    if owner not in owners:
+        raise ValidationError({"owner": f"root or one of {host.name}'s Samba users."})
+    if group not in groups:
+        raise ValidationError({"group": f"{posix.SHARED_GROUP}, root or a Samba user's own group."})
+    try:
+        argv = posix.folder_argv(row.path, owner, group, mode)
+    except InvalidShare as exc:
+        raise ValidationError(exc.problems) from None
+    return operation_start(
+        kind="shares.folder", target=f"host:{host.name}:smb-share:{row.name}", host=host, user=user,
+        params={"argv": argv, "path": row.path},
+    )  # fmt: skip
+
+
+@operation_runner("shares.folder")
+def share_folder_run(tracker: Tracker) -> None:
+    op = tracker.op
+    t = transport_for(op.host, user=op.user, operation=op)
+    path = op.params["path"]
+    before = posix.folder_owner(t, path)
+    t.run(op.params["argv"], timeout=60, mutating=True)
+    tracker.progress(100, f"{path}: {before} → {posix.folder_owner(t, path)}")
+
+
+def nfs_export_save_start(*, host, user, data: dict, pk: int | None = None) -> Operation:
+    row, others = _share_row(NfsExport, host, data, pk)
+    if others.filter(path=row.path).exists():
+        raise ValidationError({"dataset": f"{row.path} is exported already: add the clients to that export."})
+    shares_render(host, nfs_rows=[*others, row])
+    with transaction.atomic():
+        row.save()
+        return _shares_apply_start(host, user, f"NFS export {row.path}", ["nfs"])
+
+
+def nfs_export_delete_start(*, host, user, pk: int) -> Operation:
+    row = NfsExport.objects.filter(host=host, pk=pk).first()
+    if row is None:
+        raise ValidationError({"path": "That export no longer exists."})
+    with transaction.atomic():
+        row.delete()
+        return _shares_apply_start(host, user, f"removed NFS export {row.path}", ["nfs"])
+
+
+def share_settings_save_start(*, host, user, data: dict) -> Operation:
+    settings = share_settings(host=host)
+    for key, value in data.items():
+        setattr(settings, key, value)
+    shares_render(host, settings=settings)
+    with transaction.atomic():
+        settings.save()
+        return _shares_apply_start(host, user, "share settings", ["smb", "nfs"])
+
+
+@operation_runner("shares.apply")
+def shares_apply_run(tracker: Tracker) -> None:
+    """Render from the rows, then SMB (testparm → write → reload) and NFS (write → exportfs -ra, nfs.conf)."""
+    op = tracker.op
+    t = transport_for(op.host, user=op.user, operation=op)
+    if op.params.get("create"):
+        tracker.progress(5, "Creating the share's dataset")
+        for argv in op.params["create"]:
+            t.run(argv, timeout=600, mutating=True)
+        inventory_refresh(host=op.host, operation=op, scope=Scope.of(op.params.get("scope")))
+    files, parts = shares_render(op.host), op.params.get("parts", ["smb", "nfs"])
+    smb = exports = conf = False
+    if "smb" in parts:
+        tracker.progress(20, "Checking the Samba configuration with testparm")
+        smb = samba.apply_smb(t, files["smb"])
+        for share in SmbShare.objects.filter(host=op.host, preset="private"):
+            for name in SambaUser.objects.filter(host=op.host, enabled=True).values_list("username", flat=True):
+                posix.user_dir(t, share.path, name)
+    if "nfs" in parts:
+        tracker.progress(60, "Exporting NFS")
+        exports = nfs.apply_exports(t, files["exports"])
+        conf = nfs.apply_nfs_conf(t, files["nfs_conf"])
+    changed = [w for w, c in (("smb.conf include", smb), ("exports", exports), ("nfs.conf", conf)) if c]
+    tracker.progress(100, f"Applied {op.params.get('what', '')}: " + (", ".join(changed) or "nothing changed"))
+
+
+# --- Samba users: the password travels only in the queued message (operation_start's secret) -----------------
+def samba_user_start(*, host, user, action: str, username: str, password: str = "") -> Operation:
+    try:
+        samba.check_user(username)
+        if action in ("add", "password"):
+            samba.check_password(password)
+    except InvalidShare as exc:
+        raise ValidationError(exc.problems) from None
+    exists = SambaUser.objects.filter(host=host, username=username).exists()
+    if action == "add" and exists:
+        raise ValidationError({"username": f"{username} exists already on {host.name}."})
+    if action != "add" and not exists:
+        raise ValidationError({"username": f"{host.name} has no Samba user {username}."})
+    if action not in ("add", "password", "enable", "disable", "delete"):
+        raise ValidationError({"action": "One of add, password, enable, disable, delete."})
+    return operation_start(
+        kind=f"samba.user.{action}",
+        target=f"host:{host.name}:samba-user:{username}",
+        host=host,
+        user=user,
+        params={"action": action, "username": username},
+        secret=password or None,
+    )
+
+
+@operation_runner("samba.user.add", "samba.user.password", "samba.user.enable", "samba.user.disable",
+                  "samba.user.delete")  # fmt: skip
+def samba_user_run(tracker: Tracker) -> None:
+    op = tracker.op
+    action, name = op.params["action"], op.params["username"]
+    t = transport_for(op.host, user=op.user, operation=op)
+    if action == "add":
+        samba.user_add(t, name, tracker.secret or "")
+        SambaUser.objects.get_or_create(host=op.host, username=name)
+    elif action == "password":
+        samba.user_password(t, name, tracker.secret or "")
+    elif action in ("enable", "disable"):
+        samba.user_enable(t, name, action == "enable")
+        SambaUser.objects.filter(host=op.host, username=name).update(enabled=action == "enable")
+    elif action == "delete":
+        samba.user_delete(t, name)
+        SambaUser.objects.filter(host=op.host, username=name).delete()
+    tracker.progress(100, {"add": "Added", "password": "Password set", "enable": "Enabled",
+                           "disable": "Disabled", "delete": "Deleted"}[action] + f": {name}")  # fmt: skip
+
+
+def share_status_refresh(*, host, operation=None) -> None:
+    t = transport_for(host, operation=operation)
+    ShareStatus.objects.update_or_create(
+        host=host,
+        defaults={"smb_sessions": [asdict(s) for s in samba.sessions(t)], "nfs_clients": nfs.clients(t),
+                  "observed_at": timezone.now()},
+    )  # fmt: skip
+
+
+def share_status_start(*, host, user) -> Operation:
+    return operation_start(kind="shares.status", target=f"host:{host.name}:share-status", host=host, user=user)
+
+
+@operation_runner("shares.status")
+def share_status_run(tracker: Tracker) -> None:
+    share_status_refresh(host=tracker.op.host, operation=tracker.op)
+    tracker.progress(100, "Connections read")

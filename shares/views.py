@@ -1,0 +1,117 @@
+"""Share pages: SMB shares, NFS exports, server settings, Samba users and who is connected."""
+
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_http_methods, require_POST
+
+from appliance.auth import requires
+from appliance.choices import Role
+from appliance.forms import add_service_errors
+from appliance.selectors import host_current
+from appliance.views import form_errors, start_or_back
+from pools.selectors import filesystem_names_on
+from shares import selectors, services
+from shares.forms import NfsExportForm, SambaUserForm, ShareFolderForm, ShareSettingsForm, SmbShareForm
+from shares.models import NfsExport, SmbShare
+
+
+def share_list(request):
+    host = host_current(request)
+    return render(
+        request,
+        "shares/share_list.html",
+        {
+            "host": host,
+            **(selectors.share_overview(host=host) if host else {}),
+            "user_form": SambaUserForm(),
+            "can_change": request.user.has_role(Role.OPERATOR),
+            "is_admin": request.user.has_role(Role.ADMIN),
+            "settings_form": ShareSettingsForm(instance=selectors.share_settings(host=host)) if host else None,
+        },
+    )
+
+
+def _share_form(request, form_class, model, pk, save, template, extra=None):
+    host = host_current(request)
+    row = get_object_or_404(model, host=host, pk=pk) if pk else None
+    form = form_class(request.POST or None, instance=row, datasets=filesystem_names_on(host=host))
+    if request.method == "POST" and form.is_valid():
+        data = {k: v for k, v in form.cleaned_data.items() if k in form._meta.fields}
+        extra = {"new_dataset": form.cleaned_data["new_dataset"]} if form.cleaned_data.get("new_dataset") else {}
+        try:
+            op = save(host=host, user=request.user, data=data, pk=pk, **extra)
+        except ValidationError as exc:
+            add_service_errors(form, exc)
+        else:
+            return redirect("operation-detail", pk=op.pk)
+    return render(request, template, {"host": host, "form": form, "row": row, **(extra or {})})
+
+
+@require_http_methods(["GET", "POST"])
+def smb_share_form(request, pk=None):
+    folder = None
+    if pk and request.user.has_role(Role.ADMIN):
+        folder = ShareFolderForm(accounts=selectors.share_folder_accounts(host=host_current(request)))
+    return _share_form(
+        request, SmbShareForm, SmbShare, pk, services.smb_share_save_start, "shares/smb_share_form.html",
+        extra={"folder_form": folder},
+    )  # fmt: skip
+
+
+@requires(write=Role.ADMIN)
+@require_POST
+def smb_share_folder(request, pk):
+    form = ShareFolderForm(request.POST, accounts=selectors.share_folder_accounts(host=host_current(request)))
+    if not form.is_valid():
+        messages.error(request, form_errors(form))
+        return redirect("smb-share-edit", pk=pk)
+    return start_or_back(request, services.smb_share_folder_start, "share-list", pk=pk, **form.cleaned_data)
+
+
+@require_http_methods(["GET", "POST"])
+def nfs_export_form(request, pk=None):
+    return _share_form(
+        request, NfsExportForm, NfsExport, pk, services.nfs_export_save_start, "shares/nfs_export_form.html"
+    )
+
+
+@require_POST
+def smb_share_delete(request, pk):
+    return start_or_back(
+        request, services.smb_share_delete_start, "share-list", pk=pk, confirm=request.POST.get("confirm", "")
+    )
+
+
+@require_POST
+def nfs_export_delete(request, pk):
+    return start_or_back(request, services.nfs_export_delete_start, "share-list", pk=pk)
+
+
+@requires(write=Role.ADMIN)
+@require_POST
+def share_settings(request):
+    host = host_current(request)
+    form = ShareSettingsForm(request.POST, instance=selectors.share_settings(host=host))
+    if not form.is_valid():
+        messages.error(request, form_errors(form))
+        return redirect("share-list")
+    return start_or_back(request, services.share_settings_save_start, "share-list", data=form.cleaned_data)
+
+
+@requires(write=Role.ADMIN)
+@require_POST
+def samba_user(request):
+    return start_or_back(
+        request,
+        services.samba_user_start,
+        "share-list",
+        action=request.POST.get("action", ""),
+        username=request.POST.get("username", "").strip(),
+        password=request.POST.get("password", ""),
+    )
+
+
+@require_POST
+def share_status(request):
+    return start_or_back(request, services.share_status_start, "share-list")
