@@ -55,20 +55,35 @@ def snapshot_total(*, host) -> dict:
     return {"total": total, "budget": SNAPSHOT_BUDGET, "over": total > SNAPSHOT_BUDGET}
 
 
-def snapshot_page(*, host, page, q="", dataset="", order="-created_at"):
-    qs = Snapshot.objects.select_related("dataset")
-    datasets = Dataset.objects.filter(host=host)
+SNAPSHOT_ORDERS = {"created_at", "name", "used", "referenced"}
+
+
+def snapshot_search(*, host=None, q: str = "", dataset: str = "", order: str = "-created_at"):
+    """The snapshots the page and the API list: of one host (None: every host), of one dataset, and matching q —
+    a dataset's name or part of it, the start of a snapshot's name, or dataset@start. Every filter is served by an
+    index: dataset ids first (a small table), snapshot names by range on (host, name)."""
+    qs = Snapshot.objects.select_related("dataset", "dataset__host")
+    datasets = Dataset.objects.all() if host is None else Dataset.objects.filter(host=host)
     if dataset:  # ids first (they imply the host): the (dataset, created_at) index then serves the page
         qs = qs.filter(dataset_id__in=list(datasets.filter(name=dataset).values_list("id", flat=True)))
-    else:
+    elif host is not None:
         qs = qs.filter(host=host)
     if q:
-        matching = list(datasets.filter(name__icontains=q).values_list("id", flat=True)[:1000])
-        qs = qs.filter(Q(name__icontains=q) | Q(dataset_id__in=matching))
-    if order.lstrip("-") not in {"created_at", "name", "used", "referenced"}:
+        in_dataset, at, start = q.partition("@")
+        if at:
+            ids = list(datasets.filter(name=in_dataset).values_list("id", flat=True))
+            qs = qs.filter(dataset_id__in=ids, name__gte=start, name__lt=start + "\uffff")
+        else:
+            ids = list(datasets.filter(name__icontains=q).values_list("id", flat=True)[:1000])
+            qs = qs.filter(Q(name__gte=q, name__lt=q + "\uffff") | Q(dataset_id__in=ids))
+    if order.lstrip("-") not in SNAPSHOT_ORDERS:
         order = "-created_at"
     tie = "-pk" if order.startswith("-") else "pk"  # same direction as the sort, so the index serves both
-    return Paginator(qs.order_by(order, tie), 50).get_page(page)
+    return qs.order_by(order, tie)
+
+
+def snapshot_page(*, host, page, q="", dataset="", order="-created_at"):
+    return Paginator(snapshot_search(host=host, q=q, dataset=dataset, order=order), 50).get_page(page)
 
 
 def layout_estimate(*, host, layout):

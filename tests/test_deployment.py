@@ -55,6 +55,10 @@ def test_compose_has_redis_web_workers_and_beat_with_real_commands():
         command = " ".join(services[name]["command"])
         assert "celery" in command and "-A appliance" in command, name
         assert services[name]["environment"]["REDIS_URL"] == "redis://redis:6379/0"
+    for name in ["web", "worker-default", "worker-hosts", "worker-bench", "beat"]:  # one PostgreSQL, healthy first
+        assert services[name]["environment"]["DATABASE_URL"].startswith("postgres://tarn:"), name
+        assert services[name]["depends_on"]["db"] == {"condition": "service_healthy"}, name
+    assert "pg_isready" in " ".join(services["db"]["healthcheck"]["test"])
     for name, service in services.items():
         assert not service.get("privileged"), f"{name} must not need privileges"
         assert "cap_add" not in service and "devices" not in service

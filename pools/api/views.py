@@ -10,7 +10,8 @@ from rest_framework.decorators import action
 from appliance.api.serializers import ConfirmRequest
 from appliance.api.views import ACCEPTED, accepted, by_host, valid
 from appliance.choices import Role
-from pools import services
+from appliance.models import Host
+from pools import selectors, services
 from pools.api import serializers as s
 from pools.models import Dataset, Disk, Pool, Snapshot
 
@@ -167,16 +168,13 @@ class SnapshotViewSet(viewsets.ReadOnlyModelViewSet):
     serializer_class = s.SnapshotSerializer
 
     def get_queryset(self):
-        qs = Snapshot.objects.select_related("dataset", "dataset__host")
         params = self.request.query_params
-        if params.get("dataset"):  # ids first (they imply the host), so the (dataset, created_at) index serves
-            ids = by_host(Dataset.objects.filter(name=params["dataset"]), self.request).values_list("id", flat=True)
-            qs = qs.filter(dataset_id__in=list(ids))
-        else:
-            qs = by_host(qs, self.request)
-        if params.get("q"):
-            qs = qs.filter(name__icontains=params["q"])
-        return qs.order_by("-created_at", "-pk")
+        host = None
+        if params.get("host"):
+            host = Host.objects.filter(name=params["host"]).first()
+            if host is None:
+                return Snapshot.objects.none()
+        return selectors.snapshot_search(host=host, q=params.get("q", ""), dataset=params.get("dataset", ""))
 
     @extend_schema(request=s.SnapshotCreateRequest, responses=ACCEPTED)
     def create(self, request):

@@ -32,6 +32,10 @@ SNAPSHOT_FIELDS = ("used", "referenced", "created_at", "holds")
 DISK_FIELDS = ("path", "by_id", "size", "model", "serial", "media", "fstype", "mounted", "pool_id", "vdev_role")
 
 
+def _field(column: str) -> str:
+    return "pool" if column == "pool_id" else column
+
+
 @dataclass
 class Scope:
     """What an operation touched. pools: re-read status and usage; trees: datasets at and below, with all their
@@ -192,7 +196,7 @@ def _save_datasets(host, pool: Pool, root: str, depth, infos: list[zfs.DatasetIn
     _delete(Dataset, [pk for name, (pk, _) in existing.items() if name not in seen])  # their snapshots go with them
     Dataset.objects.bulk_create(
         changed, batch_size=BATCH, update_conflicts=True, unique_fields=["host", "name"],
-        update_fields=[f.removesuffix("_id") for f in DATASET_FIELDS] + ["observed_at"],
+        update_fields=[_field(f) for f in DATASET_FIELDS] + ["observed_at"],
     )  # fmt: skip
     scope.update(observed_at=now)
     ids = dict(scope.values_list("name", "id"))
@@ -273,7 +277,7 @@ def _save_disks(host, infos: list[host_disks.DiskInfo], now) -> None:
     Disk.objects.filter(host=host).exclude(name__in=[i.name for i in infos]).delete()
     Disk.objects.bulk_create(
         changed, update_conflicts=True, unique_fields=["host", "name"],
-        update_fields=[f.removesuffix("_id") for f in DISK_FIELDS] + ["observed_at"],
+        update_fields=[_field(f) for f in DISK_FIELDS] + ["observed_at"],
     )  # fmt: skip
     Disk.objects.filter(host=host).update(observed_at=now)
 

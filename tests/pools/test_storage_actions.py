@@ -232,3 +232,37 @@ def test_the_snapshot_list_destroys_several_in_one_operation(operator_client, ta
         )
     assert response.status_code == 302
     assert only_argv() == [["zfs", "destroy", "--", "tank/a@s1"], ["zfs", "destroy", "--", "tank/a@s2"]]
+
+
+@pytest.mark.parametrize(
+    "body, field",
+    [
+        ({"action": "detach"}, "device"),
+        ({"action": "offline"}, "device"),
+        ({"action": "replace", "device": D(1)}, "new_device"),
+        ({"action": "explode", "device": D(1)}, "action"),
+    ],
+)
+def test_a_device_action_missing_its_disk_is_a_400_naming_the_field(admin_client, tank, body, field):
+    response = admin_client.post(f"/api/v1/pools/{tank[0].pk}/device/", body, content_type="application/json")
+    assert response.status_code == 400 and field in response.json(), response.content
+    assert not Operation.objects.exists()
+
+
+def test_the_page_and_the_api_find_the_same_snapshots(admin_client, tank, local_host):
+    pool, root, data = tank
+    other = Dataset.objects.create(host=local_host, pool=pool, name="tank/photos", type="filesystem", depth=1,
+                                   observed_at=timezone.now())  # fmt: skip
+    now = timezone.now()
+    for dataset, name in ((data, "auto-2026-11-01"), (data, "manual"), (other, "auto-2026-11-02"), (other, "keep")):
+        Snapshot.objects.create(dataset=dataset, name=name, created_at=now)
+    for q, expected in (
+        ("auto-2026", {"tank/a@auto-2026-11-01", "tank/photos@auto-2026-11-02"}),
+        ("photo", {"tank/photos@auto-2026-11-02", "tank/photos@keep"}),
+        ("tank/a@man", {"tank/a@manual"}),
+        ("nothing", set()),
+    ):
+        page = admin_client.get("/pools/snapshots/", {"q": q}).context["page"]
+        api = admin_client.get("/api/v1/snapshots/", {"q": q, "host": "local"}).json()["results"]
+        assert {s.full_name for s in page} == expected, q
+        assert {f"{s['dataset']}@{s['name']}" for s in api} == expected, q

@@ -1,0 +1,42 @@
+"""Every beat entry and every task resolves at import and runs (here with no hosts; against the lab in
+tests/lab/test_inventory.py): a missing name fails this test, not the 5-minute refresh at 3 a.m."""
+
+import importlib
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+from appliance.celery import app
+from appliance.models import Host, Operation
+from appliance.operations import OPERATION_TASK
+
+ROOT = Path(__file__).resolve().parents[1]
+TASK_MODULES = sorted(
+    ".".join(p.relative_to(ROOT).with_suffix("").parts)
+    for p in ROOT.glob("*/tasks.py")
+    if not p.parts[-2].startswith((".", "node_modules"))
+)
+
+
+MODULES = [importlib.import_module(name) for name in TASK_MODULES]  # a name that is gone fails right here
+
+
+def test_every_app_with_tasks_is_found():
+    assert {"appliance.tasks", "pools.tasks"} <= set(TASK_MODULES)
+
+
+def test_every_beat_entry_names_a_registered_task():
+    registered = set(app.tasks)
+    missing = [entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values() if entry["task"] not in registered]
+    assert not missing
+    assert OPERATION_TASK in registered
+
+
+@pytest.mark.django_db
+def test_every_beat_entry_runs_with_no_hosts():
+    Host.objects.all().delete()
+    for entry in settings.CELERY_BEAT_SCHEDULE.values():
+        result = app.tasks[entry["task"]].apply()
+        assert result.successful(), (entry["task"], result.traceback)
+    assert not Operation.objects.exists()
