@@ -1,17 +1,15 @@
 """Block devices: lsblk -J plus the /dev/disk/by-id links, and whether each disk is free."""
 
 import json
+import posixpath
 from dataclasses import dataclass
 
 from appliance.host.runner import Transport
 
 LSBLK_COLUMNS = "NAME,PATH,SIZE,MODEL,SERIAL,ROTA,TYPE,TRAN,FSTYPE,MOUNTPOINT"
-# Lists the by-id links as JSON {link name: device path}; a fixed script, no input.
-BY_ID_SCRIPT = (
-    "import json, os\n"
-    "d = '/dev/disk/by-id'\n"
-    "print(json.dumps({n: os.path.realpath(os.path.join(d, n)) for n in sorted(os.listdir(d))} if os.path.isdir(d) else {}))"
-)
+BY_ID = "/dev/disk/by-id"
+# Each by-id link and where it points (relative, as udev makes them: ../../vdb), one per line.
+BY_ID_ARGV = ["find", BY_ID, "-mindepth", "1", "-maxdepth", "1", "-type", "l", "-printf", "%f\t%l\n"]
 # Prefer names that stay readable and stable: bus-model-serial style over wwn/eui/nvme-eui ones.
 _PREFERENCE = ("virtio-", "ata-", "nvme-", "scsi-", "usb-", "wwn-", "nvme-eui", "eui.")
 
@@ -38,9 +36,19 @@ def _best_link(links: list[str]) -> str:
     return sorted(links, key=rank)[0] if links else ""
 
 
-def parse(lsblk_json: str, by_id_json: str) -> list[DiskInfo]:
+def parse_by_id(find_output: str) -> dict[str, str]:
+    """`find /dev/disk/by-id … -printf '%f\\t%l\\n'` → {link name: device path}."""
+    links = {}
+    for line in find_output.splitlines():
+        name, _, target = line.partition("\t")
+        if name and target:
+            links[name] = posixpath.normpath(posixpath.join(BY_ID, target))
+    return links
+
+
+def parse(lsblk_json: str, by_id: str) -> list[DiskInfo]:
     links: dict[str, list[str]] = {}
-    for name, target in json.loads(by_id_json).items():
+    for name, target in parse_by_id(by_id).items():
         if "-part" not in name:
             links.setdefault(target, []).append(f"/dev/disk/by-id/{name}")
     disks = []
@@ -70,5 +78,5 @@ def parse(lsblk_json: str, by_id_json: str) -> list[DiskInfo]:
 
 def list_disks(transport: Transport) -> list[DiskInfo]:
     lsblk = transport.run(["lsblk", "-J", "-b", "-o", LSBLK_COLUMNS], timeout=60).stdout
-    by_id = transport.run(["python3", "-c", BY_ID_SCRIPT], timeout=60).stdout
-    return parse(lsblk, by_id)
+    by_id = transport.run(BY_ID_ARGV, timeout=60, check=False)  # no by-id folder (no disks with ids): no links
+    return parse(lsblk, by_id.stdout if by_id.returncode == 0 else "")

@@ -38,6 +38,7 @@ ALLOWED_TOOLS = frozenset(
         "nproc",
         "cat",
         "grep",
+        "find",
         "which",
         "python3",
         "zpool",

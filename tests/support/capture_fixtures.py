@@ -61,7 +61,7 @@ CAPTURE = {
     "zfs_get.json": ["zfs", "get", "-j", "--json-int", "all", "tank/data"],
     "zfs_get_hp.txt": ["zfs", "get", "-H", "-p", "all", "tank/data"],
     "lsblk.json": ["lsblk", "-J", "-b", "-o", disks.LSBLK_COLUMNS],
-    "by_id.json": ["python3", "-c", disks.BY_ID_SCRIPT],
+    "by_id.txt": disks.BY_ID_ARGV,
     "ip_link.json": ["ip", "-j", "link"],
     "ip_addr.json": ["ip", "-j", "addr"],
     "bridge_link.json": ["bridge", "-j", "link"],

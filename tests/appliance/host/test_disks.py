@@ -8,7 +8,7 @@ FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "host"
 
 
 def parsed(lsblk: str):
-    return {d.name: d for d in disks.parse((FIXTURES / lsblk).read_text(), (FIXTURES / "by_id.json").read_text())}
+    return {d.name: d for d in disks.parse((FIXTURES / lsblk).read_text(), (FIXTURES / "by_id.txt").read_text())}
 
 
 def test_blank_disks_have_stable_names_sizes_and_no_signature():
@@ -32,3 +32,11 @@ def test_the_readable_by_id_link_is_preferred():
         == "/dev/disk/by-id/ata-ST4000_Z1"
     )
     assert disks._best_link([]) == ""
+
+
+def test_by_id_links_resolve_to_their_devices_and_partitions_are_not_disks():
+    links = disks.parse_by_id((FIXTURES / "by_id.txt").read_text())
+    assert links["virtio-zfsdisk1"] == "/dev/vdb" and links["virtio-zfsdisk8"] == "/dev/vdi"
+    assert links["virtio-zfsdisk1-part1"] == "/dev/vdb1"
+    found = parsed("lsblk.json")
+    assert {found[f"vd{c}"].by_id for c in "bcdefghi"} == {f"/dev/disk/by-id/virtio-zfsdisk{i}" for i in range(1, 9)}
