@@ -30,8 +30,8 @@ INSTALLED_APPS = [
     "django_htmx",
     "django_celery_beat",
     "appliance.apps.ApplianceConfig",
-    "pools",
-    "shares",
+    "pools.apps.PoolsConfig",
+    "shares.apps.SharesConfig",
     "tuning",
     "benchmarks",
 ]

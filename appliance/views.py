@@ -13,11 +13,11 @@ from appliance import selectors, services
 from appliance.auth import requires
 from appliance.choices import OperationStatus, Role
 from appliance.connect import ssh_dir
+from appliance.dashboard import dashboard_context
 from appliance.forms import ApiTokenForm, AuditFilterForm, HostForm, LoginForm, add_service_errors
 from appliance.host.keys import ensure_identity
 from appliance.models import Host, Operation
 from appliance.selectors import host_current
-from pools import selectors as pool_selectors
 
 
 def start_or_back(request, start, back, **kwargs):
@@ -61,13 +61,8 @@ def _safe_next(request) -> bool:
 
 
 def dashboard(request):
-    hosts = selectors.host_list(request)
-    pools = pool_selectors.pools_by_host(hosts=hosts)
-    return render(
-        request,
-        "appliance/dashboard.html",
-        {"hosts": [(h, pools.get(h.pk, [])) for h in hosts], "operations": selectors.operation_recent(limit=8)},
-    )
+    context = dashboard_context(hosts=selectors.host_list(request))
+    return render(request, "appliance/dashboard.html", {**context, "operations": selectors.operation_recent(limit=8)})
 
 
 def host_list(request):

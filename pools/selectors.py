@@ -24,6 +24,12 @@ def pools_by_host(*, hosts) -> dict[int, list[Pool]]:
     return grouped
 
 
+def dashboard_pools(*, hosts) -> dict:
+    """The dashboard's rows: each host with its pools (health, capacity)."""
+    grouped = pools_by_host(hosts=hosts)
+    return {"hosts": [(host, grouped.get(host.pk, [])) for host in hosts]}
+
+
 def inventory_observed_at(*, host):
     """When the host's storage was last read (disks are always part of a refresh), or None if never."""
     return Disk.objects.filter(host=host).aggregate(at=Max("observed_at"))["at"]

@@ -14,8 +14,9 @@ def share_settings(*, host) -> ShareSettings:
 def share_overview(*, host) -> dict:
     """The shares page: SMB shares with each dataset's snapshot count (Previous Versions shows up to 512),
     NFS exports, Samba users and the last connection status."""
-    counts = dict(Dataset.objects.filter(host=host).values_list("name", "snapshot_count"))
     smb = list(SmbShare.objects.filter(host=host))
+    shared = Dataset.objects.filter(host=host, name__in={s.dataset for s in smb})
+    counts = dict(shared.values_list("name", "snapshot_count"))
     for share in smb:
         share.snapshot_count = counts.get(share.dataset, 0)
     return {

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from appliance.host.runner import SSHTransport, _control_dir
-from appliance.models import Host
 
 ROOT = Path(__file__).resolve().parents[2]
 LAB_SH = ROOT / "lab" / "lab.sh"
@@ -40,6 +39,7 @@ class Lab:
 
     def add_host(self):
         """The guest as Tarn's Host "lab", over the SSH transport with its pinned host key."""
+        from appliance.models import Host  # noqa: PLC0415 - scripts (make perf, make fixtures) import this module before Django is set up
 
         return Host.objects.create(
             name="lab",

@@ -1,0 +1,19 @@
+"""The dashboard's panels: later apps register what they add to the home page, so the core never imports them."""
+
+from collections.abc import Callable
+
+# panel(hosts=[Host, …]) -> context entries; "hosts" rows are (host, that host's pools) pairs
+PANELS: list[Callable[..., dict]] = []
+
+
+def dashboard_panel(panel: Callable[..., dict]) -> Callable[..., dict]:
+    if panel not in PANELS:
+        PANELS.append(panel)
+    return panel
+
+
+def dashboard_context(*, hosts) -> dict:
+    context = {"hosts": [(host, []) for host in hosts]}
+    for panel in PANELS:
+        context.update(panel(hosts=hosts))
+    return context
