@@ -8,11 +8,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.lab, pytest.mark.django_db(transa
 D = "/dev/disk/by-id/virtio-zfsdisk{}".format
 
 
-def dataset_url(page, pool_url):
-    page.goto(pool_url)
-    return page.locator("main table >> text=tank/data").get_attribute("href")
-
-
 def test_an_admin_builds_a_pool_dataset_and_snapshots_then_destroys_it(page, lab_worker, guest):
     login_on_lab(page)
     page.goto("/pools/")
@@ -44,6 +39,7 @@ def test_an_admin_builds_a_pool_dataset_and_snapshots_then_destroys_it(page, lab
     wait_for_operation(page)
     page.goto(pool_url)
     page.click("main table >> text=tank/data")
+    dataset_url = page.url  # stays valid through every operation below: rows are updated in place
     assert page.locator("tr:has(td:text-is('compression')) code").inner_text() == "zstd"
     for name in ("one", "two"):
         page.fill("form[action*='snapshots/create'] input[name=name]", name)
@@ -51,7 +47,7 @@ def test_an_admin_builds_a_pool_dataset_and_snapshots_then_destroys_it(page, lab
         wait_for_operation(page)
         if name == "one":
             guest.sh("echo after-one > /tank/data/file && sync")
-        page.goto(dataset_url(page, pool_url))
+        page.goto(dataset_url)
     shot(page, "storage-04-dataset-with-snapshots")
     row = page.locator("tr:has(td:text-is('@one'))")
     row.locator("input[name=destroy_newer]").check()
