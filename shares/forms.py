@@ -39,6 +39,9 @@ class SmbShareForm(_DatasetChoiceMixin, forms.ModelForm):
             self.fields["dataset"].choices = [("", "— choose —"), *self.fields["dataset"].choices]
             self.order_fields(["name", "dataset", "new_dataset"])
 
+    def service_args(self) -> dict:
+        return {"new_dataset": self.cleaned_data["new_dataset"]} if self.cleaned_data.get("new_dataset") else {}
+
     def clean(self):
         data = super().clean()
         if not self.instance.pk and not data.get("dataset") and not data.get("new_dataset"):
@@ -56,8 +59,14 @@ class NfsExportForm(_DatasetChoiceMixin, forms.ModelForm):
 
     wildcard_ok = forms.BooleanField(
         required=False,
-        label="Yes, export to every host (*)",
-        help_text="Anyone who can reach this server may mount it.",
+        label="Yes, export to every host",
+        help_text="*, 0.0.0.0/0 or a very short network: anyone who can reach this server may mount it.",
+    )
+
+    root_ok = forms.BooleanField(
+        required=False,
+        label="Yes, client root is root here (admin only)",
+        help_text="no_root_squash, or anonymous uid/gid 0: root on a client may change or delete any file.",
     )
 
     async_ok = forms.BooleanField(
@@ -70,14 +79,10 @@ class NfsExportForm(_DatasetChoiceMixin, forms.ModelForm):
         super().__init__(*args, **kwargs)
         self._datasets(datasets)
 
-    def clean(self):
-        data = super().clean()
-        clients = [c.strip() for c in (data.get("clients") or "").splitlines() if c.strip()]
-        if "*" in clients and not data.get("wildcard_ok"):
-            self.add_error("wildcard_ok", "Exporting to * needs this confirmation.")
-        if data.get("async_writes") and not data.get("async_ok"):
-            self.add_error("async_ok", "async writes need this confirmation.")
-        return data
+    def service_args(self) -> dict:
+        """The risks ticked as confirmed; the service decides which an export needs."""
+        ticked = {"everyone": "wildcard_ok", "root": "root_ok", "async": "async_ok"}
+        return {"confirmed": [risk for risk, box in ticked.items() if self.cleaned_data.get(box)]}
 
 
 class ShareSettingsForm(forms.ModelForm):

@@ -8,6 +8,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from appliance.choices import Role
 from appliance.connect import transport_for
 from appliance.host import names, nfs, posix, samba, zfs
 from appliance.host.configfiles import InvalidShare
@@ -199,11 +200,26 @@ def share_folder_run(tracker: Tracker) -> None:
     tracker.progress(100, f"{path}: {before} → {posix.folder_owner(t, path)}")
 
 
-def nfs_export_save_start(*, host, user, data: dict, pk: int | None = None) -> Operation:
+# What each risky export needs: the confirmation field that says yes, and why it is asked.
+NFS_CONFIRMATIONS = {
+    "everyone": ("wildcard_ok", "A client matches every host (*, 0.0.0.0/0, a very short prefix): needs confirmation."),
+    "root": ("root_ok", "Client root acts as root here (no_root_squash, anonymous uid/gid 0): needs confirmation."),
+    "async": ("async_ok", "async writes are lost if the server crashes: needs confirmation."),
+}
+
+
+def nfs_export_save_start(*, host, user, data: dict, pk: int | None = None, confirmed=()) -> Operation:
+    """confirmed: the risks the admin said yes to ("everyone", "root", "async"); root access is admin-only."""
     row, others = _share_row(NfsExport, host, data, pk)
     if others.filter(path=row.path).exists():
         raise ValidationError({"dataset": f"{row.path} is exported already: add the clients to that export."})
-    shares_render(host, nfs_rows=[*others, row])
+    shares_render(host, nfs_rows=[*others, row])  # every client parsed, every value checked
+    risks = nfs.export_risks(_nfs_spec(row))
+    errors = {NFS_CONFIRMATIONS[r][0]: NFS_CONFIRMATIONS[r][1] for r in sorted(risks - set(confirmed))}
+    if "root" in risks and not (user and user.has_role(Role.ADMIN)):
+        errors["squash"] = "Only an admin may let client root act as root here."
+    if errors:
+        raise ValidationError(errors)
     with transaction.atomic():
         row.save()
         return _shares_apply_start(host, user, f"NFS export {row.path}", ["nfs"])

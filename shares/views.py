@@ -38,9 +38,8 @@ def _share_form(request, form_class, model, pk, save, template, extra=None):
     form = form_class(request.POST or None, instance=row, datasets=filesystem_names_on(host=host))
     if request.method == "POST" and form.is_valid():
         data = {k: v for k, v in form.cleaned_data.items() if k in form._meta.fields}
-        extra = {"new_dataset": form.cleaned_data["new_dataset"]} if form.cleaned_data.get("new_dataset") else {}
         try:
-            op = save(host=host, user=request.user, data=data, pk=pk, **extra)
+            op = save(host=host, user=request.user, data=data, pk=pk, **form.service_args())
         except ValidationError as exc:
             add_service_errors(form, exc)
         else:

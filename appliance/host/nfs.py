@@ -1,16 +1,20 @@
 """NFS (kernel nfsd): /etc/exports.d/tarn.exports and /etc/nfs.conf.d/tarn.conf rendered from plain specs, every
 value checked first, applied with exportfs (the old file goes back if it complains); who has mounted."""
 
+import ipaddress
 import re
 from dataclasses import dataclass
 
-from appliance.host.configfiles import HEADER, InvalidShare, check_path, check_words, replace_and_reload
+from appliance.host.configfiles import HEADER, InvalidShare, check_path, replace_and_reload
 from appliance.host.runner import Transport
 
 NFS_EXPORTS = "/etc/exports.d/tarn.exports"
 NFS_CONF = "/etc/nfs.conf.d/tarn.conf"
-NFS_CLIENT = re.compile(r"^(?:\*|[0-9]{1,3}(?:\.[0-9]{1,3}){3}(?:/[0-9]{1,2})?|[0-9a-fA-F:]+(?:/[0-9]{1,3})?|"
-                        r"[A-Za-z0-9*?][A-Za-z0-9*?.-]{0,252}|@[A-Za-z0-9_.-]{1,64})$")  # fmt: skip
+NETGROUP = re.compile(r"@[A-Za-z0-9_.-]{1,64}")
+HOST_LABEL = re.compile(r"[A-Za-z0-9*?](?:[A-Za-z0-9*?-]{0,61}[A-Za-z0-9*?])?")
+LOOKS_NUMERIC = re.compile(r"[0-9.]+(?:/.*)?|.*:.*")  # an address or network, never a host name
+MIN_PREFIX = {4: 8, 6: 16}  # a network shorter than this is as good as everyone: it needs the same confirmation
+MAX_CLIENTS = 256
 NFSD_CLIENTS = "/proc/fs/nfsd/clients"
 RMTAB = "/var/lib/nfs/rmtab"
 
@@ -38,12 +42,73 @@ class NfsGlobals:
     threads: int = 8
 
 
+@dataclass(frozen=True)
+class Client:
+    text: str  # as it goes into the exports file
+    everyone: bool  # matches any host that can reach the server
+
+
+def parse_client(value: str) -> Client:
+    """One client of an export, read as exports(5) would: an address or network (ipaddress decides), a @netgroup,
+    or a host name whose labels may hold * and ?. Raises ValueError saying what is wrong."""
+    if not value or len(value) > 253:
+        raise ValueError("empty or longer than 253 characters")
+    if NETGROUP.fullmatch(value):
+        return Client(value, False)
+    if set(value) <= set("*?.") and set(value) & set("*?"):  # *, **, ?*, *.* …: every host name matches
+        return Client("*", True)
+    if LOOKS_NUMERIC.fullmatch(value):
+        try:
+            typed = ipaddress.ip_interface(value)
+        except ValueError:
+            raise ValueError(f"{value} is not an address or a network (a.b.c.d, a.b.c.d/len, IPv6)") from None
+        network = typed.network
+        if network.prefixlen == 0 and not typed.ip.is_unspecified:
+            raise ValueError(f"{value} matches every address: write * (which needs the confirmation)")
+        text = str(network) if "/" in value else str(network.network_address)
+        return Client(text, network.prefixlen < MIN_PREFIX[network.version])
+    labels = value.split(".")
+    if not all(HOST_LABEL.fullmatch(label) for label in labels):
+        raise ValueError(f"{value} is not a host name (letters, digits, - and the wildcards * ?), address or @netgroup")
+    return Client(value, False)
+
+
+def export_risks(export: NfsExportSpec) -> set[str]:
+    """What an admin must confirm before this export is written: everyone (a client that matches any host),
+    root (client root acts as root here: no_root_squash, or squashed users mapped to uid or gid 0), async."""
+    risks = set()
+    if any(_client_or_none(c) and _client_or_none(c).everyone for c in export.clients):
+        risks.add("everyone")
+    if export.squash == "no_root_squash" or export.anonuid == 0 or export.anongid == 0:
+        risks.add("root")
+    if export.async_writes:
+        risks.add("async")
+    return risks
+
+
+def _client_or_none(value: str) -> Client | None:
+    try:
+        return parse_client(value)
+    except ValueError:
+        return None
+
+
 def check_nfs_export(export: NfsExportSpec) -> None:
     problems: dict[str, str] = {}
     check_path(export.path, problems)
     if not export.clients:
         problems["clients"] = "At least one client: a host, a network (10.0.0.0/24) or *"
-    check_words(export.clients, NFS_CLIENT, "clients", problems, "host names, addresses, networks, @netgroups or *")
+    elif len(export.clients) > MAX_CLIENTS:
+        problems["clients"] = f"At most {MAX_CLIENTS} clients per export: use networks or a @netgroup"
+    else:
+        bad = []
+        for client in export.clients:
+            try:
+                parse_client(client)
+            except ValueError as exc:
+                bad.append(str(exc))
+        if bad:
+            problems["clients"] = "; ".join(bad[:3])
     if export.squash not in SQUASH:
         problems["squash"] = f"One of {', '.join(SQUASH)}"
     if export.sec not in SEC:
@@ -76,7 +141,8 @@ def render_exports(exports: list[NfsExportSpec]) -> str:
         if export.anongid is not None:
             options.append(f"anongid={export.anongid}")
         opts = ",".join(options)
-        lines.append(f'"{export.path}" ' + " ".join(f"{client}({opts})" for client in export.clients))
+        clients = [parse_client(client).text for client in export.clients]
+        lines.append(f'"{export.path}" ' + " ".join(f"{client}({opts})" for client in clients))
     return "\n".join(lines) + "\n"
 
 

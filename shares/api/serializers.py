@@ -29,24 +29,24 @@ class SmbShareCreateRequest(SmbShareSerializer):
 
 class NfsExportSerializer(serializers.ModelSerializer):
     host = serializers.SlugRelatedField(slug_field="name", read_only=True)
-    wildcard_ok = serializers.BooleanField(write_only=True, required=False, default=False)
+    wildcard_ok = serializers.BooleanField(
+        write_only=True, required=False, default=False, help_text="Yes to a client that matches every host."
+    )
+    root_ok = serializers.BooleanField(
+        write_only=True, required=False, default=False, help_text="Yes to client root acting as root (admin only)."
+    )
     async_ok = serializers.BooleanField(write_only=True, required=False, default=False)
 
     class Meta:
         model = NfsExport
-        fields = ["id", "host", *NFS_FIELDS, "wildcard_ok", "async_ok", "path", "created_at"]
+        fields = ["id", "host", *NFS_FIELDS, "wildcard_ok", "root_ok", "async_ok", "path", "created_at"]
         read_only_fields = ["path", "created_at"]
         validators = []
 
-    def validate(self, data):
-        clients = data.get("clients", getattr(self.instance, "clients", "")) or ""
-        if "*" in clients.split() and not data.pop("wildcard_ok", False):
-            raise serializers.ValidationError({"wildcard_ok": "Exporting to * needs wildcard_ok: true."})
-        if data.get("async_writes") and not data.pop("async_ok", False):
-            raise serializers.ValidationError({"async_ok": "async writes need async_ok: true."})
-        data.pop("wildcard_ok", None)
-        data.pop("async_ok", None)
-        return data
+    def confirmed(self) -> list[str]:
+        """The risks the request said yes to; the service decides which the export needs."""
+        boxes = {"everyone": "wildcard_ok", "root": "root_ok", "async": "async_ok"}
+        return [risk for risk, box in boxes.items() if self.validated_data.pop(box, False)]
 
 
 class NfsExportCreateRequest(NfsExportSerializer):

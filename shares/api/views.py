@@ -23,16 +23,22 @@ class _SavedAndAppliedViewSet(viewsets.ReadOnlyModelViewSet):
     def get_queryset(self):
         return by_host(self.model.objects.select_related("host"), self.request)
 
+    def service_args(self, serializer) -> dict:
+        """What the service takes besides the row's fields (NFS: the confirmed risks)."""
+        return {}
+
     def create(self, request):
-        d = valid(self.create_request, request).validated_data
-        host = d.pop("host")
-        return accepted(self.save(host=host, user=request.user, data=d))
+        serializer = valid(self.create_request, request)
+        extra = self.service_args(serializer)
+        host = serializer.validated_data.pop("host")
+        return accepted(self.save(host=host, user=request.user, data=serializer.validated_data, **extra))
 
     def partial_update(self, request, pk=None):
         row = self.get_object()
-        data = self.serializer_class(row, data=request.data, partial=True)
-        data.is_valid(raise_exception=True)
-        return accepted(self.save(host=row.host, user=request.user, data=data.validated_data, pk=row.pk))
+        serializer = self.serializer_class(row, data=request.data, partial=True)
+        serializer.is_valid(raise_exception=True)
+        extra = self.service_args(serializer)
+        return accepted(self.save(host=row.host, user=request.user, data=serializer.validated_data, pk=row.pk, **extra))
 
 
 @extend_schema_view(
@@ -70,10 +76,14 @@ class SmbShareViewSet(_SavedAndAppliedViewSet):
     partial_update=extend_schema(request=s.NfsExportSerializer, responses=ACCEPTED),
 )
 class NfsExportViewSet(_SavedAndAppliedViewSet):
-    """NFS exports (filter: ?host=name). `*` as a client needs wildcard_ok, async writes need async_ok."""
+    """NFS exports (filter: ?host=name). A client matching every host needs wildcard_ok, client root acting as
+    root (no_root_squash, anonuid/anongid 0) needs root_ok and an admin, async writes need async_ok."""
 
     model, serializer_class, create_request = NfsExport, s.NfsExportSerializer, s.NfsExportCreateRequest
     save = staticmethod(services.nfs_export_save_start)
+
+    def service_args(self, serializer) -> dict:
+        return {"confirmed": serializer.confirmed()}
 
     @extend_schema(request=None, responses=ACCEPTED)
     def destroy(self, request, pk=None):

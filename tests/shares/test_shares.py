@@ -66,7 +66,7 @@ def test_nfs_to_everyone_and_async_need_confirmation(admin_client, tank, django_
     response = admin_client.post("/shares/nfs/new/", {**NFS, "async_writes": "on"})
     assert "confirmation" in " ".join(response.context["form"].errors["async_ok"])
     response = admin_client.post("/shares/nfs/new/", {**NFS, "clients": "10.0.0.1(rw,no_root_squash)"})
-    assert "Not host names" in " ".join(response.context["form"].errors["clients"])
+    assert "not a host name" in " ".join(response.context["form"].errors["clients"])
     assert not NfsExport.objects.exists()
     with django_capture_on_commit_callbacks(execute=False):
         admin_client.post("/shares/nfs/new/", {**NFS, "clients": "*", "wildcard_ok": "on"})
@@ -185,3 +185,42 @@ def test_a_shares_folder_owner_and_mode_are_set_by_one_admin_operation(
     op = Operation.objects.get()
     assert (op.kind, op.target) == ("shares.folder", "host:local:smb-share:docs")
     assert op.params["argv"] == ["install", "-d", "-m", "2770", "-o", "alice", "-g", "alice", "--", "/tank/docs"]
+
+
+@pytest.mark.parametrize(
+    "clients, field, message",
+    [
+        ("0.0.0.0/0", "wildcard_ok", "confirmation"),
+        ("::/0", "wildcard_ok", "confirmation"),
+        ("*.*", "wildcard_ok", "confirmation"),
+        ("?*", "wildcard_ok", "confirmation"),
+        ("10.0.0.0/4", "wildcard_ok", "confirmation"),  # a very short prefix is as good as everyone
+        ("10.0.0.0/0", "clients", "matches every address"),
+        ("10.0.0.5/33", "clients", "not an address or a network"),
+        ("256.1.1.1", "clients", "not an address or a network"),
+        ("\n".join(f"10.1.{i // 250}.{i % 250}" for i in range(257)), "clients", "At most 256"),
+    ],
+)
+def test_nfs_clients_are_parsed_and_everyone_needs_confirmation(admin_client, tank, clients, field, message):
+    response = admin_client.post("/shares/nfs/new/", {**NFS, "clients": clients})
+    assert message in " ".join(response.context["form"].errors[field]), response.context["form"].errors
+    assert not NfsExport.objects.exists() and not Operation.objects.exists()
+
+
+@pytest.mark.parametrize("changes", [{"squash": "no_root_squash"}, {"anonuid": "0"}, {"anongid": "0"}])
+def test_client_root_as_root_needs_confirmation_and_an_admin(
+    admin_client, operator_client, tank, django_capture_on_commit_callbacks, changes
+):
+    form = {**NFS, **changes}
+    response = admin_client.post("/shares/nfs/new/", form)
+    assert "confirmation" in " ".join(response.context["form"].errors["root_ok"])
+    response = operator_client.post("/shares/nfs/new/", {**form, "root_ok": "on"})
+    assert "Only an admin" in " ".join(response.context["form"].errors["squash"])
+    api = operator_client.post(
+        "/api/v1/nfs-exports/", {"host": "local", **form, "root_ok": True}, content_type="application/json"
+    )
+    assert api.status_code == 400 and "squash" in api.json()
+    assert not NfsExport.objects.exists()
+    with django_capture_on_commit_callbacks(execute=False):
+        admin_client.post("/shares/nfs/new/", {**form, "root_ok": "on"})
+    assert NfsExport.objects.count() == 1

@@ -192,3 +192,27 @@ def test_folder_permissions_refuse_what_is_not_a_name_a_mode_or_a_share_path(pat
         posix.folder_argv(path, owner, group, mode)
     assert list(caught.value.problems) == [field]
     assert posix.folder_argv("/tank/docs", "alice", "users", "0700")[-2:] == ["--", "/tank/docs"]
+
+
+@pytest.mark.parametrize(
+    "client, text, everyone",
+    [
+        ("*", "*", True), ("**", "*", True), ("?*", "*", True), ("*.*", "*", True),
+        ("0.0.0.0/0", "0.0.0.0/0", True), ("::/0", "::/0", True), ("10.0.0.0/7", "10.0.0.0/7", True),
+        ("10.0.0.5/24", "10.0.0.0/24", False), ("10.0.0.5", "10.0.0.5", False), ("2001:db8::/32", "2001:db8::/32", False),
+        ("backup.lan", "backup.lan", False), ("*.lan", "*.lan", False), ("@backup", "@backup", False),
+    ],
+)  # fmt: skip
+def test_nfs_clients_are_read_as_exportfs_would(client, text, everyone):
+    assert nfs.parse_client(client) == nfs.Client(text, everyone)
+
+
+@pytest.mark.parametrize("client", ["10.0.0.0/0", "10.0.0.5/33", "256.1.1.1", "1.2.3", "-lan", "a..b", "x" * 254, ""])
+def test_impossible_nfs_clients_are_refused(client):
+    with pytest.raises(ValueError):
+        nfs.parse_client(client)
+
+
+def test_the_exports_file_holds_the_canonical_client():
+    text = nfs.render_exports([NfsExportSpec(path="/tank/a", clients=["10.0.0.5/24", "?*"])])
+    assert '"/tank/a" 10.0.0.0/24(rw,' in text and " *(rw," in text
