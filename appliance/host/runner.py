@@ -65,6 +65,7 @@ ALLOWED_TOOLS = frozenset(
         "id",
         "stat",
         "useradd",
+        "groupadd",
         "userdel",
         "usermod",
         "fio",

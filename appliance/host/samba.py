@@ -17,6 +17,7 @@ from appliance.host.configfiles import (
     current,
     replace_and_reload,
 )
+from appliance.host.errors import HostError
 from appliance.host.runner import Transport
 
 SMB_CONF = "/etc/samba/smb.conf"
@@ -82,6 +83,8 @@ def check_smb_share(share: SmbShareSpec) -> None:
     if share.preset not in PRESETS:
         problems["preset"] = f"One of {', '.join(PRESETS)}"
     check_words(share.valid_users, USER, "valid_users", problems, "user or @group names")
+    if {"root", "@root"} & set(share.valid_users):
+        problems["valid_users"] = "root may not be a share's user: root over SMB bypasses every permission"
     check_words(share.hosts_allow, HOST_PATTERN, "hosts_allow", problems, "addresses, networks or host names")
     check_words(share.hosts_deny, HOST_PATTERN, "hosts_deny", problems, "addresses, networks or host names")
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]{0,39}", share.snapshot_prefix):
@@ -246,14 +249,29 @@ SMB_RELOAD = ["smbcontrol", "smbd", "reload-config"]
 
 # --- Samba accounts -----------------------------------------------------------------------------------------
 SAMBA_USER = posix.ACCOUNT
+TARN_GROUP = "tarnsmb"  # every local account Tarn makes for a Samba user is in it; Tarn acts on no other account
+SYSTEM_ACCOUNTS = frozenset(
+    "root daemon bin sys sync games man lp mail news uucp proxy www-data backup list irc gnats nobody sshd messagebus "
+    "_apt statd avahi ntp postfix postgres redis mysql dnsmasq tss uuidd tcpdump polkitd nfsnobody admin".split()
+)
+
+
+class NotTarnsAccount(HostError):
+    """The name belongs to a local account Tarn did not make (a system or an admin's account)."""
 
 
 def check_user(name: str) -> str:
-    if not SAMBA_USER.fullmatch(name) or name in {"root", "nobody", "daemon", "bin", "sys"}:
+    if not SAMBA_USER.fullmatch(name) or name in SYSTEM_ACCOUNTS or name.startswith(("systemd-", "_")):
         raise InvalidShare(
             {"username": "1-32 lower-case letters, digits, _ or -, starting with a letter; not a system account"}
         )
     return name
+
+
+def account(t: Transport, name: str) -> tuple[bool, bool]:
+    """(the local account exists, Tarn made it): Tarn's accounts are in TARN_GROUP."""
+    result = t.run(["id", "-nG", "--", name], check=False)
+    return result.returncode == 0, result.returncode == 0 and TARN_GROUP in result.stdout.split()
 
 
 def check_password(password: str) -> str:
@@ -267,11 +285,13 @@ def user_add(t: Transport, name: str, password: str) -> None:
     (stdin, never argv)."""
     check_user(name)
     check_password(password)
-    if t.run(["id", "-u", "--", name], check=False).returncode != 0:
-        t.run(
-            ["useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", "-G", posix.SHARED_GROUP, "--", name],
-            mutating=True,
-        )
+    exists, ours = account(t, name)
+    if exists and not ours:
+        raise NotTarnsAccount(f"{name} is a local account Tarn did not make; choose another name")
+    if not exists:
+        t.run(["groupadd", "-f", "--", TARN_GROUP], mutating=True)
+        groups = f"{posix.SHARED_GROUP},{TARN_GROUP}"
+        t.run(["useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", "-G", groups, "--", name], mutating=True)
     t.run(["smbpasswd", "-a", "-s", "--", name], input=f"{password}\n{password}\n", mutating=True)
     t.run(["smbpasswd", "-e", "--", name], mutating=True)
 
@@ -279,18 +299,27 @@ def user_add(t: Transport, name: str, password: str) -> None:
 def user_password(t: Transport, name: str, password: str) -> None:
     check_user(name)
     check_password(password)
+    _ours(t, name)
     t.run(["smbpasswd", "-s", "--", name], input=f"{password}\n{password}\n", mutating=True)
 
 
 def user_enable(t: Transport, name: str, enabled: bool) -> None:
     check_user(name)
+    _ours(t, name)
     t.run(["smbpasswd", "-e" if enabled else "-d", "--", name], mutating=True)
 
 
+def _ours(t: Transport, name: str) -> None:
+    if not account(t, name)[1]:
+        raise NotTarnsAccount(f"{name} is not an account Tarn made; Tarn leaves it alone")
+
+
 def user_delete(t: Transport, name: str) -> None:
+    """The Samba entry and the local account, and only an account Tarn made (never userdel on anyone else's)."""
     check_user(name)
+    _ours(t, name)
     t.run(["smbpasswd", "-x", "--", name], mutating=True, check=False)
-    t.run(["userdel", "--", name], mutating=True, check=False)
+    t.run(["userdel", "--", name], mutating=True)
 
 
 def parse_pdbedit(text: str) -> dict[str, bool]:

@@ -216,3 +216,24 @@ def test_folder_permissions_decide_who_writes_once_samba_lets_them_in(guest, sha
            owner="root", group="users", mode="2775")  # fmt: skip
     assert smbclient(guest, "docs", "-U", "bob%bob-password-1", command=f"put {payload} g.txt").returncode == 0
     assert guest.sh("stat -c '%U:%G' /tank/docs/g.txt").strip() == "bob:users"  # setgid kept the group
+
+
+def test_tarn_acts_only_on_accounts_it_made(guest, shared, lab_host, admin_user, django_capture_on_commit_callbacks):
+    """Adding then deleting the Samba user www-data once removed the guest's www-data account."""
+    for name in ("www-data", "sshd", "root", "systemd-network"):
+        with pytest.raises(ValidationError):
+            share_services.samba_user_start(
+                host=lab_host, user=admin_user, action="add", username=name, password="x" * 12
+            )
+    guest.sh("useradd --no-create-home carol")  # an account an admin made by hand
+    with django_capture_on_commit_callbacks(execute=False):
+        op = share_services.samba_user_start(
+            host=lab_host, user=admin_user, action="add", username="carol", password="carol-password-1"
+        )
+    operation_execute(op.pk, secret="carol-password-1")
+    op.refresh_from_db()
+    assert op.status == "failed" and "Tarn did not make" in op.message
+    assert "carol" not in guest.sh("pdbedit -L") and guest.sh("id -u carol").strip().isdigit()
+    shared(share_services.samba_user_start, action="delete", username="alice")  # made by Tarn: fully removed
+    assert "no such user" in guest.sh("id alice 2>&1 || true")
+    assert guest.sh("id -u www-data").strip() == "33"

@@ -216,3 +216,16 @@ def test_impossible_nfs_clients_are_refused(client):
 def test_the_exports_file_holds_the_canonical_client():
     text = nfs.render_exports([NfsExportSpec(path="/tank/a", clients=["10.0.0.5/24", "?*"])])
     assert '"/tank/a" 10.0.0.0/24(rw,' in text and " *(rw," in text
+
+
+@pytest.mark.parametrize("name", ["root", "www-data", "sshd", "nobody", "systemd-network", "_apt", "messagebus"])
+def test_system_accounts_are_refused_by_name(name):
+    with pytest.raises(InvalidShare):
+        samba.check_user(name)
+
+
+@pytest.mark.parametrize("users", [["root"], ["alice", "@root"]])
+def test_a_share_cannot_let_root_in(users):
+    with pytest.raises(InvalidShare) as caught:
+        samba.render_smb(SmbGlobals(), [SmbShareSpec(name="docs", path="/tank/docs", valid_users=users)])
+    assert "valid_users" in caught.value.problems
