@@ -167,6 +167,19 @@ def operation_tracking(operation_id: int, secret: str | None = None):
         stop.set()
 
 
+def operations_reap_lost(*, queued_ids: set[int] | None, older_than: timedelta) -> int:
+    """Fail queued operations whose message the task queue no longer holds (nothing ran; the target is free)."""
+    if queued_ids is None:
+        return 0
+    cutoff = timezone.now() - older_than
+    lost = Operation.objects.filter(status=OperationStatus.QUEUED, created_at__lt=cutoff).exclude(pk__in=queued_ids)
+    return lost.update(
+        status=OperationStatus.FAILED,
+        finished_at=timezone.now(),
+        message="Its queued message was lost (the task queue restarted?): nothing ran. Start it again.",
+    )
+
+
 def operations_reap(*, stale_after: timedelta) -> int:
     """Mark running operations whose worker stopped reporting as failed; returns how many."""
     cutoff = timezone.now() - stale_after

@@ -8,6 +8,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from appliance.broker import queued_operation_ids
 from appliance.celery import app
 from appliance.choices import TransportKind
 from appliance.connect import transport_for
@@ -15,7 +16,7 @@ from appliance.host import facts as host_facts
 from appliance.host.errors import HostError
 from appliance.host.runner import ssh_keyscan
 from appliance.models import ApiToken, Host, LoginFailure, Operation
-from appliance.operations import Tracker, operation_runner, operation_start, operations_reap
+from appliance.operations import Tracker, operation_runner, operation_start, operations_reap, operations_reap_lost
 
 
 # --- logins ------------------------------------------------------------------------------------
@@ -137,4 +138,8 @@ def hosts_refresh_facts() -> int:
 
 
 def operations_reap_stale() -> int:
-    return operations_reap(stale_after=timedelta(seconds=settings.TARN_OPERATION_STALE_SECONDS))
+    """Beat: running operations whose worker went silent, and queued ones whose message the queue lost."""
+    stale = timedelta(seconds=settings.TARN_OPERATION_STALE_SECONDS)
+    # The queue is read before the rows: an operation queued after the read is younger than the grace period.
+    lost = operations_reap_lost(queued_ids=queued_operation_ids(), older_than=2 * stale)
+    return operations_reap(stale_after=stale) + lost

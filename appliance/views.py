@@ -50,14 +50,15 @@ def login_view(request):
         if form.is_valid():
             login(request, form.get_user())
             services.login_clear_failures(username=username)
-            return redirect(request.GET.get("next") if _safe_next(request) else "dashboard")
+            return redirect(safe_next(request, request.GET.get("next"), "dashboard"))
         services.login_record_failure(username=username, address=_address(request))
     return render(request, "appliance/login.html", {"form": form})
 
 
-def _safe_next(request) -> bool:
-    nxt = request.GET.get("next")
-    return bool(nxt) and url_has_allowed_host_and_scheme(nxt, allowed_hosts={request.get_host()})
+def safe_next(request, nxt: str | None, default: str) -> str:
+    """Where to go back to: nxt only when it is a path on this site (never another origin), else default."""
+    ok = nxt and nxt.startswith("/") and url_has_allowed_host_and_scheme(nxt, allowed_hosts={request.get_host()})
+    return nxt if ok else default
 
 
 def dashboard(request):
@@ -110,7 +111,7 @@ def host_probe(request, pk):
 def host_switch(request):
     host = get_object_or_404(Host, pk=request.POST.get("host"))
     request.session["host_id"] = host.pk
-    return redirect(request.POST.get("next") or "dashboard")
+    return redirect(safe_next(request, request.POST.get("next"), "dashboard"))
 
 
 def operation_list(request):

@@ -10,7 +10,7 @@ from appliance.auth import requires
 from appliance.choices import Role
 from appliance.forms import add_service_errors
 from appliance.selectors import host_current
-from appliance.views import form_errors, start_or_back
+from appliance.views import form_errors, safe_next, start_or_back
 from pools import selectors, services
 from pools.forms import (
     DatasetCreateForm,
@@ -247,13 +247,14 @@ def snapshot_rollback(request, pk):
         services.snapshot_rollback_start,
         dataset.get_absolute_url(),
         snapshot=f"{dataset.name}@{request.POST.get('snapshot', '')}",
-        destroy_newer=request.POST.get("destroy_newer") == "on",
+        destroy_newer=bool(request.POST.get("confirm")),
+        confirm=request.POST.get("confirm", "").strip(),
     )
 
 
 @require_POST
 def snapshot_destroy(request):
-    back = request.POST.get("next") or "snapshot-list"
+    back = safe_next(request, request.POST.get("next"), "snapshot-list")
     return start_or_back(request, services.snapshot_destroy_start, back, snapshots=request.POST.getlist("snapshots"))
 
 

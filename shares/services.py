@@ -225,10 +225,12 @@ def nfs_export_save_start(*, host, user, data: dict, pk: int | None = None, conf
         return _shares_apply_start(host, user, f"NFS export {row.path}", ["nfs"])
 
 
-def nfs_export_delete_start(*, host, user, pk: int) -> Operation:
+def nfs_export_delete_start(*, host, user, pk: int, confirm: str) -> Operation:
     row = NfsExport.objects.filter(host=host, pk=pk).first()
     if row is None:
         raise ValidationError({"path": "That export no longer exists."})
+    if confirm != row.path:
+        raise ValidationError({"confirm": f"Type the export's path ({row.path}) to stop exporting it."})
     with transaction.atomic():
         row.delete()
         return _shares_apply_start(host, user, f"removed NFS export {row.path}", ["nfs"])
@@ -271,7 +273,8 @@ def shares_apply_run(tracker: Tracker) -> None:
 
 
 # --- Samba users: the password travels only in the queued message (operation_start's secret) -----------------
-def samba_user_start(*, host, user, action: str, username: str, password: str = "") -> Operation:
+def samba_user_start(*, host, user, action: str, username: str, password: str = "", confirm: str = "") -> Operation:
+    """confirm: the user name typed again, to delete."""
     try:
         samba.check_user(username)
         if action in ("add", "password"):
@@ -285,6 +288,8 @@ def samba_user_start(*, host, user, action: str, username: str, password: str = 
         raise ValidationError({"username": f"{host.name} has no Samba user {username}."})
     if action not in ("add", "password", "enable", "disable", "delete"):
         raise ValidationError({"action": "One of add, password, enable, disable, delete."})
+    if action == "delete" and confirm != username:
+        raise ValidationError({"confirm": f"Type the user's name ({username}) to delete the account."})
     return operation_start(
         kind=f"samba.user.{action}",
         target=f"host:{host.name}:samba-user:{username}",

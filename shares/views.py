@@ -84,7 +84,9 @@ def smb_share_delete(request, pk):
 
 @require_POST
 def nfs_export_delete(request, pk):
-    return start_or_back(request, services.nfs_export_delete_start, "share-list", pk=pk)
+    return start_or_back(
+        request, services.nfs_export_delete_start, "share-list", pk=pk, confirm=request.POST.get("confirm", "")
+    )
 
 
 @requires(write=Role.ADMIN)
@@ -108,6 +110,7 @@ def samba_user(request):
         action=request.POST.get("action", ""),
         username=request.POST.get("username", "").strip(),
         password=request.POST.get("password", ""),
+        confirm=request.POST.get("confirm", "").strip(),
     )
 
 

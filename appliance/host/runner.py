@@ -201,7 +201,10 @@ def _spawn(argv: list[str], *, timeout: float, input: str | None, env: dict) -> 
             proc.communicate(input=input.encode() if input is not None else None, timeout=timeout)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:  # stuck in the kernel (D state): give up waiting, still report it
+                pass
             raise CommandTimeout(argv, timeout) from None
         out.seek(0)
         err.seek(0)

@@ -183,7 +183,8 @@ class SnapshotCreateRequest(HostRequest):
 
 
 class RollbackRequest(serializers.Serializer):
-    destroy_newer = serializers.BooleanField(default=False)
+    destroy_newer = serializers.BooleanField(default=False, help_text="Yes to destroying the newer snapshots.")
+    confirm = serializers.CharField(required=False, default="", help_text="The snapshot's name, when it has newer.")
 
 
 class CloneRequest(serializers.Serializer):

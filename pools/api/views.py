@@ -185,11 +185,9 @@ class SnapshotViewSet(viewsets.ReadOnlyModelViewSet):
     @action(detail=True, methods=["post"])
     def rollback(self, request, pk=None):
         snap = self.get_object()
-        newer = valid(s.RollbackRequest, request).validated_data["destroy_newer"]
+        d = valid(s.RollbackRequest, request).validated_data
         return accepted(
-            services.snapshot_rollback_start(
-                host=snap.dataset.host, user=request.user, snapshot=snap.full_name, destroy_newer=newer
-            )
+            services.snapshot_rollback_start(host=snap.dataset.host, user=request.user, snapshot=snap.full_name, **d)
         )
 
     @extend_schema(request=s.CloneRequest, responses=ACCEPTED)

@@ -2,6 +2,7 @@
 
 from django.core.exceptions import ValidationError
 
+from appliance.choices import Role
 from appliance.host import names, zfs
 from appliance.models import Operation
 from pools.models import Snapshot
@@ -21,17 +22,18 @@ def snapshot_create_start(*, host, user, dataset: str, name: str, recursive: boo
     )  # fmt: skip
 
 
-def snapshot_rollback_start(*, host, user, snapshot: str, destroy_newer: bool) -> Operation:
+def snapshot_rollback_start(*, host, user, snapshot: str, destroy_newer: bool, confirm: str = "") -> Operation:
+    """Past newer snapshots (which the rollback destroys) only for an admin who typed the snapshot's name."""
     target = snapshot_row(host, snapshot)
     dataset_name, snap = target.dataset.name, target.name
     newer = Snapshot.objects.filter(dataset=target.dataset, created_at__gt=target.created_at).count()
+    drops = f"destroys {newer} newer snapshot{'s' if newer > 1 else ''}"
     if newer and not destroy_newer:
-        raise ValidationError(
-            {
-                "destroy_newer": f"Rolling back to {snapshot} destroys {newer} newer snapshot"
-                f"{'s' if newer > 1 else ''}; confirm to go on."
-            }
-        )
+        raise ValidationError({"destroy_newer": f"Rolling back to {snapshot} {drops}; confirm to go on."})
+    if newer and not (user and user.has_role(Role.ADMIN)):
+        raise ValidationError({"destroy_newer": f"Rolling back to {snapshot} {drops}: only an admin may."})
+    if newer and confirm != snap:
+        raise ValidationError({"confirm": f"Rolling back {drops}: type the snapshot's name ({snap}) to go on."})
     argv = checked(lambda: zfs.rollback_argv(snapshot, destroy_newer=bool(newer)))
     return command_start(
         host=host,

@@ -85,10 +85,13 @@ class NfsExportViewSet(_SavedAndAppliedViewSet):
     def service_args(self, serializer) -> dict:
         return {"confirmed": serializer.confirmed()}
 
-    @extend_schema(request=None, responses=ACCEPTED)
+    @extend_schema(request=ConfirmRequest, responses=ACCEPTED)
     def destroy(self, request, pk=None):
         export = self.get_object()
-        return accepted(services.nfs_export_delete_start(host=export.host, user=request.user, pk=export.pk))
+        confirm = valid(ConfirmRequest, request).validated_data["confirm"]
+        return accepted(
+            services.nfs_export_delete_start(host=export.host, user=request.user, pk=export.pk, confirm=confirm)
+        )
 
 
 class ShareSettingsViewSet(viewsets.GenericViewSet):
@@ -161,9 +164,12 @@ class SambaUserViewSet(viewsets.ReadOnlyModelViewSet):
             services.samba_user_start(host=row.host, user=request.user, action="disable", username=row.username)
         )
 
-    @extend_schema(request=None, responses=ACCEPTED)
+    @extend_schema(request=ConfirmRequest, responses=ACCEPTED)
     def destroy(self, request, pk=None):
         row = self.get_object()
+        confirm = valid(ConfirmRequest, request).validated_data["confirm"]
         return accepted(
-            services.samba_user_start(host=row.host, user=request.user, action="delete", username=row.username)
+            services.samba_user_start(
+                host=row.host, user=request.user, action="delete", username=row.username, confirm=confirm
+            )
         )

@@ -50,7 +50,7 @@ def test_an_admin_builds_a_pool_dataset_and_snapshots_then_destroys_it(page, lab
         page.goto(dataset_url)
     shot(page, "storage-04-dataset-with-snapshots")
     row = page.locator("tr:has(td:text-is('@one'))")
-    row.locator("input[name=destroy_newer]").check()
+    row.locator("input[name=confirm]").fill("one")
     row.locator("button:has-text('Roll back')").click()
     wait_for_operation(page)
     assert guest.sh("ls /tank/data").strip() == ""  # the file written after @one is gone

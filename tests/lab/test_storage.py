@@ -164,7 +164,7 @@ def test_dataset_zvol_snapshot_and_scrub_life_cycle(guest, lab_host, admin_user,
     do(services.snapshot_create_start, dataset="tank/data", name="two")
     with pytest.raises(ValidationError, match="destroys 1 newer snapshot"):
         services.snapshot_rollback_start(host=lab_host, user=admin_user, snapshot="tank/data@one", destroy_newer=False)
-    do(services.snapshot_rollback_start, snapshot="tank/data@one", destroy_newer=True)
+    do(services.snapshot_rollback_start, snapshot="tank/data@one", destroy_newer=True, confirm="one")
     assert guest.sh("ls /tank/data").strip() == ""  # the file written after @one is gone
     assert list(Snapshot.objects.filter(dataset__name="tank/data").values_list("name", flat=True)) == ["one"]
 

@@ -266,3 +266,41 @@ def test_the_page_and_the_api_find_the_same_snapshots(admin_client, tank, local_
         api = admin_client.get("/api/v1/snapshots/", {"q": q, "host": "local"}).json()["results"]
         assert {s.full_name for s in page} == expected, q
         assert {f"{s['dataset']}@{s['name']}" for s in api} == expected, q
+
+
+@pytest.fixture
+def two_snapshots(tank):
+    """tank/a@s1 (from the tank fixture) and a newer tank/a@s2: rolling back to s1 destroys s2."""
+    Snapshot.objects.create(dataset=tank[2], name="s2", created_at=timezone.now() + timedelta(minutes=1))
+    return tank[2]
+
+
+def test_a_rollback_past_newer_snapshots_needs_an_admin_and_the_name_typed(
+    admin_client, operator_client, two_snapshots, django_capture_on_commit_callbacks
+):
+    url = f"/pools/datasets/{two_snapshots.pk}/snapshots/rollback/"
+    refused = operator_client.post(url, {"snapshot": "s1", "confirm": "s1"}, follow=True)
+    assert "only an admin" in refused.content.decode() and not Operation.objects.exists()
+    wrong = admin_client.post(url, {"snapshot": "s1", "confirm": "s2"}, follow=True)
+    assert "type the snapshot&#x27;s name (s1)" in wrong.content.decode() and not Operation.objects.exists()
+    api = admin_client.post(
+        f"/api/v1/snapshots/{Snapshot.objects.get(name='s1').pk}/rollback/", {"destroy_newer": True},
+        content_type="application/json",
+    )  # fmt: skip
+    assert api.status_code == 400 and "confirm" in api.json()
+    with django_capture_on_commit_callbacks(execute=False):
+        admin_client.post(url, {"snapshot": "s1", "confirm": "s1"})
+    assert only_argv() == [["zfs", "rollback", "-r", "--", "tank/a@s1"]]
+
+
+@pytest.mark.parametrize("nxt", ["https://evil.example/", "//evil.example/x", "javascript:alert(1)", "evil.example"])
+def test_next_never_leaves_the_site(admin_client, local_host, nxt):
+    switched = admin_client.post("/hosts/switch/", {"host": local_host.pk, "next": nxt})
+    assert switched.status_code == 302 and switched["Location"] == "/"
+    destroyed = admin_client.post("/pools/snapshots/destroy/", {"snapshots": [], "next": nxt})
+    assert destroyed["Location"] == "/pools/snapshots/"
+
+
+def test_next_keeps_a_path_on_the_site(admin_client, local_host):
+    switched = admin_client.post("/hosts/switch/", {"host": local_host.pk, "next": "/pools/disks/"})
+    assert switched["Location"] == "/pools/disks/"

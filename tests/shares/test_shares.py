@@ -224,3 +224,25 @@ def test_client_root_as_root_needs_confirmation_and_an_admin(
     with django_capture_on_commit_callbacks(execute=False):
         admin_client.post("/shares/nfs/new/", {**form, "root_ok": "on"})
     assert NfsExport.objects.count() == 1
+
+
+def test_deleting_a_samba_user_or_an_export_needs_its_name_typed(
+    admin_client, tank, django_capture_on_commit_callbacks
+):
+    user = SambaUser.objects.create(host=tank.host, username="alice")
+    export = NfsExport.objects.create(host=tank.host, dataset="tank/docs", path="/tank/docs", clients="10.0.0.0/24")
+    page = admin_client.post(
+        "/shares/users/", {"action": "delete", "username": "alice", "confirm": "alic"}, follow=True
+    )
+    assert "Type the user&#x27;s name (alice)" in page.content.decode()
+    api = admin_client.delete(f"/api/v1/samba-users/{user.pk}/", {}, content_type="application/json")
+    assert api.status_code == 400 and "confirm" in api.json()
+    api = admin_client.delete(
+        f"/api/v1/nfs-exports/{export.pk}/", {"confirm": "/tank"}, content_type="application/json"
+    )
+    assert api.status_code == 400 and "confirm" in api.json()
+    assert not Operation.objects.exists() and NfsExport.objects.exists()
+    with django_capture_on_commit_callbacks(execute=False):
+        admin_client.post(f"/shares/nfs/{export.pk}/delete/", {"confirm": "/tank/docs"})
+        admin_client.post("/shares/users/", {"action": "delete", "username": "alice", "confirm": "alice"})
+    assert not NfsExport.objects.exists() and Operation.objects.count() == 2
