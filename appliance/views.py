@@ -109,7 +109,11 @@ def host_probe(request, pk):
 @requires(write=Role.VIEWER)
 @require_POST
 def host_switch(request):
-    host = get_object_or_404(Host, pk=request.POST.get("host"))
+    host_id = request.POST.get("host", "")
+    if not host_id.isdigit():
+        messages.error(request, "Choose a host from the list.")
+        return redirect("dashboard")
+    host = get_object_or_404(Host, pk=int(host_id))
     request.session["host_id"] = host.pk
     return redirect(safe_next(request, request.POST.get("next"), "dashboard"))
 

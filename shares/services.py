@@ -5,7 +5,7 @@ import re
 from dataclasses import asdict
 
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from appliance.choices import Role
@@ -110,6 +110,16 @@ def _share_row(model, host, data: dict, pk: int | None, path: str = ""):
     return row, model.objects.filter(host=host).exclude(pk=row.pk)
 
 
+def _save(row, field: str, taken: str) -> None:
+    """Save the row; a twin saved a moment ago by another request (the check above passed for both) is a field
+    error, not a 500."""
+    try:
+        with transaction.atomic():
+            row.save()
+    except IntegrityError:
+        raise ValidationError({field: taken}) from None
+
+
 def _shares_apply_start(host, user, what: str, parts, create: list[list[str]] | None = None, dataset="") -> Operation:
     """parts: which of Tarn's files the change touches ("smb", "nfs"); the others are left alone."""
     params = {"what": what, "parts": list(parts)}
@@ -155,7 +165,7 @@ def smb_share_save_start(*, host, user, data: dict, pk: int | None = None, new_d
     shares_render(host, smb_rows=[*others, row])  # every value checked, the whole file renders
     what = f"SMB share {row.name}" + (f" on new dataset {new_dataset}" if new_dataset else "")
     with transaction.atomic():
-        row.save()
+        _save(row, "name", f"{host.name} already has a share named {row.name} (names ignore case).")
         return _shares_apply_start(host, user, what, ["smb"], create=create, dataset=new_dataset)
 
 
@@ -221,7 +231,7 @@ def nfs_export_save_start(*, host, user, data: dict, pk: int | None = None, conf
     if errors:
         raise ValidationError(errors)
     with transaction.atomic():
-        row.save()
+        _save(row, "dataset", f"{row.path} is exported already: add the clients to that export.")
         return _shares_apply_start(host, user, f"NFS export {row.path}", ["nfs"])
 
 

@@ -25,7 +25,9 @@ class ConfigRejected(HostError):
 
 
 PATH = re.compile(r"^/[A-Za-z0-9_.:/+-]*$")
-TEXT = re.compile(r"^[^\n\r\\\[\]%$;#\x00-\x1f]*$")
+# No newlines, config syntax, control characters, or the invisible ones that make text read other than it is
+# (bidi overrides and isolates, zero-width characters, the BOM).
+TEXT = re.compile(r"^[^\n\r\\\[\]%$;#\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]*$")
 
 
 def check_path(path: str, problems: dict, key: str = "path") -> None:

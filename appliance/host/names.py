@@ -6,6 +6,7 @@ Stricter than OpenZFS where that avoids trouble (no spaces, no leading dash); ev
 import re
 
 MAX_NAME = 255  # ZFS_MAX_DATASET_NAME_LEN - 1
+MAX_DEPTH = 50  # zfs_max_dataset_nesting: OpenZFS refuses deeper datasets
 _COMPONENT = re.compile(r"^[A-Za-z0-9_.:-]+$")
 RESERVED_POOL_PREFIXES = ("mirror", "raidz", "draid", "spare")
 RESERVED_POOL_NAMES = {"log", "cache", "special", "dedup", "logs", "spares"}
@@ -20,8 +21,8 @@ def _component(value: str, what: str) -> None:
         raise InvalidName(f"{what} is empty")
     if value.startswith("-"):
         raise InvalidName(f"{what} may not start with '-'")
-    if value in (".", ".."):
-        raise InvalidName(f"{what} may not be '.' or '..'")
+    if value in (".", "..", ".zfs"):
+        raise InvalidName(f"{what} may not be '.', '..' or '.zfs' (the snapshot directory)")
     if not _COMPONENT.fullmatch(value):
         raise InvalidName(f"{what} may contain only letters, digits and _ . : - (no spaces, '/', '@' or '#')")
 
@@ -47,6 +48,8 @@ def dataset_name(value: str) -> str:
     if len(value) > MAX_NAME:
         raise InvalidName(f"A dataset name is at most {MAX_NAME} characters")
     pool, *children = value.split("/")
+    if len(children) > MAX_DEPTH:
+        raise InvalidName(f"A dataset is at most {MAX_DEPTH} levels below its pool")
     pool_name(pool)
     for child in children:
         _component(child, "Each part of a dataset name")

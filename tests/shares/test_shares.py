@@ -6,6 +6,7 @@ from django.utils import timezone
 
 from appliance.models import AuditEntry, Operation
 from pools.models import Dataset, Pool
+from shares import services as share_services
 from shares.models import NfsExport, SambaUser, SmbShare
 
 SMB = {"name": "docs", "dataset": "tank/docs", "preset": "general", "browseable": "on", "previous_versions": "on",
@@ -246,3 +247,17 @@ def test_deleting_a_samba_user_or_an_export_needs_its_name_typed(
         admin_client.post(f"/shares/nfs/{export.pk}/delete/", {"confirm": "/tank/docs"})
         admin_client.post("/shares/users/", {"action": "delete", "username": "alice", "confirm": "alice"})
     assert not NfsExport.objects.exists() and Operation.objects.count() == 2
+
+
+def test_a_share_saved_by_another_request_a_moment_ago_is_a_field_error(admin_client, tank, monkeypatch):
+    """Two requests for Docs and DOCS pass the name check together; the later save meets the constraint."""
+    render = share_services.shares_render
+
+    def the_other_request_saves_meanwhile(*args, **kwargs):
+        SmbShare.objects.get_or_create(host=tank.host, name="DOCS", dataset="tank/docs", path="/tank/docs")
+        return render(*args, **kwargs)
+
+    monkeypatch.setattr(share_services, "shares_render", the_other_request_saves_meanwhile)
+    response = admin_client.post("/api/v1/smb-shares/", {"host": "local", **SMB}, content_type="application/json")
+    assert response.status_code == 400 and "names ignore case" in response.json()["name"][0]
+    assert not Operation.objects.exists()
