@@ -137,6 +137,18 @@ class Operation(models.Model):
         return self.status in OperationStatus.active()
 
 
+class OperationSecret(models.Model):
+    """Half of a secret an operation carries (a Samba password): random bytes the same length as the secret.
+    The queued message holds the secret XOR this pad, so neither Redis nor the database alone holds anything
+    but noise; the worker joins the halves and deletes this row before it runs the operation."""
+
+    operation = models.OneToOneField(Operation, on_delete=models.CASCADE, related_name="secret_pad")
+    pad = models.BinaryField()
+
+    def __str__(self):
+        return f"secret pad of operation {self.operation_id}"
+
+
 class AuditEntryQuerySet(models.QuerySet):
     def delete(self):
         raise PermissionError("audit entries cannot be deleted")

@@ -4,7 +4,9 @@ A service calls operation_start(kind=…) and never imports a task; the worker's
 operation_execute, which claims the row, finds the runner registered for its kind and tracks it to its end.
 """
 
+import base64
 import logging
+import secrets
 import socket
 import threading
 from collections.abc import Callable
@@ -19,7 +21,7 @@ from django.utils import timezone
 from appliance.celery import app
 from appliance.choices import OperationStatus
 from appliance.host.errors import HostError
-from appliance.models import Operation
+from appliance.models import Operation, OperationSecret
 
 log = logging.getLogger(__name__)
 HEARTBEAT_SECONDS = 10
@@ -48,7 +50,8 @@ def operation_start(*, kind, target, host, user, runner: str = "", params=None, 
     """Save the Operation row now and queue it once the surrounding transaction commits.
 
     runner: the registered runner's kind when it differs from kind (many storage commands share one runner).
-    secret (a password) travels only in the queued message, never in the row, its params, logs or audit.
+    secret (a password) is split: the queued message carries it XOR a random pad, the pad waits in the database
+    until the worker takes it; neither half alone is the secret, and both are gone once the operation starts.
     """
     try:
         with transaction.atomic():
@@ -60,11 +63,31 @@ def operation_start(*, kind, target, host, user, runner: str = "", params=None, 
                 params=params or {},
                 user=user if getattr(user, "pk", None) else None,
             )
+            if secret:
+                secret = _split(op, secret)
     except IntegrityError:
         raise TargetBusy(f"Another operation is already running on {target}; wait for it to finish.") from None
     chosen = queue or (host.host_queue if host else "default")
     transaction.on_commit(lambda: _enqueue(op, chosen, secret))
     return op
+
+
+def _split(op: Operation, secret: str) -> str:
+    """Keep a random pad for the secret; return what the message carries (secret XOR pad, base64)."""
+    data = secret.encode()
+    pad = secrets.token_bytes(len(data))
+    OperationSecret.objects.create(operation=op, pad=pad)
+    return base64.b64encode(bytes(a ^ b for a, b in zip(data, pad, strict=True))).decode()
+
+
+def _join(op_id: int, carried: str | None) -> str | None:
+    """The secret again, from the message's half and the pad, which is deleted here (it is used once)."""
+    row = OperationSecret.objects.filter(operation_id=op_id).first()
+    OperationSecret.objects.filter(operation_id=op_id).delete()
+    if not carried or row is None:
+        return None
+    data = base64.b64decode(carried)
+    return bytes(a ^ b for a, b in zip(data, bytes(row.pad), strict=True)).decode()
 
 
 def _enqueue(op: Operation, queue: str, secret=None) -> None:
@@ -120,7 +143,8 @@ def _finish(op: Operation, status: str, message: str) -> None:
 
 
 def operation_execute(operation_id: int, secret: str | None = None) -> None:
-    """The worker's side: claim the operation, run its kind's runner, record the end."""
+    """The worker's side: claim the operation, run its kind's runner, record the end. secret: the message's half
+    of a split secret (see operation_start)."""
     with operation_tracking(operation_id, secret=secret) as tracker:
         if tracker is None:
             return
@@ -143,6 +167,7 @@ def operation_tracking(operation_id: int, secret: str | None = None):
         heartbeat_at=timezone.now(),
         worker=f"{socket.gethostname()}",
     )
+    secret = _join(operation_id, secret)  # the pad goes now, whether the operation runs or not
     if not claimed:
         log.warning("operation %s is not queued any more; skipping", operation_id)
         yield None
@@ -173,6 +198,7 @@ def operations_reap_lost(*, queued_ids: set[int] | None, older_than: timedelta) 
         return 0
     cutoff = timezone.now() - older_than
     lost = Operation.objects.filter(status=OperationStatus.QUEUED, created_at__lt=cutoff).exclude(pk__in=queued_ids)
+    OperationSecret.objects.filter(operation__in=lost).delete()
     return lost.update(
         status=OperationStatus.FAILED,
         finished_at=timezone.now(),

@@ -120,11 +120,13 @@ def _save(row, field: str, taken: str) -> None:
         raise ValidationError({field: taken}) from None
 
 
-def _shares_apply_start(host, user, what: str, parts, create: list[list[str]] | None = None, dataset="") -> Operation:
-    """parts: which of Tarn's files the change touches ("smb", "nfs"); the others are left alone."""
+def _shares_apply_start(host, user, what: str, parts, create=None, dataset="", folder="") -> Operation:
+    """parts: which of Tarn's files the change touches ("smb", "nfs"); the others are left alone. create: the
+    argvs of a new dataset (then folder: its root folder, made writable by the shared group)."""
     params = {"what": what, "parts": list(parts)}
     if create:
-        params |= {"create": create, "scope": Scope(trees=[dataset], datasets=[dataset.rsplit("/", 1)[0]]).as_params()}
+        scope = Scope(trees=[dataset], datasets=[dataset.rsplit("/", 1)[0]])
+        params |= {"create": create, "folder": folder, "scope": scope.as_params()}
     return operation_start(kind="shares.apply", target=f"host:{host.name}:shares", host=host, user=user, params=params)
 
 
@@ -138,9 +140,9 @@ PRESET_DATASET_PROPERTIES = {
 }
 
 
-def _new_share_dataset(host, name: str, preset: str) -> tuple[list[list[str]], str]:
-    """The argvs that make a share's new dataset (`zfs create` with the preset's properties, then its root folder
-    writable by Samba users through the shared group, except for the read-only archive) and its future path."""
+def _new_share_dataset(host, name: str, preset: str) -> tuple[list[list[str]], str, str]:
+    """The argv that makes a share's new dataset (`zfs create` with the preset's properties), its future path, and
+    the folder to make writable by Samba users through the shared group ('' for the read-only archive)."""
     try:
         argv = zfs.create_argv(name, PRESET_DATASET_PROPERTIES.get(preset, {}))
     except (names.InvalidName, names.PropertyErrors) as exc:
@@ -148,16 +150,14 @@ def _new_share_dataset(host, name: str, preset: str) -> tuple[list[list[str]], s
     new_dataset_name(host, name, "new_dataset")
     parent = _share_path(host, name.rsplit("/", 1)[0])
     path = f"{parent.rstrip('/')}/{name.rsplit('/', 1)[1]}"
-    if preset == "archive":
-        return [argv], path
-    return [argv, posix.group_folder_argv(path)], path
+    return [argv], path, "" if preset == "archive" else path
 
 
 def smb_share_save_start(*, host, user, data: dict, pk: int | None = None, new_dataset: str = "") -> Operation:
     """Save a share and apply; with new_dataset, the operation first creates it with the preset's properties."""
-    create, path = None, ""
+    create, path, folder = None, "", ""
     if new_dataset:
-        create, path = _new_share_dataset(host, new_dataset, data.get("preset", "general"))
+        create, path, folder = _new_share_dataset(host, new_dataset, data.get("preset", "general"))
         data = {**data, "dataset": new_dataset}
     row, others = _share_row(SmbShare, host, data, pk, path)
     if others.filter(name__iexact=row.name).exists():
@@ -166,7 +166,7 @@ def smb_share_save_start(*, host, user, data: dict, pk: int | None = None, new_d
     what = f"SMB share {row.name}" + (f" on new dataset {new_dataset}" if new_dataset else "")
     with transaction.atomic():
         _save(row, "name", f"{host.name} already has a share named {row.name} (names ignore case).")
-        return _shares_apply_start(host, user, what, ["smb"], create=create, dataset=new_dataset)
+        return _shares_apply_start(host, user, what, ["smb"], create=create, dataset=new_dataset, folder=folder)
 
 
 def smb_share_delete_start(*, host, user, pk: int, confirm: str) -> Operation:
@@ -191,12 +191,12 @@ def smb_share_folder_start(*, host, user, pk: int, owner: str, group: str, mode:
     if group not in groups:
         raise ValidationError({"group": f"{posix.SHARED_GROUP}, root or a Samba user's own group."})
     try:
-        argv = posix.folder_argv(row.path, owner, group, mode)
+        posix.check_folder(row.path, owner, group, mode)
     except InvalidShare as exc:
         raise ValidationError(exc.problems) from None
     return operation_start(
         kind="shares.folder", target=f"host:{host.name}:smb-share:{row.name}", host=host, user=user,
-        params={"argv": argv, "path": row.path},
+        params={"path": row.path, "owner": owner, "group": group, "mode": mode},
     )  # fmt: skip
 
 
@@ -204,10 +204,8 @@ def smb_share_folder_start(*, host, user, pk: int, owner: str, group: str, mode:
 def share_folder_run(tracker: Tracker) -> None:
     op = tracker.op
     t = transport_for(op.host, user=op.user, operation=op)
-    path = op.params["path"]
-    before = posix.folder_owner(t, path)
-    t.run(op.params["argv"], timeout=60, mutating=True)
-    tracker.progress(100, f"{path}: {before} → {posix.folder_owner(t, path)}")
+    p = op.params
+    tracker.progress(100, f"{p['path']}: {posix.set_folder(t, p['path'], p['owner'], p['group'], p['mode'])}")
 
 
 # What each risky export needs: the confirmation field that says yes, and why it is asked.
@@ -265,6 +263,8 @@ def shares_apply_run(tracker: Tracker) -> None:
         tracker.progress(5, "Creating the share's dataset")
         for argv in op.params["create"]:
             t.run(argv, timeout=600, mutating=True)
+        if op.params.get("folder"):
+            posix.shared_folder(t, op.params["folder"])
         inventory_refresh(host=op.host, operation=op, scope=Scope.of(op.params.get("scope")))
     files, parts = shares_render(op.host), op.params.get("parts", ["smb", "nfs"])
     smb = exports = conf = False

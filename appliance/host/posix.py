@@ -20,8 +20,8 @@ FOLDER_MODES = {
 }
 
 
-def folder_argv(path: str, owner: str, group: str, mode: str) -> list[str]:
-    """Set a share's root folder owner, group and mode (not recursive: files keep theirs)."""
+def check_folder(path: str, owner: str, group: str, mode: str) -> None:
+    """A share's root folder change, checked before anything runs: a clean path, account names, a listed mode."""
     problems: dict[str, str] = {}
     check_path(path, problems)
     for key, value in (("owner", owner), ("group", group)):
@@ -31,25 +31,27 @@ def folder_argv(path: str, owner: str, group: str, mode: str) -> list[str]:
         problems["mode"] = f"One of {', '.join(FOLDER_MODES)}."
     if problems:
         raise InvalidShare(problems)
-    return ["install", "-d", "-m", mode, "-o", owner, "-g", group, "--", path]
 
 
-def group_folder_argv(path: str) -> list[str]:
+def set_folder(t: Transport, path: str, owner: str, group: str, mode: str) -> str:
+    """Owner, group and mode of a share's root folder (not recursive: files keep theirs), never through a
+    symlink; returns 'before → after'."""
+    check_folder(path, owner, group, mode)
+    return t.folder(path, owner, group, int(mode, 8))
+
+
+def shared_folder(t: Transport, path: str) -> str:
     """A share's root folder that every Samba user may write (setgid: new files stay in the shared group)."""
-    return folder_argv(path, "root", SHARED_GROUP, "2775")
-
-
-def folder_owner(t: Transport, path: str) -> str:
-    """`owner:group mode` of a folder, as stat prints it (e.g. `root:users 2775`)."""
-    return t.run(["stat", "-c", "%U:%G %a", "--", path], timeout=30).stdout.strip()
+    return set_folder(t, path, "root", SHARED_GROUP, "2775")
 
 
 def user_dir(t: Transport, base: str, name: str) -> None:
-    """The private preset's per-user directory: <share path>/<user>, owned by the user, mode 0700."""
+    """The private preset's per-user folder <share path>/<user>, owned by the user, 0700. Users can write the
+    share, so a link planted where the folder goes is refused, never followed (it would chown its target)."""
     problems: dict[str, str] = {}
     if not ACCOUNT.fullmatch(name):
         problems["username"] = "A local account name: lower-case letters, digits, _ and -, at most 32."
     check_path(base, problems)
     if problems:
         raise InvalidShare(problems)
-    t.run(["install", "-d", "-m", "0700", "-o", name, "-g", name, "--", f"{base}/{name}"], mutating=True)
+    t.folder(f"{base}/{name}", name, name, 0o700, create=True)

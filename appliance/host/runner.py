@@ -173,7 +173,22 @@ class Transport:
             )
         return changed
 
+    def folder(self, path: str, owner: str, group: str, mode: int, *, create: bool = False) -> str:
+        """Owner, group and mode of a folder reached without following symlinks (atomic.folder); returns
+        'before → after'. Refused (PathNotAllowed) when any component is a link."""
+        if self.read_only:
+            raise ReadOnlyHost(f"read-only host: would change {path}")
+        started = time.monotonic()
+        outcome = self._folder(path, owner, group, mode, create)
+        if self.on_command:
+            argv = ["folder", path, owner, group, format(mode, "o"), *(["create"] if create else [])]
+            self.on_command(CommandResult(argv, 0, outcome, "", time.monotonic() - started, True))
+        return outcome
+
     def _execute(self, argv, *, timeout, input, mutating) -> CommandResult:
+        raise NotImplementedError
+
+    def _folder(self, path, owner, group, mode, create) -> str:
         raise NotImplementedError
 
     def _write(self, path, data, mode, timeout) -> bool:
@@ -229,6 +244,12 @@ class LocalTransport(Transport):
         try:
             return atomic.write_if_changed(path, data, mode, self.writable_dirs)
         except PermissionError as exc:
+            raise PathNotAllowed(str(exc)) from None
+
+    def _folder(self, path, owner, group, mode, create):
+        try:
+            return atomic.folder(path, owner, group, mode, create)
+        except (PermissionError, KeyError) as exc:
             raise PathNotAllowed(str(exc)) from None
 
 
@@ -368,6 +389,16 @@ class SSHTransport(Transport):
                     f"{err.strip().splitlines()[-1] if err.strip() else 'ssh failed'}"
                 )
         return CommandResult(argv, rc, out, err, duration, mutating)
+
+    def _folder(self, path, owner, group, mode, create):
+        argv = ["python3", "-c", inspect.getsource(atomic), "--folder", path, owner, group, format(mode, "o"),
+                "1" if create else "0"]  # fmt: skip
+        result = self._execute(argv, timeout=60, input=None, mutating=True)
+        if result.returncode == 3:
+            raise PathNotAllowed(result.stderr.strip())
+        if result.returncode != 0:
+            raise error_for(["folder", path], result.returncode, result.stderr)
+        return result.stdout.strip()
 
     def _write(self, path, data, mode, timeout):
         script = inspect.getsource(atomic)

@@ -1,12 +1,13 @@
 """Operations: one active per target, failures shown with their message, the reaper."""
 
+import base64
 from datetime import timedelta
 
 import pytest
 from django.utils import timezone
 
 from appliance.host.errors import Busy
-from appliance.models import Operation
+from appliance.models import Operation, OperationSecret
 from appliance.operations import (
     OPERATION_TASK,
     TargetBusy,
@@ -47,23 +48,30 @@ def test_an_operation_is_saved_then_queued_on_commit_to_its_hosts_queue(
     assert queued == [(OPERATION_TASK, [op.pk], "host.local", {})]
 
 
-def test_a_secret_travels_only_in_the_queued_message(
+def test_a_secret_is_split_between_the_message_and_a_pad_and_joined_once(
     local_host, admin_user, queued, django_capture_on_commit_callbacks
 ):
     with django_capture_on_commit_callbacks(execute=True):
         op = operation_start(
-            kind="x", target="t", host=local_host, user=admin_user, params={"u": "a"}, secret="s3cret-pw"
+            kind="test.record", target="t", host=local_host, user=admin_user, params={"u": "a"}, secret="s3cret-pw"
         )
-    assert queued == [(OPERATION_TASK, [op.pk], "host.local", {"secret": "s3cret-pw"})]
+    [(_, args, _, kwargs)] = queued
+    pad = bytes(OperationSecret.objects.get(operation=op).pad)
     row = Operation.objects.get(pk=op.pk)
-    assert "s3cret-pw" not in repr((row.params, row.message, row.log))
+    at_rest = repr((kwargs, row.params, row.message, row.log, pad))
+    assert "s3cret-pw" not in at_rest and base64.b64encode(b"s3cret-pw").decode() not in at_rest
+    operation_execute(*args, **kwargs)
+    assert seen[-1] == (op.pk, {"u": "a"}, "s3cret-pw")
+    assert not OperationSecret.objects.exists()  # used once, then gone
+    operation_execute(*args, **kwargs)  # a redelivered message finds neither the pad nor a queued operation
+    assert len([s for s in seen if s[0] == op.pk]) == 1
 
 
-def test_the_runner_registered_for_the_kind_runs_it_with_its_secret(local_host, admin_user):
+def test_the_runner_registered_for_the_kind_runs_it(local_host, admin_user):
     op = Operation.objects.create(kind="test.record", target="t", host=local_host, params={"u": "a"})
-    operation_execute(op.pk, secret="pw")
+    operation_execute(op.pk)
     op.refresh_from_db()
-    assert seen[-1] == (op.pk, {"u": "a"}, "pw") and (op.status, op.progress) == ("succeeded", 100)
+    assert seen[-1] == (op.pk, {"u": "a"}, None) and (op.status, op.progress) == ("succeeded", 100)
 
 
 def test_a_named_runner_serves_many_kinds(local_host):

@@ -1,5 +1,7 @@
 """The reaper and a real Redis: a queued operation whose message the queue lost is failed and frees its target."""
 
+import base64
+import json
 from datetime import timedelta
 
 import pytest
@@ -12,6 +14,7 @@ from appliance.broker import queued_operation_ids
 from appliance.models import Operation
 from appliance.operations import operation_start
 from appliance.services import operations_reap_stale
+from shares.services import samba_user_start
 from tests.conftest import require
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
@@ -54,3 +57,22 @@ def test_nothing_is_judged_lost_when_the_queue_cannot_be_read(broker, local_host
         assert queued_operation_ids() is None
         assert operations_reap_stale() == 0
     assert Operation.objects.get().status == "queued"
+
+
+def test_a_samba_password_is_not_in_redis_while_its_operation_waits(broker, local_host, admin_user):
+    password = "Tr0ub4dor&3xyz"
+    op = samba_user_start(host=local_host, user=admin_user, action="add", username="alice", password=password)
+    assert op.pk in queued_operation_ids()
+    seen = []  # every value in Redis, and each queued message's decoded body and headers
+    for key in broker.scan_iter():
+        values = broker.lrange(key, 0, -1) if broker.type(key) == b"list" else [broker.dump(key) or b""]
+        for value in values:
+            seen.append(value)
+            try:
+                message = json.loads(value)
+            except ValueError:
+                continue
+            seen += [base64.b64decode(message["body"]), json.dumps(message["headers"]).encode()]
+    assert seen
+    for form in (password.encode(), base64.b64encode(password.encode())):
+        assert not any(form in value for value in seen)

@@ -22,16 +22,8 @@ SHARE = dict(comment="", preset="general", read_only=False, browseable=True, gue
              hosts_allow="", hosts_deny="", previous_versions=True, snapshot_prefix="auto", time_machine_quota="")  # fmt: skip
 
 
-def run(op, **kwargs):
-    """Run the operation here through the runner registry (the worker round trip is proven in integration)."""
-    operation_execute(op.pk, **kwargs)
-    op.refresh_from_db()
-    assert op.status == "succeeded", op.message
-    return op
-
-
 @pytest.fixture
-def shared(guest, lab_host, admin_user, django_capture_on_commit_callbacks):
+def shared(guest, lab_host, admin_user, run_queued):
     """A pool with tank/docs (and tank/other), Samba users alice and bob, and a way to run operations."""
     guest.sh(
         "zpool create -f tank "
@@ -40,19 +32,13 @@ def shared(guest, lab_host, admin_user, django_capture_on_commit_callbacks):
     )
     services.inventory_refresh(host=lab_host)
 
-    def do(start, secret=None, **kwargs):
-        with django_capture_on_commit_callbacks(execute=False):
-            op = start(host=lab_host, user=admin_user, **kwargs)
-        return run(op, **({"secret": secret} if secret else {}))
+    def do(start, **kwargs):
+        op = run_queued(start, host=lab_host, user=admin_user, **kwargs)
+        assert op.status == "succeeded", op.message
+        return op
 
     for name in ("alice", "bob"):
-        do(
-            share_services.samba_user_start,
-            secret=f"{name}-password-1",
-            action="add",
-            username=name,
-            password=f"{name}-password-1",
-        )
+        do(share_services.samba_user_start, action="add", username=name, password=f"{name}-password-1")
     return do
 
 
@@ -218,7 +204,7 @@ def test_folder_permissions_decide_who_writes_once_samba_lets_them_in(guest, sha
     assert guest.sh("stat -c '%U:%G' /tank/docs/g.txt").strip() == "bob:users"  # setgid kept the group
 
 
-def test_tarn_acts_only_on_accounts_it_made(guest, shared, lab_host, admin_user, django_capture_on_commit_callbacks):
+def test_tarn_acts_only_on_accounts_it_made(guest, shared, lab_host, admin_user, run_queued):
     """Adding then deleting the Samba user www-data once removed the guest's www-data account."""
     for name in ("www-data", "sshd", "root", "systemd-network"):
         with pytest.raises(ValidationError):
@@ -226,14 +212,26 @@ def test_tarn_acts_only_on_accounts_it_made(guest, shared, lab_host, admin_user,
                 host=lab_host, user=admin_user, action="add", username=name, password="x" * 12
             )
     guest.sh("useradd --no-create-home carol")  # an account an admin made by hand
-    with django_capture_on_commit_callbacks(execute=False):
-        op = share_services.samba_user_start(
-            host=lab_host, user=admin_user, action="add", username="carol", password="carol-password-1"
-        )
-    operation_execute(op.pk, secret="carol-password-1")
-    op.refresh_from_db()
+    op = run_queued(share_services.samba_user_start, host=lab_host, user=admin_user, action="add", username="carol",
+                    password="carol-password-1")  # fmt: skip
     assert op.status == "failed" and "Tarn did not make" in op.message
     assert "carol" not in guest.sh("pdbedit -L") and guest.sh("id -u carol").strip().isdigit()
-    shared(share_services.samba_user_start, action="delete", username="alice")  # made by Tarn: fully removed
+    shared(share_services.samba_user_start, action="delete", username="alice", confirm="alice")  # Tarn made it
     assert "no such user" in guest.sh("id alice 2>&1 || true")
     assert guest.sh("id -u www-data").strip() == "33"
+
+
+def test_a_link_planted_where_a_private_folder_goes_is_refused_not_followed(
+    guest, shared, lab_host, admin_user, django_capture_on_commit_callbacks
+):
+    """Private shares make <share>/<user> as root on a tree users write: a link there once chowned its target."""
+    guest.sh("ln -s /etc /tank/docs/bob")  # bob's folder does not exist yet: a link to /etc stands in its place
+    with django_capture_on_commit_callbacks(execute=False):
+        op = share_services.smb_share_save_start(
+            host=lab_host, user=admin_user, data={"name": "home", "dataset": "tank/docs", **SHARE, "preset": "private"}
+        )
+    operation_execute(op.pk)
+    op.refresh_from_db()
+    assert op.status == "failed" and "/tank/docs/bob is a symlink" in op.message, op.message
+    assert guest.sh("stat -c '%U:%G %a' /etc").strip() == "root:root 755"
+    assert guest.sh("stat -c '%U %a' /tank/docs/alice").strip() == "alice 700"  # made before meeting bob's link

@@ -152,10 +152,8 @@ def test_the_share_form_can_create_its_dataset_with_the_presets_properties(
         response = admin_client.post("/shares/smb/new/", form)
     assert response.status_code == 302, response.context["form"].errors
     op = Operation.objects.get()
-    assert op.params["create"] == [
-        ["zfs", "create", "-o", "xattr=sa", "-o", "acltype=posix", "--", "tank/team"],
-        ["install", "-d", "-m", "2775", "-o", "root", "-g", "users", "--", "/tank/team"],
-    ]
+    assert op.params["create"] == [["zfs", "create", "-o", "xattr=sa", "-o", "acltype=posix", "--", "tank/team"]]
+    assert op.params["folder"] == "/tank/team"  # made 2775 root:users by the helper, never through a link
     share = SmbShare.objects.get()
     assert (share.dataset, share.path) == ("tank/team", "/tank/team")
     taken = admin_client.post("/shares/smb/new/", {**form, "name": "other", "new_dataset": "tank/docs"})
@@ -185,7 +183,7 @@ def test_a_shares_folder_owner_and_mode_are_set_by_one_admin_operation(
         admin_client.post(url, {"owner": "alice", "group": "alice", "mode": "2770"})
     op = Operation.objects.get()
     assert (op.kind, op.target) == ("shares.folder", "host:local:smb-share:docs")
-    assert op.params["argv"] == ["install", "-d", "-m", "2770", "-o", "alice", "-g", "alice", "--", "/tank/docs"]
+    assert op.params == {"path": "/tank/docs", "owner": "alice", "group": "alice", "mode": "2770"}
 
 
 @pytest.mark.parametrize(

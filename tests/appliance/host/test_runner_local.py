@@ -1,11 +1,15 @@
 """The local transport: real processes, exact argv, timeouts that kill, typed errors, read-only mode."""
 
+import grp
 import json
+import os
+import pwd
 import time
 
 import pytest
 
 from appliance.host import errors
+from appliance.host.errors import PathNotAllowed
 from appliance.host.runner import LocalTransport, SSHTransport
 
 ECHO_ARGV = ["python3", "-c", "import json, sys; print(json.dumps(sys.argv[1:]))"]
@@ -163,3 +167,24 @@ def test_ssh_argv_is_exact_and_quotes_the_remote_command():
     )
     assert "StrictHostKeyChecking=yes" in argv and "BatchMode=yes" in argv
     assert argv[argv.index("-p") + 1] == "2200"
+
+
+def test_a_folder_change_never_follows_a_link(tmp_path):
+    """Share trees are writable by users: a link planted where a folder goes is refused, its target untouched."""
+    target = tmp_path / "etc"
+    target.mkdir(mode=0o755)
+    share = tmp_path / "share"
+    share.mkdir()
+    (share / "alice").symlink_to(target)
+    t = LocalTransport()
+    owner = pwd.getpwuid(os.getuid()).pw_name
+    group = grp.getgrgid(os.getgid()).gr_name
+    with pytest.raises(PathNotAllowed, match="symlink"):
+        t.folder(str(share / "alice"), owner, group, 0o700, create=True)
+    assert target.stat().st_mode & 0o777 == 0o755
+    (tmp_path / "linked").symlink_to(share)  # a link higher up the path is refused too
+    with pytest.raises(PathNotAllowed, match="symlink"):
+        t.folder(str(tmp_path / "linked" / "bob"), owner, group, 0o700, create=True)
+    assert not (share / "bob").exists()
+    made = t.folder(str(share / "bob"), owner, group, 0o2770, create=True)
+    assert made.endswith(f"→ {owner}:{group} 2770") and (share / "bob").stat().st_mode & 0o7777 == 0o2770

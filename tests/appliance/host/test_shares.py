@@ -189,9 +189,9 @@ def test_nfsv3_mounts_are_read_from_mountds_rmtab():
 )
 def test_folder_permissions_refuse_what_is_not_a_name_a_mode_or_a_share_path(path, owner, group, mode, field):
     with pytest.raises(InvalidShare) as caught:
-        posix.folder_argv(path, owner, group, mode)
+        posix.check_folder(path, owner, group, mode)
     assert list(caught.value.problems) == [field]
-    assert posix.folder_argv("/tank/docs", "alice", "users", "0700")[-2:] == ["--", "/tank/docs"]
+    posix.check_folder("/tank/docs", "alice", "users", "0700")
 
 
 @pytest.mark.parametrize(
