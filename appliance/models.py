@@ -49,15 +49,24 @@ class ApiToken(models.Model):
         return cls.PREFIX + secrets.token_urlsafe(32)
 
 
-class LoginFailure(models.Model):
-    """One failed login, kept for rate limiting (by username and by address)."""
+class LoginAttempts(models.Model):
+    """Login attempts for one user name from one address in the current window, counted before the password is
+    checked (so parallel guesses count too) and cleared by a success: throttling that never locks a user out
+    from another address."""
 
-    username = models.CharField(max_length=150, db_index=True)
-    address = models.GenericIPAddressField(null=True, db_index=True)
-    at = models.DateTimeField(auto_now_add=True, db_index=True)
+    username = models.CharField(max_length=150)
+    address = models.CharField(max_length=45, blank=True)
+    count = models.PositiveIntegerField(default=0)
+    window_started = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["username", "address"], name="one_login_counter_per_name_and_address")
+        ]
+        indexes = [models.Index(fields=["address", "window_started"])]
 
     def __str__(self):
-        return f"{self.username or self.address} failed at {self.at}"
+        return f"{self.username} from {self.address or '?'}: {self.count}"
 
 
 class Host(models.Model):

@@ -5,7 +5,7 @@ from datetime import timedelta
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Q, Sum
 from django.utils import timezone
 
 from appliance.broker import queued_operation_ids
@@ -15,26 +15,32 @@ from appliance.connect import transport_for
 from appliance.host import facts as host_facts
 from appliance.host.errors import HostError
 from appliance.host.runner import ssh_keyscan
-from appliance.models import ApiToken, Host, LoginFailure, Operation
+from appliance.models import ApiToken, Host, LoginAttempts, Operation
 from appliance.operations import Tracker, operation_runner, operation_start, operations_reap, operations_reap_lost
 
 
 # --- logins ------------------------------------------------------------------------------------
-def login_is_throttled(*, username: str, address: str | None) -> bool:
-    since = timezone.now() - settings.TARN_LOGIN_WINDOW
-    recent = LoginFailure.objects.filter(at__gte=since)
-    by_name = recent.filter(username=username.lower()).count()
-    by_address = recent.filter(address=address).count() if address else 0
-    return max(by_name, by_address) >= settings.TARN_LOGIN_MAX_FAILURES
+def login_attempt_allowed(*, username: str, address: str | None) -> bool:
+    """Count this attempt, atomically and before the password is checked; False once this user name from this
+    address, or this address across all names (password spraying), used up its attempts in the window."""
+    name, addr, now = username.lower()[:150], (address or "")[:45], timezone.now()
+    window = settings.TARN_LOGIN_WINDOW
+    with transaction.atomic():  # SQLite: an IMMEDIATE transaction; PostgreSQL: the row lock
+        row, _ = LoginAttempts.objects.select_for_update().get_or_create(
+            username=name, address=addr, defaults={"window_started": now}
+        )
+        if row.window_started < now - window:
+            row.count, row.window_started = 0, now
+        row.count += 1
+        row.save(update_fields=["count", "window_started"])
+        recent = LoginAttempts.objects.filter(address=addr, window_started__gte=now - window)
+        from_address = recent.aggregate(n=Sum("count"))["n"] or 0
+    LoginAttempts.objects.filter(window_started__lt=now - 4 * window).delete()
+    return row.count <= settings.TARN_LOGIN_MAX_FAILURES and from_address <= settings.TARN_LOGIN_MAX_PER_ADDRESS
 
 
-def login_record_failure(*, username: str, address: str | None) -> None:
-    LoginFailure.objects.create(username=username.lower()[:150], address=address)
-    LoginFailure.objects.filter(at__lt=timezone.now() - 4 * settings.TARN_LOGIN_WINDOW).delete()
-
-
-def login_clear_failures(*, username: str) -> None:
-    LoginFailure.objects.filter(username=username.lower()).delete()
+def login_succeeded(*, username: str, address: str | None) -> None:
+    LoginAttempts.objects.filter(username=username.lower()[:150], address=(address or "")[:45]).delete()
 
 
 # --- API tokens --------------------------------------------------------------------------------

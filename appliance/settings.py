@@ -43,6 +43,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "appliance.auth.middleware.IdleSessionMiddleware",
     "appliance.auth.middleware.LoginAndRoleMiddleware",
     "appliance.audit.middleware.AuditRequestMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -98,7 +99,7 @@ else:
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
-    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator", "OPTIONS": {"min_length": 10}},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator", "OPTIONS": {"min_length": 12}},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
 
@@ -136,7 +137,10 @@ if HTTPS:
 SILENCED_SYSTEM_CHECKS = [] if env_bool("TARN_HSTS_PRELOAD", False) or not HTTPS else ["security.W021"]
 
 # Failed logins: after this many failures for one username or address in the window, refuse.
-TARN_LOGIN_MAX_FAILURES = env_int("TARN_LOGIN_MAX_FAILURES", 5)
+TARN_LOGIN_MAX_FAILURES = env_int("TARN_LOGIN_MAX_FAILURES", 5)  # per user name and address
+TARN_LOGIN_MAX_PER_ADDRESS = env_int("TARN_LOGIN_MAX_PER_ADDRESS", 20)  # one address, all names (spraying)
+# A session unused this long ends (the cookie itself lasts TARN_SESSION_SECONDS at most).
+TARN_SESSION_IDLE_SECONDS = env_int("TARN_SESSION_IDLE_SECONDS", 3600)
 TARN_LOGIN_WINDOW = timedelta(seconds=env_int("TARN_LOGIN_WINDOW_SECONDS", 900))
 # Local host: read-only refuses every mutating command (a dry-run host).
 TARN_LOCAL_READ_ONLY = env_bool("TARN_LOCAL_READ_ONLY", False)

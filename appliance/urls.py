@@ -22,6 +22,7 @@ urlpatterns = [
     path("operations/<int:pk>/", views.operation_detail, name="operation-detail"),
     path("audit/", views.audit_list, name="audit-list"),
     path("account/tokens/", views.token_list, name="token-list"),
+    path("account/password/", views.password_change, name="password-change"),
     path("account/tokens/<int:pk>/revoke/", views.token_revoke, name="token-revoke"),
     path("pools/shares/<path:rest>", RedirectView.as_view(url="/shares/%(rest)s")),  # where shares lived before
     path("pools/shares/", RedirectView.as_view(pattern_name="share-list")),

@@ -1,8 +1,9 @@
 """HTML views for the appliance app: login, dashboard, hosts, operations, audit, API tokens."""
 
 from django.contrib import messages
-from django.contrib.auth import login
+from django.contrib.auth import login, update_session_auth_hash
 from django.contrib.auth.decorators import login_not_required
+from django.contrib.auth.forms import PasswordChangeForm
 from django.core.exceptions import ValidationError
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -44,14 +45,13 @@ def login_view(request):
     form = LoginForm(request, data=request.POST or None)
     if request.method == "POST":
         username = request.POST.get("username", "")
-        if services.login_is_throttled(username=username, address=_address(request)):
+        if not services.login_attempt_allowed(username=username, address=_address(request)):
             form.add_error(None, "Too many failed logins. Wait a few minutes and try again.")
             return render(request, "appliance/login.html", {"form": form}, status=429)
         if form.is_valid():
             login(request, form.get_user())
-            services.login_clear_failures(username=username)
+            services.login_succeeded(username=username, address=_address(request))
             return redirect(safe_next(request, request.GET.get("next"), "dashboard"))
-        services.login_record_failure(username=username, address=_address(request))
     return render(request, "appliance/login.html", {"form": form})
 
 
@@ -141,6 +141,18 @@ def audit_list(request):
     query = request.GET.copy()
     query.pop("page", None)
     return render(request, "appliance/audit_list.html", {"form": form, "page": page, "query": query.urlencode()})
+
+
+@requires(write=Role.VIEWER)
+@require_http_methods(["GET", "POST"])
+def password_change(request):
+    """Every user changes their own password (the old one first; the rules of AUTH_PASSWORD_VALIDATORS)."""
+    form = PasswordChangeForm(request.user, request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        update_session_auth_hash(request, form.save())  # this session stays logged in
+        messages.success(request, "Password changed.")
+        return redirect("dashboard")
+    return render(request, "appliance/password_change.html", {"form": form})
 
 
 @requires(write=Role.VIEWER)

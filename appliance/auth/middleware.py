@@ -1,10 +1,31 @@
-"""Every HTML view requires login and the role it declares; the API is left to DRF (401, not a redirect)."""
+"""Every HTML view requires login and the role it declares; the API is left to DRF (401, not a redirect).
+A session unused for TARN_SESSION_IDLE_SECONDS ends."""
 
+import time
+
+from django.conf import settings
+from django.contrib.auth import logout
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.http import HttpResponse
 
 from appliance.auth import required_role
+
+
+class IdleSessionMiddleware:
+    """Log out a session idle for too long. Activity is written at most once a minute (not a write per request)."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        if request.user.is_authenticated:
+            now, seen = int(time.time()), request.session.get("seen_at")
+            if seen and now - seen > settings.TARN_SESSION_IDLE_SECONDS:
+                logout(request)
+            elif not seen or now - seen > 60:
+                request.session["seen_at"] = now
+        return self.get_response(request)
 
 
 class LoginAndRoleMiddleware:

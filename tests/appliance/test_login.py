@@ -1,8 +1,11 @@
 """Login: one generic message, rate limit after repeated failures, audit of attempts."""
 
+import time
+
 from django.test import override_settings
 
-from appliance.models import AuditEntry
+from appliance import services
+from appliance.models import AuditEntry, LoginAttempts
 from tests.conftest import PASSWORD
 
 
@@ -30,11 +33,61 @@ def test_it_refuses_even_the_right_password_after_repeated_failures(client, admi
     assert "_auth_user_id" not in client.session
 
 
-@override_settings(TARN_LOGIN_MAX_FAILURES=3)
-def test_the_limit_also_applies_per_address_across_usernames(client, admin_user):
-    for name in ["a", "b", "c"]:
+@override_settings(TARN_LOGIN_MAX_FAILURES=3, TARN_LOGIN_MAX_PER_ADDRESS=6)
+def test_an_address_spraying_many_names_is_throttled_too(client, admin_user):
+    for name in ["a", "b", "c", "d", "e", "f"]:
         client.post("/login/", {"username": name, "password": "nope"})
     assert client.post("/login/", {"username": "alice", "password": PASSWORD}).status_code == 429
+
+
+@override_settings(TARN_LOGIN_MAX_FAILURES=3)
+def test_failures_from_one_address_do_not_lock_the_user_out_from_another(client, admin_user):
+    for _ in range(5):
+        client.post("/login/", {"username": "alice", "password": "nope"}, REMOTE_ADDR="10.0.0.66")
+    assert (
+        client.post("/login/", {"username": "alice", "password": PASSWORD}, REMOTE_ADDR="10.0.0.66").status_code == 429
+    )
+    elsewhere = client.post("/login/", {"username": "alice", "password": PASSWORD}, REMOTE_ADDR="10.0.0.7")
+    assert elsewhere.status_code == 302 and "_auth_user_id" in client.session
+
+
+@override_settings(TARN_LOGIN_MAX_FAILURES=3)
+def test_attempts_are_counted_before_the_password_is_checked(client, admin_user):
+    """Counting first means guesses sent in parallel cannot all slip in before the failures are recorded."""
+    for _ in range(3):
+        assert services.login_attempt_allowed(username="alice", address="10.0.0.9")
+    assert not services.login_attempt_allowed(username="alice", address="10.0.0.9")
+    assert LoginAttempts.objects.get(username="alice", address="10.0.0.9").count == 4
+
+
+def test_a_success_clears_the_count(client, admin_user):
+    client.post("/login/", {"username": "alice", "password": "nope"})
+    client.post("/login/", {"username": "alice", "password": PASSWORD})
+    assert not LoginAttempts.objects.exists()
+
+
+def test_a_user_changes_their_password_with_the_old_one_and_at_least_12_characters(viewer_client, viewer_user):
+    short = viewer_client.post("/account/password/", {"old_password": PASSWORD, "new_password1": "short-pw-1",
+                                                      "new_password2": "short-pw-1"})  # fmt: skip
+    assert "at least 12 characters" in short.content.decode()
+    wrong = viewer_client.post("/account/password/", {"old_password": "nope", "new_password1": "a-much-longer-pw",
+                                                      "new_password2": "a-much-longer-pw"})  # fmt: skip
+    assert "old password was entered incorrectly" in wrong.content.decode()
+    done = viewer_client.post("/account/password/", {"old_password": PASSWORD, "new_password1": "a-much-longer-pw",
+                                                     "new_password2": "a-much-longer-pw"})  # fmt: skip
+    assert done.status_code == 302 and viewer_client.get("/").status_code == 200  # still logged in
+    viewer_user.refresh_from_db()
+    assert viewer_user.check_password("a-much-longer-pw")
+
+
+@override_settings(TARN_SESSION_IDLE_SECONDS=60)
+def test_an_idle_session_ends(admin_client):
+    assert admin_client.get("/").status_code == 200
+    session = admin_client.session
+    session["seen_at"] = int(time.time()) - 120
+    session.save()
+    assert admin_client.get("/").status_code == 302
+    assert admin_client.get("/").status_code == 302  # logged out for good
 
 
 def test_login_attempts_are_audited_without_the_password(client, admin_user):
