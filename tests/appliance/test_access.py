@@ -12,8 +12,8 @@ from shares.models import NfsExport, SambaUser, SmbShare
 
 MUTATING = ["POST", "PUT", "PATCH", "DELETE"]
 PUBLIC = {"login", "healthz"}
-# Changing only one's own session or tokens: allowed to viewers on purpose.
-VIEWER_WRITABLE = {"logout", "host-switch", "token-list", "token-revoke"}
+# Changing only one's own session, password or tokens: allowed to viewers on purpose.
+VIEWER_WRITABLE = {"logout", "host-switch", "token-list", "token-revoke", "password-change"}
 
 
 def walk(patterns, namespace=""):
