@@ -130,13 +130,13 @@ class Operation(models.Model):
     heartbeat_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        ordering = ["-created_at"]
+        ordering = ["-id"]
         constraints = [
             models.UniqueConstraint(
                 fields=["target"], condition=Q(status__in=["queued", "running"]), name="one_active_operation_per_target"
             ),
         ]
-        indexes = [models.Index(fields=["status", "heartbeat_at"])]
+        indexes = [models.Index(fields=["status", "heartbeat_at"]), models.Index(fields=["status", "-id"])]
 
     def __str__(self):
         return f"{self.kind} {self.target}"
@@ -162,6 +162,10 @@ class AuditEntryQuerySet(models.QuerySet):
     def delete(self):
         raise PermissionError("audit entries cannot be deleted")
 
+    def delete_exported(self):
+        """The one way entries leave: after audit_prune wrote them to an export file (never silently)."""
+        return models.QuerySet.delete(self)
+
     def update(self, **kwargs):
         raise PermissionError("audit entries cannot be changed")
 
@@ -183,12 +187,20 @@ class AuditEntry(models.Model):
     argv = models.JSONField(null=True, blank=True)
     exit_code = models.IntegerField(null=True, blank=True)
     duration_ms = models.PositiveIntegerField(null=True, blank=True)
+    auth = models.CharField(max_length=8, blank=True, help_text="session, token, or empty (anonymous, a worker).")
+    token = models.ForeignKey("ApiToken", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    params = models.JSONField(null=True, blank=True, help_text="The request's parameters, secrets masked.")
 
     objects = AuditEntryQuerySet.as_manager()
 
     class Meta:
-        ordering = ["-at", "-id"]
+        ordering = ["-id"]
         verbose_name_plural = "audit entries"
+        indexes = [
+            models.Index(fields=["username", "-id"], name="audit_by_user"),
+            models.Index(fields=["host_name", "-id"], name="audit_by_host"),
+            models.Index(fields=["kind", "-id"], name="audit_by_kind"),
+        ]
 
     def __str__(self):
         return f"{self.at} {self.username}: {self.argv or f'{self.method} {self.path}'}"

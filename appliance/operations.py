@@ -18,6 +18,7 @@ from django.core.exceptions import ValidationError
 from django.db import DatabaseError, IntegrityError, connections, transaction
 from django.utils import timezone
 
+from appliance.audit.context import audit_note_operation
 from appliance.celery import app
 from appliance.choices import OperationStatus
 from appliance.host.errors import HostError
@@ -67,6 +68,7 @@ def operation_start(*, kind, target, host, user, runner: str = "", params=None, 
                 secret = _split(op, secret)
     except IntegrityError:
         raise TargetBusy(f"Another operation is already running on {target}; wait for it to finish.") from None
+    audit_note_operation(op)  # the request's audit entry links the operation it started
     chosen = queue or (host.host_queue if host else "default")
     transaction.on_commit(lambda: _enqueue(op, chosen, secret))
     return op

@@ -1,9 +1,43 @@
 """Reads for the appliance app."""
 
-from django.core.paginator import Paginator
+from dataclasses import dataclass
+from datetime import timedelta
+
 from django.db.models import Q
+from django.utils import timezone
 
 from appliance.models import AuditEntry, Host, Operation
+
+SEARCH_WINDOW = timedelta(days=7)  # a text search with no dates looks this far back (an indexed range, not a scan)
+
+
+@dataclass
+class KeysetPage:
+    """One page of a newest-first list, found by id (no OFFSET, no COUNT: as fast on page 5,000 as on page 1).
+    newer / older: the cursors of the neighbouring pages, None at either end."""
+
+    object_list: list
+    newer: int | None
+    older: int | None
+
+
+def keyset_page(qs, *, before: int | None = None, after: int | None = None, size: int = 50) -> KeysetPage:
+    """The page older than id `before`, or newer than id `after`, or the newest."""
+    if after is not None:
+        rows = list(qs.filter(pk__gt=after).order_by("pk")[: size + 1])
+        more_newer = len(rows) > size
+        rows = rows[:size][::-1]
+        older = rows[-1].pk if rows and qs.filter(pk__lt=rows[-1].pk).exists() else None
+        return KeysetPage(rows, rows[0].pk if more_newer else None, older)
+    if before is not None:
+        qs_page = qs.filter(pk__lt=before)
+    else:
+        qs_page = qs
+    rows = list(qs_page.order_by("-pk")[: size + 1])
+    older = rows[size - 1].pk if len(rows) > size else None
+    rows = rows[:size]
+    newer = rows[0].pk if before is not None and rows and qs.filter(pk__gt=rows[0].pk).exists() else None
+    return KeysetPage(rows, newer, older)
 
 
 def host_list(request=None) -> list[Host]:
@@ -34,13 +68,13 @@ def operation_recent(*, host=None, limit=10):
     return qs[:limit]
 
 
-def operation_page(*, page: int, status: str = "", kind: str = ""):
+def operation_page(*, before=None, after=None, status: str = "", kind: str = "") -> KeysetPage:
     qs = _operation_rows()
     if status:
         qs = qs.filter(status=status)
     if kind:
         qs = qs.filter(kind=kind)
-    return Paginator(qs, 50).get_page(page)
+    return keyset_page(qs, before=before, after=after)
 
 
 def audit_filter(*, kind: str = "", user: str = "", host: str = "", q: str = "", since=None, until=None):
@@ -53,6 +87,8 @@ def audit_filter(*, kind: str = "", user: str = "", host: str = "", q: str = "",
         qs = qs.filter(host_name=host)
     if q:
         qs = qs.filter(Q(path__icontains=q) | Q(argv__icontains=q))
+        if not since and not until:
+            since = timezone.now() - SEARCH_WINDOW
     if since:
         qs = qs.filter(at__gte=since)
     if until:
@@ -60,5 +96,5 @@ def audit_filter(*, kind: str = "", user: str = "", host: str = "", q: str = "",
     return qs
 
 
-def audit_page(*, page: int, **filters):
-    return Paginator(audit_filter(**filters), 50).get_page(page)
+def audit_page(*, before=None, after=None, **filters) -> KeysetPage:
+    return keyset_page(audit_filter(**filters).select_related("operation"), before=before, after=after)

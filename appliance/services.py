@@ -1,6 +1,10 @@
 """Writes for the appliance app: logins, API tokens, hosts, host probes, the operation reaper."""
 
+import gzip
+import json
+import os
 from datetime import timedelta
+from pathlib import Path
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -10,12 +14,12 @@ from django.utils import timezone
 
 from appliance.broker import queued_operation_ids
 from appliance.celery import app
-from appliance.choices import TransportKind
+from appliance.choices import AuditKind, TransportKind
 from appliance.connect import transport_for
 from appliance.host import facts as host_facts
 from appliance.host.errors import HostError
 from appliance.host.runner import ssh_keyscan
-from appliance.models import ApiToken, Host, LoginAttempts, Operation
+from appliance.models import ApiToken, AuditEntry, Host, LoginAttempts, Operation
 from appliance.operations import Tracker, operation_runner, operation_start, operations_reap, operations_reap_lost
 
 
@@ -141,6 +145,32 @@ def hosts_refresh_facts() -> int:
     for host in hosts:
         host_refresh_facts(host=host)
     return len(hosts)
+
+
+def audit_prune(*, now=None) -> tuple[int, Path | None]:
+    """Entries older than TARN_AUDIT_RETENTION_DAYS go to a gzipped JSON-lines file first, then leave the database;
+    the pruning itself is an audit entry naming the file. Returns (entries pruned, file)."""
+    days = settings.TARN_AUDIT_RETENTION_DAYS
+    if days <= 0:
+        return 0, None
+    cutoff = (now or timezone.now()) - timedelta(days=days)
+    old = AuditEntry.objects.filter(at__lt=cutoff).order_by("id")
+    last = old.values_list("id", flat=True).last()
+    if last is None:
+        return 0, None
+    folder = settings.DATA_DIR / "audit-exports"
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    path = folder / f"audit-before-{cutoff:%Y%m%dT%H%M%SZ}.jsonl.gz"
+    count = 0
+    with gzip.open(path, "wt", encoding="utf-8") as out:
+        for row in old.filter(id__lte=last).values().iterator(chunk_size=5000):
+            out.write(json.dumps(row, default=str) + "\n")
+            count += 1
+    with open(path, "rb") as written:
+        os.fsync(written.fileno())
+    AuditEntry.objects.filter(id__lte=last, at__lt=cutoff).delete_exported()
+    AuditEntry.objects.create(kind=AuditKind.COMMAND, username="tarn", argv=["audit-prune", str(count), str(path)])
+    return count, path
 
 
 def operations_reap_stale() -> int:

@@ -147,6 +147,9 @@ TARN_LOCAL_READ_ONLY = env_bool("TARN_LOCAL_READ_ONLY", False)
 TARN_SSH_CONNECT_TIMEOUT = env_int("TARN_SSH_CONNECT_TIMEOUT", 8)
 # An operation whose worker has not reported for this long is marked failed by the reaper.
 TARN_OPERATION_STALE_SECONDS = env_int("TARN_OPERATION_STALE_SECONDS", 90)
+# Audit entries older than this many days are written to DATA_DIR/audit-exports/*.jsonl.gz, then removed
+# (daily, by beat); 0 keeps them all.
+TARN_AUDIT_RETENTION_DAYS = env_int("TARN_AUDIT_RETENTION_DAYS", 0)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -193,6 +196,7 @@ CELERY_BEAT_SCHEDULE = {
     "refresh-storage-inventory": {"task": "pools.tasks.inventory_refresh_all", "schedule": 300.0},
     "periodic-snapshots": {"task": "pools.tasks.snapshot_tasks_run_due", "schedule": 60.0},
     "scrub-schedules": {"task": "pools.tasks.scrub_schedules_run_due", "schedule": 3600.0},
+    "audit-retention": {"task": "appliance.tasks.audit_prune", "schedule": 86400.0},
 }
 
 LOGGING = {

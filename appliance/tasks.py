@@ -3,7 +3,7 @@
 from celery import shared_task
 
 from appliance.operations import OPERATION_TASK, operation_execute
-from appliance.services import hosts_refresh_facts, operations_reap_stale
+from appliance.services import audit_prune, hosts_refresh_facts, operations_reap_stale
 
 
 @shared_task(name=OPERATION_TASK)
@@ -19,3 +19,8 @@ def hosts_refresh_facts_task() -> None:
 @shared_task(name="appliance.tasks.operations_reap")
 def operations_reap_task() -> None:
     operations_reap_stale()
+
+
+@shared_task(name="appliance.tasks.audit_prune")
+def audit_prune_task() -> None:
+    audit_prune()

@@ -118,9 +118,27 @@ def host_switch(request):
     return redirect(safe_next(request, request.POST.get("next"), "dashboard"))
 
 
+def _cursor(request, name: str) -> int | None:
+    value = request.GET.get(name, "")
+    return int(value) if value.isdigit() else None
+
+
+def _query_without_cursors(request) -> str:
+    query = request.GET.copy()
+    for name in ("before", "after", "page"):
+        query.pop(name, None)
+    return query.urlencode()
+
+
 def operation_list(request):
-    page = selectors.operation_page(page=request.GET.get("page", 1), status=request.GET.get("status", ""))
-    return render(request, "appliance/operation_list.html", {"page": page, "statuses": OperationStatus.choices})
+    page = selectors.operation_page(
+        before=_cursor(request, "before"), after=_cursor(request, "after"), status=request.GET.get("status", "")
+    )
+    return render(
+        request,
+        "appliance/operation_list.html",
+        {"page": page, "statuses": OperationStatus.choices, "query": _query_without_cursors(request)},
+    )
 
 
 def operation_detail(request, pk):
@@ -137,10 +155,9 @@ def operation_detail(request, pk):
 def audit_list(request):
     form = AuditFilterForm(request.GET or None)
     filters = form.cleaned_data if form.is_valid() else {}
-    page = selectors.audit_page(page=request.GET.get("page", 1), **filters)
-    query = request.GET.copy()
-    query.pop("page", None)
-    return render(request, "appliance/audit_list.html", {"form": form, "page": page, "query": query.urlencode()})
+    page = selectors.audit_page(before=_cursor(request, "before"), after=_cursor(request, "after"), **filters)
+    context = {"form": form, "page": page, "query": _query_without_cursors(request), "window": selectors.SEARCH_WINDOW}
+    return render(request, "appliance/audit_list.html", context)
 
 
 @requires(write=Role.VIEWER)

@@ -3,6 +3,7 @@
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
+from rest_framework.pagination import CursorPagination
 from rest_framework.response import Response
 
 from appliance import selectors, services
@@ -58,11 +59,21 @@ class HostViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Creat
         return Response(OperationSerializer(op).data, status=status.HTTP_202_ACCEPTED)
 
 
+class NewestFirst(CursorPagination):
+    """Keyset pages by id, newest first: no COUNT and no OFFSET over a million rows (?cursor= from next)."""
+
+    ordering = "-id"
+    page_size = 50
+    page_size_query_param = "limit"
+    max_page_size = 500
+
+
 class OperationViewSet(viewsets.ReadOnlyModelViewSet):
     """Operations: every change Tarn makes, with status and progress."""
 
     queryset = Operation.objects.select_related("host", "user")
     serializer_class = OperationSerializer
+    pagination_class = NewestFirst
 
     def get_queryset(self):
         qs = super().get_queryset()
@@ -71,9 +82,11 @@ class OperationViewSet(viewsets.ReadOnlyModelViewSet):
 
 
 class AuditEntryViewSet(viewsets.ReadOnlyModelViewSet):
-    """The audit log (read-only: nothing can delete entries). Filters: kind, user, host, q."""
+    """The audit log (read-only: nothing can delete entries). Filters: kind, user, host, q (last 7 days unless
+    since/until are given)."""
 
     serializer_class = AuditEntrySerializer
+    pagination_class = NewestFirst
 
     def get_queryset(self):
         p = self.request.query_params

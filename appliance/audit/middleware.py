@@ -1,8 +1,45 @@
-"""Write an audit entry for every mutating request: who, method, path, status, address. Never the body."""
+"""Write an audit entry for every mutating request: who (and how: session or which API token), method, path,
+the parameters with secrets masked, the status, the address, and the operation it started."""
 
-from appliance.models import AuditEntry
+import json
+
+from appliance.audit.context import audit_begin, audit_end
+from appliance.models import ApiToken, AuditEntry
 
 MUTATING = {"POST", "PUT", "PATCH", "DELETE"}
+SECRET_WORDS = ("password", "secret", "token", "key", "passphrase")
+DROPPED = {"csrfmiddlewaretoken"}
+MAX_BODY = 64 * 1024
+MAX_PARAMS = 4000
+
+
+def _masked(value, depth=0):
+    if depth > 8:
+        return "…"
+    if isinstance(value, dict):
+        return {
+            str(k)[:100]: "***" if any(w in str(k).lower() for w in SECRET_WORDS) else _masked(v, depth + 1)
+            for k, v in list(value.items())[:100]
+            if k not in DROPPED
+        }
+    if isinstance(value, list):
+        return [_masked(v, depth + 1) for v in value[:100]]
+    return value[:500] if isinstance(value, str) else value
+
+
+def _params(request, body: bytes | None) -> dict | None:
+    if body is not None:
+        try:
+            data = json.loads(body or b"null")
+        except (ValueError, RecursionError):
+            return {"_body": "not JSON"}
+    else:
+        data = {k: (v if len(v) > 1 else v[0]) for k, v in request.POST.lists()}
+    if not data:
+        return None
+    data = _masked(data if isinstance(data, dict) else {"_body": data})
+    text = json.dumps(data, default=str)
+    return data if len(text) <= MAX_PARAMS else {"_truncated": text[:MAX_PARAMS]}
 
 
 class AuditRequestMiddleware:
@@ -10,24 +47,38 @@ class AuditRequestMiddleware:
         self.get_response = get_response
 
     def __call__(self, request):
-        response = self.get_response(request)
-        if request.method in MUTATING:
-            user = getattr(request, "user", None)
-            authenticated = bool(user and user.is_authenticated)
-            username = (
-                user.username
-                if authenticated
-                else request.POST.get("username", "")[:150]
-                if request.path == "/login/"
-                else ""
-            )
-            AuditEntry.objects.create(
-                kind="request",
-                user=user if authenticated else None,
-                username=username,
-                method=request.method,
-                path=request.path[:500],
-                status_code=response.status_code,
-                address=request.META.get("REMOTE_ADDR"),
-            )
+        if request.method not in MUTATING:
+            return self.get_response(request)
+        body = None
+        if request.content_type == "application/json" and int(request.META.get("CONTENT_LENGTH") or 0) <= MAX_BODY:
+            body = request.body  # read now, so the view's parser reads the same bytes from the cache
+        started = audit_begin()
+        try:
+            response = self.get_response(request)
+        finally:
+            operations = audit_end(started)
+        user = getattr(request, "user", None)
+        authenticated = bool(user and user.is_authenticated)
+        token = getattr(request, "auth", None)
+        token = token if isinstance(token, ApiToken) else None
+        username = (
+            user.username
+            if authenticated
+            else request.POST.get("username", "")[:150]
+            if request.path == "/login/"
+            else ""
+        )
+        AuditEntry.objects.create(
+            kind="request",
+            user=user if authenticated else None,
+            username=username,
+            auth="token" if token else "session" if authenticated else "",
+            token=token,
+            method=request.method,
+            path=request.path[:500],
+            params=_params(request, body),
+            status_code=response.status_code,
+            address=request.META.get("REMOTE_ADDR"),
+            operation=operations[0] if operations else None,
+        )
         return response

@@ -1,9 +1,18 @@
 """The audit log: mutating requests and host commands recorded; nothing can delete or change them."""
 
-import pytest
+import gzip
+import json
+from datetime import timedelta
 
+import pytest
+from django.db import models
+from django.test import override_settings
+from django.utils import timezone
+
+from appliance.celery import app
 from appliance.connect import transport_for
 from appliance.models import AuditEntry
+from appliance.services import api_token_create, audit_prune
 
 
 def test_mutating_requests_are_recorded_with_who_and_result(operator_client, local_host):
@@ -54,3 +63,78 @@ def test_the_audit_page_filters(admin_client):
     assert "/alpha" in page and "tank/beta" not in page
     api = admin_client.get("/api/v1/audit/", {"user": "bob"}).json()
     assert [e["argv"] for e in api["results"]] == [["zfs", "destroy", "tank/beta"]]
+
+
+def test_an_api_request_records_its_token_its_parameters_masked_and_the_operation_it_started(
+    client, admin_user, local_host, monkeypatch
+):
+    monkeypatch.setattr(app, "send_task", lambda *args, **kwargs: None)  # no broker needed: the row is what counts
+    token, key = api_token_create(user=admin_user, name="ci")
+    response = client.post(
+        "/api/v1/samba-users/", {"host": "local", "username": "alice", "password": "Tr0ub4dor&3xyz"},
+        content_type="application/json", headers={"Authorization": f"Bearer {key}"},
+    )  # fmt: skip
+    assert response.status_code == 202, response.content
+    entry = AuditEntry.objects.get(path="/api/v1/samba-users/")
+    assert (entry.auth, entry.token_id, entry.username) == ("token", token.pk, "alice")
+    assert entry.params == {"host": "local", "username": "alice", "password": "***"}
+    assert entry.operation_id == response.json()["id"]
+    assert "Tr0ub4dor" not in str(entry.__dict__)
+
+
+def test_a_page_request_records_the_session_and_its_form(admin_client, local_host):
+    admin_client.post("/hosts/switch/", {"host": local_host.pk, "next": "/pools/"})
+    entry = AuditEntry.objects.get(path="/hosts/switch/")
+    assert entry.auth == "session" and entry.token is None
+    assert entry.params == {"host": str(local_host.pk), "next": "/pools/"}
+
+
+def backdate(entries, *, days: int) -> None:
+    """As if written that long ago (entries are append-only: the test goes around the model's refusal)."""
+    models.QuerySet.update(entries, at=timezone.now() - timedelta(days=days))
+
+
+@pytest.fixture
+def entries(db):
+    AuditEntry.objects.bulk_create([AuditEntry(kind="request", method="POST", path=f"/p{i}") for i in range(120)])
+    return list(AuditEntry.objects.order_by("-id").values_list("id", flat=True))
+
+
+def test_audit_pages_are_found_by_id_not_by_offset(admin_client, entries):
+    first = admin_client.get("/audit/").context["page"]
+    assert [e.pk for e in first.object_list] == entries[:50] and first.newer is None
+    second = admin_client.get("/audit/", {"before": first.older}).context["page"]
+    assert [e.pk for e in second.object_list] == entries[50:100]
+    third = admin_client.get("/audit/", {"before": second.older}).context["page"]
+    assert [e.pk for e in third.object_list] == entries[100:] and third.older is None
+    back = admin_client.get("/audit/", {"after": third.newer}).context["page"]
+    assert [e.pk for e in back.object_list] == entries[50:100]
+    api = admin_client.get("/api/v1/audit/", {"limit": 50}).json()
+    assert [e["id"] for e in api["results"]] == entries[:50] and "cursor=" in api["next"]
+
+
+def test_a_search_without_dates_looks_back_seven_days(admin_client, db):
+    AuditEntry.objects.create(kind="request", method="POST", path="/pools/old")
+    backdate(AuditEntry.objects.filter(path="/pools/old"), days=30)
+    AuditEntry.objects.create(kind="request", method="POST", path="/pools/new")
+    found = admin_client.get("/audit/", {"q": "pools"}).context["page"]
+    assert [e.path for e in found.object_list] == ["/pools/new"]
+    since = (timezone.now() - timedelta(days=60)).strftime("%Y-%m-%dT%H:%M")
+    dated = admin_client.get("/audit/", {"q": "pools", "since": since}).context["page"]
+    assert {e.path for e in dated.object_list} == {"/pools/new", "/pools/old"}
+
+
+@override_settings(TARN_AUDIT_RETENTION_DAYS=30)
+def test_retention_exports_then_prunes_and_says_so(db, settings, tmp_path):
+    settings.DATA_DIR = tmp_path
+    AuditEntry.objects.bulk_create([AuditEntry(kind="request", method="POST", path=f"/old{i}") for i in range(3)])
+    backdate(AuditEntry.objects.all(), days=40)
+    AuditEntry.objects.create(kind="request", method="POST", path="/recent")
+    count, path = audit_prune()
+    assert count == 3
+    with gzip.open(path, "rt") as exported:
+        assert sorted(json.loads(line)["path"] for line in exported) == ["/old0", "/old1", "/old2"]
+    assert set(AuditEntry.objects.filter(kind="request").values_list("path", flat=True)) == {"/recent"}
+    said = AuditEntry.objects.get(kind="command")
+    assert said.argv == ["audit-prune", "3", str(path)]
+    assert audit_prune() == (0, None)  # nothing older left: no empty file
