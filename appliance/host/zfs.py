@@ -109,7 +109,10 @@ def create_argv(name: str, props: dict, *, volume_size: str | None = None) -> li
         raise names.PropertyErrors({k: "only for zvols" for k in set(clean) & names.VOLUME_ONLY})
     argv = ["zfs", "create"]
     if volume_size is not None:
-        argv += ["-V", str(names.parse_size(volume_size))]
+        try:
+            argv += ["-V", str(names.parse_size(volume_size))]
+        except ValueError as exc:
+            raise names.PropertyErrors({"volsize": str(exc)}) from None
     for key, value in clean.items():
         argv += ["-o", f"{key}={value}"]
     return [*argv, "--", name]

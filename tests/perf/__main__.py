@@ -2,9 +2,15 @@
 
 import sys
 
-from tests.perf import foundation, lab, shares, storage
+from tests.perf import audit, foundation, lab, shares, storage
 
-GROUPS = {"foundation": foundation.CHECKS, "lab": lab.CHECKS, "storage": storage.CHECKS, "shares": shares.CHECKS}
+GROUPS = {
+    "foundation": foundation.CHECKS,
+    "lab": lab.CHECKS,
+    "storage": storage.CHECKS,
+    "shares": shares.CHECKS,
+    "audit": audit.CHECKS,
+}
 
 
 def main(chosen: list[str]) -> int:
