@@ -89,10 +89,14 @@ def audit_filter(*, kind: str = "", user: str = "", host: str = "", q: str = "",
         qs = qs.filter(Q(path__icontains=q) | Q(argv__icontains=q))
         if not since and not until:
             since = timezone.now() - SEARCH_WINDOW
+    # Entries are appended in time order, so a time window is also an id range: bounding the id lets the newest-
+    # first walk stop at the window's edge instead of reading the whole table for a rare match.
     if since:
-        qs = qs.filter(at__gte=since)
+        first = AuditEntry.objects.filter(at__gte=since).order_by("at").values_list("id", flat=True).first()
+        qs = qs.filter(at__gte=since, id__gte=first) if first else qs.none()
     if until:
-        qs = qs.filter(at__lt=until)
+        last = AuditEntry.objects.filter(at__lt=until).order_by("-at").values_list("id", flat=True).first()
+        qs = qs.filter(at__lt=until, id__lte=last) if last else qs.none()
     return qs
 
 
