@@ -92,8 +92,8 @@ def inventory_refresh(*, host: Host, operation: Operation | None = None, scope: 
             _save_disks(host, disks, now)
 
 
-def _listing(t, name: str, depth: int | None) -> tuple[list[zfs.DatasetInfo], str] | None:
-    """A tree (depth None) or one dataset (depth 0) with its snapshots; None if the dataset is gone."""
+def _listing(t, name: str, depth: int | None) -> tuple[list[zfs.DatasetInfo], str]:
+    """A tree (depth None) or one dataset (depth 0) with its snapshots; nothing if the dataset is gone."""
     try:
         with ThreadPoolExecutor(max_workers=2) as both:
             datasets_f = both.submit(zfs.list_datasets, t, name, depth)
