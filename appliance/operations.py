@@ -79,7 +79,7 @@ def _split(op: Operation, secret: str) -> str:
     data = secret.encode()
     pad = secrets.token_bytes(len(data))
     OperationSecret.objects.create(operation=op, pad=pad)
-    return base64.b64encode(bytes(a ^ b for a, b in zip(data, pad, strict=True))).decode()
+    return base64.b64encode(_xor(data, pad)).decode()
 
 
 def _join(op_id: int, carried: str | None) -> str | None:
@@ -88,8 +88,11 @@ def _join(op_id: int, carried: str | None) -> str | None:
     OperationSecret.objects.filter(operation_id=op_id).delete()
     if not carried or row is None:
         return None
-    data = base64.b64decode(carried)
-    return bytes(a ^ b for a, b in zip(data, bytes(row.pad), strict=True)).decode()
+    return _xor(base64.b64decode(carried), bytes(row.pad)).decode()
+
+
+def _xor(data: bytes, pad: bytes) -> bytes:
+    return bytes(a ^ b for a, b in zip(data, pad, strict=True))
 
 
 def _enqueue(op: Operation, queue: str, secret=None) -> None:

@@ -15,3 +15,7 @@ class NfsSquash(models.TextChoices):
     ROOT = "root_squash", "root_squash (client root becomes nobody)"
     ALL = "all_squash", "all_squash (everyone becomes the anonymous user)"
     NONE = "no_root_squash", "no_root_squash (client root is root here: trusted hosts only)"
+
+
+# Each risky NFS export needs its own yes: the risk (nfs.export_risks) and the field that says it.
+NFS_CONFIRMATION_FIELDS = {"everyone": "wildcard_ok", "root": "root_ok", "async": "async_ok"}

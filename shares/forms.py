@@ -3,6 +3,7 @@
 from django import forms
 
 from appliance.host.posix import FOLDER_MODES
+from shares.choices import NFS_CONFIRMATION_FIELDS
 from shares.models import NfsExport, ShareSettings, SmbShare
 
 
@@ -81,8 +82,7 @@ class NfsExportForm(_DatasetChoiceMixin, forms.ModelForm):
 
     def service_args(self) -> dict:
         """The risks ticked as confirmed; the service decides which an export needs."""
-        ticked = {"everyone": "wildcard_ok", "root": "root_ok", "async": "async_ok"}
-        return {"confirmed": [risk for risk, box in ticked.items() if self.cleaned_data.get(box)]}
+        return {"confirmed": [r for r, box in NFS_CONFIRMATION_FIELDS.items() if self.cleaned_data.get(box)]}
 
 
 class ShareSettingsForm(forms.ModelForm):

@@ -17,6 +17,7 @@ from appliance.operations import Tracker, operation_runner, operation_start
 from pools.models import Dataset
 from pools.services import Scope, inventory_refresh
 from pools.services.commands import new_dataset_name
+from shares.choices import NFS_CONFIRMATION_FIELDS
 from shares.models import NfsExport, SambaUser, ShareStatus, SmbShare
 from shares.selectors import share_folder_accounts, share_settings
 
@@ -208,11 +209,11 @@ def share_folder_run(tracker: Tracker) -> None:
     tracker.progress(100, f"{p['path']}: {posix.set_folder(t, p['path'], p['owner'], p['group'], p['mode'])}")
 
 
-# What each risky export needs: the confirmation field that says yes, and why it is asked.
-NFS_CONFIRMATIONS = {
-    "everyone": ("wildcard_ok", "A client matches every host (*, 0.0.0.0/0, a very short prefix): needs confirmation."),
-    "root": ("root_ok", "Client root acts as root here (no_root_squash, anonymous uid/gid 0): needs confirmation."),
-    "async": ("async_ok", "async writes are lost if the server crashes: needs confirmation."),
+# Why each risky export is asked about (the field that says yes: NFS_CONFIRMATION_FIELDS).
+NFS_RISKS = {
+    "everyone": "A client matches every host (*, 0.0.0.0/0, a very short prefix): needs confirmation.",
+    "root": "Client root acts as root here (no_root_squash, anonymous uid/gid 0): needs confirmation.",
+    "async": "async writes are lost if the server crashes: needs confirmation.",
 }
 
 
@@ -223,7 +224,7 @@ def nfs_export_save_start(*, host, user, data: dict, pk: int | None = None, conf
         raise ValidationError({"dataset": f"{row.path} is exported already: add the clients to that export."})
     shares_render(host, nfs_rows=[*others, row])  # every client parsed, every value checked
     risks = nfs.export_risks(_nfs_spec(row))
-    errors = {NFS_CONFIRMATIONS[r][0]: NFS_CONFIRMATIONS[r][1] for r in sorted(risks - set(confirmed))}
+    errors = {NFS_CONFIRMATION_FIELDS[r]: NFS_RISKS[r] for r in sorted(risks - set(confirmed))}
     if "root" in risks and not (user and user.has_role(Role.ADMIN)):
         errors["squash"] = "Only an admin may let client root act as root here."
     if errors:

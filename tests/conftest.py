@@ -9,7 +9,7 @@ from django.test import Client
 from appliance.celery import app
 from appliance.choices import Role
 from appliance.models import Host, User
-from appliance.operations import operation_execute
+from tests.support.inline import run_when_queued
 from tests.support.sshd import start_sshd
 
 IN_CI = os.environ.get("CI", "").lower() == "true"
@@ -77,7 +77,7 @@ def viewer_client(viewer_user):
 def run_queued(monkeypatch, django_capture_on_commit_callbacks):
     """Start an operation as a page would and run it here when it is queued: the real queueing path (the
     message's kwargs, a split secret included) into the runner registry, with no worker. Returns the row."""
-    monkeypatch.setattr(app, "send_task", lambda name, args, kwargs, **_: operation_execute(args[0], **kwargs))
+    monkeypatch.setattr(app, "send_task", run_when_queued)
 
     def run(start, **kwargs):
         with django_capture_on_commit_callbacks(execute=True):

@@ -10,6 +10,7 @@ from django.utils import timezone
 from appliance.celery import app
 from appliance.models import Operation
 from pools.models import Dataset, Pool, Snapshot
+from shares.models import NfsExport, SmbShare
 
 SEEDS = [
     "a\nb", "a\rb", "x\x00y", "\x1b[31m", "\u202eevil", "a\u200bb", "\ufeff", "\u2066x\u2069",  # control, bidi
@@ -74,14 +75,10 @@ def test_hostile_strings_get_a_400_or_are_taken_literally(admin_client, inventor
 
 
 def _rows_touched():
-    from shares.models import NfsExport, SmbShare  # noqa: PLC0415 - the share rows this test may have made
-
     yield from SmbShare.objects.values()
     yield from NfsExport.objects.values()
 
 
 def _forget_rows():
-    from shares.models import NfsExport, SmbShare  # noqa: PLC0415
-
     SmbShare.objects.all().delete()
     NfsExport.objects.all().delete()

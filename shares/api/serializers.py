@@ -4,6 +4,7 @@ from rest_framework import serializers
 
 from appliance.api.serializers import HostField, HostRequest
 from appliance.host.posix import FOLDER_MODES
+from shares.choices import NFS_CONFIRMATION_FIELDS
 from shares.models import NfsExport, SambaUser, ShareSettings, SmbShare
 
 SMB_FIELDS = [
@@ -45,8 +46,7 @@ class NfsExportSerializer(serializers.ModelSerializer):
 
     def confirmed(self) -> list[str]:
         """The risks the request said yes to; the service decides which the export needs."""
-        boxes = {"everyone": "wildcard_ok", "root": "root_ok", "async": "async_ok"}
-        return [risk for risk, box in boxes.items() if self.validated_data.pop(box, False)]
+        return [risk for risk, box in NFS_CONFIRMATION_FIELDS.items() if self.validated_data.pop(box, False)]
 
 
 class NfsExportCreateRequest(NfsExportSerializer):

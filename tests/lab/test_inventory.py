@@ -10,6 +10,7 @@ from appliance.operations import operation_execute
 from pools import services
 from pools.models import Dataset, Disk, Pool, Snapshot, Vdev
 from pools.services import inventory
+from tests.support.inline import run_when_queued
 from tests.test_beat import MODULES  # noqa: F401 - every tasks module imported: the beat's tasks are registered
 
 pytestmark = pytest.mark.lab
@@ -115,7 +116,7 @@ def test_the_beat_entries_run_against_the_lab_and_the_periodic_refresh_reads_it(
 ):
     """A pool made outside Tarn appears after one round of beat, whose queued refresh runs here."""
     guest.sh(f"zpool create -f outside {D(3)}")
-    monkeypatch.setattr(app, "send_task", lambda name, args, kwargs, **_: operation_execute(args[0], **kwargs))
+    monkeypatch.setattr(app, "send_task", run_when_queued)
     for entry in settings.CELERY_BEAT_SCHEDULE.values():
         with django_capture_on_commit_callbacks(execute=True):
             assert app.tasks[entry["task"]].apply().successful(), entry["task"]

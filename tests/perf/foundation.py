@@ -172,6 +172,7 @@ def lab_host(what: str):
 
 def run_operations_inline() -> None:
     """Operations queued from here run at once in this process through the runner registry (no worker, no broker)."""
-    from appliance import operations
+    from appliance.celery import app
+    from tests.support.inline import run_when_queued
 
-    operations.app.send_task = lambda name, args, kwargs, **_: operations.operation_execute(args[0], **kwargs)
+    app.send_task = run_when_queued
