@@ -2,14 +2,12 @@
 
 import ipaddress
 import re
-from pathlib import Path
 
 from django import forms
 from django.contrib.auth.forms import AuthenticationForm
 from django.core.exceptions import ValidationError
 
 from appliance.choices import AuditKind
-from appliance.host.keys import is_private_key
 from appliance.host.runner import parse_host_keys
 
 _HOSTNAME = re.compile(
@@ -81,9 +79,10 @@ class HostForm(forms.Form):
         return username
 
     def clean_identity_file(self):
+        # Only its shape here: the key is readable by the workers (root), not by the web; the probe checks it.
         path = self.cleaned_data["identity_file"].strip()
-        if path and not is_private_key(Path(path)):
-            raise forms.ValidationError("No readable SSH private key at this path.")
+        if path and (not path.startswith("/") or "/../" in f"{path}/" or not path.isprintable()):
+            raise forms.ValidationError("An absolute path to an SSH private key, e.g. /root/.ssh/id_ed25519.")
         return path
 
     def clean_host_keys(self):

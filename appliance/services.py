@@ -14,10 +14,11 @@ from django.utils import timezone
 
 from appliance.broker import queued_operation_ids
 from appliance.celery import app
-from appliance.choices import AuditKind, TransportKind
+from appliance.choices import AuditKind, OperationStatus, TransportKind
 from appliance.connect import transport_for
 from appliance.host import facts as host_facts
 from appliance.host.errors import HostError
+from appliance.host.keys import is_private_key
 from appliance.host.runner import ssh_keyscan
 from appliance.models import ApiToken, AuditEntry, Host, LoginAttempts, Operation
 from appliance.operations import Tracker, operation_runner, operation_start, operations_reap, operations_reap_lost
@@ -71,32 +72,47 @@ def host_create(
     read_only: bool,
     user,
 ) -> Host:
-    """Add an SSH host: pin its host key (given, or scanned now), prove we can log in, then probe it."""
+    """Add an SSH host: pin its host key (given, or scanned now), then probe it. The probe runs in a worker: it
+    proves Tarn can log in with its key, which only the workers can read (the web runs unprivileged)."""
     if Host.objects.filter(name=name).exists():
         raise ValidationError({"name": f"A host named {name} exists already."})
     try:
         keys = host_keys or ssh_keyscan(address, port, timeout=settings.TARN_SSH_CONNECT_TIMEOUT)
     except HostError as exc:
         raise ValidationError({"address": str(exc)}) from None
-    host = Host(
-        name=name,
-        transport=TransportKind.SSH,
-        address=address,
-        port=port,
-        username=username,
-        identity_file=identity_file,
-        host_keys="\n".join(keys),
-        read_only=read_only,
-    )
-    try:
-        transport_for(host).run(["true"], timeout=settings.TARN_SSH_CONNECT_TIMEOUT + 5)
-    except HostError as exc:
-        raise ValidationError({"address": f"Could not log in: {exc}"}) from None
     with transaction.atomic():
-        host.save()
+        host = Host.objects.create(
+            name=name,
+            transport=TransportKind.SSH,
+            address=address,
+            port=port,
+            username=username,
+            identity_file=identity_file,
+            host_keys="\n".join(keys),
+            read_only=read_only,
+        )
         host_probe_start(host=host, user=user)
     transaction.on_commit(lambda: _listen_on_host_queues(host))
     return host
+
+
+def host_remove(*, host: Host, confirm: str, user) -> None:
+    """Forget a host: Tarn's rows for it go (its inventory, shares and schedules as Tarn knows them); nothing on the
+    host itself changes. Needs its name typed; never the local host, never while an operation runs on it."""
+    if host.is_local:
+        raise ValidationError({"confirm": "The local host cannot be removed."})
+    if confirm != host.name:
+        raise ValidationError({"confirm": f"Type the host's name, {host.name}, to remove it."})
+    if host.operations.filter(status__in=OperationStatus.active()).exists():
+        raise ValidationError({"confirm": f"An operation is still running on {host.name}; wait for it to end."})
+    AuditEntry.objects.create(
+        kind=AuditKind.COMMAND,
+        user=user,
+        username=getattr(user, "username", "") or "",
+        host_name=host.name,
+        argv=["host-remove", host.name, f"{host.username}@{host.address}:{host.port}"],
+    )
+    host.delete()
 
 
 def _listen_on_host_queues(host: Host) -> None:
@@ -118,6 +134,17 @@ def host_probe_start(*, host: Host, user) -> Operation:
 @operation_runner("host.probe")
 def host_probe_run(tracker: Tracker) -> None:
     host = tracker.op.host
+    if not host.is_local:
+        tracker.progress(5, f"Logging in to {host.username}@{host.address}")
+        try:
+            if host.identity_file and not is_private_key(Path(host.identity_file)):
+                raise HostError(f"no readable SSH private key at {host.identity_file}")
+            transport_for(host, operation=tracker.op).run(["true"], timeout=settings.TARN_SSH_CONNECT_TIMEOUT + 5)
+        except HostError as exc:
+            host.facts_error = f"Could not log in: {exc}"[:500]
+            host.observed_at = timezone.now()
+            host.save(update_fields=["facts_error", "observed_at"])
+            raise HostError(host.facts_error) from None
     tracker.progress(10, f"Asking {host.name} what it has")
     host_refresh_facts(host=host, operation=tracker.op)
     if host.facts_error:

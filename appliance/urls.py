@@ -18,6 +18,7 @@ urlpatterns = [
     path("hosts/switch/", views.host_switch, name="host-switch"),
     path("hosts/<int:pk>/", views.host_detail, name="host-detail"),
     path("hosts/<int:pk>/probe/", views.host_probe, name="host-probe"),
+    path("hosts/<int:pk>/remove/", views.host_remove, name="host-remove"),
     path("operations/", views.operation_list, name="operation-list"),
     path("operations/<int:pk>/", views.operation_detail, name="operation-detail"),
     path("audit/", views.audit_list, name="audit-list"),

@@ -16,7 +16,7 @@ from appliance.choices import OperationStatus, Role
 from appliance.connect import ssh_dir
 from appliance.dashboard import dashboard_context
 from appliance.forms import ApiTokenForm, AuditFilterForm, HostForm, LoginForm, add_service_errors
-from appliance.host.keys import ensure_identity
+from appliance.host.keys import public_key
 from appliance.models import Host, Operation
 from appliance.selectors import host_current
 
@@ -91,8 +91,20 @@ def host_add(request):
         else:
             messages.success(request, f"Added {host.name}; reading what it has.")
             return redirect("host-detail", pk=host.pk)
-    public_key = (ensure_identity(ssh_dir()).with_suffix(".pub")).read_text().strip()
-    return render(request, "appliance/host_form.html", {"form": form, "public_key": public_key})
+    return render(request, "appliance/host_form.html", {"form": form, "public_key": public_key(ssh_dir())})
+
+
+@requires(write=Role.ADMIN, read=Role.ADMIN)
+@require_POST
+def host_remove(request, pk):
+    host = get_object_or_404(Host, pk=pk)
+    try:
+        services.host_remove(host=host, confirm=request.POST.get("confirm", ""), user=request.user)
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+        return redirect("host-detail", pk=host.pk)
+    messages.success(request, f"Removed {host.name} from Tarn; nothing on it was changed.")
+    return redirect("host-list")
 
 
 @require_POST

@@ -14,6 +14,8 @@ if [ "${TARN_LAB:-0}" = 1 ]; then
 fi
 
 $py manage.py tarn_refresh_facts
+$py manage.py tarn_identity >/dev/null
+scripts/web.sh prepare  # the web runs as the unprivileged user tarn; the workers below stay root
 
 bind=${TARN_BIND:-0.0.0.0:8000}
 port=${bind##*:}
@@ -25,9 +27,9 @@ hostq=$($py manage.py tarn_queues hosts)
 benchq=$($py manage.py tarn_queues bench)
 celery=(.venv/bin/celery -A appliance)
 
+umask 0007  # what the root workers write in the data dir stays readable by the web's group, and by no one else
 trap 'trap - INT TERM EXIT; echo; echo "Stopping Tarn…"; kill -- $(jobs -p) 2>/dev/null; wait' INT TERM EXIT
-.venv/bin/gunicorn appliance.wsgi -b "$bind" --workers "${TARN_WEB_WORKERS:-4}" --threads "${TARN_WEB_THREADS:-2}" \
-  --access-logfile - --error-logfile - --log-level warning &
+TARN_BIND=$bind scripts/web.sh serve &
 "${celery[@]}" worker -n "default@%h" -Q default -c 2 -l warning &
 "${celery[@]}" worker -n "hosts@%h" -Q "$hostq" -c 1 -l warning &
 "${celery[@]}" worker -n "bench@%h" -Q "$benchq" -c 1 -l warning &

@@ -76,14 +76,16 @@ def viewer_client(viewer_user):
 @pytest.fixture
 def run_queued(monkeypatch, django_capture_on_commit_callbacks):
     """Start an operation as a page would and run it here when it is queued: the real queueing path (the
-    message's kwargs, a split secret included) into the runner registry, with no worker. Returns the row."""
+    message's kwargs, a split secret included) into the runner registry, with no worker. Returns what start
+    returned: the row, refreshed, or a page's response."""
     monkeypatch.setattr(app, "send_task", run_when_queued)
 
     def run(start, **kwargs):
         with django_capture_on_commit_callbacks(execute=True):
-            op = start(**kwargs)
-        op.refresh_from_db()
-        return op
+            result = start(**kwargs)
+        if hasattr(result, "refresh_from_db"):
+            result.refresh_from_db()
+        return result
 
     return run
 

@@ -19,6 +19,15 @@ def ensure_identity(directory: Path) -> Path:
     return key
 
 
+def public_key(directory: Path) -> str:
+    """The public half, or "" before the workers' start has made the key (the web cannot read or make the private
+    half: it runs unprivileged)."""
+    try:
+        return (directory / "id_ed25519.pub").read_text().strip()
+    except OSError:
+        return ""
+
+
 def is_private_key(path: Path) -> bool:
     try:
         head = path.read_text(errors="replace")[:100]

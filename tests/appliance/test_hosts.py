@@ -7,7 +7,7 @@ from django.core.management import call_command
 
 from appliance.connect import transport_for
 from appliance.host.errors import HostKeyMismatch
-from appliance.models import Host, Operation
+from appliance.models import AuditEntry, Host, Operation
 from appliance.services import host_refresh_facts
 from tests.support.sshd import free_port, keygen
 
@@ -24,7 +24,8 @@ GOOD = {"name": "nas1", "address": "127.0.0.1", "port": 22, "username": "root"}
         ("port", "70000", "less than or equal to 65535"),
         ("port", "0", "greater than or equal to 1"),
         ("username", "root;id", "Not a valid Unix user name"),
-        ("identity_file", "/etc/hostname", "No readable SSH private key"),
+        ("identity_file", "etc/ssh/key", "An absolute path to an SSH private key"),
+        ("identity_file", "/root/../etc/shadow", "An absolute path to an SSH private key"),
         ("host_keys", "ssh-ed25519 not base64!", "not an SSH public host key"),
     ],
 )
@@ -52,18 +53,51 @@ def test_the_api_gives_the_same_field_errors(admin_client):
 
 
 @pytest.mark.integration
-def test_adding_an_ssh_host_pins_its_key_and_probes_it(admin_client, sshd, django_capture_on_commit_callbacks):
-    with django_capture_on_commit_callbacks(execute=False):
-        response = admin_client.post("/hosts/add/", {**GOOD, "port": sshd.port, "identity_file": str(sshd.client_key)})
+def test_adding_an_ssh_host_pins_its_key_and_the_worker_logs_in(admin_client, sshd, run_queued):
+    # The web only scans the host key; logging in with the private key (root-only) is the probe's, in a worker.
+    response = run_queued(
+        lambda: admin_client.post("/hosts/add/", {**GOOD, "port": sshd.port, "identity_file": str(sshd.client_key)})
+    )
     host = Host.objects.get(name="nas1")
     assert response.status_code == 302 and response["Location"] == f"/hosts/{host.pk}/"
     assert host.host_keys == sshd.host_pub
     op = Operation.objects.get(host=host)
-    assert (op.kind, op.status) == ("host.probe", "queued")
-    refreshed = host_refresh_facts(host=host)
-    assert refreshed.facts_error == ""
-    assert refreshed.facts["cpus"] >= 1 and refreshed.facts["memory_bytes"] > 0
-    assert refreshed.facts["tools"]["ip"] is True
+    assert (op.kind, op.status) == ("host.probe", "succeeded"), op.message
+    host.refresh_from_db()
+    assert host.facts_error == ""
+    assert host.facts["cpus"] >= 1 and host.facts["memory_bytes"] > 0
+    assert host.facts["tools"]["ip"] is True
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("key", ["other", "/etc/hostname"])
+def test_a_host_tarn_cannot_log_in_to_says_so_on_its_page(admin_client, sshd, run_queued, tmp_path, key):
+    if key == "other":
+        keygen(tmp_path / "other")
+        key = str(tmp_path / "other")
+    run_queued(lambda: admin_client.post("/hosts/add/", {**GOOD, "port": sshd.port, "identity_file": key}))
+    host = Host.objects.get(name="nas1")
+    op = Operation.objects.get(host=host)
+    assert op.status == "failed" and op.message.startswith("Could not log in:"), op.message
+    expected = "no readable SSH private key" if key == "/etc/hostname" else "Permission denied"
+    assert expected in op.message
+    assert "Last probe failed: Could not log in" in admin_client.get(f"/hosts/{host.pk}/").content.decode()
+
+
+def test_removing_a_host_needs_its_name_and_leaves_the_local_host_alone(admin_client, local_host, operator_client):
+    host = Host.objects.create(name="nas9", transport="ssh", address="10.0.0.9", host_keys="ssh-ed25519 AAAA")
+    assert operator_client.post(f"/hosts/{host.pk}/remove/", {"confirm": "nas9"}).status_code == 403
+    page = admin_client.post(f"/hosts/{host.pk}/remove/", {"confirm": "nas"}, follow=True).content.decode()
+    assert "Type the host&#x27;s name, nas9, to remove it." in page and Host.objects.filter(pk=host.pk).exists()
+    Operation.objects.create(kind="host.probe", target="host:nas9", host=host, status="running")
+    page = admin_client.post(f"/hosts/{host.pk}/remove/", {"confirm": "nas9"}, follow=True).content.decode()
+    assert "still running on nas9" in page and Host.objects.filter(pk=host.pk).exists()
+    Operation.objects.filter(host=host).update(status="failed")
+    response = admin_client.post(f"/hosts/{host.pk}/remove/", {"confirm": "nas9"})
+    assert response.status_code == 302 and not Host.objects.filter(pk=host.pk).exists()
+    assert AuditEntry.objects.filter(argv__0="host-remove", host_name="nas9").exists()
+    page = admin_client.post(f"/hosts/{local_host.pk}/remove/", {"confirm": "local"}, follow=True).content.decode()
+    assert "The local host cannot be removed." in page and Host.objects.filter(pk=local_host.pk).exists()
 
 
 @pytest.mark.integration

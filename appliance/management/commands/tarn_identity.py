@@ -1,0 +1,13 @@
+"""Make Tarn's SSH identity if it is missing (run as root by make run, before the web starts unprivileged)."""
+
+from django.core.management.base import BaseCommand
+
+from appliance.connect import ssh_dir
+from appliance.host.keys import ensure_identity
+
+
+class Command(BaseCommand):
+    help = __doc__
+
+    def handle(self, *args, **options):
+        self.stdout.write(str(ensure_identity(ssh_dir()).with_suffix(".pub")))

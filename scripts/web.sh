@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# The web server runs unprivileged; only the workers that run host commands are root.
+#   scripts/web.sh prepare   as root: make the user `tarn`, give it what the web needs and nothing more
+#   scripts/web.sh serve     start gunicorn (as `tarn` when started by root) on TARN_BIND
+# What `tarn` gets: read of the code, the venv and its Python (traverse-only ACLs on directories that hide them,
+# e.g. /root for a pyenv Python), read/write of the SQLite database, read of the secret key and of Tarn's *public*
+# SSH key. Never the private key, which stays 0600 root: logging in to a NAS is the workers' job.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+WEB_USER=${TARN_WEB_USER:-tarn}
+data=${TARN_DATA_DIR:-$PWD/var}
+py=.venv/bin/python
+export DJANGO_SETTINGS_MODULE=${DJANGO_SETTINGS_MODULE:-appliance.settings}
+
+say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
+die() { printf 'tarn web: %s\n' "$*" >&2; exit 1; }
+as_web() { setpriv --reuid="$WEB_USER" --regid="$WEB_USER" --init-groups -- env HOME="$data" "$@"; }
+
+# Each directory on the way to $1 that $WEB_USER cannot enter gets a traverse-only ACL entry for its group.
+reach() {
+  local path=$1 d=""
+  local IFS=/
+  for part in ${path#/}; do
+    d="$d/$part"
+    [ -d "$d" ] || break
+    if ! as_web test -x "$d"; then
+      command -v setfacl >/dev/null || die "setfacl is missing (apt-get install acl)"
+      setfacl -m "g:$WEB_USER:x" "$d"
+      say "Group $WEB_USER may now pass through $d (x only: it cannot list it)"
+    fi
+  done
+}
+
+prepare() {
+  [ "$(id -u)" = 0 ] || return 0  # not root: everything runs as this user already
+  if ! id -u "$WEB_USER" >/dev/null 2>&1; then
+    say "Creating the unprivileged user $WEB_USER for the web server"
+    useradd --system --user-group --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$WEB_USER"
+  fi
+  mkdir -p "$data"
+  chgrp "$WEB_USER" "$data" && chmod 2770 "$data"  # setgid: files made here belong to the group
+  for f in tarn.sqlite3 tarn.sqlite3-wal tarn.sqlite3-shm; do
+    [ -e "$data/$f" ] && chgrp "$WEB_USER" "$data/$f" && chmod 0660 "$data/$f"
+  done
+  [ -e "$data/secret_key" ] && chgrp "$WEB_USER" "$data/secret_key" && chmod 0640 "$data/secret_key"
+  if [ -d "$data/static" ]; then chgrp -R "$WEB_USER" "$data/static" && chmod -R g+rX "$data/static"; fi
+  if [ -e "$data/ssh/id_ed25519.pub" ]; then
+    chgrp "$WEB_USER" "$data/ssh" "$data/ssh/id_ed25519.pub"
+    chmod 0710 "$data/ssh" && chmod 0640 "$data/ssh/id_ed25519.pub" && chmod 0600 "$data/ssh/id_ed25519"
+  fi
+  reach "$PWD"
+  reach "$data"
+  reach "$(sed -n 's/^home = //p' .venv/pyvenv.cfg)"
+  local err
+  err=$(as_web "$py" -c 'import django; django.setup(); from django.db import connection; connection.ensure_connection()' 2>&1) \
+    || die "user $WEB_USER cannot start Tarn's web: ${err##*$'\n'}"
+}
+
+serve() {
+  local bind=${TARN_BIND:-0.0.0.0:8000}
+  local web=(.venv/bin/gunicorn appliance.wsgi -b "$bind" --workers "${TARN_WEB_WORKERS:-4}"
+    --threads "${TARN_WEB_THREADS:-2}" --access-logfile - --error-logfile - --log-level warning)
+  umask 0007
+  if [ "$(id -u)" = 0 ]; then exec setpriv --reuid="$WEB_USER" --regid="$WEB_USER" --init-groups -- \
+    env HOME="$data" "${web[@]}"; fi
+  exec "${web[@]}"
+}
+
+case ${1:-} in
+  prepare) prepare ;;
+  serve) serve ;;
+  *) die "usage: scripts/web.sh prepare|serve" ;;
+esac
