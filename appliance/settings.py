@@ -137,6 +137,8 @@ if HTTPS:
 SILENCED_SYSTEM_CHECKS = [] if env_bool("TARN_HSTS_PRELOAD", False) or not HTTPS else ["security.W021"]
 
 # Failed logins: after this many failures for one username or address in the window, refuse.
+# iperf3 seconds per direction when a change set measures its effect (before and after).
+TARN_TUNING_MEASURE_SECONDS = env_int("TARN_TUNING_MEASURE_SECONDS", 5)
 TARN_LOGIN_MAX_FAILURES = env_int("TARN_LOGIN_MAX_FAILURES", 5)  # per user name and address
 TARN_LOGIN_MAX_PER_ADDRESS = env_int("TARN_LOGIN_MAX_PER_ADDRESS", 20)  # one address, all names (spraying)
 # A session unused this long ends (the cookie itself lasts TARN_SESSION_SECONDS at most).
@@ -197,6 +199,8 @@ CELERY_BEAT_SCHEDULE = {
     "periodic-snapshots": {"task": "pools.tasks.snapshot_tasks_run_due", "schedule": 60.0},
     "scrub-schedules": {"task": "pools.tasks.scrub_schedules_run_due", "schedule": 3600.0},
     "audit-retention": {"task": "appliance.tasks.audit_prune", "schedule": 86400.0},
+    "refresh-links-and-tunables": {"task": "tuning.tasks.tuning_refresh_all", "schedule": 300.0},
+    "settle-network-changes": {"task": "tuning.tasks.changes_settle", "schedule": 10.0},
 }
 
 LOGGING = {

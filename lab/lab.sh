@@ -6,7 +6,11 @@
 #   lab/lab.sh status   print where it is (lab.env)
 # Environment: TARN_LAB_CACHE (/var/cache/tarn-lab), TARN_LAB_RUN (/run/tarn-lab),
 #              TARN_LAB_SSH_PORT (2222), TARN_LAB_SMB_PORT (4450), TARN_LAB_DISKS (8), TARN_LAB_MEM (1024),
-#              TARN_LAB_NETNS (tarnlab), TARN_LAB_TAP (taplab), TARN_LAB_BOOT_TIMEOUT (240)
+#              TARN_LAB_NETNS (tarnlab), TARN_LAB_TAP (taplab), TARN_LAB_DATA_NET (10.77.0), TARN_LAB_BOOT_TIMEOUT (240)
+# The data links: the guest has two data NICs. The first (…:57, 10.77.0.2/24 by the guest's networkd) is wired to
+# tap $TAP in this machine's own namespace (10.77.0.1/24), so Tarn's local host can ping and run iperf3 against
+# the guest; the second (…:58, no address) to tap ${TAP}1 in the namespace $NETNS (10.77.0.3/24): a client
+# behind the guest, reached only when the guest bridges its two data NICs.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 CACHE=${TARN_LAB_CACHE:-/var/cache/tarn-lab}
@@ -18,9 +22,13 @@ MEM=${TARN_LAB_MEM:-1024}
 DISK_SIZE=4G
 NETNS=${TARN_LAB_NETNS:-tarnlab}
 TAP=${TARN_LAB_TAP:-taplab}
-NS_ADDR=10.77.0.1/24
-GUEST_DATA_ADDR=10.77.0.2/24
+TAP1=${TAP}1
+NET=${TARN_LAB_DATA_NET:-10.77.0}
+PEER_ADDR=$NET.1/24
+GUEST_DATA_ADDR=$NET.2/24
+NS_ADDR=$NET.3/24
 DATA_MAC=52:54:00:12:34:57
+DATA1_MAC=52:54:00:12:34:58
 BOOT_TIMEOUT=${TARN_LAB_BOOT_TIMEOUT:-240}
 
 die() { echo "lab: $*" >&2; exit 1; }
@@ -39,7 +47,8 @@ accel() {
 image_key() { sha256sum "$here/build.sh" | cut -c1-16; }
 # The saved state only fits the same QEMU, machine, CPU and device list: all of them are in its key.
 golden_key() {
-  { image_key; qemu-system-x86_64 --version | head -1; accel; echo "$DISKS $DISK_SIZE $MEM"; sed -n '/^qemu_args()/,/^}/p' "$0"; } \
+  { image_key; qemu-system-x86_64 --version | head -1; accel; echo "$DISKS $DISK_SIZE $MEM $NET"
+    sed -n '/^qemu_args()/,/^}/p;/^guest_config()/,/^}/p' "$0"; } \
     | sha256sum | cut -c1-16
 }
 IMG() { echo "$CACHE/image-$(image_key)"; }
@@ -80,6 +89,8 @@ qemu_args() {
     -device "virtio-net-pci,netdev=n0,mac=52:54:00:12:34:56,addr=0x10" \
     -netdev "tap,id=t0,ifname=$TAP,script=no,downscript=no" \
     -device "virtio-net-pci,netdev=t0,mac=$DATA_MAC,addr=0x11" \
+    -netdev "tap,id=t1,ifname=$TAP1,script=no,downscript=no" \
+    -device "virtio-net-pci,netdev=t1,mac=$DATA1_MAC,addr=0x12" \
     -daemonize -pidfile "$RUN/qemu.pid"
 }
 
@@ -98,19 +109,39 @@ ensure_master() {
 
 running() { [ -f "$RUN/qemu.pid" ] && kill -0 "$(cat "$RUN/qemu.pid")" 2>/dev/null; }
 
-make_tap() {
-  ip netns add "$NETNS" 2>/dev/null || true
-  ip -n "$NETNS" link del "$TAP" 2>/dev/null || true
+del_taps() {
+  ip -n "$NETNS" link del "$TAP1" 2>/dev/null || true
+  ip link del "$TAP1" 2>/dev/null || true
   ip link del "$TAP" 2>/dev/null || true
-  ip tuntap add dev "$TAP" mode tap
 }
 
-# After QEMU holds the tap, move it into the lab's namespace: a real link between this machine and the guest.
+make_tap() {
+  ip netns add "$NETNS" 2>/dev/null || true
+  del_taps
+  ip tuntap add dev "$TAP" mode tap
+  ip tuntap add dev "$TAP1" mode tap
+}
+
+# After QEMU holds the taps: the first stays here (this machine is a peer on the data link), the second goes
+# into the lab's namespace (a client behind the guest).
 wire_tap() {
-  ip link set "$TAP" netns "$NETNS"
+  ip addr add "$PEER_ADDR" dev "$TAP"
+  ip link set "$TAP" up
+  ip link set "$TAP1" netns "$NETNS"
   ip -n "$NETNS" link set lo up
-  ip -n "$NETNS" addr add "$NS_ADDR" dev "$TAP"
-  ip -n "$NETNS" link set "$TAP" up
+  ip -n "$NETNS" addr add "$NS_ADDR" dev "$TAP1"
+  ip -n "$NETNS" link set "$TAP1" up
+}
+
+# The guest's own network config for its data NICs, as a NAS would have it (networkd, static address), saved
+# with the golden state. Tarn's files (05-tarn-*) sort first and take a link over when Tarn changes it.
+guest_config() {
+  gssh "printf '[Match]\nMACAddress=$DATA_MAC\n\n[Network]\nAddress=$GUEST_DATA_ADDR\nLinkLocalAddressing=no\nIPv6AcceptRA=no\n' \
+      >/etc/systemd/network/12-lab-data.network
+    printf '[Match]\nMACAddress=$DATA1_MAC\n\n[Network]\nLinkLocalAddressing=no\nIPv6AcceptRA=no\n' \
+      >/etc/systemd/network/13-lab-data1.network
+    networkctl reload && for i in \$(seq 100); do ip -4 -o addr | grep -q ' ${GUEST_DATA_ADDR%/*}/' && break; sleep 0.2; done
+    ip -4 -o addr | grep -q ' ${GUEST_DATA_ADDR%/*}/'"
 }
 
 start_qemu() {
@@ -143,8 +174,7 @@ stop_qemu() {
     running && kill -9 "$(cat "$RUN/qemu.pid")" 2>/dev/null || true
   fi
   ssh -O exit -o "ControlPath=$RUN/cm" x 2>/dev/null || true
-  ip -n "$NETNS" link del "$TAP" 2>/dev/null || true
-  ip link del "$TAP" 2>/dev/null || true
+  del_taps
   ip netns del "$NETNS" 2>/dev/null || true
   rm -f "$RUN/qemu.pid"
 }
@@ -185,6 +215,8 @@ ensure_golden() {
   say "cold boot to SSH: $(echo "$(elapsed) - $s" | bc) s"
   echo "$(echo "$(elapsed) - $s" | bc)" >"$tmp/boot-seconds"
   gssh 'systemctl is-system-running --wait >/dev/null 2>&1; zfs version >/dev/null && sync' || true
+  guest_config || die "the guest's data link did not come up"
+  gssh sync
   hmp stop >/dev/null
   hmp "migrate \"exec:zstd -q -T0 -3 > $tmp/state.zst\"" >/dev/null
   wait_migration
@@ -201,11 +233,14 @@ LAB_SSH_PORT=$SSH_PORT
 LAB_SMB_PORT=$SMB_PORT
 LAB_SSH_KEY=$(IMG)/id_ed25519
 LAB_HOST_KEY=$(cut -d' ' -f1,2 "$(IMG)/host_ed25519.pub")
+LAB_PEER_IFACE=$TAP
+LAB_PEER_ADDR=$PEER_ADDR
 LAB_NETNS=$NETNS
-LAB_NS_IFACE=$TAP
+LAB_NS_IFACE=$TAP1
 LAB_NS_ADDR=$NS_ADDR
 LAB_GUEST_DATA_ADDR=$GUEST_DATA_ADDR
 LAB_DATA_MAC=$DATA_MAC
+LAB_DATA1_MAC=$DATA1_MAC
 LAB_MONITOR=$RUN/monitor.sock
 LAB_DISKS=$DISKS
 LAB_RUN=$RUN
@@ -244,8 +279,9 @@ cmd_reset() {
   hmp "loadvm clean" >/dev/null
   wait_ssh 60
   resync_clock
-  # Namespace side of the data link back to defaults (the guest side went back with loadvm).
-  ip -n "$NETNS" link set "$TAP" mtu 1500 2>/dev/null || true
+  # This machine's side of the data links back to defaults (the guest side went back with loadvm).
+  ip link set "$TAP" mtu 1500 2>/dev/null || true
+  ip -n "$NETNS" link set "$TAP1" mtu 1500 2>/dev/null || true
   say "reset in $(echo "$(elapsed) - $s" | bc) s"
 }
 
@@ -255,7 +291,8 @@ cmd_status() {
 The lab guest is up (pid $(cat "$RUN/qemu.pid")): Debian 12 with $(gssh 'zfs version 2>/dev/null | head -1' || echo '?').
   shell:      make lab-ssh      (ssh -i $(IMG)/id_ed25519 -p $SSH_PORT root@127.0.0.1)
   SMB:        smbclient -p $SMB_PORT //127.0.0.1/<share>
-  data link:  ip netns exec $NETNS …   (this side $NS_ADDR on $TAP; guest NIC $DATA_MAC, suggested $GUEST_DATA_ADDR)
+  data links: guest $GUEST_DATA_ADDR (NIC $DATA_MAC) ↔ this machine $PEER_ADDR on $TAP;
+              guest NIC $DATA1_MAC ↔ ip netns exec $NETNS … ($NS_ADDR on $TAP1)
   disks:      /dev/disk/by-id/virtio-zfsdisk1 … zfsdisk$DISKS in the guest (blank, $DISK_SIZE each)
   settings:   $RUN/lab.env
 TXT

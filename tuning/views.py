@@ -1,18 +1,149 @@
-"""Base tuning pages (plan, apply, confirm or roll back arrive with the tuning issue)."""
+"""Tuning pages: the network (links, MTU, bridges), kernel and ZFS settings, base tuning's plan → apply → keep or
+revert, and each change set with its measured effect."""
 
-from django.shortcuts import render
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_http_methods, require_POST
 
+from appliance.auth import requires
+from appliance.choices import Role
 from appliance.selectors import host_current
+from appliance.views import form_errors
+from tuning import selectors, services
+from tuning.choices import ChangeStatus
+from tuning.forms import ApplyForm, BridgeDeleteForm, BridgeForm, MtuForm, PlanForm, SettingForm
+from tuning.models import ChangeSet, Setting
+
+
+def _nics(overview) -> list[str]:
+    return [x.name for x in overview["links"] if x.kind == "ether" and not x.master]
 
 
 def tuning_overview(request):
+    host = host_current(request)
+    overview = selectors.tuning_overview(host=host) if host else {}
     return render(
         request,
-        "_not_built_yet.html",
+        "tuning/tuning_overview.html",
         {
-            "title": "Tuning",
-            "needs_zfs": True,
-            "host": host_current(request),
-            "what": "Base tuning (jumbo frames, TCP buffers, ZFS and Samba/NFS settings) for",
+            "host": host,
+            **overview,
+            "is_admin": request.user.has_role(Role.ADMIN),
+            "plan_form": PlanForm(),
+            "setting_form": SettingForm(),
+            "mtu_form": MtuForm(),
+            "bridge_form": BridgeForm(nics=_nics(overview)) if host else None,
         },
     )
+
+
+def _started(request, start, **kwargs):
+    """Run a service that starts a change; its page (or the operation's) next, or back with the reason."""
+    try:
+        result = start(**kwargs)
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+        return redirect("tuning-overview")
+    if isinstance(result, ChangeSet):
+        return redirect("tuning-change", pk=result.pk)
+    return redirect("operation-detail", pk=result.pk)
+
+
+def _submit(request, form, start, **extra):
+    """A posted form into a service for the current host, or back to the page with its errors."""
+    if not form.is_valid():
+        messages.error(request, form_errors(form))
+        return redirect("tuning-overview")
+    return _started(request, start, host=host_current(request), user=request.user, **form.cleaned_data, **extra)
+
+
+@requires(write=Role.ADMIN)
+@require_POST
+def tuning_plan(request):
+    return _submit(request, PlanForm(request.POST), services.tuning_plan_start)
+
+
+@requires(write=Role.ADMIN)
+@require_POST
+def tuning_setting(request):
+    return _submit(request, SettingForm(request.POST), services.setting_start)
+
+
+@requires(write=Role.ADMIN)
+@require_POST
+def tuning_refresh(request):
+    return _started(request, services.tuning_refresh_start, host=host_current(request), user=request.user)
+
+
+@requires(write=Role.ADMIN)
+@require_POST
+def link_mtu(request):
+    return _submit(request, MtuForm(request.POST), services.link_mtu_start)
+
+
+@requires(write=Role.ADMIN)
+@require_POST
+def bridge_create(request):
+    nics = _nics(selectors.tuning_overview(host=host_current(request)))
+    return _submit(request, BridgeForm(request.POST, nics=nics), services.bridge_create_start)
+
+
+@requires(write=Role.ADMIN)
+@require_POST
+def bridge_delete(request):
+    return _submit(request, BridgeDeleteForm(request.POST), services.bridge_delete_start)
+
+
+@requires(write=Role.ADMIN)
+@require_http_methods(["GET", "POST"])
+def change_detail(request, pk):
+    cs = get_object_or_404(ChangeSet.objects.select_related("host", "operation", "measure_peer"), pk=pk)
+    detail = selectors.change_detail(change_set=cs)
+    form = ApplyForm(request.POST or None, peers=detail["peers"], addresses=detail["addresses"])
+    if request.method == "POST" and form.is_valid():
+        try:
+            services.tuning_apply_start(change_set=cs, user=request.user, **form.cleaned_data)
+        except ValidationError as exc:
+            messages.error(request, " ".join(exc.messages))
+        return redirect("tuning-change", pk=cs.pk)
+    context = {"cs": cs, "host": cs.host, "apply_form": form, "is_admin": request.user.has_role(Role.ADMIN), **detail}
+    if request.htmx:
+        response = render(request, "tuning/change_detail.html#change-status", context)
+        if cs.status not in (ChangeStatus.PLANNING, ChangeStatus.APPLYING, ChangeStatus.PENDING):
+            response.status_code = 286  # htmx: stop polling
+        return response
+    return render(request, "tuning/change_detail.html", context)
+
+
+@requires(write=Role.ADMIN)
+@require_POST
+def change_keep(request, pk):
+    cs = get_object_or_404(ChangeSet, pk=pk)
+    try:
+        services.change_keep_start(change_set=cs, user=request.user)
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+    return redirect("tuning-change", pk=cs.pk)
+
+
+@requires(write=Role.ADMIN)
+@require_POST
+def change_revert(request, pk):
+    cs = get_object_or_404(ChangeSet, pk=pk)
+    return _started(request, services.tuning_revert_start, host=cs.host, user=request.user, change_set=cs)
+
+
+@requires(write=Role.ADMIN)
+@require_POST
+def setting_revert(request, pk):
+    setting = get_object_or_404(Setting, pk=pk)
+    return _started(request, services.tuning_revert_start, host=setting.host, user=request.user, setting=setting)
+
+
+@requires(write=Role.ADMIN)
+@require_POST
+def setting_drift(request, pk):
+    setting = get_object_or_404(Setting, pk=pk)
+    action = request.POST.get("action", "")
+    return _started(request, services.drift_start, host=setting.host, user=request.user, setting=setting, action=action)

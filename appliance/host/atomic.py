@@ -1,5 +1,6 @@
 """The host's small programs, run in-process locally and sent verbatim over SSH: write_if_changed (the one
-atomic file write) and folder (owner, group and mode of a folder reached without following any symlink).
+atomic file write), folder (owner, group and mode of a folder reached without following any symlink) and
+module_parameter (a kernel module's runtime parameter).
 
 This module must stay self-contained (standard library only, no other imports from Tarn):
 the SSH transport sends its source to the remote python3.
@@ -12,22 +13,40 @@ import sys
 import tempfile
 
 
+def _allowed(path, allowed_dirs):
+    """The absolute path if it lies in allowed_dirs (or is one of them, for exact files) and no symlink is on the
+    way; PermissionError otherwise."""
+    path = os.path.abspath(path)
+    parent = os.path.dirname(path)
+    if path not in allowed_dirs and not any(
+        parent == d.rstrip("/") or parent.startswith(d.rstrip("/") + "/") for d in allowed_dirs
+    ):
+        raise PermissionError(f"refusing {path}: outside the allowed directories")
+    if os.path.realpath(parent) != parent:
+        raise PermissionError(f"refusing {path}: its directory is behind a symlink")
+    if os.path.islink(path):
+        raise PermissionError(f"refusing {path}: it is a symlink")
+    return path
+
+
+def remove_if_present(path, allowed_dirs):
+    """Remove a file Tarn owns; True if it was there."""
+    path = _allowed(path, allowed_dirs)
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        return False
+    return True
+
+
 def write_if_changed(path, data, mode, allowed_dirs):
     """Write bytes to path atomically unless it already holds them; returns True if it changed.
 
     Refuses symlinks and paths outside allowed_dirs (directories, or exact files). Temp file in the same directory, fsync,
     os.replace, then fsync the directory, so a crash leaves either the old or the new file.
     """
-    path = os.path.abspath(path)
+    path = _allowed(path, allowed_dirs)
     parent = os.path.dirname(path)
-    if path not in allowed_dirs and not any(
-        parent == d.rstrip("/") or parent.startswith(d.rstrip("/") + "/") for d in allowed_dirs
-    ):
-        raise PermissionError(f"refusing to write {path}: outside the allowed directories")
-    if os.path.realpath(parent) != parent:
-        raise PermissionError(f"refusing to write {path}: its directory is behind a symlink")
-    if os.path.islink(path):
-        raise PermissionError(f"refusing to write {path}: it is a symlink")
     try:
         with open(path, "rb") as fh:
             if fh.read() == data and (os.stat(path).st_mode & 0o7777) == mode:
@@ -88,6 +107,25 @@ def folder(path, owner, group, mode, create=False):
         os.close(fd)
 
 
+def module_parameter(module, name, value):
+    """Set /sys/module/<module>/parameters/<name> at runtime (the kernel checks the value). Plain names only, opened
+    without following links; returns the value before."""
+    if not (module.isidentifier() and name.isidentifier()):
+        raise PermissionError(f"refusing module parameter {module}/{name}: not plain names")
+    path = f"/sys/module/{module}/parameters/{name}"
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"no module parameter {module}.{name} on this host") from None
+    try:
+        before = os.read(fd, 4096).decode().strip()
+        os.lseek(fd, 0, os.SEEK_SET)
+        os.write(fd, str(value).encode())
+    finally:
+        os.close(fd)
+    return before
+
+
 def _owner(st):
     def name(lookup, number):
         try:
@@ -106,11 +144,23 @@ def _main():
             path, owner, group, mode, create = sys.argv[2:7]
             print(folder(path, owner, group, int(mode, 8), create == "1"))
             return
+        if sys.argv[1] == "--remove":
+            print("removed" if remove_if_present(sys.argv[2], sys.argv[3:]) else "absent")
+            return
+        if sys.argv[1] == "--module-parameter":
+            print(module_parameter(*sys.argv[2:5]))
+            return
         path, mode, *allowed = sys.argv[1:]
         changed = write_if_changed(path, sys.stdin.buffer.read(), int(mode, 8), allowed)
     except (PermissionError, KeyError) as exc:
         print(exc, file=sys.stderr)
         sys.exit(3)
+    except FileNotFoundError as exc:
+        print(exc, file=sys.stderr)
+        sys.exit(4)
+    except OSError as exc:  # the kernel refused the value (EINVAL)
+        print(exc, file=sys.stderr)
+        sys.exit(5)
     print("changed" if changed else "unchanged")
 
 

@@ -50,6 +50,10 @@ class AlreadyExists(CommandFailed):
     pass
 
 
+class UnknownParameter(NotFound):
+    """A kernel tunable (sysctl or module parameter) that does not exist on this host."""
+
+
 class Busy(CommandFailed):
     pass
 

@@ -21,13 +21,16 @@ from pathlib import Path
 
 from appliance.host import atomic
 from appliance.host.errors import (
+    CommandFailed,
     CommandTimeout,
     HostKeyMismatch,
     HostUnreachable,
     PathNotAllowed,
     ReadOnlyHost,
     ToolNotAllowed,
+    UnknownParameter,
     error_for,
+    last_line,
 )
 
 # Every tool Tarn may run on a host. Anything else is refused before a process exists.
@@ -70,6 +73,11 @@ ALLOWED_TOOLS = frozenset(
         "usermod",
         "fio",
         "iperf3",
+        "ping",
+        "printenv",
+        "systemd-run",
+        "networkctl",
+        "tc",
     }
 )
 # Directories write_file may touch (config Tarn owns). Kernel parameters are not files: see kernel.py.
@@ -82,6 +90,7 @@ CONFIG_DIRS = (
     "/etc/modprobe.d",
     "/etc/systemd/network",
     "/etc/tarn",
+    "/run/tarn",  # the `ip -batch` scripts of a network change and of its armed restore
 )
 # ssh's shared connection: when the host behind a master goes away (rebooted, or a lab guest restored) the next
 # client fails talking to the dying master. These messages come before the command reached the host (OpenSSH
@@ -185,7 +194,38 @@ class Transport:
             self.on_command(CommandResult(argv, 0, outcome, "", time.monotonic() - started, True))
         return outcome
 
+    def remove_file(self, path: str, *, timeout: float = 30.0) -> bool:
+        """Remove a file Tarn owns (same allowlist and no-symlink rule as write_file); True if it existed."""
+        if self.read_only:
+            raise ReadOnlyHost(f"read-only host: would remove {path}")
+        started = time.monotonic()
+        removed = self._remove(path, timeout)
+        if self.on_command:
+            self.on_command(
+                CommandResult(["remove_file", path], 0, "removed" if removed else "absent", "",
+                              time.monotonic() - started, True)
+            )  # fmt: skip
+        return removed
+
+    def module_parameter(self, module: str, name: str, value: str) -> str:
+        """Set a kernel module's runtime parameter (atomic.module_parameter); returns the value before. A missing
+        parameter is UnknownParameter; a value the kernel refuses, CommandFailed."""
+        if self.read_only:
+            raise ReadOnlyHost(f"read-only host: would set {module}.{name}")
+        started = time.monotonic()
+        before = self._module_parameter(module, name, value)
+        if self.on_command:
+            argv = ["module_parameter", module, name, value]
+            self.on_command(CommandResult(argv, 0, before, "", time.monotonic() - started, True))
+        return before
+
     def _execute(self, argv, *, timeout, input, mutating) -> CommandResult:
+        raise NotImplementedError
+
+    def _module_parameter(self, module, name, value) -> str:
+        raise NotImplementedError
+
+    def _remove(self, path, timeout) -> bool:
         raise NotImplementedError
 
     def _folder(self, path, owner, group, mode, create) -> str:
@@ -251,6 +291,23 @@ class LocalTransport(Transport):
             return atomic.folder(path, owner, group, mode, create)
         except (PermissionError, KeyError) as exc:
             raise PathNotAllowed(str(exc)) from None
+
+    def _remove(self, path, timeout):
+        try:
+            return atomic.remove_if_present(path, self.writable_dirs)
+        except PermissionError as exc:
+            raise PathNotAllowed(str(exc)) from None
+
+    def _module_parameter(self, module, name, value):
+        argv = ["module_parameter", module, name, value]
+        try:
+            return atomic.module_parameter(module, name, value)
+        except PermissionError as exc:
+            raise PathNotAllowed(str(exc)) from None
+        except FileNotFoundError as exc:
+            raise UnknownParameter(argv, 4, str(exc)) from None
+        except OSError as exc:
+            raise CommandFailed(argv, 5, f"{name}={value}: {exc.strerror}") from None
 
 
 _KEY_TYPES = ("ssh-ed25519", "ssh-rsa", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384", "ecdsa-sha2-nistp521")
@@ -399,6 +456,27 @@ class SSHTransport(Transport):
         if result.returncode != 0:
             raise error_for(["folder", path], result.returncode, result.stderr)
         return result.stdout.strip()
+
+    def _module_parameter(self, module, name, value):
+        argv = ["python3", "-c", inspect.getsource(atomic), "--module-parameter", module, name, value]
+        result = self._execute(argv, timeout=30, input=None, mutating=True)
+        short = ["module_parameter", module, name, value]
+        if result.returncode == 3:
+            raise PathNotAllowed(result.stderr.strip())
+        if result.returncode == 4:
+            raise UnknownParameter(short, 4, result.stderr)
+        if result.returncode != 0:
+            raise CommandFailed(short, result.returncode, f"{name}={value}: {last_line(result.stderr)}")
+        return result.stdout.strip()
+
+    def _remove(self, path, timeout):
+        argv = ["python3", "-c", inspect.getsource(atomic), "--remove", path, *self.writable_dirs]
+        result = self._execute(argv, timeout=timeout, input=None, mutating=True)
+        if result.returncode == 3:
+            raise PathNotAllowed(result.stderr.strip())
+        if result.returncode != 0:
+            raise error_for(["remove_file", path], result.returncode, result.stderr)
+        return result.stdout.strip() == "removed"
 
     def _write(self, path, data, mode, timeout):
         script = inspect.getsource(atomic)

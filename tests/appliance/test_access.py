@@ -9,6 +9,7 @@ from appliance.choices import Role
 from appliance.models import ApiToken, AuditEntry, Operation
 from pools.models import Dataset, Disk, Pool, Snapshot, SnapshotTask
 from shares.models import NfsExport, SambaUser, SmbShare
+from tuning.models import ChangeSet, Setting
 
 MUTATING = ["POST", "PUT", "PATCH", "DELETE"]
 PUBLIC = {"login", "healthz"}
@@ -47,7 +48,13 @@ def objects(local_host, admin_user):
     smb = SmbShare.objects.create(host=local_host, name="docs", dataset="tank/a", path="/tank/a")
     nfs = NfsExport.objects.create(host=local_host, dataset="tank/a", path="/tank/a", clients="10.0.0.0/24")
     samba_user = SambaUser.objects.create(host=local_host, username="alice")
+    change = ChangeSet.objects.create(host=local_host, kind="tunable", title="vm.swappiness = 10", status="applied")
+    setting = Setting.objects.create(
+        change_set=change, host=local_host, kind="sysctl", key="vm.swappiness", original="60", value="10", active=True
+    )
     return {
+        "tuning-change": change.pk,
+        "tuning-setting": setting.pk,
         "share-settings": local_host.name,
         "samba-user": samba_user.pk,
         "smb-share": smb.pk,

@@ -38,6 +38,7 @@ def test_a_guest_that_does_not_answer_in_time_is_killed_and_its_console_shown(la
         "TARN_LAB_RUN": str(tmp_path / "run"),
         "TARN_LAB_NETNS": "tarnlabfault",
         "TARN_LAB_TAP": "taplabfault",
+        "TARN_LAB_DATA_NET": "10.78.0",  # its own peer address beside the real lab's
         "TARN_LAB_SSH_PORT": str(free_port()),
         "TARN_LAB_SMB_PORT": str(free_port()),
         "TARN_LAB_BOOT_TIMEOUT": "3",

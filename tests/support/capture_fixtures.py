@@ -65,6 +65,10 @@ CAPTURE = {
     "ip_link.json": ["ip", "-j", "link"],
     "ip_addr.json": ["ip", "-j", "addr"],
     "bridge_link.json": ["bridge", "-j", "link"],
+    "ip_addr_details.json": ["ip", "-j", "-d", "-s", "addr", "show"],
+    "ip_route_default.json": ["ip", "-j", "route", "show", "default"],
+    "sysctl_tunables.txt": ["sysctl", "-a", "--pattern", r"^(net\.core\.|net\.ipv4\.tcp_|vm\.)"],
+    "zfs_parameters.txt": ["grep", "-r", "-H", ".", "--", "/sys/module/zfs/parameters"],
     "testparm.txt": ["testparm", "-s"],
     "exportfs.txt": ["exportfs", "-v"],
     "arcstats.txt": ["cat", "/proc/spl/kstat/zfs/arcstats"],
@@ -129,6 +133,9 @@ def capture(lab) -> None:
         t.run(argv, mutating=True)
     for name, argv in CAPTURE.items():
         save(name, argv)
+    for name, argv in (("driver", ["ethtool", "-i"]), ("settings", ["ethtool"]), ("rings", ["ethtool", "-g"]),
+                       ("features", ["ethtool", "-k"])):  # fmt: skip
+        save(f"ethtool_{name}.txt", [*argv, nic])
     # An exported pool, as `zpool import` lists it (no JSON output for that in 2.3).
     t.run(["zpool", "export", "tank"], mutating=True, timeout=120)
     save("zpool_import.txt", ["zpool", "import"])

@@ -63,6 +63,22 @@ class Lab:
             ["ip", "netns", "exec", self.netns, *argv], capture_output=True, text=True, timeout=timeout, check=check
         )
 
+    def reboot(self, timeout: float = 240) -> float:
+        """Reboot the guest for real and wait until it is up again (systemd settled); returns the seconds taken."""
+        started = time.monotonic()
+        subprocess.run([str(LAB_SH), "ssh", "systemctl reboot"], capture_output=True, timeout=60)
+        close_shared_connections()
+        time.sleep(5)
+        while time.monotonic() - started < timeout:
+            probe = subprocess.run(
+                [str(LAB_SH), "ssh", "systemctl is-system-running --wait"], capture_output=True, text=True, timeout=120
+            )
+            if probe.stdout.strip() in ("running", "degraded"):
+                close_shared_connections()
+                return time.monotonic() - started
+            time.sleep(2)
+        raise AssertionError(f"the guest did not come back within {timeout:.0f} s of a reboot")
+
     def reset(self) -> float:
         """Back to the clean state; if loadvm cannot bring the guest back, restore it from scratch."""
         started = time.monotonic()

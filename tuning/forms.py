@@ -1,0 +1,89 @@
+"""Forms for tuning: shapes only (the services check against the host)."""
+
+import ipaddress
+
+from django import forms
+
+from appliance.models import Host
+from tuning.choices import JUMBO_MTU, ROLLBACK_SECONDS_DEFAULT, ROLLBACK_SECONDS_MAX, ROLLBACK_SECONDS_MIN, SettingKind
+from tuning.profiles import DEFAULT_PROFILE, PROFILES
+
+SECONDS_HELP = "If you do not press Keep within this time, the host itself puts the old settings back."
+
+
+def _seconds():
+    return forms.IntegerField(
+        initial=ROLLBACK_SECONDS_DEFAULT, min_value=ROLLBACK_SECONDS_MIN, max_value=ROLLBACK_SECONDS_MAX,
+        label="Roll back after (s)", help_text=SECONDS_HELP,
+    )  # fmt: skip
+
+
+class PlanForm(forms.Form):
+    profile = forms.ChoiceField(
+        choices=[(p.key, p.title) for p in PROFILES.values()], initial=DEFAULT_PROFILE, widget=forms.RadioSelect
+    )
+
+
+class ApplyForm(forms.Form):
+    measure = forms.BooleanField(
+        required=False, initial=True, label="Measure the effect",
+        help_text="iperf3 both ways between another host and this one, before and after.",
+    )  # fmt: skip
+    peer = forms.ModelChoiceField(queryset=Host.objects.none(), required=False, label="Measure from")
+    address = forms.ChoiceField(choices=[], required=False, label="To this host's address")
+    revert_if_worse = forms.BooleanField(
+        required=False, label="Revert by itself if slower", help_text="If throughput after is 5% or more below before."
+    )
+
+    def __init__(self, *args, peers=None, addresses=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["peer"].queryset = peers if peers is not None else Host.objects.none()
+        self.fields["address"].choices = list(addresses)
+
+
+class SettingForm(forms.Form):
+    kind = forms.ChoiceField(choices=SettingKind.choices, initial=SettingKind.SYSCTL)
+    key = forms.CharField(max_length=100, help_text="e.g. net.core.rmem_max, or a ZFS parameter like zfs_txg_timeout")
+    value = forms.CharField(
+        max_length=200, help_text="Numbers separated by spaces (tcp_rmem: min default max), or a word"
+    )
+    reason = forms.CharField(max_length=300, required=False, help_text="Why: shown beside the setting and in the audit")
+
+
+class MtuForm(forms.Form):
+    link = forms.CharField(max_length=15)
+    mtu = forms.IntegerField(min_value=68, max_value=65535, initial=JUMBO_MTU, label="MTU")
+    peers = forms.CharField(
+        required=False, max_length=500, label="Must reach (DF ping)",
+        help_text="Addresses that must answer a full-size unfragmented ping before the MTU may stay; space-separated.",
+    )  # fmt: skip
+    seconds = _seconds()
+
+    def clean_peers(self):
+        words = self.cleaned_data["peers"].split()
+        if len(words) > 16:
+            raise forms.ValidationError("Up to 16 addresses.")
+        try:
+            return [str(ipaddress.ip_address(w)) for w in words]
+        except ValueError:
+            raise forms.ValidationError("IP addresses only, separated by spaces.") from None
+
+
+class BridgeForm(forms.Form):
+    name = forms.CharField(max_length=15, initial="br0")
+    ports = forms.MultipleChoiceField(choices=[], widget=forms.CheckboxSelectMultiple)
+    management_ok = forms.BooleanField(
+        required=False, label="Yes, bridge the management link",
+        help_text="The link Tarn or your browser reach this host through: it moves to the bridge.",
+    )  # fmt: skip
+    seconds = _seconds()
+
+    def __init__(self, *args, nics=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["ports"].choices = [(n, n) for n in nics]
+
+
+class BridgeDeleteForm(forms.Form):
+    name = forms.CharField(max_length=15)
+    confirm = forms.CharField(max_length=15)
+    seconds = _seconds()

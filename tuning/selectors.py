@@ -1,0 +1,77 @@
+"""Reads for tuning: links, the settings Tarn keeps and how they compare with the host, change sets."""
+
+from dataclasses import dataclass
+
+from appliance.models import Host
+from tuning.choices import ChangeStatus
+from tuning.models import ChangeSet, KernelState, Link, Setting
+from tuning.profiles import PROFILES
+
+
+@dataclass(frozen=True)
+class Drift:
+    setting: Setting
+    observed: str | None  # None: the setting is gone from the host
+
+
+def tuning_overview(*, host: Host) -> dict:
+    state = KernelState.objects.filter(host=host).first()
+    active = list(Setting.objects.filter(host=host, active=True).select_related("change_set"))
+    return {
+        "links": list(Link.objects.filter(host=host)),
+        "kernel_state": state,
+        "active_settings": active,
+        "drift": tuning_drift(host=host, state=state, active=active),
+        "changes": list(ChangeSet.objects.filter(host=host).select_related("created_by")[:20]),
+        "pending": ChangeSet.objects.filter(host=host, status=ChangeStatus.PENDING).first(),
+        "profiles": list(PROFILES.values()),
+    }
+
+
+def tuning_drift(*, host: Host, state: KernelState | None = None, active=None) -> list[Drift]:
+    """Settings Tarn applied that the host no longer has (changed by hand, lost at a reboot), as last read."""
+    state = state or KernelState.objects.filter(host=host).first()
+    if state is None:
+        return []
+    active = active if active is not None else Setting.objects.filter(host=host, active=True)
+    drift = []
+    for s in active:
+        observed = state.values(s.kind).get(s.key)
+        if observed != s.value:
+            drift.append(Drift(s, observed))
+    return drift
+
+
+def effect_chart(change_set: ChangeSet) -> dict:
+    """Chart data for the measured effect: Mbit/s before and after, per direction."""
+    labels = {"to_host": "to the host", "from_host": "from the host"}
+    directions = [d for d in labels if d in (change_set.before or {}) and d in (change_set.after or {})]
+    return {
+        "type": "bar",
+        "labels": [labels[d] for d in directions],
+        "datasets": [
+            {"label": label, "data": [round(getattr_bps(side, d) / 1e6, 1) for d in directions]}
+            for label, side in (("before", change_set.before), ("after", change_set.after))
+        ],
+        "unit": "Mbit/s",
+    }
+
+
+def getattr_bps(side: dict, direction: str) -> float:
+    return float((side or {}).get(direction, {}).get("bps", 0))
+
+
+def change_detail(*, change_set: ChangeSet) -> dict:
+    settings = list(change_set.settings.all())
+    return {
+        "chart": effect_chart(change_set),
+        "settings": settings,
+        "to_change": sum(s.action == "set" for s in settings),
+        "peers": Host.objects.exclude(pk=change_set.host_id).order_by("name"),
+        "addresses": [
+            (c.split("/")[0], f"{c.split('/')[0]} ({link.name})")
+            for link in Link.objects.filter(host=change_set.host)
+            for c in link.cidrs
+            if not c.startswith("127.") and c != "::1/128"
+        ],
+    }
