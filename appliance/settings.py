@@ -172,13 +172,18 @@ REST_FRAMEWORK = {
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Tarn API",
-    "DESCRIPTION": "Manage a ZFS NAS: hosts, operations, audit (pools, shares, tuning and benchmarks follow).",
+    "DESCRIPTION": "Manage a ZFS NAS: hosts, operations, audit, pools, shares and tuning (benchmarks follow).",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_PERMISSIONS": ["appliance.auth.permissions.RolePermission"],
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Choice sets that share a field name across apps get their own names in the schema.
+    "ENUM_NAME_OVERRIDES": {
+        "SettingKindEnum": "tuning.choices.SettingKind",
+        "ChangeKindEnum": "tuning.choices.ChangeKind",
+    },
 }
 
 REDIS_URL = env_str("REDIS_URL", "redis://127.0.0.1:6379/0")

@@ -15,4 +15,5 @@ urlpatterns = [
     *router.urls,
     path("", include("pools.api.urls")),
     path("", include("shares.api.urls")),
+    path("", include("tuning.api.urls")),
 ]

@@ -9,7 +9,7 @@ from appliance.choices import Role
 from appliance.models import ApiToken, AuditEntry, Operation
 from pools.models import Dataset, Disk, Pool, Snapshot, SnapshotTask
 from shares.models import NfsExport, SambaUser, SmbShare
-from tuning.models import ChangeSet, Setting
+from tuning.models import ChangeSet, Link, Setting
 
 MUTATING = ["POST", "PUT", "PATCH", "DELETE"]
 PUBLIC = {"login", "healthz"}
@@ -52,9 +52,13 @@ def objects(local_host, admin_user):
     setting = Setting.objects.create(
         change_set=change, host=local_host, kind="sysctl", key="vm.swappiness", original="60", value="10", active=True
     )
+    link = Link.objects.create(host=local_host, name="eth0", kind="ether", mtu=1500, state="UP", observed_at=timezone.now())
     return {
         "tuning-change": change.pk,
         "tuning-setting": setting.pk,
+        "change-set": change.pk,
+        "tunable": setting.pk,
+        "api:link": link.pk,
         "share-settings": local_host.name,
         "samba-user": samba_user.pk,
         "smb-share": smb.pk,

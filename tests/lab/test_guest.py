@@ -92,23 +92,24 @@ def data_nic(transport, mac: str) -> str:
     return next(link["ifname"] for link in links if link.get("address") == mac)
 
 
-def test_jumbo_frames_pass_on_the_data_link_and_iperf3_runs_over_it(guest):
+def test_the_data_link_reaches_this_machine_and_iperf3_runs_over_it(guest):
+    """The lab's plumbing: the guest's first data NIC has its address from the guest's own networkd and this machine
+    is its peer; the client behind the second NIC is out of reach until the guest bridges them (test_tuning)."""
     require_tool("iperf3")
     t = guest.transport()
     nic = data_nic(t, guest.env["LAB_DATA_MAC"])
     guest_ip = guest.env["LAB_GUEST_DATA_ADDR"].split("/")[0]
-    t.run(["ip", "link", "set", nic, "mtu", "9000", "up"], mutating=True)
-    t.run(["ip", "addr", "add", guest.env["LAB_GUEST_DATA_ADDR"], "dev", nic], mutating=True)
-    guest.ns("ip", "link", "set", guest.env["LAB_NS_IFACE"], "mtu", "9000")
-    ping = guest.ns("ping", "-M", "do", "-s", "8972", "-c", "3", "-W", "5", guest_ip, check=False)
-    assert ping.returncode == 0 and " 0% packet loss" in ping.stdout, ping.stdout + ping.stderr
-    too_big = guest.ns("ping", "-M", "do", "-s", "9000", "-c", "1", "-W", "2", guest_ip, check=False)
-    assert too_big.returncode != 0  # DF really is set: 9000 + headers does not fit
+    assert guest.env["LAB_GUEST_DATA_ADDR"] in t.run(["ip", "-br", "addr", "show", "dev", nic]).stdout
+    ping = subprocess.run(["ping", "-c", "2", "-W", "3", guest_ip], capture_output=True, text=True, timeout=30)
+    assert ping.returncode == 0, ping.stdout + ping.stderr
     t.run(["iperf3", "-s", "-D", "-1"], mutating=True)
     time.sleep(1)
-    result = json.loads(guest.ns("iperf3", "-c", guest_ip, "-t", "3", "-J", timeout=60).stdout)
+    run = subprocess.run(["iperf3", "-c", guest_ip, "-t", "3", "-J"], capture_output=True, text=True, timeout=60)
+    result = json.loads(run.stdout)
     assert result["end"]["sum_received"]["bytes"] > 0
     assert result["end"]["sum_received"]["bits_per_second"] > 1e6
+    client = guest.env["LAB_NS_ADDR"].split("/")[0]
+    assert subprocess.run(["ping", "-c", "1", "-W", "2", client], capture_output=True, timeout=30).returncode != 0
     t.close()
 
 

@@ -1,0 +1,101 @@
+"""Tuning input: bad values are a 400 naming the field and nothing is started; the pages render what the
+inventory holds (links, drift, a pending change's countdown, the measured effect)."""
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from appliance.models import Operation
+from tuning.models import ChangeSet, KernelState, Link, Setting
+
+
+@pytest.fixture
+def inventory(local_host):
+    now = timezone.now()
+    for name, kind, management, cidrs in (("eth0", "ether", True, ["192.0.2.10/24"]), ("eth1", "ether", False, []),
+                                          ("eth2", "ether", False, [])):  # fmt: skip
+        Link.objects.create(
+            host=local_host, name=name, kind=kind, mac=f"52:54:00:00:00:0{name[-1]}", mtu=1500, min_mtu=68,
+            max_mtu=9000, state="UP", up=True, management=management, observed_at=now,
+            addresses=[{"cidr": c, "family": "inet", "dynamic": False, "scope": "global"} for c in cidrs],
+        )  # fmt: skip
+    KernelState.objects.create(
+        host=local_host, observed_at=now,
+        sysctl={"net.core.rmem_max": "212992", "net.ipv4.tcp_rmem": "4096 131072 6291456", "vm.swappiness": "60"},
+        zfs={"zfs_txg_timeout": "5"},
+    )  # fmt: skip
+    return local_host
+
+
+def post(client, url, data):
+    return client.post(url, data, content_type="application/json")
+
+
+@pytest.mark.parametrize(
+    ("url", "data", "field"),
+    [
+        ("/api/v1/links/mtu/", {"link": "eth1", "mtu": 9001}, "mtu"),
+        ("/api/v1/links/mtu/", {"link": "eth1", "mtu": "jumbo"}, "mtu"),
+        ("/api/v1/links/mtu/", {"link": "../eth1", "mtu": 9000}, "link"),
+        ("/api/v1/links/mtu/", {"link": "-eth1", "mtu": 9000}, "link"),
+        ("/api/v1/links/mtu/", {"link": "eth 1", "mtu": 9000}, "link"),
+        ("/api/v1/links/mtu/", {"link": "eth9", "mtu": 9000}, "link"),
+        ("/api/v1/links/mtu/", {"link": "eth1", "mtu": 9000, "peers": ["10.0.0.1; reboot"]}, "peers"),
+        ("/api/v1/links/mtu/", {"link": "eth1", "mtu": 9000, "seconds": 5}, "seconds"),
+        ("/api/v1/links/bridge/", {"name": "br0", "ports": ["eth0", "eth1"]}, "management_ok"),
+        ("/api/v1/links/bridge/", {"name": "-br0", "ports": ["eth1", "eth2"]}, "name"),
+        ("/api/v1/links/bridge/", {"name": "br/0", "ports": ["eth1", "eth2"]}, "name"),
+        ("/api/v1/links/bridge/", {"name": "eth1", "ports": ["eth1", "eth2"]}, "name"),
+        ("/api/v1/links/bridge/", {"name": "br0", "ports": ["eth1", ".."]}, "ports"),
+        ("/api/v1/tunables/", {"kind": "sysctl", "key": "kernel.panic", "value": "1"}, "key"),
+        ("/api/v1/tunables/", {"kind": "sysctl", "key": "net.core.rmem_max", "value": "1 | reboot"}, "value"),
+        ("/api/v1/tunables/", {"kind": "sysctl", "key": "net.core.rmem_max", "value": "1;2"}, "value"),
+        ("/api/v1/tunables/", {"kind": "sysctl", "key": "net.core.rmem_max", "value": "1\n2"}, "value"),
+        ("/api/v1/tunables/", {"kind": "sysctl", "key": "net.core.rmem_max", "value": "big number"}, "value"),
+        ("/api/v1/tunables/", {"kind": "sysctl", "key": "net.ipv4.tcp_rmem", "value": "4096 8192"}, "value"),
+        ("/api/v1/tunables/", {"kind": "sysctl", "key": "net.core.nope", "value": "1"}, "key"),
+        ("/api/v1/tunables/", {"kind": "zfs", "key": "zfs_no_such_parameter", "value": "1"}, "key"),
+        ("/api/v1/change-sets/", {"profile": "turbo"}, "profile"),
+    ],
+)
+def test_bad_input_is_a_400_naming_the_field_and_nothing_starts(admin_client, inventory, url, data, field):
+    response = post(admin_client, url, {"host": inventory.name, **data})
+    assert response.status_code == 400, response.content
+    assert field in response.json(), response.json()
+    assert not Operation.objects.exists() and not ChangeSet.objects.exists()
+
+
+def test_the_html_forms_say_the_same_and_change_nothing(admin_client, inventory):
+    page = admin_client.post("/tuning/links/mtu/", {"link": "eth1", "mtu": "70000", "seconds": 60}, follow=True)
+    assert "mtu: Ensure this value is less than or equal to 65535." in page.content.decode()
+    page = admin_client.post("/tuning/settings/", {"kind": "sysctl", "key": "kernel.panic", "value": "1"}, follow=True)
+    assert "is not net.core.*, net.ipv4.tcp_* or vm.*" in page.content.decode()
+    assert not Operation.objects.exists()
+
+
+def test_planning_queues_a_read_only_operation_and_a_planned_change_set(admin_client, inventory, run_queued):
+    response = post(admin_client, "/api/v1/change-sets/", {"host": inventory.name, "profile": "wan"})
+    assert response.status_code == 202, response.content
+    body = response.json()
+    assert (body["status"], body["title"]) == ("planning", "Base tuning: WAN / replication")
+    op = Operation.objects.get(pk=body["operation"])
+    assert (op.kind, op.status, op.target) == ("tuning.plan", "queued", f"host:{inventory.name}:tuning:plan")
+
+
+def test_the_tuning_page_shows_links_drift_and_a_pending_change(admin_client, inventory):
+    cs = ChangeSet.objects.create(host=inventory, kind="mtu", title="MTU 9000 on eth1", status="pending",
+                                  deadline=timezone.now() + timedelta(seconds=45), restore_unit="tarn-restore-1")  # fmt: skip
+    done = ChangeSet.objects.create(host=inventory, kind="profile", title="Base tuning: 10G LAN", status="applied",
+                                    before={"from_host": {"bps": 2.5e8}}, after={"from_host": {"bps": 1.1e9}})  # fmt: skip
+    Setting.objects.create(change_set=done, host=inventory, kind="sysctl", key="vm.swappiness", original="60",
+                           value="10", active=True, reason="Keep Tarn resident")  # fmt: skip
+    page = admin_client.get("/tuning/").content.decode()
+    assert "eth0" in page and "192.0.2.10/24" in page and "68–9000" in page
+    assert "MTU 9000 on eth1</strong> is waiting for Keep" in page
+    assert "vm.swappiness</code>: Tarn set 10, the host has 60" in page  # drift: the host still says 60
+    assert "From 4.40×" in page
+    detail = admin_client.get(f"/tuning/changes/{cs.pk}/").content.decode()
+    assert 'data-deadline="' in detail and 'id="keep"' in detail and "even if Tarn or its link is gone" in detail
+    effect = admin_client.get(f"/tuning/changes/{done.pk}/").content.decode()
+    assert 'data-chart="effect-data"' in effect and "4.40×" in effect

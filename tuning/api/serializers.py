@@ -1,0 +1,90 @@
+"""Tuning API shapes: links, change sets with their settings, and the requests that start changes."""
+
+from rest_framework import serializers
+
+from appliance.api.serializers import HostField, HostRequest
+from tuning.choices import JUMBO_MTU, ROLLBACK_SECONDS_DEFAULT, ROLLBACK_SECONDS_MAX, ROLLBACK_SECONDS_MIN, SettingKind
+from tuning.models import ChangeSet, Link, Setting
+from tuning.profiles import DEFAULT_PROFILE, PROFILES
+
+
+class LinkSerializer(serializers.ModelSerializer):
+    host = serializers.SlugRelatedField(slug_field="name", read_only=True)
+
+    class Meta:
+        model = Link
+        fields = ["id", "host", "name", "kind", "mac", "mtu", "min_mtu", "max_mtu", "state", "up", "master",
+                  "addresses", "counters", "driver", "speed_mbps", "rings", "offloads", "managed", "management",
+                  "observed_at"]  # fmt: skip
+        read_only_fields = fields
+
+
+class SettingSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Setting
+        fields = ["id", "change_set", "kind", "key", "original", "value", "reason", "source", "action", "note",
+                  "active", "reverted_at"]  # fmt: skip
+        read_only_fields = fields
+
+
+class ChangeSetSerializer(serializers.ModelSerializer):
+    host = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    measure_peer = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    settings = SettingSerializer(many=True, read_only=True)
+    effect = serializers.DictField(child=serializers.FloatField(), read_only=True)
+
+    class Meta:
+        model = ChangeSet
+        fields = ["id", "host", "kind", "title", "profile", "status", "message", "reason", "links", "target",
+                  "apply_lines", "restore_lines", "restore_unit", "deadline", "measure", "measure_peer",
+                  "measure_address", "before", "after", "effect", "revert_if_worse", "operation", "created_at",
+                  "ended_at", "settings"]  # fmt: skip
+        read_only_fields = fields
+
+
+class PlanRequest(HostRequest):
+    profile = serializers.ChoiceField(choices=list(PROFILES), default=DEFAULT_PROFILE)
+
+
+class ApplyRequest(serializers.Serializer):
+    measure = serializers.BooleanField(default=False)
+    peer = HostField(required=False, allow_null=True, default=None, help_text="The host iperf3 runs from.")
+    address = serializers.IPAddressField(required=False, default="", help_text="One of the tuned host's addresses.")
+    revert_if_worse = serializers.BooleanField(default=False)
+
+
+class SettingRequest(HostRequest):
+    kind = serializers.ChoiceField(choices=SettingKind.choices)
+    key = serializers.CharField(max_length=100)
+    value = serializers.CharField(max_length=200, trim_whitespace=False)
+    reason = serializers.CharField(max_length=300, required=False, default="", allow_blank=True)
+
+
+class DriftRequest(serializers.Serializer):
+    action = serializers.ChoiceField(choices=["reapply", "forget"])
+
+
+def _seconds():
+    return serializers.IntegerField(
+        min_value=ROLLBACK_SECONDS_MIN, max_value=ROLLBACK_SECONDS_MAX, default=ROLLBACK_SECONDS_DEFAULT
+    )
+
+
+class MtuRequest(HostRequest):
+    link = serializers.CharField(max_length=15)
+    mtu = serializers.IntegerField(min_value=68, max_value=65535, default=JUMBO_MTU)
+    peers = serializers.ListField(child=serializers.IPAddressField(), max_length=16, default=list)
+    seconds = _seconds()
+
+
+class BridgeRequest(HostRequest):
+    name = serializers.CharField(max_length=15)
+    ports = serializers.ListField(child=serializers.CharField(max_length=15), min_length=1, max_length=8)
+    management_ok = serializers.BooleanField(default=False)
+    seconds = _seconds()
+
+
+class BridgeDeleteRequest(HostRequest):
+    name = serializers.CharField(max_length=15)
+    confirm = serializers.CharField(max_length=15)
+    seconds = _seconds()
