@@ -52,7 +52,9 @@ def objects(local_host, admin_user):
     setting = Setting.objects.create(
         change_set=change, host=local_host, kind="sysctl", key="vm.swappiness", original="60", value="10", active=True
     )
-    link = Link.objects.create(host=local_host, name="eth0", kind="ether", mtu=1500, state="UP", observed_at=timezone.now())
+    link = Link.objects.create(
+        host=local_host, name="eth0", kind="ether", mtu=1500, state="UP", observed_at=timezone.now()
+    )
     return {
         "tuning-change": change.pk,
         "tuning-setting": setting.pk,
