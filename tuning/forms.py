@@ -38,6 +38,7 @@ class ApplyForm(forms.Form):
     def __init__(self, *args, peers=None, addresses=(), **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["peer"].queryset = peers if peers is not None else Host.objects.none()
+        self.fields["peer"].initial = self.fields["peer"].queryset.first()
         self.fields["address"].choices = list(addresses)
 
 

@@ -68,10 +68,10 @@ def change_detail(*, change_set: ChangeSet) -> dict:
         "settings": settings,
         "to_change": sum(s.action == "set" for s in settings),
         "peers": Host.objects.exclude(pk=change_set.host_id).order_by("name"),
-        "addresses": [
-            (c.split("/")[0], f"{c.split('/')[0]} ({link.name})")
-            for link in Link.objects.filter(host=change_set.host)
+        "addresses": [  # data links first: a measurement over the management link says little about clients
+            (c.split("/")[0], f"{c.split('/')[0]} ({link.name}{', management' if link.management else ''})")
+            for link in Link.objects.filter(host=change_set.host).order_by("management", "name")
             for c in link.cidrs
-            if not c.startswith("127.") and c != "::1/128"
+            if link.kind != "loopback"
         ],
     }

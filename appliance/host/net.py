@@ -153,10 +153,9 @@ def read_links(t: Transport, *, details: bool = True) -> list[Link]:
         for link in links:
             if not link.is_nic:
                 continue
-            out = {
-                key: t.run([*argv, "--", link.name], check=False, timeout=15).stdout
-                for key, argv in ETHTOOL_ARGV.items()
-            }
+            # ethtool takes no `--`; the name comes from the kernel's own list and cannot start with a dash.
+            name = check_ifname(link.name)
+            out = {key: t.run([*argv, name], check=False, timeout=15).stdout for key, argv in ETHTOOL_ARGV.items()}
             link.driver = parse_driver(out["driver"])
             link.speed_mbps = parse_speed(out["settings"])
             link.rings = parse_rings(out["rings"])

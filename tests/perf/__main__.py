@@ -2,7 +2,7 @@
 
 import sys
 
-from tests.perf import audit, foundation, lab, shares, storage
+from tests.perf import audit, foundation, lab, shares, storage, tuning
 
 GROUPS = {
     "foundation": foundation.CHECKS,
@@ -10,6 +10,7 @@ GROUPS = {
     "storage": storage.CHECKS,
     "shares": shares.CHECKS,
     "audit": audit.CHECKS,
+    "tuning": tuning.CHECKS,
 }
 
 
