@@ -49,6 +49,10 @@ prepare() {
     chmod 0710 "$data/ssh" && chmod 0640 "$data/ssh/id_ed25519.pub" && chmod 0600 "$data/ssh/id_ed25519"
   fi
   reach "$PWD"
+  if ! as_web test -r "$PWD"; then  # Python lists the checkout to import from it (a clone in a 0700 mktemp dir)
+    setfacl -m "g:$WEB_USER:rx" "$PWD"
+    say "Group $WEB_USER may now read the checkout $PWD"
+  fi
   reach "$data"
   reach "$(sed -n 's/^home = //p' .venv/pyvenv.cfg)"
   local err

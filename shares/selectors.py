@@ -11,6 +11,16 @@ def share_settings(*, host) -> ShareSettings:
     return ShareSettings.objects.get_or_create(host=host)[0]
 
 
+def share_server_values(*, host) -> dict[str, str]:
+    """The server settings base tuning may set, as strings (as tuning compares and records them)."""
+    row = share_settings(host=host)
+    return {
+        "smb_min_protocol": row.smb_min_protocol,
+        "smb_multichannel": "yes" if row.smb_multichannel else "no",
+        "nfs_threads": str(row.nfs_threads),
+    }
+
+
 def share_overview(*, host) -> dict:
     """The shares page: SMB shares with each dataset's snapshot count (Previous Versions shows up to 512),
     NFS exports, Samba users and the last connection status."""

@@ -255,6 +255,31 @@ def share_settings_save_start(*, host, user, data: dict) -> Operation:
         return _shares_apply_start(host, user, "share settings", ["smb", "nfs"])
 
 
+# Server settings base tuning may set (tuning plans, applies and reverts them through these two).
+SERVER_SETTINGS = {"smb_min_protocol": ("SMB2", "SMB3"), "smb_multichannel": ("no", "yes"), "nfs_threads": None}
+
+
+def share_server_setting_apply(t, *, host, key: str, value: str) -> None:
+    """Set one server setting and apply what it touches now (inside the caller's operation): testparm → write →
+    reload for SMB, nfs.conf for NFS; on a refusal the old files stay and the row is not changed."""
+    row = share_settings(host=host)
+    allowed = SERVER_SETTINGS.get(key, ())
+    if key == "nfs_threads":
+        if not value.isdigit() or not 1 <= int(value) <= 256:
+            raise ValidationError({"value": "nfsd threads: 1 to 256."})
+        row.nfs_threads = int(value)
+    elif allowed and value in allowed:
+        setattr(row, key, value == "yes" if key == "smb_multichannel" else value)
+    else:
+        raise ValidationError({"key": f"Not a server setting Tarn tunes: {key}={value}."})
+    files = shares_render(host, settings=row)
+    if key.startswith("smb_"):
+        samba.apply_smb(t, files["smb"])
+    else:
+        nfs.apply_nfs_conf(t, files["nfs_conf"])
+    row.save()
+
+
 @operation_runner("shares.apply")
 def shares_apply_run(tracker: Tracker) -> None:
     """Render from the rows, then SMB (testparm → write → reload) and NFS (write → exportfs -ra, nfs.conf)."""

@@ -6,6 +6,11 @@ from django.db import models
 class SettingKind(models.TextChoices):
     SYSCTL = "sysctl", "Kernel (sysctl)"
     ZFS = "zfs", "ZFS module parameter"
+    SERVICE = "service", "Samba / NFS server"
+
+
+# What one setting may be set to by hand (the server settings have their own page under Shares).
+KERNEL_KINDS = [(SettingKind.SYSCTL.value, SettingKind.SYSCTL.label), (SettingKind.ZFS.value, SettingKind.ZFS.label)]
 
 
 class ChangeKind(models.TextChoices):

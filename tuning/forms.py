@@ -5,7 +5,7 @@ import ipaddress
 from django import forms
 
 from appliance.models import Host
-from tuning.choices import JUMBO_MTU, ROLLBACK_SECONDS_DEFAULT, ROLLBACK_SECONDS_MAX, ROLLBACK_SECONDS_MIN, SettingKind
+from tuning.choices import JUMBO_MTU, KERNEL_KINDS, ROLLBACK_SECONDS_DEFAULT, ROLLBACK_SECONDS_MAX, ROLLBACK_SECONDS_MIN
 from tuning.profiles import DEFAULT_PROFILE, PROFILES
 
 SECONDS_HELP = "If you do not press Keep within this time, the host itself puts the old settings back."
@@ -43,7 +43,7 @@ class ApplyForm(forms.Form):
 
 
 class SettingForm(forms.Form):
-    kind = forms.ChoiceField(choices=SettingKind.choices, initial=SettingKind.SYSCTL)
+    kind = forms.ChoiceField(choices=KERNEL_KINDS, initial="sysctl")
     key = forms.CharField(max_length=100, help_text="e.g. net.core.rmem_max, or a ZFS parameter like zfs_txg_timeout")
     value = forms.CharField(
         max_length=200, help_text="Numbers separated by spaces (tcp_rmem: min default max), or a word"

@@ -8,8 +8,10 @@ from tuning.choices import SettingKind
 MiB = 1024 * 1024
 
 # Conditions: "raise" never lowers what the kernel has (every number compared, e.g. the three of tcp_rmem);
-# "always" sets the value as given; "module" only when the ZFS module is loaded.
+# "always" sets the value as given; "smb" / "nfs" only where the host runs that server. A service value "auto"
+# is worked out for the host when planning (nfsd threads from its cores).
 RAISE, ALWAYS = "raise", "always"
+SMB, NFS = "smb", "nfs"  # only where the host has Samba / the NFS server
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,15 @@ LAN_10G = (
           "Longer per-CPU input queue for bridges and virtual links; harmless at NAS scale.", ESNET, RAISE),
     Entry(SettingKind.SYSCTL, "vm.swappiness", "10",
           "Keep Tarn, Samba and the database resident rather than swapping them for cache.", TUNED),
+    Entry(SettingKind.SERVICE, "smb_min_protocol", "SMB2",
+          "SMB1 caps one read or write at 64 KiB and is unsafe; SMB 2.1+ moves up to 8 MiB per request.",
+          "smb.conf(5); TrueNAS", SMB),
+    Entry(SettingKind.SERVICE, "smb_multichannel", "yes",
+          "Several TCP flows per session across NICs and receive queues: the biggest single-client win on 10G+.",
+          "smb.conf(5) (the default since Samba 4.15)", SMB),
+    Entry(SettingKind.SERVICE, "nfs_threads", "auto",
+          "One nfsd thread per core, at most 32 (nfs-utils starts 8 whatever the machine).",
+          "TrueNAS plugins/nfs.py", NFS),
 )  # fmt: skip
 
 WAN = LAN_10G + (

@@ -3,7 +3,8 @@
 from dataclasses import dataclass
 
 from appliance.models import Host
-from tuning.choices import ChangeStatus
+from shares.selectors import share_server_values
+from tuning.choices import ChangeStatus, SettingKind
 from tuning.models import ChangeSet, KernelState, Link, Setting
 from tuning.profiles import PROFILES
 
@@ -34,9 +35,9 @@ def tuning_drift(*, host: Host, state: KernelState | None = None, active=None) -
     if state is None:
         return []
     active = active if active is not None else Setting.objects.filter(host=host, active=True)
-    drift = []
+    drift, server = [], share_server_values(host=host)
     for s in active:
-        observed = state.values(s.kind).get(s.key)
+        observed = server.get(s.key) if s.kind == SettingKind.SERVICE else state.values(s.kind).get(s.key)
         if observed != s.value:
             drift.append(Drift(s, observed))
     return drift

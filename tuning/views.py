@@ -131,7 +131,7 @@ def change_keep(request, pk):
 @require_POST
 def change_revert(request, pk):
     cs = get_object_or_404(ChangeSet, pk=pk)
-    return _started(request, services.tuning_revert_start, host=cs.host, user=request.user, change_set=cs)
+    return _started(request, services.change_revert_start, change_set=cs, user=request.user)
 
 
 @requires(write=Role.ADMIN)

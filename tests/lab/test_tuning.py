@@ -18,7 +18,10 @@ from tuning.selectors import tuning_drift
 pytestmark = pytest.mark.lab
 PROFILE_KEYS = {"net.core.rmem_max", "net.core.wmem_max", "net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem",
                 "net.ipv4.tcp_mtu_probing", "net.ipv4.tcp_slow_start_after_idle", "net.core.netdev_max_backlog",
-                "vm.swappiness"}  # fmt: skip
+                "vm.swappiness", "smb_min_protocol", "smb_multichannel", "nfs_threads"}  # fmt: skip
+
+
+MULTICHANNEL = "testparm -s --parameter-name='server multi channel support' 2>/dev/null"
 
 
 def sysctls(guest) -> dict:
@@ -54,7 +57,9 @@ def test_plan_changes_nothing_apply_changes_exactly_the_plan_revert_restores_all
     assert sysctls(guest) == before, "the plan changed nothing"
     planned = {s.key: s for s in cs.settings.all()}
     assert set(planned) == PROFILE_KEYS
-    to_set = {k for k, s in planned.items() if s.action == "set"}
+    to_set = {k for k, s in planned.items() if s.action == "set" and s.kind == "sysctl"}
+    assert planned["smb_multichannel"].action == "set" and planned["smb_min_protocol"].action == "same"
+    assert (planned["nfs_threads"].original, planned["nfs_threads"].value) == ("8", "2")  # one per core
     assert planned["net.ipv4.tcp_rmem"].original == before["net.ipv4.tcp_rmem"] == "4096 131072 6291456"
     assert planned["net.ipv4.tcp_rmem"].value == "4096 131072 67108864"  # the default in the middle is not lowered
     assert planned["net.core.rmem_max"].action == "set" and planned["vm.swappiness"].value == "10"
@@ -66,6 +71,8 @@ def test_plan_changes_nothing_apply_changes_exactly_the_plan_revert_restores_all
     assert all(after[k] == planned[k].value for k in to_set)
     conf = guest.sh("cat /etc/sysctl.d/90-tarn.conf")
     assert "net.ipv4.tcp_wmem = 4096 65536 67108864" in conf and "vm.swappiness = 10" in conf
+    assert guest.sh(MULTICHANNEL).strip() == "Yes"
+    assert "threads=2" in guest.sh("cat /etc/nfs.conf.d/*.conf")
 
     # Applied settings survive a reboot (systemd-sysctl reads Tarn's file at boot).
     guest.reboot()
@@ -74,6 +81,8 @@ def test_plan_changes_nothing_apply_changes_exactly_the_plan_revert_restores_all
     op = run_queued(services.tuning_revert_start, host=lab_host, user=admin_user, change_set=cs)
     assert op.status == "succeeded", op.message
     assert sysctls(guest) == before, "every original value is back"
+    assert guest.sh(MULTICHANNEL).strip() == "No"
+    assert "threads=8" in guest.sh("cat /etc/nfs.conf.d/*.conf")
     assert "=" not in guest.sh("cat /etc/sysctl.d/90-tarn.conf")
     cs.refresh_from_db()
     assert cs.status == "reverted" and not Setting.objects.filter(host=lab_host, active=True).exists()
@@ -145,6 +154,14 @@ def test_jumbo_mtu_is_proven_both_ways_kept_and_survives_a_reboot(guest, lab_hos
     assert "MTUBytes=9000" in network and "Address=10.77.0.2/24" in network
     guest.reboot()
     assert mtu(guest, nic) == 9000 and "10.77.0.2/24" in guest.sh(f"ip -br addr show dev {nic}")
+
+    # Revert: undone the way it was made (armed, then kept), files and all.
+    back = run_queued(services.change_revert_start, change_set=cs, user=admin_user)
+    assert (back.status, back.title) == ("pending", f"Revert: MTU 9000 on {nic}"), back.message
+    assert mtu(guest, nic) == 1500
+    run_queued(services.change_keep_start, change_set=back, user=admin_user)
+    cs.refresh_from_db()
+    assert cs.status == "reverted" and "MTUBytes=1500" in guest.sh(f"cat /etc/systemd/network/05-tarn-{nic}.network")
 
 
 @pytest.fixture

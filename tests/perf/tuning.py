@@ -48,7 +48,7 @@ def tuning_figures():
 
     cs = services.tuning_plan_start(host=host, user=None, profile="lan10g")
     cs.refresh_from_db()
-    planned = [s for s in cs.settings.all() if s.action == "set"]
+    planned = [s for s in cs.settings.all() if s.action == "set" and s.kind == "sysctl"]
 
     def use(values: str) -> None:
         for s in planned:

@@ -3,7 +3,7 @@
 from rest_framework import serializers
 
 from appliance.api.serializers import HostField, HostRequest
-from tuning.choices import JUMBO_MTU, ROLLBACK_SECONDS_DEFAULT, ROLLBACK_SECONDS_MAX, ROLLBACK_SECONDS_MIN, SettingKind
+from tuning.choices import JUMBO_MTU, KERNEL_KINDS, ROLLBACK_SECONDS_DEFAULT, ROLLBACK_SECONDS_MAX, ROLLBACK_SECONDS_MIN
 from tuning.models import ChangeSet, Link, Setting
 from tuning.profiles import DEFAULT_PROFILE, PROFILES
 
@@ -54,7 +54,7 @@ class ApplyRequest(serializers.Serializer):
 
 
 class SettingRequest(HostRequest):
-    kind = serializers.ChoiceField(choices=SettingKind.choices)
+    kind = serializers.ChoiceField(choices=KERNEL_KINDS)
     key = serializers.CharField(max_length=100)
     value = serializers.CharField(max_length=200, trim_whitespace=False)
     reason = serializers.CharField(max_length=300, required=False, default="", allow_blank=True)

@@ -83,8 +83,10 @@ class ChangeSetViewSet(_AdminWrites, mixins.CreateModelMixin, viewsets.ReadOnlyM
     @extend_schema(request=None)
     @action(detail=True, methods=["post"])
     def revert(self, request, pk=None):
-        cs = self.get_object()
-        return accepted(services.tuning_revert_start(host=cs.host, user=request.user, change_set=cs))
+        """Settings: their original values back (202, the operation). A kept network change: undone as a new
+        change with its own armed restore (202, the new change set; Keep it)."""
+        result = services.change_revert_start(change_set=self.get_object(), user=request.user)
+        return started(result) if isinstance(result, ChangeSet) else accepted(result)
 
 
 class TunableViewSet(_AdminWrites, mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):

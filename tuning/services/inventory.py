@@ -1,0 +1,81 @@
+"""A host's links and kernel values mirrored into the database (every 5 minutes, and after each change)."""
+
+from dataclasses import asdict
+
+from django.db import transaction
+from django.utils import timezone
+
+from appliance.connect import transport_for
+from appliance.host import kernel, net
+from appliance.host.runner import Transport
+from appliance.models import Host, Operation
+from appliance.operations import TargetBusy, Tracker, operation_runner, operation_start
+from tuning.models import KernelState, Link
+from tuning.services.common import change_target
+
+
+def links_refresh(*, host: Host, t: Transport | None = None) -> list[Link]:
+    """Mirror the host's links (NICs with ethtool details) into Link rows, in place on (host, name)."""
+    t = t or transport_for(host)
+    observed = net.read_links(t)
+    management = net.management_links(t, observed)
+    now = timezone.now()
+    with transaction.atomic():
+        Link.objects.filter(host=host).exclude(name__in=[x.name for x in observed]).delete()
+        managed = set(Link.objects.filter(host=host, managed=True).values_list("name", flat=True))
+        for x in observed:
+            Link.objects.update_or_create(
+                host=host,
+                name=x.name,
+                defaults={
+                    "kind": x.kind, "mac": x.mac, "mtu": x.mtu, "min_mtu": x.min_mtu, "max_mtu": x.max_mtu,
+                    "state": x.state, "up": x.up, "master": x.master,
+                    "addresses": [asdict(a) for a in x.addresses], "counters": x.counters, "driver": x.driver,
+                    "speed_mbps": x.speed_mbps, "rings": x.rings, "offloads": x.offloads,
+                    "managed": x.name in managed, "management": x.name in management, "observed_at": now,
+                },
+            )  # fmt: skip
+    return list(Link.objects.filter(host=host))
+
+
+def kernel_refresh(*, host: Host, t: Transport | None = None) -> KernelState:
+    t = t or transport_for(host)
+    state, _ = KernelState.objects.update_or_create(
+        host=host,
+        defaults={
+            "sysctl": kernel.read_all_sysctls(t),
+            "zfs": kernel.read_all_parameters(t),
+            "observed_at": timezone.now(),
+        },
+    )
+    return state
+
+
+def tuning_refresh(*, host: Host, operation: Operation | None = None) -> None:
+    t = transport_for(host, operation=operation)
+    links_refresh(host=host, t=t)
+    kernel_refresh(host=host, t=t)
+
+
+def tuning_refresh_schedule() -> int:
+    """Beat: re-read every host's links and kernel values (drift shows on the page from this), each as an
+    operation on that host's queue."""
+    queued = 0
+    for host in Host.objects.all():
+        try:
+            tuning_refresh_start(host=host, user=None)
+            queued += 1
+        except TargetBusy:
+            continue
+    return queued
+
+
+def tuning_refresh_start(*, host: Host, user) -> Operation:
+    return operation_start(kind="tuning.refresh", target=f"{change_target(host)}:refresh", host=host, user=user)
+
+
+@operation_runner("tuning.refresh")
+def tuning_refresh_run(tracker: Tracker) -> None:
+    tracker.progress(20, "Reading links and kernel values")
+    tuning_refresh(host=tracker.op.host, operation=tracker.op)
+    tracker.progress(100, "Links and kernel values read.")

@@ -1,0 +1,285 @@
+"""Kernel, ZFS and Samba/NFS server settings: plan (read-only) → apply exactly the plan → measure → revert to the
+values from before Tarn touched them; drift (re-apply or forget)."""
+
+from dataclasses import replace
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from appliance.connect import transport_for
+from appliance.host import iperf, kernel
+from appliance.host.errors import HostError
+from appliance.host.runner import Transport
+from appliance.models import Host, Operation
+from appliance.operations import Tracker, operation_runner, operation_start
+from shares.selectors import share_server_values
+from shares.services import share_server_setting_apply
+from tuning.choices import Action, ChangeKind, ChangeStatus, SettingKind
+from tuning.models import ChangeSet, KernelState, Link, Setting
+from tuning.profiles import NFS, PROFILES, SMB, numbers, plan_entry, raised
+from tuning.services.common import change_end, change_target
+from tuning.services.inventory import kernel_refresh
+
+NEEDS_MODULE = {("net.ipv4.tcp_congestion_control", "bbr"): "tcp_bbr", ("net.core.default_qdisc", "fq"): "sch_fq"}
+
+
+def tuning_plan_start(*, host: Host, user, profile: str) -> ChangeSet:
+    """A planned change set: the worker reads the host (read-only) and lists each setting with its current value,
+    the target and why. Nothing changes on the host."""
+    if profile not in PROFILES:
+        raise ValidationError({"profile": f"Choose one of: {', '.join(PROFILES)}."})
+    p = PROFILES[profile]
+    with transaction.atomic():
+        cs = ChangeSet.objects.create(
+            host=host, kind=ChangeKind.PROFILE, profile=profile, title=f"Base tuning: {p.title}", created_by=user
+        )
+        cs.operation = operation_start(
+            kind="tuning.plan", target=f"{change_target(host)}:plan", host=host, user=user, params={"change_set": cs.pk}
+        )
+        cs.save(update_fields=["operation"])
+    return cs
+
+
+@operation_runner("tuning.plan")
+def tuning_plan_run(tracker: Tracker) -> None:
+    cs = ChangeSet.objects.get(pk=tracker.op.params["change_set"])
+    t = transport_for(cs.host, operation=tracker.op, read_only=True)  # a plan cannot change anything
+    tracker.progress(20, f"Reading {cs.host.name}'s current values")
+    entries = PROFILES[cs.profile].entries
+    current = {
+        kind: kernel.read(t, kind, [e.key for e in entries if e.kind == kind])
+        for kind in (SettingKind.SYSCTL, SettingKind.ZFS)
+    }
+    current[SettingKind.SERVICE] = share_server_values(host=cs.host)
+    available = kernel.modules_available(t, sorted(set(NEEDS_MODULE.values())))
+    found = t.run(["which", "smbd", "exportfs"], check=False).stdout
+    servers = {SMB: "/smbd" in found, NFS: "/exportfs" in found}
+    cores = int(t.run(["nproc"]).stdout.strip() or 1)
+    rows = []
+    for e in entries:
+        value = current[e.kind].get(e.key)
+        if e.value == "auto":  # nfsd threads: one per core, at most 32
+            e = replace(e, value=str(min(max(cores, 1), 32)))
+        action, note = plan_entry(e, value)
+        module = NEEDS_MODULE.get((e.key, e.value))
+        if action == Action.SET and module and module not in available:
+            action, note = Action.SKIP, f"This kernel has no {module} module."
+        if action == Action.SET and e.condition in servers and not servers[e.condition]:
+            action, note = Action.SKIP, f"{'Samba' if e.condition == SMB else 'The NFS server'} is not installed here."
+        target = raised(e, value) if action == Action.SET else e.value
+        rows.append(
+            Setting(
+                change_set=cs, host=cs.host, kind=e.kind, key=e.key, original=value or "", value=target,
+                reason=e.why, source=e.source, action=action, note=note,
+            )
+        )  # fmt: skip
+    Setting.objects.bulk_create(rows)
+    change_end(cs, ChangeStatus.PLANNED)
+    changes = sum(r.action == Action.SET for r in rows)
+    tracker.progress(100, f"Plan ready: {changes} setting{'s' * (changes != 1)} would change; nothing changed yet.")
+
+
+def setting_start(*, host: Host, user, kind: str, key: str, value: str, reason: str) -> ChangeSet:
+    """One setting: checked against the host's last-read values (it must exist, and the value must have the
+    current value's shape), then planned and applied by one operation (the worker checks it live again)."""
+    try:
+        key, value = kernel.check_key(kind, key), kernel.check_value(value)
+    except ValueError as exc:
+        field = "key" if "is not" in str(exc) or "kind" in str(exc) else "value"
+        raise ValidationError({field: str(exc)}) from None
+    state = KernelState.objects.filter(host=host).first()
+    if state is None:
+        raise ValidationError({"key": f"Tarn has not read {host.name}'s kernel values yet: press Refresh first."})
+    current = state.values(kind).get(key)
+    if current is None:
+        raise ValidationError({"key": f"{host.name} has no {kind} setting {key}."})
+    have, want = numbers(current), numbers(value)
+    if (have is None) != (want is None) or (have and len(have) != len(want)):
+        raise ValidationError({"value": f"{key} takes a value shaped like its current one: {current}"})
+    with transaction.atomic():
+        cs = ChangeSet.objects.create(
+            host=host, kind=ChangeKind.TUNABLE, title=f"{key} = {value}", reason=reason, created_by=user,
+            status=ChangeStatus.PLANNED,
+        )  # fmt: skip
+        Setting.objects.create(
+            change_set=cs, host=host, kind=kind, key=key, original=current, value=value, reason=reason,
+            source="set by hand",
+        )  # fmt: skip
+        _apply_start(cs, user)
+    return cs
+
+
+def tuning_apply_start(*, change_set: ChangeSet, user, measure: bool = False, peer: Host | None = None,
+                       address: str = "", revert_if_worse: bool = False) -> ChangeSet:  # fmt: skip
+    """Apply a planned change set: exactly its planned settings. With measure, iperf3 runs before and after
+    between peer (a host Tarn manages) and address (one of this host's addresses)."""
+    cs = change_set
+    if cs.status != ChangeStatus.PLANNED:
+        raise ValidationError({"change_set": "Only a planned change set can be applied; plan again."})
+    if measure:
+        if peer is None or peer.pk == cs.host_id:
+            raise ValidationError({"peer": "Choose another host to measure from (the far end of the link)."})
+        if address not in _addresses(cs.host):
+            raise ValidationError({"address": f"Choose one of {cs.host.name}'s addresses."})
+    cs.measure, cs.measure_peer, cs.measure_address, cs.revert_if_worse = measure, peer, address, revert_if_worse
+    with transaction.atomic():
+        cs.save(update_fields=["measure", "measure_peer", "measure_address", "revert_if_worse"])
+        _apply_start(cs, user)
+    return cs
+
+
+def _addresses(host: Host) -> list[str]:
+    return [c.split("/")[0] for link in Link.objects.filter(host=host) for c in link.cidrs]
+
+
+def _apply_start(cs: ChangeSet, user) -> Operation:
+    cs.status = ChangeStatus.APPLYING
+    cs.operation = operation_start(
+        kind="tuning.apply", target=change_target(cs.host), host=cs.host, user=user, params={"change_set": cs.pk}
+    )
+    cs.save(update_fields=["status", "operation"])
+    return cs.operation
+
+
+def _measure(cs: ChangeSet, tracker: Tracker, label: str) -> dict:
+    """iperf3 both ways between the peer and the tuned host: 'to' (peer sends) and 'from' (the host sends)."""
+    seconds = settings.TARN_TUNING_MEASURE_SECONDS
+    server = transport_for(cs.host, operation=tracker.op)
+    client = transport_for(cs.measure_peer, operation=tracker.op)
+    results = {}
+    for direction, reverse in (("to_host", False), ("from_host", True)):
+        tracker.log(f"iperf3 {label}: {cs.measure_peer.name} {'←' if reverse else '→'} {cs.host.name}, {seconds} s")
+        r = iperf.measure(server, client, cs.measure_address, seconds=seconds, reverse=reverse, tag=str(tracker.op.pk))
+        results[direction] = r.as_dict()
+    return results
+
+
+def _current(t: Transport, host: Host, kind: str, key: str) -> str | None:
+    if kind == SettingKind.SERVICE:
+        return share_server_values(host=host).get(key)
+    return kernel.read(t, kind, [key]).get(key)
+
+
+def _write(t: Transport, host: Host, kind: str, key: str, value: str) -> None:
+    """One setting, at runtime: the kernel's, or a Samba / NFS server setting applied through the shares app (its
+    config checked with testparm and written, the old one kept if refused)."""
+    if kind == SettingKind.SERVICE:
+        share_server_setting_apply(t, host=host, key=key, value=value)
+    else:
+        kernel.write(t, kind, key, value)
+
+
+def _persist_kernel(t: Transport, host: Host) -> None:
+    """Tarn's files hold every active setting of the host (sysctl.d read at boot, modprobe.d at module load)."""
+    active = Setting.objects.filter(host=host, active=True)
+    t.write_file(kernel.SYSCTL_FILE, kernel.render_sysctl({s.key: s.value for s in active if s.kind == "sysctl"}))
+    t.write_file(kernel.MODPROBE_FILE, kernel.render_modprobe({s.key: s.value for s in active if s.kind == "zfs"}))
+
+
+@operation_runner("tuning.apply")
+def tuning_apply_run(tracker: Tracker) -> None:
+    cs = ChangeSet.objects.get(pk=tracker.op.params["change_set"])
+    t = transport_for(cs.host, user=tracker.op.user, operation=tracker.op)
+    try:
+        if cs.measure:
+            tracker.progress(5, "Measuring before")
+            cs.before = _measure(cs, tracker, "before")
+            cs.save(update_fields=["before"])
+        planned = list(cs.settings.filter(action=Action.SET))
+        for i, s in enumerate(planned, 1):
+            tracker.progress(30 + 40 * i // max(len(planned), 1), f"{s.key} = {s.value}")
+            now = _current(t, cs.host, s.kind, s.key)
+            if now is None or (now != s.original and now != s.value):
+                s.action, s.note = Action.SKIP, f"Changed since the plan (now {now}); left alone."
+                s.save(update_fields=["action", "note"])
+                continue
+            _write(t, cs.host, s.kind, s.key, s.value)
+            with transaction.atomic():
+                earlier = Setting.objects.filter(host=cs.host, kind=s.kind, key=s.key, active=True).first()
+                if earlier:  # a revert goes back to the value from before Tarn touched it
+                    s.original = earlier.original
+                    Setting.objects.filter(pk=earlier.pk).update(active=False, note=f"Replaced by change {cs.pk}.")
+                s.active = True
+                s.save(update_fields=["original", "active"])
+        _persist_kernel(t, cs.host)
+        kernel_refresh(host=cs.host, t=t)
+        if cs.measure:
+            tracker.progress(80, "Measuring after")
+            cs.after = _measure(cs, tracker, "after")
+            cs.save(update_fields=["after"])
+    except HostError as exc:
+        change_end(cs, ChangeStatus.FAILED, str(exc))
+        raise
+    worse = [d for d, ratio in cs.effect.items() if ratio < 0.95]
+    if worse and cs.revert_if_worse:
+        _revert(t, cs, list(cs.settings.filter(active=True)))
+        change_end(cs, ChangeStatus.REVERTED, f"Reverted: slower after ({', '.join(worse)}).")
+        tracker.progress(100, cs.message)
+        return
+    change_end(cs, ChangeStatus.APPLIED, "Slower after: consider reverting." if worse else "")
+    changed = cs.settings.filter(active=True).count()
+    tracker.progress(100, f"Applied {changed} setting{'s' * (changed != 1)}." + (" " + cs.message if worse else ""))
+
+
+def tuning_revert_start(*, host: Host, user, change_set: ChangeSet | None = None, setting: Setting | None = None):
+    """Put back the original values of a change set's active settings, or of one setting."""
+    scope = [setting] if setting else list(change_set.settings.filter(active=True))
+    scope = [s for s in scope if s and s.active and s.host_id == host.pk]
+    if not scope:
+        raise ValidationError({"change_set": "Nothing of this change is in effect any more."})
+    return operation_start(
+        kind="tuning.revert", target=change_target(host), host=host, user=user,
+        params={"settings": [s.pk for s in scope], "change_set": change_set.pk if change_set else None},
+    )  # fmt: skip
+
+
+def _revert(t: Transport, cs: ChangeSet | None, scope: list[Setting]) -> None:
+    host = scope[0].host
+    for s in scope:
+        _write(t, host, s.kind, s.key, s.original)
+        Setting.objects.filter(pk=s.pk).update(active=False, reverted_at=timezone.now())
+    _persist_kernel(t, host)
+    kernel_refresh(host=host, t=t)
+
+
+@operation_runner("tuning.revert")
+def tuning_revert_run(tracker: Tracker) -> None:
+    scope = list(Setting.objects.filter(pk__in=tracker.op.params["settings"], active=True))
+    if not scope:
+        tracker.progress(100, "Nothing left to revert.")
+        return
+    t = transport_for(tracker.op.host, user=tracker.op.user, operation=tracker.op)
+    tracker.progress(30, f"Putting back {len(scope)} original value{'s' * (len(scope) != 1)}")
+    _revert(t, None, scope)
+    for cs in ChangeSet.objects.filter(pk__in={s.change_set_id for s in scope}):
+        if not cs.settings.filter(active=True).exists():
+            change_end(cs, ChangeStatus.REVERTED, "Every original value is back.")
+    tracker.progress(100, f"Reverted {', '.join(s.key for s in scope)}.")
+
+
+def drift_start(*, host: Host, user, setting: Setting, action: str) -> Operation | None:
+    """A setting that no longer matches what Tarn applied: re-apply it, or forget it (Tarn stops keeping it)."""
+    if not setting.active or setting.host_id != host.pk:
+        raise ValidationError({"setting": "Tarn does not keep that setting any more."})
+    if action == "forget":
+        with transaction.atomic():
+            Setting.objects.filter(pk=setting.pk).update(active=False, note="Forgotten after it drifted.")
+            return operation_start(kind="tuning.persist", target=change_target(host), host=host, user=user)
+    if action != "reapply":
+        raise ValidationError({"action": "Re-apply or forget."})
+    return operation_start(
+        kind="tuning.reapply", target=change_target(host), host=host, user=user, params={"settings": [setting.pk]}
+    )
+
+
+@operation_runner("tuning.reapply", "tuning.persist")
+def tuning_reapply_run(tracker: Tracker) -> None:
+    host = tracker.op.host
+    t = transport_for(host, user=tracker.op.user, operation=tracker.op)
+    for s in Setting.objects.filter(pk__in=tracker.op.params.get("settings", []), active=True):
+        _write(t, host, s.kind, s.key, s.value)
+    _persist_kernel(t, host)
+    kernel_refresh(host=host, t=t)
+    tracker.progress(100, "Tarn's settings and files match again.")
