@@ -10,7 +10,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from appliance.host import disks
+from appliance.host import disks, fio
 from appliance.host.facts import parse_zfs_version
 from tests.support.lab import lab_up
 
@@ -137,6 +137,13 @@ def capture(lab) -> None:
     for name, argv in (("driver", ["ethtool", "-i"]), ("settings", ["ethtool"]), ("rings", ["ethtool", "-g"]),
                        ("features", ["ethtool", "-k"])):  # fmt: skip
         save(f"ethtool_{name}.txt", [*argv, nic])
+    # A fio run as Tarn builds it (status every second, then the result; the per-second bandwidth log).
+    t.run(["zfs", "create", "tank/bench"], mutating=True)
+    job = fio.FioJob(name="randrw-8k", rw="randrw", bs="8k", size="32m", runtime=3, rwmixread=67)
+    t.run(fio.argv(job, "/tank/bench", output="/tank/bench/result.json", bw_log="/tank/bench/bw"), timeout=120,
+          mutating=True)  # fmt: skip
+    save("fio_randrw_output.txt", ["cat", "/tank/bench/result.json"])
+    save("fio_bw.log", ["cat", "/tank/bench/bw_bw.1.log"])
     # An exported pool, as `zpool import` lists it (no JSON output for that in 2.3).
     t.run(["zpool", "export", "tank"], mutating=True, timeout=120)
     save("zpool_import.txt", ["zpool", "import"])
