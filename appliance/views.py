@@ -31,6 +31,15 @@ def start_or_back(request, start, back, **kwargs):
     return redirect("operation-detail", pk=op.pk)
 
 
+def attempt(request, service, **kwargs):
+    """Call a service; a refusal becomes a message on the next page (None returned) instead of an error page."""
+    try:
+        return service(**kwargs)
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+        return None
+
+
 def form_errors(form) -> str:
     return "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items())
 

@@ -9,7 +9,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from appliance.auth import requires
 from appliance.choices import Role
 from appliance.selectors import host_current
-from appliance.views import form_errors
+from appliance.views import attempt, form_errors
 from tuning import selectors, services
 from tuning.choices import ChangeStatus
 from tuning.forms import ApplyForm, BridgeDeleteForm, BridgeForm, MtuForm, PlanForm, SettingForm
@@ -120,10 +120,7 @@ def change_detail(request, pk):
 @require_POST
 def change_keep(request, pk):
     cs = get_object_or_404(ChangeSet, pk=pk)
-    try:
-        services.change_keep_start(change_set=cs, user=request.user)
-    except ValidationError as exc:
-        messages.error(request, " ".join(exc.messages))
+    attempt(request, services.change_keep_start, change_set=cs, user=request.user)
     return redirect("tuning-change", pk=cs.pk)
 
 

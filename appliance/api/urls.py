@@ -16,4 +16,5 @@ urlpatterns = [
     path("", include("pools.api.urls")),
     path("", include("shares.api.urls")),
     path("", include("tuning.api.urls")),
+    path("", include("benchmarks.api.urls")),
 ]

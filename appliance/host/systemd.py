@@ -48,3 +48,24 @@ def armed(t: Transport, unit: str) -> bool:
 def stop(t: Transport, unit: str) -> None:
     """Stop a transient service if it still runs (a one-shot server whose client never came)."""
     t.run(["systemctl", "stop", "--", f"{_unit(unit)}.service"], mutating=True, check=False, timeout=30)
+
+
+def start(t: Transport, unit: str, argv: list[str], *, description: str) -> None:
+    """Run argv now as the transient service `unit`, detached from Tarn: it outlives a worker or an SSH link. Not
+    collected on failure, so service_state can tell a failure from a success (reset_failed cleans it up)."""
+    t.run(
+        ["systemd-run", f"--unit={_unit(unit)}", f"--description={description}", "--", *argv],
+        mutating=True,
+        timeout=30,
+    )
+
+
+def service_state(t: Transport, unit: str) -> tuple[str, str]:
+    """(ActiveState, Result) of a transient service; ("inactive", "") once it is gone (collected)."""
+    argv = ["systemctl", "show", "-p", "ActiveState", "-p", "Result", "--", f"{_unit(unit)}.service"]
+    values = dict(line.partition("=")[::2] for line in t.run(argv, check=False, timeout=30).stdout.splitlines())
+    return values.get("ActiveState", "inactive"), values.get("Result", "")
+
+
+def reset_failed(t: Transport, unit: str) -> None:
+    t.run(["systemctl", "reset-failed", "--", f"{_unit(unit)}.service"], mutating=True, check=False, timeout=30)

@@ -199,3 +199,16 @@ def hold_argv(snapshot: str, tag: str, *, release: bool = False) -> list[str]:
     if not HOLD_TAG.fullmatch(tag):
         raise names.InvalidName("A hold tag is up to 64 letters, digits, '_', '.', ':' or '-'")
     return ["zfs", "release" if release else "hold", "--", tag, snapshot]
+
+
+ARCSTATS = "/proc/spl/kstat/zfs/arcstats"
+
+
+def parse_arcstats(text: str) -> dict[str, int]:
+    """/proc/spl/kstat/zfs/arcstats: name type data lines (size, c_max, hits, misses…)."""
+    stats = {}
+    for line in text.splitlines()[2:]:
+        parts = line.split()
+        if len(parts) == 3 and parts[2].isdigit():
+            stats[parts[0]] = int(parts[2])
+    return stats

@@ -7,6 +7,7 @@ from django.utils import timezone
 from appliance.auth import required_role
 from appliance.choices import Role
 from appliance.models import ApiToken, AuditEntry, Operation
+from benchmarks.models import Run
 from pools.models import Dataset, Disk, Pool, Snapshot, SnapshotTask
 from shares.models import NfsExport, SambaUser, SmbShare
 from tuning.models import ChangeSet, Link, Setting
@@ -55,7 +56,9 @@ def objects(local_host, admin_user):
     link = Link.objects.create(
         host=local_host, name="eth0", kind="ether", mtu=1500, state="UP", observed_at=timezone.now()
     )
+    run = Run.objects.create(host=local_host, profile="seq-write-1", title="Sequential write 1M", target="tank/a")
     return {
+        "benchmark": run.pk,
         "tuning-change": change.pk,
         "tuning-setting": setting.pk,
         "change-set": change.pk,

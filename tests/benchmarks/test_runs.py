@@ -1,0 +1,83 @@
+"""Benchmark runs: bad input is a 400 naming the field and nothing starts; a run's page shows its progress while
+it runs and its results, graphs and manifest after (rendered from stored data)."""
+
+from pathlib import Path
+
+import pytest
+from django.utils import timezone
+
+from appliance.host import fio
+from appliance.models import Operation
+from benchmarks.models import Run
+from pools.models import Dataset, Pool
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "host"
+
+
+@pytest.fixture
+def tank(local_host):
+    now = timezone.now()
+    pool = Pool.objects.create(host=local_host, name="tank", guid="1", state="ONLINE", observed_at=now)
+    Dataset.objects.create(host=local_host, pool=pool, name="tank/data", type="filesystem", mountpoint="/tank/data",
+                           available=4 << 30, observed_at=now)  # fmt: skip
+    return local_host
+
+
+def post(client, data):
+    return client.post("/api/v1/benchmark-runs/", data, content_type="application/json")
+
+
+@pytest.mark.parametrize(
+    ("data", "field"),
+    [
+        ({"profile": "rm-rf", "dataset": "tank/data"}, "profile"),
+        ({"profile": "iperf-1", "dataset": "tank/data"}, "profile"),
+        ({"profile": "seq-write-1", "dataset": "tank/nope"}, "dataset"),
+        ({"profile": "seq-write-1", "dataset": "/dev/sda"}, "dataset"),
+        ({"profile": "seq-write-1", "dataset": "tank/data", "size": "3g"}, "size"),  # more than half the free space
+        ({"profile": "seq-write-1", "dataset": "tank/data", "size": "1g\nfilename=/dev/sda"}, "size"),
+        ({"profile": "seq-write-1", "dataset": "tank/data", "size": "1g:2g"}, "size"),
+        ({"profile": "seq-write-1", "dataset": "tank/data", "runtime": -1}, "runtime"),
+        ({"profile": "seq-write-1", "dataset": "tank/data", "runtime": 100000}, "runtime"),
+    ],
+)
+def test_bad_input_is_a_400_naming_the_field_and_nothing_runs(operator_client, tank, data, field):
+    response = post(operator_client, {"host": tank.name, **data})
+    assert response.status_code == 400, response.content
+    assert field in response.json(), response.json()
+    assert not Run.objects.exists() and not Operation.objects.exists()
+
+
+def test_a_run_is_queued_on_the_hosts_bench_queue(operator_client, tank):
+    response = post(operator_client, {"host": tank.name, "profile": "randrw-8k", "dataset": "tank/data",
+                                      "size": "64m", "runtime": 5})  # fmt: skip
+    assert response.status_code == 202, response.content
+    run = Run.objects.get(pk=response.json()["id"])
+    assert run.status == "queued" and [j["runtime"] for j in run.jobs] == [5] and run.jobs[0]["size"] == "64m"
+    assert run.operation.kind == "benchmark.run" and run.scratch == f"tank/data/tarnbench-{run.pk}"
+
+
+def test_a_finished_runs_page_shows_results_graphs_and_manifest(admin_client, tank):
+    result = fio.parse_result((FIXTURES / "fio_randrw_output.txt").read_text())
+    series = fio.parse_bw_log((FIXTURES / "fio_bw.log").read_text())
+    run = Run.objects.create(
+        host=tank, profile="randrw-8k", title="Random 67/33 read/write 8k", target="tank/data", status="succeeded",
+        jobs=[{"name": "randrw-8k"}], results=[{"job": "randrw-8k", **result.as_dict()}], series=[series],
+        manifest={"fio": "fio-3.33", "openzfs": "zfs-2.3.2", "arc_c_max": 628075520, "arc_size": 4029808,
+                  "dataset_properties": {"compression": "off"}, "argv": [["fio", "--name=randrw-8k"]], "tuning": []},
+    )  # fmt: skip
+    page = admin_client.get(f"/benchmarks/runs/{run.pk}/").content.decode()
+    assert 'data-chart="timeline-data"' in page and 'data-chart="latency-data"' in page
+    assert "fio --name=randrw-8k" in page and "compression off" in page and "randrw-8k</td><td>read" in page
+    assert 'id="cancel"' not in page and "hx-trigger" not in page  # finished: no polling, no cancel
+    listing = admin_client.get("/benchmarks/").content.decode()
+    assert "Random 67/33 read/write 8k" in listing and "tank/data" in listing
+
+
+def test_a_running_runs_page_polls_and_offers_cancel(operator_client, tank):
+    run = Run.objects.create(host=tank, profile="seq-write-1", title="Sequential write 1M", target="tank/data",
+                             status="running", progress=40, current={"job": "seq-write-1", "bytes_s": 200 << 20})  # fmt: skip
+    page = operator_client.get(f"/benchmarks/runs/{run.pk}/").content.decode()
+    assert 'value="40"' in page and 'id="cancel"' in page and "200.0\xa0MB" in page and "hx-trigger" in page
+    operator_client.post(f"/benchmarks/runs/{run.pk}/cancel/")
+    assert Run.objects.get(pk=run.pk).cancel_requested
