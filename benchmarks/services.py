@@ -155,3 +155,27 @@ def _finish(run: Run, status: str, message: str) -> None:
     run.status, run.message, run.finished_at = status, message[:1000], timezone.now()
     Run.objects.filter(pk=run.pk).update(status=status, message=run.message, finished_at=run.finished_at,
                                          progress=100 if status == RunStatus.SUCCEEDED else run.progress)  # fmt: skip
+
+
+def runs_reconcile() -> int:
+    """Beat: a run whose operation ended without it (the worker following it was killed and reaped, or its queued
+    message was lost) is ended failed, and its unit and scratch dataset are removed on the host."""
+    orphans = Run.objects.filter(status__in=RunStatus.active(), operation__status__in=["failed", "succeeded"])
+    count = 0
+    for run in orphans.select_related("host"):
+        _finish(run, RunStatus.FAILED, "The worker following this run stopped; Tarn ended it and removed its files.")
+        operation_start(kind="benchmark.cleanup", target=f"host:{run.host.name}:benchmark-cleanup:{run.pk}",
+                        host=run.host, user=None, params={"run": run.pk})  # fmt: skip
+        count += 1
+    return count
+
+
+@operation_runner("benchmark.cleanup")
+def benchmark_cleanup_run(tracker: Tracker) -> None:
+    run = Run.objects.get(pk=tracker.op.params["run"])
+    t = transport_for(run.host, operation=tracker.op)
+    unit = f"tarn-bench-{run.pk}"
+    systemd.stop(t, unit)
+    systemd.reset_failed(t, unit)
+    t.run(zfs.destroy_argv(run.scratch, recursive=True), mutating=True, check=False, timeout=300)
+    tracker.progress(100, f"Stopped {unit} and removed {run.scratch}.")

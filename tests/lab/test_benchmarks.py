@@ -2,13 +2,19 @@
 its manifest, results and series, and its scratch dataset is gone afterwards, also when cancelled."""
 
 import threading
+import time
+from datetime import timedelta
 
 import pytest
 from django.core.exceptions import ValidationError
 
+from appliance.celery import app
+from appliance.operations import operations_reap
 from benchmarks import services
 from benchmarks.models import Run
 from pools.services import inventory_refresh
+from tests.support.inline import run_when_queued
+from tests.support.worker import start_worker, stop_worker
 
 pytestmark = pytest.mark.lab
 
@@ -63,3 +69,26 @@ def test_a_run_that_would_fill_the_pool_is_refused_before_it_starts(tank, admin_
     with pytest.raises(ValidationError) as refused:
         services.benchmark_start(host=tank, user=admin_user, profile="seq-write-1", dataset="tank/data", size="64g")
     assert "size" in refused.value.message_dict and not Run.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_run_whose_worker_is_killed_ends_failed_and_cleaned_never_stuck(
+    guest, tank, admin_user, tmp_path, monkeypatch
+):
+    worker = start_worker(tank.bench_queue, tmp_path / "worker.log")
+    try:
+        run = services.benchmark_start(host=tank, user=admin_user, profile="seq-write-1", dataset="tank/data",
+                                       size="64m", runtime=120)  # fmt: skip
+        deadline = time.monotonic() + 120
+        while not Run.objects.filter(pk=run.pk, progress__gt=0).exists():  # fio is running on the guest
+            assert time.monotonic() < deadline, (tmp_path / "worker.log").read_text()[-2000:]
+            time.sleep(0.5)
+    finally:
+        stop_worker(worker, sig=9)
+    assert guest.sh("pgrep -x fio || true").strip(), "fio outlives the worker: it runs on the host"
+    operations_reap(stale_after=timedelta(0))  # what the reaper does once the heartbeat is stale
+    monkeypatch.setattr(app, "send_task", run_when_queued)
+    assert services.runs_reconcile() == 1
+    run.refresh_from_db()
+    assert run.status == "failed" and "stopped" in run.message
+    no_leftovers(guest, run)
