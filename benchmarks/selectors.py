@@ -36,3 +36,20 @@ def run_charts(run: Run) -> dict:
                 data = [round((side[k] or 0) / 1000, 1) for k in ("p50_ns", "p95_ns", "p99_ns", "p999_ns")]
                 latency["datasets"].append({"label": f"{result.get('job', n + 1)} {direction}", "data": data})
     return {"timeline": timeline, "latency": latency}
+
+
+def run_warnings(run: Run) -> list[str]:
+    """What makes this result less than it seems (shown beside it)."""
+    warnings = []
+    arc_max = (run.manifest or {}).get("arc_c_max") or 0
+    sizes = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+    working = max((int(j["size"][:-1]) * sizes[j["size"][-1]] * j.get("numjobs", 1) for j in run.jobs
+                   if j.get("size")), default=0)  # fmt: skip
+    if arc_max and working and working < 2 * arc_max:
+        warnings.append(
+            f"The working set ({working >> 20} MiB) is smaller than twice the ARC's maximum ({arc_max >> 20} MiB): "
+            "reads may come from RAM, not the disks."
+        )
+    if any(j.get("iodepth", 1) > 1 and j.get("ioengine") in ("psync", "sync") for j in run.jobs):
+        warnings.append("A queue depth above 1 with a synchronous engine runs at queue depth 1.")
+    return warnings

@@ -26,7 +26,8 @@ def benchmark_list(request):
 
 def benchmark_run(request, pk):
     run = get_object_or_404(Run.objects.select_related("host", "created_by"), pk=pk)
-    context = {"run": run, "host": run.host, "profile": PROFILES.get(run.profile), "charts": selectors.run_charts(run)}
+    context = {"run": run, "host": run.host, "profile": PROFILES.get(run.profile), "charts": selectors.run_charts(run),
+               "warnings": selectors.run_warnings(run)}  # fmt: skip
     if request.htmx:
         response = render(request, "benchmarks/run_detail.html#run-status", context)
         if not run.is_active:

@@ -62,7 +62,7 @@ def test_a_finished_runs_page_shows_results_graphs_and_manifest(admin_client, ta
     series = fio.parse_bw_log((FIXTURES / "fio_bw.log").read_text())
     run = Run.objects.create(
         host=tank, profile="randrw-8k", title="Random 67/33 read/write 8k", target="tank/data", status="succeeded",
-        jobs=[{"name": "randrw-8k"}], results=[{"job": "randrw-8k", **result.as_dict()}], series=[series],
+        jobs=[{"name": "randrw-8k", "size": "32m", "numjobs": 1}], results=[{"job": "randrw-8k", **result.as_dict()}], series=[series],
         manifest={"fio": "fio-3.33", "openzfs": "zfs-2.3.2", "arc_c_max": 628075520, "arc_size": 4029808,
                   "dataset_properties": {"compression": "off"}, "argv": [["fio", "--name=randrw-8k"]], "tuning": []},
     )  # fmt: skip
@@ -70,6 +70,7 @@ def test_a_finished_runs_page_shows_results_graphs_and_manifest(admin_client, ta
     assert 'data-chart="timeline-data"' in page and 'data-chart="latency-data"' in page
     assert "fio --name=randrw-8k" in page and "compression off" in page and "randrw-8k</td><td>read" in page
     assert 'id="cancel"' not in page and "hx-trigger" not in page  # finished: no polling, no cancel
+    assert "The working set (32 MiB) is smaller than twice the ARC&#x27;s maximum (598 MiB)" in page
     listing = admin_client.get("/benchmarks/").content.decode()
     assert "Random 67/33 read/write 8k" in listing and "tank/data" in listing
 

@@ -1,0 +1,42 @@
+"""In a real browser, against the lab guest with a real bench worker: start a fio run on a dataset, watch its
+progress bar move, then read its results, graphs and manifest."""
+
+import pytest
+
+from tests.browser.conftest import login_on_lab, shot, wait_for_operation
+from tests.support.worker import start_worker, stop_worker
+
+pytestmark = [pytest.mark.browser, pytest.mark.lab, pytest.mark.django_db(transaction=True)]
+
+
+def test_start_a_run_watch_it_and_open_its_graphs(page, lab_worker, guest, tmp_path):
+    guest.sh("zpool create -f tank /dev/disk/by-id/virtio-zfsdisk1 && zfs create tank/data")
+    bench = start_worker("bench.lab", tmp_path / "bench.log")
+    try:
+        login_on_lab(page)
+        page.goto("/pools/")
+        page.click("text=Refresh inventory")
+        wait_for_operation(page)
+
+        page.goto("/benchmarks/")
+        assert "No runs yet" in page.inner_text("main")
+        page.select_option("select[name=profile]", "randrw-8k")
+        page.select_option("select[name=dataset]", "tank/data")
+        page.fill("input[name=size]", "32m")
+        page.fill("input[name=runtime]", "12")
+        page.click("#run-form button")
+        page.wait_for_url("**/benchmarks/runs/*/")
+        page.wait_for_selector("#run-status progress", timeout=60_000)
+        page.wait_for_function("document.querySelector('#run-status progress')?.value > 0", timeout=60_000)
+        seen = int(page.get_attribute("#run-status progress", "value"))
+        shot(page, "benchmarks-01-running")
+        page.wait_for_selector("#run-status .badge-succeeded", timeout=180_000)
+        assert 0 < seen < 100, "the bar moved while fio ran"
+        results = page.inner_text("#results")
+        assert "randrw-8k" in results and "read" in results and "write" in results
+        page.wait_for_function("document.querySelectorAll('canvas[data-drawn]').length == 2", timeout=30_000)
+        assert "fio --name=randrw-8k" in page.inner_text("main")
+        shot(page, "benchmarks-02-results")
+    finally:
+        stop_worker(bench)
+    assert "tarnbench" not in guest.sh("zfs list -H -o name")
