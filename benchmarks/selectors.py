@@ -53,3 +53,42 @@ def run_warnings(run: Run) -> list[str]:
     if any(j.get("iodepth", 1) > 1 and j.get("ioengine") in ("psync", "sync") for j in run.jobs):
         warnings.append("A queue depth above 1 with a synchronous engine runs at queue depth 1.")
     return warnings
+
+
+METRICS = (("bw_bytes", "Bandwidth (MB/s)", 1e6, True), ("iops", "IOPS", 1, True), ("p99_ns", "p99 latency (µs)", 1e3,
+           False))  # fmt: skip
+
+
+def run_compare(*, run_ids: list[int], host) -> dict:
+    """Runs side by side: per job, direction and metric, each run's value and its difference from the first in
+    percent (better or worse: more bandwidth and IOPS is better, more latency is worse)."""
+    runs = {r.pk: r for r in Run.objects.filter(host=host, pk__in=run_ids[:8], status="succeeded")}
+    runs = [runs[i] for i in run_ids if i in runs]
+    rows, chart = [], {"type": "bar", "labels": [], "datasets": [], "unit": "MB/s"}
+    keys = []
+    for run in runs:
+        for result in run.results:
+            for direction in ("read", "write"):
+                if result.get(direction) and (result["job"], direction) not in keys:
+                    keys.append((result["job"], direction))
+    for job, direction in keys:
+        for metric, label, scale, higher_better in METRICS:
+            values = []
+            for run in runs:
+                side = next((r.get(direction) for r in run.results if r.get("job") == job), None)
+                values.append(side[metric] / scale if side and side.get(metric) is not None else None)
+            base = values[0] if values else None
+            cells = [
+                {"value": v, "diff": (v / base - 1) * 100 if v is not None and base else None,
+                 "better": v is not None and base and ((v > base) == higher_better) and v != base}
+                for v in values
+            ]  # fmt: skip
+            rows.append({"job": job, "direction": direction, "metric": label, "cells": cells})
+    chart["labels"] = [f"{job} {direction}" for job, direction in keys]
+    for run in runs:
+        data = []
+        for job, direction in keys:
+            side = next((r.get(direction) for r in run.results if r.get("job") == job), None)
+            data.append(round(side["bw_bytes"] / 1e6, 1) if side else None)
+        chart["datasets"].append({"label": f"#{run.pk} {run.created_at:%Y-%m-%d %H:%M}", "data": data})
+    return {"runs": runs, "rows": rows, "chart": chart}

@@ -43,13 +43,22 @@ def benchmark_start(*, host: Host, user, profile: str, dataset: str, size: str =
         problems = fio.problems(job)
         if problems:
             raise ValidationError(problems)
+    return _queue(host, user, profile, chosen.title, dataset, jobs, available=target.available)
+
+
+def _queue(host: Host, user, profile: str, title: str, dataset: str, jobs: list, available: int | None = None) -> Run:
+    if available is None:
+        target = Dataset.objects.filter(host=host, name=dataset, type="filesystem").first()
+        if target is None:
+            raise ValidationError({"dataset": f"{host.name} has no filesystem {dataset} any more."})
+        available = target.available
     need = max(_bytes(j.size) * j.numjobs for j in jobs)
-    if need > target.available * FREE_SPACE_SHARE:
+    if need > available * FREE_SPACE_SHARE:
         raise ValidationError(
-            {"size": f"{need >> 20} MiB would use more than half of {dataset}'s free {target.available >> 20} MiB."}
+            {"size": f"{need >> 20} MiB would use more than half of {dataset}'s free {available >> 20} MiB."}
         )
     with transaction.atomic():
-        run = Run.objects.create(host=host, profile=profile, title=chosen.title, target=dataset, created_by=user,
+        run = Run.objects.create(host=host, profile=profile, title=title, target=dataset, created_by=user,
                                  jobs=[asdict(j) for j in jobs])  # fmt: skip
         run.operation = operation_start(
             kind="benchmark.run", target=f"host:{host.name}:benchmark", host=host, user=user,
@@ -57,6 +66,12 @@ def benchmark_start(*, host: Host, user, profile: str, dataset: str, size: str =
         )  # fmt: skip
         run.save(update_fields=["operation"])
     return run
+
+
+def benchmark_again(*, run: Run, user) -> Run:
+    """Run again exactly what a run ran (its jobs, on its target), checked again against the free space now."""
+    jobs = [fio.FioJob(**j) for j in run.jobs]
+    return _queue(run.host, user, run.profile, run.title, run.target, jobs)
 
 
 def benchmark_cancel(*, run: Run, user) -> None:

@@ -41,3 +41,15 @@ def benchmark_cancel(request, pk):
     run = get_object_or_404(Run, pk=pk)
     attempt(request, services.benchmark_cancel, run=run, user=request.user)
     return redirect("benchmark-run", pk=run.pk)
+
+
+@require_POST
+def benchmark_again(request, pk):
+    run = attempt(request, services.benchmark_again, run=get_object_or_404(Run, pk=pk), user=request.user)
+    return redirect("benchmark-run", pk=run.pk) if run else redirect("benchmark-run", pk=pk)
+
+
+def benchmark_compare(request):
+    ids = [int(i) for i in request.GET.getlist("runs") if i.isdigit()]
+    compared = selectors.run_compare(run_ids=ids, host=host_current(request))
+    return render(request, "benchmarks/run_compare.html", {"host": host_current(request), **compared})

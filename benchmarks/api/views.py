@@ -29,3 +29,10 @@ class RunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         services.benchmark_cancel(run=run, user=request.user)
         run.refresh_from_db()
         return Response(s.RunSerializer(run).data, status=status.HTTP_202_ACCEPTED)
+
+    @extend_schema(request=None, responses={202: s.RunSerializer})
+    @action(detail=True, methods=["post"])
+    def again(self, request, pk=None):
+        """Run again exactly what this run ran (its manifest's jobs, on its target)."""
+        run = services.benchmark_again(run=self.get_object(), user=request.user)
+        return Response(s.RunSerializer(run).data, status=status.HTTP_202_ACCEPTED)

@@ -82,3 +82,32 @@ def test_a_running_runs_page_polls_and_offers_cancel(operator_client, tank):
     assert 'value="40"' in page and 'id="cancel"' in page and "200.0\xa0MB" in page and "hx-trigger" in page
     operator_client.post(f"/benchmarks/runs/{run.pk}/cancel/")
     assert Run.objects.get(pk=run.pk).cancel_requested
+
+
+def _finished(host, bw, p99, when="2026-11-20"):
+    side = {"bw_bytes": bw, "iops": bw / 8192, "io_bytes": 1, "runtime_ms": 1, "lat_mean_ns": 1, "p50_ns": 1,
+            "p95_ns": 1, "p99_ns": p99, "p999_ns": p99}  # fmt: skip
+    return Run.objects.create(host=host, profile="randrw-8k", title="Random 67/33 read/write 8k", target="tank/data",
+                              status="succeeded", jobs=[{"name": "randrw-8k", "size": "32m"}],
+                              results=[{"job": "randrw-8k", "read": side, "write": None}])  # fmt: skip
+
+
+def test_two_runs_compare_side_by_side_with_differences_in_percent(operator_client, tank):
+    before, after = _finished(tank, 100e6, 2_000_000), _finished(tank, 150e6, 3_000_000)
+    page = operator_client.get(f"/benchmarks/compare/?runs={before.pk}&runs={after.pk}").content.decode()
+    assert '<strong class="ok">50.0%</strong>' in page  # bandwidth: 100 → 150 MB/s is better
+    assert '<strong class="error">50.0%</strong>' in page  # p99: 2 → 3 ms is worse
+    assert 'data-chart="compare-data"' in page
+    alone = operator_client.get(f"/benchmarks/compare/?runs={before.pk}").content.decode()
+    assert "Choose two or more finished runs" in alone
+
+
+def test_run_again_repeats_the_manifests_jobs_on_the_same_target(operator_client, tank):
+    first = _finished(tank, 100e6, 2_000_000)
+    first.jobs = [{"name": "randrw-8k", "rw": "randrw", "bs": "8k", "size": "32m", "runtime": 4, "rwmixread": 67}]
+    first.save()
+    response = operator_client.post(f"/api/v1/benchmark-runs/{first.pk}/again/")
+    assert response.status_code == 202, response.content
+    again = Run.objects.get(pk=response.json()["id"])
+    assert again.pk != first.pk and again.target == first.target and again.status == "queued"
+    assert again.jobs[0]["runtime"] == 4 and again.jobs[0]["rwmixread"] == 67 and again.jobs[0]["bs"] == "8k"
