@@ -2,7 +2,7 @@
 
 import sys
 
-from tests.perf import audit, foundation, lab, shares, storage, tuning
+from tests.perf import audit, benchmarks, foundation, lab, shares, storage, tuning
 
 GROUPS = {
     "foundation": foundation.CHECKS,
@@ -11,6 +11,7 @@ GROUPS = {
     "shares": shares.CHECKS,
     "audit": audit.CHECKS,
     "tuning": tuning.CHECKS,
+    "benchmarks": benchmarks.CHECKS,
 }
 
 

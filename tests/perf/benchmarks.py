@@ -1,0 +1,76 @@
+"""Issue 12 figures: the same fio job by hand and through Tarn on the same target in the lab, interleaved 5x
+(bandwidth ratio, added wall time); and a run page holding 3,600 one-second points (p95 under light load)."""
+
+import statistics
+import time
+
+from tests.perf.foundation import admin_session_cookie, lab_host, run_operations_inline, tarn_served, wrk
+
+ROUNDS = 5
+RUNTIME = 5
+
+
+def fio_figures():
+    found = lab_host("benchmark")
+    if found is None:
+        return
+    lab, host = found
+    run_operations_inline()
+    from appliance.connect import transport_for
+    from appliance.host import fio
+    from benchmarks import services
+    from benchmarks.models import Run
+    from pools.services import inventory_refresh
+
+    lab.sh("zpool create -f tank /dev/disk/by-id/virtio-zfsdisk1 && zfs create tank/data")
+    inventory_refresh(host=host)
+    t = transport_for(host)
+    job = fio.FioJob(name="seq-write", rw="write", bs="1m", size="128m", runtime=RUNTIME, end_fsync=True)
+    hand_bw, tarn_bw, hand_wall, tarn_wall = [], [], [], []
+    for i in range(ROUNDS):  # interleaved: the emulated guest's drift hits both alike
+        lab.sh(f"zfs create -o compression=off -o atime=off tank/data/hand{i}")
+        argv = fio.argv(
+            job, f"/tank/data/hand{i}", output=f"/tank/data/hand{i}/r.json", bw_log=f"/tank/data/hand{i}/bw"
+        )
+        started = time.monotonic()
+        t.run(argv, mutating=True, timeout=300)
+        hand_wall.append(time.monotonic() - started)
+        hand_bw.append(fio.parse_result(t.run(["cat", f"/tank/data/hand{i}/r.json"]).stdout).write.bw_bytes)
+        lab.sh(f"zfs destroy -r tank/data/hand{i}")
+
+        started = time.monotonic()
+        run = services.benchmark_start(host=host, user=None, profile="seq-write-1", dataset="tank/data", size="128m",
+                                       runtime=RUNTIME)  # fmt: skip
+        tarn_wall.append(time.monotonic() - started)
+        run = Run.objects.get(pk=run.pk)
+        assert run.status == "succeeded", run.message
+        tarn_bw.append(run.results[0]["write"]["bw_bytes"])
+    ratio = statistics.median(tarn_bw) / statistics.median(hand_bw)
+    yield "fio_by_hand_bw", statistics.median(hand_bw) / 2**20, "MiB/s", f"median of {ROUNDS}, {RUNTIME} s seq write"
+    yield "fio_through_tarn_bw", statistics.median(tarn_bw) / 2**20, "MiB/s", f"median of {ROUNDS}"
+    yield "fio_tarn_to_hand_bw_ratio", ratio, "x", "goal >= 0.97"
+    added = statistics.median(tw - hw for tw, hw in zip(tarn_wall, hand_wall, strict=True))
+    yield "fio_tarn_added_wall_time", added, "s", "goal <= 2 s (scratch dataset, manifest, following, clean-up)"
+    lab.reset()
+
+
+def run_page_figures():
+    cookie = admin_session_cookie()
+    from appliance.models import Host
+    from benchmarks.models import Run
+
+    host = Host.objects.get(name="local")
+    series = [[1000 * (s + 1), 150_000 + s % 97, d] for s in range(3600) for d in (0, 1)]
+    side = {"bw_bytes": 1.5e8, "iops": 1.8e4, "io_bytes": 1, "runtime_ms": 3_600_000, "lat_mean_ns": 4e5,
+            "p50_ns": 1e5, "p95_ns": 7e5, "p99_ns": 2.4e6, "p999_ns": 8e6}  # fmt: skip
+    run = Run.objects.create(host=host, profile="randrw-8k", title="Random 67/33 read/write 8k, one hour",
+                             target="tank/data", status="succeeded", jobs=[{"name": "randrw-8k", "size": "64g"}],
+                             results=[{"job": "randrw-8k", "read": side, "write": side}], series=[series],
+                             manifest={"argv": [["fio", "--name=randrw-8k"]], "arc_c_max": 1 << 30})  # fmt: skip
+    with tarn_served() as base:
+        p95, _, errors = wrk(f"{base}/benchmarks/runs/{run.pk}/", cookie, clients=5, pause_ms=500, seconds=20)
+    yield "benchmark_run_page_3600_points_p95", p95, "ms", "goal <= 150 ms (5 clients)"
+    yield "benchmark_run_page_failed_requests", errors, "count", "goal 0"
+
+
+CHECKS = [fio_figures, run_page_figures]
