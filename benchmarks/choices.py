@@ -17,4 +17,5 @@ class RunStatus(models.TextChoices):
 
 # A run may use at most this share of the target's free space (the pool must never fill).
 FREE_SPACE_SHARE = 0.5
-POLL_SECONDS = 2
+POLL_SECONDS = 2  # how often the worker checks a run's unit (and a cancel)
+BANDWIDTH_EVERY = 3  # …and reads its bandwidth log every this many checks

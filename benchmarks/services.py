@@ -16,7 +16,7 @@ from appliance.host.errors import HostError
 from appliance.host.runner import Transport
 from appliance.models import Host
 from appliance.operations import Tracker, operation_runner, operation_start
-from benchmarks.choices import FREE_SPACE_SHARE, POLL_SECONDS, RunStatus
+from benchmarks.choices import BANDWIDTH_EVERY, FREE_SPACE_SHARE, POLL_SECONDS, RunStatus
 from benchmarks.models import Run
 from benchmarks.profiles import PROFILES
 from pools.models import Dataset
@@ -144,9 +144,10 @@ def benchmark_run(tracker: Tracker) -> None:
 def _follow(t, run, unit, job, bw_log, tracker, done, total) -> bool:
     """Until the unit ends: progress from the elapsed time, current bandwidth from the per-second log. False when
     the run was cancelled (the caller cleans up)."""
-    started = time.monotonic()
+    started, polls, current = time.monotonic(), 0, {"job": job.name, "bytes_s": 0}
     while True:
         time.sleep(POLL_SECONDS)
+        polls += 1
         state, result = systemd.service_state(t, unit)
         if Run.objects.filter(pk=run.pk, cancel_requested=True).exists():
             systemd.stop(t, unit)
@@ -157,11 +158,12 @@ def _follow(t, run, unit, job, bw_log, tracker, done, total) -> bool:
             if result not in ("", "success"):
                 raise HostError(f"fio ended with {result}; see the host's journal for {unit}")
             return True
-        points = fio.parse_bw_log(t.run(["cat", "--", f"{bw_log}_bw.1.log"], check=False).stdout)
+        if polls % BANDWIDTH_EVERY == 1:  # every command costs the host CPU fio is measuring: read it now and then
+            points = fio.parse_bw_log(t.run(["cat", "--", f"{bw_log}_bw.1.log"], check=False).stdout)
+            last = points[-1][0] // 1000 if points else -1  # read and write each log a line per second
+            current["bytes_s"] = 1024 * sum(p[1] for p in points if p[0] // 1000 == last)
         elapsed = min(time.monotonic() - started, job.runtime + job.ramp)
         percent = int(100 * (done + elapsed) / max(total, 1))
-        last = points[-1][0] // 1000 if points else -1  # read and write each log a line per second
-        current = {"job": job.name, "bytes_s": 1024 * sum(p[1] for p in points if p[0] // 1000 == last)}
         Run.objects.filter(pk=run.pk).update(progress=percent, current=current)
         tracker.progress(min(percent, 99), f"{job.name}: {current['bytes_s'] >> 20} MiB/s")
 
