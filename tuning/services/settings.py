@@ -85,10 +85,13 @@ def setting_start(*, host: Host, user, kind: str, key: str, value: str, reason: 
     """One setting: checked against the host's last-read values (it must exist, and the value must have the
     current value's shape), then planned and applied by one operation (the worker checks it live again)."""
     try:
-        key, value = kernel.check_key(kind, key), kernel.check_value(value)
+        key = kernel.check_key(kind, key)
     except ValueError as exc:
-        field = "key" if "is not" in str(exc) or "kind" in str(exc) else "value"
-        raise ValidationError({field: str(exc)}) from None
+        raise ValidationError({"key": str(exc)}) from None
+    try:
+        value = kernel.check_value(value)
+    except ValueError as exc:
+        raise ValidationError({"value": str(exc)}) from None
     state = KernelState.objects.filter(host=host).first()
     if state is None:
         raise ValidationError({"key": f"Tarn has not read {host.name}'s kernel values yet: press Refresh first."})
@@ -209,12 +212,12 @@ def tuning_apply_run(tracker: Tracker) -> None:
             tracker.progress(80, "Measuring after")
             cs.after = _measure(cs, tracker, "after")
             cs.save(update_fields=["after"])
-    except HostError as exc:
-        change_end(cs, ChangeStatus.FAILED, str(exc))
+    except (HostError, ValidationError) as exc:  # a host refusal, or Samba/NFS refusing a server setting
+        change_end(cs, ChangeStatus.FAILED, "; ".join(getattr(exc, "messages", [str(exc)])))
         raise
     worse = [d for d, ratio in cs.effect.items() if ratio < 0.95]
     if worse and cs.revert_if_worse:
-        _revert(t, cs, list(cs.settings.filter(active=True)))
+        _revert(t, list(cs.settings.filter(active=True)))
         change_end(cs, ChangeStatus.REVERTED, f"Reverted: slower after ({', '.join(worse)}).")
         tracker.progress(100, cs.message)
         return
@@ -235,7 +238,7 @@ def tuning_revert_start(*, host: Host, user, change_set: ChangeSet | None = None
     )  # fmt: skip
 
 
-def _revert(t: Transport, cs: ChangeSet | None, scope: list[Setting]) -> None:
+def _revert(t: Transport, scope: list[Setting]) -> None:
     host = scope[0].host
     for s in scope:
         _write(t, host, s.kind, s.key, s.original)
@@ -252,7 +255,7 @@ def tuning_revert_run(tracker: Tracker) -> None:
         return
     t = transport_for(tracker.op.host, user=tracker.op.user, operation=tracker.op)
     tracker.progress(30, f"Putting back {len(scope)} original value{'s' * (len(scope) != 1)}")
-    _revert(t, None, scope)
+    _revert(t, scope)
     for cs in ChangeSet.objects.filter(pk__in={s.change_set_id for s in scope}):
         if not cs.settings.filter(active=True).exists():
             change_end(cs, ChangeStatus.REVERTED, "Every original value is back.")
