@@ -1,5 +1,6 @@
 """Reads for benchmarks: runs of a host, one run with its chart data, the datasets a run may target."""
 
+from appliance.host.fio import size_bytes
 from benchmarks.models import Run
 from benchmarks.profiles import BUILT_IN
 from pools.models import Dataset
@@ -42,8 +43,7 @@ def run_warnings(run: Run) -> list[str]:
     """What makes this result less than it seems (shown beside it)."""
     warnings = []
     arc_max = (run.manifest or {}).get("arc_c_max") or 0
-    sizes = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
-    working = max((int(j["size"][:-1]) * sizes[j["size"][-1]] * j.get("numjobs", 1) for j in run.jobs
+    working = max((size_bytes(j["size"]) * j.get("numjobs", 1) for j in run.jobs
                    if j.get("size")), default=0)  # fmt: skip
     if arc_max and working and working < 2 * arc_max:
         warnings.append(

@@ -22,12 +22,6 @@ from benchmarks.profiles import PROFILES
 from pools.models import Dataset
 from tuning.models import ChangeSet, Link
 
-UNITS = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
-
-
-def _bytes(size: str) -> int:
-    return int(size[:-1]) * UNITS[size[-1]]
-
 
 def benchmark_start(*, host: Host, user, profile: str, dataset: str, size: str = "", runtime: int = 0) -> Run:
     """size / runtime: override every job's (a quick run, or a working set sized to the pool)."""
@@ -52,7 +46,7 @@ def _queue(host: Host, user, profile: str, title: str, dataset: str, jobs: list,
         if target is None:
             raise ValidationError({"dataset": f"{host.name} has no filesystem {dataset} any more."})
         available = target.available
-    need = max(_bytes(j.size) * j.numjobs for j in jobs)
+    need = max(fio.size_bytes(j.size) * j.numjobs for j in jobs)
     if need > available * FREE_SPACE_SHARE:
         raise ValidationError(
             {"size": f"{need >> 20} MiB would use more than half of {dataset}'s free {available >> 20} MiB."}

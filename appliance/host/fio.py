@@ -56,6 +56,11 @@ def problems(job: FioJob) -> dict[str, str]:
     return found
 
 
+def size_bytes(size: str) -> int:
+    """A job size ("64m", "2g") in bytes."""
+    return int(size[:-1]) << {"k": 10, "m": 20, "g": 30}[size[-1]]
+
+
 def check_directory(path: str) -> str:
     if not DIRECTORY.fullmatch(path) or "/../" in f"{path}/" or path.startswith("/dev") or "/.zfs" in path:
         raise ValueError("An absolute path inside a pool (no :, .., /dev or .zfs)")
