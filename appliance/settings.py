@@ -183,6 +183,8 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "SettingKindEnum": "tuning.choices.SettingKind",
         "ChangeKindEnum": "tuning.choices.ChangeKind",
+        "StorageProfileEnum": "benchmarks.choices.STORAGE_PROFILES",
+        "NetworkProfileEnum": "benchmarks.choices.NETWORK_PROFILES",
     },
 }
 

@@ -2,6 +2,15 @@
 
 from django.db import models
 
+from benchmarks.profiles import BUILT_IN
+
+
+class RunKind(models.TextChoices):
+    STORAGE = "storage", "Dataset (local)"
+    SMB = "smb", "SMB share over loopback"
+    NFS = "nfs", "NFS export over loopback"
+    NETWORK = "network", "Network (iperf3)"
+
 
 class RunStatus(models.TextChoices):
     QUEUED = "queued", "Queued"
@@ -19,3 +28,14 @@ class RunStatus(models.TextChoices):
 FREE_SPACE_SHARE = 0.5
 POLL_SECONDS = 2  # how often the worker checks a run's unit (and a cancel)
 BANDWIDTH_EVERY = 3  # …and reads its bandwidth log every this many checks
+# Scratch dataset properties a suite may sweep or a run may set, and the values offered.
+PROPERTIES = {
+    "sync": ("standard", "always", "disabled"),
+    "recordsize": ("4K", "8K", "16K", "32K", "64K", "128K", "256K", "512K", "1M"),
+    "compression": ("off", "lz4", "zstd"),
+    "primarycache": ("all", "metadata", "none"),
+    "logbias": ("latency", "throughput"),
+}
+DROP_HISTORY = 5  # a scheduled run is compared with the median of this many previous runs
+STORAGE_PROFILES = [p.key for p in BUILT_IN if p.jobs]
+NETWORK_PROFILES = [p.key for p in BUILT_IN if p.network]

@@ -1,19 +1,24 @@
-"""Forms for benchmarks: shapes only (the service checks the target and the free space)."""
+"""Forms for benchmarks: shapes only (the services check targets, free space, the ARC and cron fields)."""
 
 from django import forms
 
 from appliance.host.fio import SIZE
+from benchmarks.choices import PROPERTIES
 from benchmarks.profiles import BUILT_IN
 
+STORAGE = [(p.key, p.title) for p in BUILT_IN if p.jobs]
+NETWORK = [(p.key, p.title) for p in BUILT_IN if p.network]
+CACHE_HELP = "Run although the working set fits in the ARC: the result then measures RAM (the cache), not disks."
 
-class RunForm(forms.Form):
-    profile = forms.ChoiceField(choices=[(p.key, p.title) for p in BUILT_IN if p.jobs])
+
+class SizedRun(forms.Form):
     dataset = forms.ChoiceField(choices=[], help_text="Tarn makes a scratch dataset under it and removes it after.")
     size = forms.CharField(
-        required=False, max_length=8, help_text="Per job, e.g. 4g. Empty: the profile's. Bigger than the ARC "
-        "(twice its maximum) or the result measures RAM.",
+        required=False, max_length=8, help_text="Per job, e.g. 4g. Empty: the profile's. At least twice the ARC's "
+        "maximum, or the result measures RAM.",
     )  # fmt: skip
     runtime = forms.IntegerField(required=False, min_value=1, max_value=86400, help_text="Seconds per job.")
+    cache_ok = forms.BooleanField(required=False, label="Measure the cache", help_text=CACHE_HELP)
 
     def __init__(self, *args, datasets=(), **kwargs):
         super().__init__(*args, **kwargs)
@@ -27,3 +32,58 @@ class RunForm(forms.Form):
 
     def clean_runtime(self):
         return self.cleaned_data["runtime"] or 0
+
+
+class RunForm(SizedRun):
+    profile = forms.ChoiceField(choices=STORAGE)
+    field_order = ["profile", "dataset", "size", "runtime", "cache_ok"]
+
+
+class SuiteForm(SizedRun):
+    profiles = forms.MultipleChoiceField(choices=STORAGE, widget=forms.CheckboxSelectMultiple)
+    prop = forms.ChoiceField(choices=[("", "(none: just these profiles)")] + [(p, p) for p in PROPERTIES],
+                             required=False, label="Sweep property")  # fmt: skip
+    values = forms.CharField(required=False, max_length=200, help_text="Comma-separated, e.g. standard,always.")
+    field_order = ["profiles", "prop", "values", "dataset", "size", "runtime", "cache_ok"]
+
+    def clean_values(self):
+        return [v.strip() for v in self.cleaned_data["values"].split(",") if v.strip()]
+
+    def clean(self):
+        data = super().clean()
+        prop, values = data.get("prop"), data.get("values") or []
+        if prop:
+            wrong = [v for v in values if v not in PROPERTIES[prop]]
+            if wrong or len(values) < 2:
+                self.add_error("values", f"Two or more of {', '.join(PROPERTIES[prop])}.")
+        return data
+
+
+class NetworkForm(forms.Form):
+    profile = forms.ChoiceField(choices=NETWORK)
+    peer = forms.ChoiceField(choices=[], help_text="Where iperf3's client runs: another host Tarn manages, or this "
+                             "machine.")  # fmt: skip
+    address = forms.ChoiceField(choices=[], help_text="The NAS's address the client reaches: a data link's says more "
+                                "about clients than the management link's.")  # fmt: skip
+    runtime = forms.IntegerField(required=False, min_value=1, max_value=300, help_text="Seconds per direction.")
+
+    def __init__(self, *args, peers=(), addresses=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["peer"].choices = [(p.pk, p.name) for p in peers]
+        self.fields["address"].choices = [(a, a) for a in addresses]
+
+    def clean_runtime(self):
+        return self.cleaned_data["runtime"] or 0
+
+
+class ScheduleForm(SizedRun):
+    name = forms.CharField(max_length=80)
+    profiles = forms.MultipleChoiceField(choices=STORAGE, widget=forms.CheckboxSelectMultiple)
+    minute = forms.CharField(max_length=60, initial="0", help_text="Cron fields: numbers, *, 1-5, */15, 0,30.")
+    hour = forms.CharField(max_length=60, initial="3")
+    day_of_week = forms.CharField(max_length=60, initial="0", help_text="0 is Sunday; * every day.")
+    drop_percent = forms.IntegerField(min_value=1, max_value=90, initial=10, label="Flag a drop beyond (%)",
+                                      help_text="Against the median of the same profile's previous 5 scheduled runs.")  # fmt: skip
+    enabled = forms.BooleanField(required=False, initial=True)
+    field_order = ["name", "profiles", "dataset", "size", "runtime", "cache_ok", "minute", "hour", "day_of_week",
+                   "drop_percent", "enabled"]  # fmt: skip

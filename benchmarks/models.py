@@ -5,7 +5,71 @@ from django.db import models
 from django.urls import reverse
 
 from appliance.models import Host, Operation
-from benchmarks.choices import RunStatus
+from benchmarks.choices import RunKind, RunStatus
+
+
+class Suite(models.Model):
+    """A matrix run in one go: profiles × the values of one dataset property (e.g. sync standard vs always), each
+    combination a Run; its page compares them all."""
+
+    host = models.ForeignKey(Host, on_delete=models.CASCADE, related_name="benchmark_suites")
+    title = models.CharField(max_length=200)
+    target = models.CharField(max_length=255)
+    profiles = models.JSONField(default=list)
+    prop = models.CharField(max_length=40, blank=True, help_text="The scratch dataset property swept.")
+    values = models.JSONField(default=list)
+    schedule = models.ForeignKey("Schedule", null=True, blank=True, on_delete=models.SET_NULL, related_name="suites")
+    operation = models.ForeignKey(Operation, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_by = models.ForeignKey("appliance.User", null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self):
+        return self.title
+
+    def get_absolute_url(self):
+        return reverse("benchmark-suite", args=[self.pk])
+
+
+class Schedule(models.Model):
+    """Profiles run on a target on a cron schedule (a django-celery-beat PeriodicTask fires a suite of them); its
+    runs are the target's history, and a run whose bandwidth falls more than drop_percent below the median of the
+    same profile's previous scheduled runs is flagged."""
+
+    host = models.ForeignKey(Host, on_delete=models.CASCADE, related_name="benchmark_schedules")
+    name = models.CharField(max_length=80)
+    profiles = models.JSONField(default=list)
+    target = models.CharField(max_length=255)
+    size = models.CharField(max_length=8, blank=True)
+    runtime = models.PositiveIntegerField(default=0)
+    cache_ok = models.BooleanField(default=False)
+    minute = models.CharField(max_length=60, default="0")
+    hour = models.CharField(max_length=60, default="3")
+    day_of_week = models.CharField(max_length=60, default="0")
+    drop_percent = models.PositiveSmallIntegerField(default=10)
+    enabled = models.BooleanField(default=True)
+    last_fired_at = models.DateTimeField(null=True, blank=True)
+    last_message = models.CharField(max_length=500, blank=True)
+    task = models.OneToOneField("django_celery_beat.PeriodicTask", null=True, blank=True, on_delete=models.SET_NULL,
+                                related_name="+")  # fmt: skip
+    created_by = models.ForeignKey("appliance.User", null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [models.UniqueConstraint(fields=["host", "name"], name="benchmark_schedule_unique_name")]
+
+    def __str__(self):
+        return self.name
+
+    def get_absolute_url(self):
+        return reverse("benchmark-schedule", args=[self.pk])
+
+    @property
+    def cron(self) -> str:
+        return f"{self.minute} {self.hour} * * {self.day_of_week}"
 
 
 class Run(models.Model):
@@ -14,13 +78,22 @@ class Run(models.Model):
     host = models.ForeignKey(Host, on_delete=models.CASCADE, related_name="benchmark_runs")
     profile = models.CharField(max_length=40)
     title = models.CharField(max_length=200)
-    target = models.CharField(max_length=255, help_text="The dataset the scratch dataset is made under.")
+    kind = models.CharField(max_length=10, choices=RunKind.choices, default=RunKind.STORAGE)
+    target = models.CharField(max_length=255, help_text="The dataset the scratch dataset is made under, the share, "
+                              "or (network) the host's address iperf3 reaches.")  # fmt: skip
+    properties = models.JSONField(default=dict, help_text="Scratch dataset properties set for this run.")
+    cache_ok = models.BooleanField(default=False, help_text="Run although the working set fits in the ARC.")
+    peer = models.ForeignKey(Host, null=True, blank=True, on_delete=models.CASCADE, related_name="+",
+                             help_text="Network runs: the host iperf3's client runs on.")  # fmt: skip
+    suite = models.ForeignKey(Suite, null=True, blank=True, on_delete=models.SET_NULL, related_name="runs")
+    schedule = models.ForeignKey(Schedule, null=True, blank=True, on_delete=models.SET_NULL, related_name="runs")
+    flag = models.CharField(max_length=200, blank=True, help_text="A drop against the schedule's history.")
     jobs = models.JSONField(default=list, help_text="The fio jobs as run (fields), in order.")
     status = models.CharField(max_length=10, choices=RunStatus.choices, default=RunStatus.QUEUED)
     progress = models.PositiveSmallIntegerField(default=0)
     current = models.JSONField(default=dict, help_text="Live: the job running and its bandwidth.")
     manifest = models.JSONField(default=dict)
-    results = models.JSONField(default=list, help_text="Per job: the parsed fio result.")
+    results = models.JSONField(default=list, help_text="Per job: the parsed fio (or iperf3) result.")
     series = models.JSONField(default=list, help_text="Per job: [[ms, KiB/s, direction], …] once a second.")
     raw = models.TextField(blank=True, help_text="The last job's final fio JSON.")
     message = models.CharField(max_length=1000, blank=True)

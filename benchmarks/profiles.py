@@ -14,8 +14,13 @@ class Profile:
     represents: str
     jobs: tuple[FioJob, ...] = ()  # several: a sweep, run one after the other
     iperf_streams: int = 0  # a network profile: iperf3 with this many parallel streams, both directions
+    seconds: int = 10  # a network profile: each direction's duration
     caveat: str = ""  # shown beside the result: why this number may not be what it seems
-    options: dict = field(default_factory=dict)
+    properties: dict = field(default_factory=dict)  # the scratch dataset's, e.g. a recordsize matching the I/O
+
+    @property
+    def network(self) -> bool:
+        return bool(self.iperf_streams)
 
 
 def _job(name, rw, bs, **kw) -> FioJob:
@@ -24,25 +29,28 @@ def _job(name, rw, bs, **kw) -> FioJob:
 
 
 def _random(bs: str) -> tuple[Profile, ...]:
+    record = {"recordsize": bs.upper()}  # a record per I/O: no read-modify-write of bigger records
     return (
         Profile(f"randread-{bs}", f"Random read {bs}", "Small random reads: a VM image or a database",
-                (_job(f"randread-{bs}", "randread", bs),)),
+                (_job(f"randread-{bs}", "randread", bs),), properties=record),
         Profile(f"randwrite-{bs}", f"Random write {bs}", "Small random writes",
-                (_job(f"randwrite-{bs}", "randwrite", bs, end_fsync=True),)),
+                (_job(f"randwrite-{bs}", "randwrite", bs, end_fsync=True),), properties=record),
         Profile(f"randrw-{bs}", f"Random 67/33 read/write {bs}", "The classic mixed OLTP-like load",
-                (_job(f"randrw-{bs}", "randrw", bs, rwmixread=67, end_fsync=True),)),
+                (_job(f"randrw-{bs}", "randrw", bs, rwmixread=67, end_fsync=True),), properties=record),
     )  # fmt: skip
 
 
+MEDIA = {"recordsize": "1M"}  # big files read and written whole: fewer, larger records
+
 BUILT_IN = (
     Profile("seq-write-1", "Sequential write 1M, 1 stream", "One client copying a big file to a share",
-            (_job("seq-write-1", "write", "1m", end_fsync=True),)),
+            (_job("seq-write-1", "write", "1m", end_fsync=True),), properties=MEDIA),
     Profile("seq-read-1", "Sequential read 1M, 1 stream", "One client reading a big file",
-            (_job("seq-read-1", "read", "1m"),)),
+            (_job("seq-read-1", "read", "1m"),), properties=MEDIA),
     Profile("seq-write-5", "Sequential write 1M, 5 streams", "Several editors or backups at once",
-            (_job("seq-write-5", "write", "1m", numjobs=5, end_fsync=True),)),
+            (_job("seq-write-5", "write", "1m", numjobs=5, end_fsync=True),), properties=MEDIA),
     Profile("seq-read-5", "Sequential read 1M, 5 streams", "Several clients streaming",
-            (_job("seq-read-5", "read", "1m", numjobs=5),)),
+            (_job("seq-read-5", "read", "1m", numjobs=5),), properties=MEDIA),
     *_random("4k"), *_random("8k"), *_random("16k"), *_random("32k"),
     Profile("qd-sweep", "Queue-depth sweep 4k random read (9 to 33)", "How IOPS grow with outstanding I/O",
             tuple(_job(f"qd-{qd}", "randread", "4k", iodepth=qd, ioengine="io_uring", runtime=30, ramp=5)
@@ -65,7 +73,7 @@ BUILT_IN = (
             "The same mix with an async engine and a working set beyond the ARC",
             (_job("talk-fixed", "randrw", "128k", iodepth=64, ioengine="io_uring", direct=True),)),
     Profile("iperf-1", "Network: iperf3, 1 stream, both ways", "One client's TCP throughput", iperf_streams=1),
-    Profile("iperf-4", "Network: iperf3, 4 streams, both ways", "Several flows: multichannel, nconnect",
+    Profile("iperf-4", "Network: iperf3, 4 streams, both ways", "Several flows: SMB multichannel, NFS nconnect",
             iperf_streams=4),
 )  # fmt: skip
 PROFILES = {p.key: p for p in BUILT_IN}

@@ -1,13 +1,35 @@
-"""Reads for benchmarks: runs of a host, one run with its chart data, the datasets a run may target."""
+"""Reads for benchmarks: runs of a host, one run with its chart data, comparisons (with the pool's expected
+figures), suites, schedules and their history, the targets a run may use, and a run's results as CSV rows."""
+
+from django.core.paginator import Paginator
 
 from appliance.host.fio import size_bytes
-from benchmarks.models import Run
+from appliance.models import Host
+from benchmarks.choices import RunKind
+from benchmarks.models import Run, Schedule, Suite
 from benchmarks.profiles import BUILT_IN
-from pools.models import Dataset
+from benchmarks.services.common import bandwidth
+from benchmarks.services.network import host_addresses
+from pools.models import Dataset, Pool
+from pools.selectors import pool_estimate
 
 
-def run_list(*, host, limit: int = 50) -> list[Run]:
-    return list(Run.objects.filter(host=host).select_related("created_by").defer("raw", "series")[:limit])
+def run_page(*, host, page=1):
+    runs = Run.objects.filter(host=host).select_related("created_by", "suite").defer("raw", "series", "manifest")
+    return Paginator(runs, 25).get_page(page)
+
+
+def suite_list(*, host, limit: int = 10) -> list[Suite]:
+    return list(Suite.objects.filter(host=host).select_related("schedule")[:limit])
+
+
+def schedule_list(*, host) -> list[Schedule]:
+    return list(Schedule.objects.filter(host=host))
+
+
+def network_choices(*, host) -> tuple[list[Host], list[str]]:
+    """Peers (every other host Tarn manages, this machine included) and the host's addresses."""
+    return list(Host.objects.exclude(pk=host.pk).order_by("name")), host_addresses(host)
 
 
 def run_targets(*, host) -> list[str]:
@@ -18,6 +40,10 @@ def run_targets(*, host) -> list[str]:
 
 def storage_profiles():
     return [p for p in BUILT_IN if p.jobs]
+
+
+def network_profiles():
+    return [p for p in BUILT_IN if p.network]
 
 
 def run_charts(run: Run) -> dict:
@@ -52,6 +78,11 @@ def run_warnings(run: Run) -> list[str]:
         )
     if any(j.get("iodepth", 1) > 1 and j.get("ioengine") in ("psync", "sync") for j in run.jobs):
         warnings.append("A queue depth above 1 with a synchronous engine runs at queue depth 1.")
+    if run.kind == RunKind.NETWORK and any(
+        (r.get(d) or {}).get("retransmits") for r in run.results for d in ("read", "write")
+    ):
+        warnings.append("TCP retransmitted segments: the path drops packets (a duplex mismatch, a full buffer, or an "
+                        "MTU the switch does not carry).")  # fmt: skip
     return warnings
 
 
@@ -59,11 +90,20 @@ METRICS = (("bw_bytes", "Bandwidth (MB/s)", 1e6, True), ("iops", "IOPS", 1, True
            False))  # fmt: skip
 
 
+def run_label(run: Run) -> str:
+    props = " ".join(f"{k}={v}" for k, v in sorted((run.properties or {}).items()))
+    return f"#{run.pk} {run.title}{f' ({props})' if props else ''}"
+
+
 def run_compare(*, run_ids: list[int], host) -> dict:
     """Runs side by side: per job, direction and metric, each run's value and its difference from the first in
-    percent (better or worse: more bandwidth and IOPS is better, more latency is worse)."""
-    runs = {r.pk: r for r in Run.objects.filter(host=host, pk__in=run_ids[:8], status="succeeded")}
-    runs = [runs[i] for i in run_ids if i in runs]
+    percent (better or worse: more bandwidth and IOPS is better, more latency is worse), and the pool's expected
+    figures from its layout beside the bandwidth."""
+    found = {r.pk: r for r in Run.objects.filter(host=host, pk__in=run_ids[:24], status="succeeded")}
+    return compare([found[i] for i in run_ids if i in found])
+
+
+def compare(runs: list[Run]) -> dict:
     rows, chart = [], {"type": "bar", "labels": [], "datasets": [], "unit": "MB/s"}
     keys = []
     for run in runs:
@@ -90,5 +130,55 @@ def run_compare(*, run_ids: list[int], host) -> dict:
         for job, direction in keys:
             side = next((r.get(direction) for r in run.results if r.get("job") == job), None)
             data.append(round(side["bw_bytes"] / 1e6, 1) if side else None)
-        chart["datasets"].append({"label": f"#{run.pk} {run.created_at:%Y-%m-%d %H:%M}", "data": data})
-    return {"runs": runs, "rows": rows, "chart": chart}
+        chart["datasets"].append({"label": run_label(run), "data": data})
+    expected = _expected(runs)
+    if expected:
+        figures = {"read": expected.read_mbs, "write": expected.write_mbs}
+        chart["datasets"].append({"label": "Pool's estimate from its layout",
+                                  "data": [figures[direction] for _, direction in keys]})  # fmt: skip
+    return {"runs": runs, "rows": rows, "chart": chart, "expected": expected,
+            "labels": [run_label(r) for r in runs]}  # fmt: skip
+
+
+def _expected(runs: list[Run]):
+    """The estimate of the pool the (storage) runs used, when they all used one."""
+    pools = {(r.host_id, r.target.split("/")[0]) for r in runs if r.kind == RunKind.STORAGE}
+    if len(pools) != 1 or len(pools) != len({r.kind for r in runs}) or not runs:
+        return None
+    host_id, name = pools.pop()
+    pool = Pool.objects.filter(host_id=host_id, name=name).first()
+    return pool_estimate(pool=pool) if pool else None
+
+
+def suite_detail(suite: Suite) -> dict:
+    members = list(suite.runs.order_by("pk").defer("raw", "series"))
+    return {"suite": suite, **compare([r for r in members if r.status == "succeeded"]), "members": members,
+            "active_run": next((r for r in members if r.is_active), None)}  # fmt: skip
+
+
+def schedule_history(schedule: Schedule, limit: int = 200) -> dict:
+    """The schedule's runs over time: bandwidth per profile (MB/s), flagged drops listed."""
+    runs = list(schedule.runs.filter(status="succeeded").order_by("-created_at").defer("raw", "series")[:limit])[::-1]
+    labels = sorted({f"{r.created_at:%Y-%m-%d %H:%M}" for r in runs})
+    chart = {"type": "line", "labels": labels, "datasets": [], "unit": "MB/s"}
+    for profile in dict.fromkeys(r.profile for r in runs):
+        points = {f"{r.created_at:%Y-%m-%d %H:%M}": round(bandwidth(r) / 1e6, 1) for r in runs if r.profile == profile}
+        chart["datasets"].append({"label": profile, "data": [points.get(x) for x in labels], "spanGaps": True})
+    flagged = [r for r in runs if r.flag][::-1]
+    return {"chart": chart, "flagged": flagged, "count": len(runs)}
+
+
+def results_rows(run: Run) -> list[list]:
+    """One row per job and direction: what a spreadsheet wants."""
+    header = ["run", "profile", "target", "job", "direction", "bandwidth_bytes_s", "iops", "lat_mean_ns", "p50_ns",
+              "p95_ns", "p99_ns", "p99.9_ns", "properties", "started"]  # fmt: skip
+    rows = [header]
+    props = " ".join(f"{k}={v}" for k, v in sorted((run.properties or {}).items()))
+    for result in run.results:
+        for direction in ("read", "write"):
+            side = result.get(direction)
+            if side:
+                rows.append([run.pk, run.profile, run.target, result.get("job"), direction, side.get("bw_bytes"),
+                             side.get("iops"), side.get("lat_mean_ns"), side.get("p50_ns"), side.get("p95_ns"),
+                             side.get("p99_ns"), side.get("p999_ns"), props, run.created_at.isoformat()])  # fmt: skip
+    return rows

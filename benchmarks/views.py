@@ -1,31 +1,62 @@
-"""Benchmark pages: start a run of a profile on a dataset, watch it, read its results and graphs."""
+"""Benchmark pages: start a run (storage, network) or a suite, watch it, read its results and graphs, compare runs,
+download results; schedules with their history."""
 
+import csv
+
+from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
+from appliance.models import Host
 from appliance.selectors import host_current
 from appliance.views import attempt
 from benchmarks import selectors, services
-from benchmarks.forms import RunForm
-from benchmarks.models import Run
+from benchmarks.forms import NetworkForm, RunForm, ScheduleForm, SuiteForm
+from benchmarks.models import Run, Schedule, Suite
 from benchmarks.profiles import PROFILES
+
+
+def _forms(request, host, posted: str = ""):
+    """The page's three start forms; the one posted is bound."""
+    datasets = selectors.run_targets(host=host) if host else ()
+    peers, addresses = selectors.network_choices(host=host) if host else ((), ())
+    data = request.POST if request.method == "POST" else None
+    return {
+        "form": RunForm(data if posted == "run" else None, datasets=datasets),
+        "suite_form": SuiteForm(data if posted == "suite" else None, datasets=datasets, prefix="suite"),
+        "network_form": NetworkForm(
+            data if posted == "network" else None, peers=peers, addresses=addresses, prefix="net"
+        ),  # fmt: skip
+    }
 
 
 @require_http_methods(["GET", "POST"])
 def benchmark_list(request):
     host = host_current(request)
-    form = RunForm(request.POST or None, datasets=selectors.run_targets(host=host) if host else ())
-    if request.method == "POST" and form.is_valid():
-        run = attempt(request, services.benchmark_start, host=host, user=request.user, **form.cleaned_data)
-        if run:
+    posted = request.POST.get("start", "") if request.method == "POST" else ""
+    forms = _forms(request, host, posted)
+    if posted == "run" and forms["form"].is_valid():
+        if run := attempt(
+            request, services.benchmark_start, host=host, user=request.user, **forms["form"].cleaned_data
+        ):
             return redirect("benchmark-run", pk=run.pk)
-    context = {"host": host, "form": form, "runs": selectors.run_list(host=host) if host else [],
-               "profiles": selectors.storage_profiles()}  # fmt: skip
+    if posted == "suite" and forms["suite_form"].is_valid():
+        data = forms["suite_form"].cleaned_data
+        if suite := attempt(request, services.suite_start, host=host, user=request.user, **data):
+            return redirect("benchmark-suite", pk=suite.pk)
+    if posted == "network" and forms["network_form"].is_valid():
+        data = dict(forms["network_form"].cleaned_data)
+        data["peer"] = Host.objects.filter(pk=data["peer"]).first()
+        if run := attempt(request, services.benchmark_network_start, host=host, user=request.user, **data):
+            return redirect("benchmark-run", pk=run.pk)
+    context = {"host": host, **forms, "runs": selectors.run_page(host=host, page=request.GET.get("page")) if host
+               else [], "suites": selectors.suite_list(host=host) if host else [],
+               "profiles": selectors.storage_profiles(), "network_profiles": selectors.network_profiles()}  # fmt: skip
     return render(request, "benchmarks/run_list.html", context)
 
 
 def benchmark_run(request, pk):
-    run = get_object_or_404(Run.objects.select_related("host", "created_by"), pk=pk)
+    run = get_object_or_404(Run.objects.select_related("host", "created_by", "peer", "suite"), pk=pk)
     context = {"run": run, "host": run.host, "profile": PROFILES.get(run.profile), "charts": selectors.run_charts(run),
                "warnings": selectors.run_warnings(run)}  # fmt: skip
     if request.htmx:
@@ -34,6 +65,23 @@ def benchmark_run(request, pk):
             response.status_code = 286  # htmx: stop polling
         return response
     return render(request, "benchmarks/run_detail.html", context)
+
+
+def benchmark_results(request, pk, fmt):
+    """A run's results as CSV (one row per job and direction) or JSON (the run with its manifest and series)."""
+    run = get_object_or_404(Run, pk=pk)
+    name = f"tarn-run-{run.pk}-{run.profile}"
+    if fmt == "json":
+        data = {"id": run.pk, "host": run.host.name, "kind": run.kind, "profile": run.profile, "title": run.title,
+                "target": run.target, "properties": run.properties, "status": run.status, "jobs": run.jobs,
+                "results": run.results, "series": run.series, "manifest": run.manifest,
+                "created_at": run.created_at.isoformat()}  # fmt: skip
+        response = JsonResponse(data, json_dumps_params={"indent": 1})
+    else:
+        response = HttpResponse(content_type="text/csv; charset=utf-8")
+        csv.writer(response).writerows(selectors.results_rows(run))
+    response["Content-Disposition"] = f'attachment; filename="{name}.{fmt}"'
+    return response
 
 
 @require_POST
@@ -53,3 +101,53 @@ def benchmark_compare(request):
     ids = [int(i) for i in request.GET.getlist("runs") if i.isdigit()]
     compared = selectors.run_compare(run_ids=ids, host=host_current(request))
     return render(request, "benchmarks/run_compare.html", {"host": host_current(request), **compared})
+
+
+def benchmark_suite(request, pk):
+    suite = get_object_or_404(Suite.objects.select_related("host", "schedule"), pk=pk)
+    context = {"host": suite.host, **selectors.suite_detail(suite)}
+    if request.htmx:
+        response = render(request, "benchmarks/suite_detail.html#suite-runs", context)
+        response.status_code = 200 if context["active_run"] else 286
+        return response
+    return render(request, "benchmarks/suite_detail.html", context)
+
+
+@require_http_methods(["GET", "POST"])
+def schedule_list(request):
+    host = host_current(request)
+    form = ScheduleForm(request.POST or None, datasets=selectors.run_targets(host=host) if host else ())
+    if request.method == "POST" and form.is_valid():
+        data = dict(form.cleaned_data)
+        data["target"] = data.pop("dataset")
+        if schedule := attempt(request, services.schedule_save, host=host, user=request.user, data=data):
+            return redirect("benchmark-schedule", pk=schedule.pk)
+    context = {"host": host, "form": form, "schedules": selectors.schedule_list(host=host) if host else []}
+    return render(request, "benchmarks/schedule_list.html", context)
+
+
+@require_http_methods(["GET", "POST"])
+def schedule_detail(request, pk):
+    schedule = get_object_or_404(Schedule.objects.select_related("host", "task"), pk=pk)
+    initial = {**{f: getattr(schedule, f) for f in ("name", "profiles", "size", "runtime", "cache_ok", "minute", "hour",
+                                                    "day_of_week", "drop_percent", "enabled")},
+               "dataset": schedule.target}  # fmt: skip
+    datasets = selectors.run_targets(host=schedule.host)
+    form = ScheduleForm(request.POST or None, initial=initial, datasets=datasets)
+    if request.method == "POST" and form.is_valid():
+        data = dict(form.cleaned_data)
+        data["target"] = data.pop("dataset")
+        if attempt(request, services.schedule_save, host=schedule.host, user=request.user, data=data, pk=schedule.pk):
+            return redirect("benchmark-schedule", pk=schedule.pk)
+    history = selectors.schedule_history(schedule)
+    context = {"host": schedule.host, "schedule": schedule, "form": form, "history": history}
+    return render(request, "benchmarks/schedule_detail.html", context)
+
+
+@require_POST
+def schedule_delete(request, pk):
+    schedule = get_object_or_404(Schedule, pk=pk)
+    confirm = request.POST.get("confirm", "")
+    if not attempt(request, services.schedule_delete, schedule=schedule, user=request.user, confirm=confirm):
+        return redirect("benchmark-schedule", pk=pk)
+    return redirect("benchmark-schedules")

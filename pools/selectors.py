@@ -1,5 +1,6 @@
 """Reads for storage: always from the inventory in the database, never from zfs on a page load."""
 
+import re
 from datetime import timedelta
 
 from django.core.paginator import Paginator
@@ -9,7 +10,7 @@ from django.utils import timezone
 from appliance.host.names import DATASET_PROPERTIES
 from pools.choices import SNAPSHOT_BUDGET
 from pools.estimates import PER_DISK, estimate
-from pools.models import Dataset, Disk, ImportablePool, MediaSpeed, Pool, ScrubSchedule, Snapshot, SnapshotTask
+from pools.models import Dataset, Disk, ImportablePool, MediaSpeed, Pool, ScrubSchedule, Snapshot, SnapshotTask, Vdev
 
 
 def pool_list(*, host):
@@ -168,3 +169,29 @@ def dataset_dependents(*, host, name: str) -> dict:
 
 def scrub_schedule(*, pool):
     return ScrubSchedule.objects.filter(host=pool.host, pool=pool.name).first()
+
+
+PARTITION = re.compile(r"(-part|p)?\d{1,3}")
+
+
+def pool_estimate(*, pool):
+    """The rule-of-thumb figures for an existing pool from its data vdevs and its disks' media (None: no vdevs)."""
+    vdevs = list(Vdev.objects.filter(pool=pool, role="data").only("id", "parent_id", "type", "path", "size"))
+    media = {}
+    for disk in Disk.objects.filter(host_id=pool.host_id, pool=pool):
+        for path in (disk.path, disk.by_id):
+            if path:
+                media[path] = disk.media
+    children = {}
+    for v in vdevs:
+        children.setdefault(v.parent_id, []).append(v)
+
+    def leaves(v):
+        kids = children.get(v.id)
+        return [leaf for kid in kids for leaf in leaves(kid)] if kids else [v]
+
+    def media_of(path: str) -> str:  # a leaf is often a partition: /dev/sda1, /dev/nvme0n1p1, …/by-id/x-part1
+        return next((m for p, m in media.items() if path == p or PARTITION.fullmatch(path.removeprefix(p))), "hdd")
+
+    layout = [(v.type, [(leaf.size, media_of(leaf.path)) for leaf in leaves(v)]) for v in children.get(None, [])]
+    return estimate(layout, media_speeds()) if layout else None

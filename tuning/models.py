@@ -49,6 +49,7 @@ class KernelState(models.Model):
     host = models.OneToOneField(Host, on_delete=models.CASCADE, related_name="kernel_state")
     sysctl = models.JSONField(default=dict)
     zfs = models.JSONField(default=dict)
+    arc = models.JSONField(default=dict, help_text="arcstats: size, c_max, hits, misses (empty without ZFS).")
     observed_at = models.DateTimeField()
 
     def __str__(self):

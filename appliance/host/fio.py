@@ -89,6 +89,22 @@ def argv(job: FioJob, directory: str, *, output: str, bw_log: str, status_interv
     return command
 
 
+def reads(job: FioJob) -> bool:
+    return job.rw in ("read", "randread", "randrw", "rw")
+
+
+def layout_argv(job: FioJob, directory: str) -> list[str]:
+    """Lay out a job's files without measuring (so caches can be dropped between writing them and reading them)."""
+    found = problems(job)
+    if found:
+        raise ValueError("; ".join(f"{k}: {v}" for k, v in found.items()))
+    return [
+        "fio", f"--name={job.name}", f"--directory={check_directory(directory)}", f"--rw={job.rw}", f"--bs={job.bs}",
+        f"--size={job.size}", f"--numjobs={job.numjobs}", f"--nrfiles={job.nrfiles}", "--refill_buffers",
+        "--buffer_compress_percentage=0", "--create_only=1",
+    ]  # fmt: skip
+
+
 @dataclass(frozen=True)
 class Side:
     """One direction of a result."""

@@ -10,7 +10,9 @@ from appliance.host import systemd
 from appliance.host.errors import CommandFailed, HostError
 from appliance.host.runner import Transport
 
-PORT = 5301  # Tarn's own checks; benchmarks use iperf3's default 5201
+PORT = 5301  # Tarn's own checks (tuning's measured effect)
+BENCH_PORT = 5201  # benchmark runs: iperf3's default
+MAX_STREAMS = 16
 
 
 @dataclass(frozen=True)
@@ -21,10 +23,12 @@ class Throughput:
     reverse: bool  # True: the server (the NAS) sent
     mss: int | None = None
     argv: tuple[str, ...] = ()
+    streams: int = 1
+    intervals: tuple[float, ...] = ()  # bits per second, each interval (a second) of the run
 
     def as_dict(self) -> dict:
         data = asdict(self)
-        data["argv"] = list(self.argv)
+        data["argv"], data["intervals"] = list(self.argv), list(self.intervals)
         return data
 
 
@@ -41,24 +45,34 @@ def parse_client(text: str, *, reverse: bool, argv=()) -> Throughput:
         reverse=reverse,
         mss=(data.get("start", {}).get("tcp_mss_default") or None),
         argv=tuple(argv),
+        streams=int(data.get("start", {}).get("test_start", {}).get("num_streams", 1)),
+        intervals=tuple(float(i["sum"]["bits_per_second"]) for i in data.get("intervals", []) if "sum" in i),
     )
 
 
-def client_argv(address: str, *, seconds: int, reverse: bool, port: int = PORT) -> list[str]:
+def client_argv(address: str, *, seconds: int, reverse: bool, port: int = PORT, streams: int = 1) -> list[str]:
     ip = ipaddress.ip_address(address)
+    if not 1 <= int(streams) <= MAX_STREAMS:
+        raise ValueError(f"streams: 1 to {MAX_STREAMS}")
     argv = ["iperf3", "-c", str(ip), "-p", str(int(port)), "-t", str(int(seconds)), "-J", "--connect-timeout", "5000"]
-    return argv + (["-R"] if reverse else [])
+    return argv + (["-P", str(int(streams))] if streams > 1 else []) + (["-R"] if reverse else [])
 
 
-def measure(server: Transport, client: Transport, address: str, *, seconds: int, reverse: bool, tag: str) -> Throughput:
-    """One run: a one-off server on `server` (unit tarn-iperf-<tag>), the client on `client` to address."""
-    unit = f"tarn-iperf-{tag}"
+def server_unit(tag: str) -> str:
+    return f"tarn-iperf-{tag}"
+
+
+def measure(server: Transport, client: Transport, address: str, *, seconds: int, reverse: bool, tag: str,
+            port: int = PORT, streams: int = 1) -> Throughput:  # fmt: skip
+    """One run: a one-off server on `server` (unit tarn-iperf-<tag>: it never outlives one test), the client on
+    `client` to address. Stopping that unit (a cancel) ends the client's test early with an error."""
+    unit = server_unit(tag)
     server.run(
-        ["systemd-run", f"--unit={unit}", "--collect", "--", "iperf3", "-s", "-1", "-p", str(PORT)],
+        ["systemd-run", f"--unit={unit}", "--collect", "--", "iperf3", "-s", "-1", "-p", str(int(port))],
         mutating=True,
         timeout=30,
     )
-    argv = client_argv(address, seconds=seconds, reverse=reverse)
+    argv = client_argv(address, seconds=seconds, reverse=reverse, port=port, streams=streams)
     try:
         for _ in range(10):  # the server needs a moment to listen
             result = client.run(argv, check=False, timeout=seconds + 30)

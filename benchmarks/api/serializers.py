@@ -2,24 +2,91 @@
 
 from rest_framework import serializers
 
-from appliance.api.serializers import HostRequest
+from appliance.api.serializers import HostField, HostRequest
 from appliance.host.fio import SIZE
-from benchmarks.models import Run
-from benchmarks.profiles import BUILT_IN
+from benchmarks.choices import NETWORK_PROFILES, PROPERTIES, STORAGE_PROFILES
+from benchmarks.models import Run, Schedule, Suite
+
+STORAGE = STORAGE_PROFILES
 
 
 class RunSerializer(serializers.ModelSerializer):
     host = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    peer = serializers.SlugRelatedField(slug_field="name", read_only=True)
 
     class Meta:
         model = Run
-        fields = ["id", "host", "profile", "title", "target", "jobs", "status", "progress", "current", "manifest",
-                  "results", "series", "message", "operation", "created_at", "finished_at"]  # fmt: skip
+        fields = ["id", "host", "kind", "profile", "title", "target", "peer", "properties", "jobs", "status",
+                  "progress", "current", "manifest", "results", "series", "message", "flag", "suite", "schedule",
+                  "operation", "created_at", "finished_at"]  # fmt: skip
         read_only_fields = fields
 
 
-class RunRequest(HostRequest):
-    profile = serializers.ChoiceField(choices=[p.key for p in BUILT_IN if p.jobs])
+class Properties(serializers.DictField):
+    """Scratch dataset properties: only those a run may set, with their allowed values."""
+
+    child = serializers.CharField(max_length=16)
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        for name, v in value.items():
+            if name not in PROPERTIES or v not in PROPERTIES[name]:
+                raise serializers.ValidationError(f"{name}: not a property a run may set, or not one of its values.")
+        return value
+
+
+class Sized(HostRequest):
     dataset = serializers.CharField(max_length=255)
     size = serializers.RegexField(SIZE, required=False, default="", allow_blank=True, max_length=8)
     runtime = serializers.IntegerField(required=False, default=0, min_value=0, max_value=86400)
+    cache_ok = serializers.BooleanField(required=False, default=False, help_text="Measure the cache: run although "
+                                        "the working set fits in the ARC.")  # fmt: skip
+
+
+class RunRequest(Sized):
+    profile = serializers.ChoiceField(choices=STORAGE)
+    properties = Properties(required=False, default=dict)
+
+
+class NetworkRunRequest(HostRequest):
+    profile = serializers.ChoiceField(choices=NETWORK_PROFILES)
+    peer = HostField(help_text="The host iperf3's client runs on.")
+    address = serializers.IPAddressField(help_text="One of the host's addresses.")
+    runtime = serializers.IntegerField(required=False, default=0, min_value=0, max_value=300)
+
+
+class SuiteSerializer(serializers.ModelSerializer):
+    host = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    runs = serializers.PrimaryKeyRelatedField(many=True, read_only=True)
+
+    class Meta:
+        model = Suite
+        fields = ["id", "host", "title", "target", "profiles", "prop", "values", "schedule", "operation", "runs",
+                  "created_at"]  # fmt: skip
+        read_only_fields = fields
+
+
+class SuiteRequest(Sized):
+    profiles = serializers.ListField(child=serializers.ChoiceField(choices=STORAGE), min_length=1, max_length=24)
+    prop = serializers.ChoiceField(choices=list(PROPERTIES), required=False, default="", allow_blank=True)
+    values = serializers.ListField(child=serializers.CharField(max_length=16), required=False, default=list)
+
+    def validate(self, data):
+        if data["prop"] and any(v not in PROPERTIES[data["prop"]] for v in data["values"]):
+            raise serializers.ValidationError(
+                {"values": f"Values of {data['prop']}: {', '.join(PROPERTIES[data['prop']])}."}
+            )
+        return data
+
+
+class ScheduleSerializer(serializers.ModelSerializer):
+    host = HostField()
+    profiles = serializers.ListField(child=serializers.ChoiceField(choices=STORAGE), min_length=1, max_length=24)
+    size = serializers.RegexField(SIZE, required=False, default="", allow_blank=True, max_length=8)
+    drop_percent = serializers.IntegerField(min_value=1, max_value=90, default=10)
+
+    class Meta:
+        model = Schedule
+        fields = ["id", "host", "name", "profiles", "target", "size", "runtime", "cache_ok", "minute", "hour",
+                  "day_of_week", "drop_percent", "enabled", "last_fired_at", "last_message", "created_at"]  # fmt: skip
+        read_only_fields = ["id", "last_fired_at", "last_message", "created_at"]

@@ -7,7 +7,7 @@ from django.utils import timezone
 from appliance.auth import required_role
 from appliance.choices import Role
 from appliance.models import ApiToken, AuditEntry, Operation
-from benchmarks.models import Run
+from benchmarks.models import Run, Schedule, Suite
 from pools.models import Dataset, Disk, Pool, Snapshot, SnapshotTask
 from shares.models import NfsExport, SambaUser, SmbShare
 from tuning.models import ChangeSet, Link, Setting
@@ -57,7 +57,11 @@ def objects(local_host, admin_user):
         host=local_host, name="eth0", kind="ether", mtu=1500, state="UP", observed_at=timezone.now()
     )
     run = Run.objects.create(host=local_host, profile="seq-write-1", title="Sequential write 1M", target="tank/a")
+    suite = Suite.objects.create(host=local_host, title="suite", target="tank/a")
+    schedule = Schedule.objects.create(host=local_host, name="nightly", profiles=["seq-write-1"], target="tank/a")
     return {
+        "benchmark-suite": suite.pk,  # before "benchmark"
+        "benchmark-schedule": schedule.pk,
         "benchmark": run.pk,
         "tuning-change": change.pk,
         "tuning-setting": setting.pk,

@@ -4,23 +4,12 @@ it runs and its results, graphs and manifest after (rendered from stored data)."
 from pathlib import Path
 
 import pytest
-from django.utils import timezone
 
 from appliance.host import fio
 from appliance.models import Operation
 from benchmarks.models import Run
-from pools.models import Dataset, Pool
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "host"
-
-
-@pytest.fixture
-def tank(local_host):
-    now = timezone.now()
-    pool = Pool.objects.create(host=local_host, name="tank", guid="1", state="ONLINE", observed_at=now)
-    Dataset.objects.create(host=local_host, pool=pool, name="tank/data", type="filesystem", mountpoint="/tank/data",
-                           available=4 << 30, observed_at=now)  # fmt: skip
-    return local_host
 
 
 def post(client, data):
@@ -34,7 +23,7 @@ def post(client, data):
         ({"profile": "iperf-1", "dataset": "tank/data"}, "profile"),
         ({"profile": "seq-write-1", "dataset": "tank/nope"}, "dataset"),
         ({"profile": "seq-write-1", "dataset": "/dev/sda"}, "dataset"),
-        ({"profile": "seq-write-1", "dataset": "tank/data", "size": "3g"}, "size"),  # more than half the free space
+        ({"profile": "seq-write-1", "dataset": "tank/data", "size": "30g"}, "size"),  # more than half the free space
         ({"profile": "seq-write-1", "dataset": "tank/data", "size": "1g\nfilename=/dev/sda"}, "size"),
         ({"profile": "seq-write-1", "dataset": "tank/data", "size": "1g:2g"}, "size"),
         ({"profile": "seq-write-1", "dataset": "tank/data", "runtime": -1}, "runtime"),

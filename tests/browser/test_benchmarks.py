@@ -1,5 +1,6 @@
 """In a real browser, against the lab guest with a real bench worker: start a fio run on a dataset, watch its
-progress bar move, then read its results, graphs and manifest."""
+progress bar move, read its results, graphs and manifest, run it again, compare the two and download the
+comparison's chart as a PNG."""
 
 import pytest
 
@@ -24,6 +25,7 @@ def test_start_a_run_watch_it_and_open_its_graphs(page, lab_worker, guest, tmp_p
         page.select_option("select[name=dataset]", "tank/data")
         page.fill("input[name=size]", "32m")
         page.fill("input[name=runtime]", "12")
+        page.check("#run-form input[name=cache_ok]")  # 32 MiB fits in the guest's ARC: a small, quick run
         page.click("#run-form button")
         page.wait_for_url("**/benchmarks/runs/*/")
         page.wait_for_selector("#run-status progress", timeout=60_000)
@@ -37,6 +39,25 @@ def test_start_a_run_watch_it_and_open_its_graphs(page, lab_worker, guest, tmp_p
         page.wait_for_function("document.querySelectorAll('canvas[data-drawn]').length == 2", timeout=30_000)
         assert "fio --name=randrw-8k" in page.inner_text("main")
         shot(page, "benchmarks-02-results")
+        with page.expect_download() as csv_file:
+            page.click("#csv")
+        assert csv_file.value.path().read_text().startswith("run,profile,target,job,direction")
+
+        page.click("#again")
+        page.wait_for_selector("#run-status .badge-succeeded", timeout=180_000)
+        page.goto("/benchmarks/")
+        boxes = page.locator("#runs input[name=runs]")
+        assert boxes.count() == 2
+        boxes.nth(0).check()
+        boxes.nth(1).check()
+        page.click("#compare")
+        page.wait_for_selector("canvas[data-drawn]")
+        assert "Bandwidth (MB/s)" in page.inner_text("#compare") and "%" in page.inner_text("#compare")
+        shot(page, "benchmarks-03-compare")
+        with page.expect_download() as png:
+            page.click("a.png-download")
+        assert png.value.suggested_filename == "tarn-compare.png"
+        assert png.value.path().read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     finally:
         stop_worker(bench)
     assert "tarnbench" not in guest.sh("zfs list -H -o name")

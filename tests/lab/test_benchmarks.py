@@ -9,12 +9,15 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from appliance.celery import app
+from appliance.host.fio import size_bytes
 from appliance.operations import operations_reap
 from benchmarks import services
-from benchmarks.models import Run
+from benchmarks.models import Run, Suite
+from benchmarks.selectors import storage_profiles, suite_detail
 from pools.services import inventory_refresh
 from tests.support.inline import run_when_queued
-from tests.support.worker import start_worker, stop_worker
+from tests.support.worker import start_beat, start_worker, stop_worker
+from tuning.services import links_refresh
 
 pytestmark = pytest.mark.lab
 
@@ -34,16 +37,18 @@ def no_leftovers(guest, run):
 
 def test_a_profile_runs_on_the_host_and_its_result_manifest_and_series_are_kept(guest, tank, admin_user, run_queued):
     run = run_queued(services.benchmark_start, host=tank, user=admin_user, profile="randrw-8k", dataset="tank/data",
-                     size="16m", runtime=4)  # fmt: skip
+                     size="16m", runtime=4, cache_ok=True)  # fmt: skip
     run.refresh_from_db()
     assert run.status == "succeeded", run.message
     result = run.results[0]
     assert result["read"]["iops"] > 0 and result["write"]["iops"] > 0 and result["read"]["p99_ns"] > 0
     assert run.series[0] and {p[2] for p in run.series[0]} == {0, 1}
     m = run.manifest
+    assert m["dataset_properties"]["recordsize"] == str(8 << 10)  # the profile's: a record per I/O
+    assert any("--create_only=1" in a for a in m["argv"][0]), "reads: the files are laid out, then caches dropped"
     assert m["fio"].startswith("fio-3.") and m["openzfs"].startswith("zfs-2.3") and m["arc_c_max"] > 0
     assert m["dataset_properties"]["compression"] == "off" and m["argv"][0][0] == "fio"
-    assert "--rw=randrw" in m["argv"][0] and "--runtime=4" in m["argv"][0]
+    assert "--rw=randrw" in m["argv"][1] and "--runtime=4" in m["argv"][1]
     no_leftovers(guest, run)
 
 
@@ -57,7 +62,7 @@ def test_a_cancelled_run_leaves_no_fio_process_and_no_files(guest, tank, admin_u
     timer.start()
     try:
         run_queued(services.benchmark_start, host=tank, user=admin_user, profile="seq-write-1", dataset="tank/data",
-                   size="64m", runtime=120)  # fmt: skip
+                   size="64m", runtime=120, cache_ok=True)  # fmt: skip
     finally:
         timer.cancel()
     run = Run.objects.get()
@@ -78,7 +83,7 @@ def test_a_run_whose_worker_is_killed_ends_failed_and_cleaned_never_stuck(
     worker = start_worker(tank.bench_queue, tmp_path / "worker.log")
     try:
         run = services.benchmark_start(host=tank, user=admin_user, profile="seq-write-1", dataset="tank/data",
-                                       size="64m", runtime=120)  # fmt: skip
+                                       size="64m", runtime=120, cache_ok=True)  # fmt: skip
         deadline = time.monotonic() + 120
         while not Run.objects.filter(pk=run.pk, progress__gt=0).exists():  # fio is running on the guest
             assert time.monotonic() < deadline, (tmp_path / "worker.log").read_text()[-2000:]
@@ -92,3 +97,73 @@ def test_a_run_whose_worker_is_killed_ends_failed_and_cleaned_never_stuck(
     run.refresh_from_db()
     assert run.status == "failed" and "stopped" in run.message
     no_leftovers(guest, run)
+
+
+def test_every_built_in_storage_profile_runs_at_a_tiny_size_and_its_result_parses(guest, tank, admin_user, run_queued):
+    profiles = storage_profiles()
+    suite = run_queued(services.suite_start, host=tank, user=admin_user, profiles=[p.key for p in profiles],
+                       dataset="tank/data", size="16m", runtime=1, ramp=0, cache_ok=True)  # fmt: skip
+    runs = list(Run.objects.filter(suite=suite).order_by("pk"))
+    assert [r.profile for r in runs] == [p.key for p in profiles]
+    for run, profile in zip(runs, profiles, strict=True):
+        assert run.status == "succeeded", (run.profile, run.message)
+        assert len(run.results) == len(profile.jobs), run.profile
+        for job, result in zip(profile.jobs, run.results, strict=True):
+            directions = {"read": ["read"], "randread": ["read"], "write": ["write"], "randwrite": ["write"]}
+            for direction in directions.get(job.rw, ["read", "write"]):
+                side = result[direction]
+                assert side and side["bw_bytes"] > 0 and side["iops"] > 0, (run.profile, direction, result)
+        expected = {k: v for k, v in profile.properties.items()}
+        assert {k: run.manifest["dataset_properties"][k] for k in expected} == {
+            k: str(size_bytes(v.lower())) for k, v in expected.items()}, run.profile  # fmt: skip
+    assert "tarnbench" not in guest.sh("zfs list -H -o name")
+
+
+def test_sync_always_against_standard_compares_in_the_expected_direction(guest, tank, admin_user, run_queued):
+    suite = run_queued(services.suite_start, host=tank, user=admin_user, profiles=["randwrite-4k"],
+                       dataset="tank/data", prop="sync", values=["standard", "always"], size="16m", runtime=4, ramp=0,
+                       cache_ok=True)  # fmt: skip
+    standard, always = Run.objects.filter(suite=suite).order_by("pk")
+    assert standard.manifest["dataset_properties"]["sync"] == "standard"
+    assert always.manifest["dataset_properties"]["sync"] == "always"
+    fast, slow = standard.results[0]["write"]["iops"], always.results[0]["write"]["iops"]
+    assert slow < fast * 0.8, (fast, slow)  # every 4k write waits for the ZIL
+    rows = suite_detail(Suite.objects.get(pk=suite.pk))["rows"]
+    iops = next(r for r in rows if r["metric"] == "IOPS" and r["direction"] == "write")
+    assert iops["cells"][1]["diff"] < -20 and not iops["cells"][1]["better"]
+
+
+def test_iperf3_over_the_lab_data_link_both_ways(guest, tank, local_host, admin_user, run_queued):
+    links_refresh(host=tank)
+    address = guest.env["LAB_GUEST_DATA_ADDR"].split("/")[0]
+    run = run_queued(services.benchmark_network_start, host=tank, user=admin_user, profile="iperf-4",
+                     peer=local_host, address=address, runtime=2)  # fmt: skip
+    run.refresh_from_db()
+    assert run.status == "succeeded", run.message
+    to_nas, from_nas = run.results
+    assert to_nas["write"]["bw_bytes"] > 1e6 and from_nas["read"]["bw_bytes"] > 1e6
+    assert to_nas["write"]["streams"] == 4 and not to_nas["network"]["reverse"] and from_nas["network"]["reverse"]
+    assert len(run.series) == 2 and len(run.series[0]) >= 2
+    assert run.manifest["iperf3"].startswith("iperf 3") and run.manifest["argv"][0][:3] == ["iperf3", "-c", address]
+    assert guest.sh("pgrep -x iperf3 || true").strip() == "", "the one-off server is gone"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_schedule_fires_from_beat_and_its_run_joins_the_history(guest, tank, admin_user, tmp_path):
+    schedule = services.schedule_save(host=tank, user=admin_user, data={
+        "name": "every-minute", "profiles": ["seq-write-1"], "target": "tank/data", "size": "8m", "runtime": 2,
+        "cache_ok": True, "minute": "*", "hour": "*", "day_of_week": "*", "drop_percent": 10, "enabled": True})  # fmt: skip
+    worker = start_worker(f"default,{tank.bench_queue}", tmp_path / "worker.log")
+    beat = start_beat(tmp_path / "beat.log")
+    try:
+        deadline = time.monotonic() + 150  # the next minute, then the run
+        while not Run.objects.filter(schedule=schedule, status="succeeded").exists():
+            assert time.monotonic() < deadline, (tmp_path / "beat.log").read_text()[-1500:]
+            time.sleep(1)
+    finally:
+        stop_worker(beat)
+        stop_worker(worker)
+    schedule.refresh_from_db()
+    assert schedule.last_message.startswith("Started suite") and schedule.last_fired_at
+    run = Run.objects.get(schedule=schedule)
+    assert run.suite.schedule == schedule and run.results[0]["write"]["bw_bytes"] > 0

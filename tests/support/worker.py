@@ -45,21 +45,32 @@ def start_worker(queues: str, log: Path) -> subprocess.Popen:
         "--without-mingle",
         "--without-heartbeat",
     ]
-    process = subprocess.Popen(
-        argv, cwd=ROOT, env=worker_env(), stdout=log.open("w"), stderr=subprocess.STDOUT, start_new_session=True
-    )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if "ready." in log.read_text():
-            return process
-        if process.poll() is not None:
-            raise RuntimeError(f"worker exited: {log.read_text()[-2000:]}")
-        time.sleep(0.2)
-    stop_worker(process)
-    raise RuntimeError(f"worker not ready in 60 s: {log.read_text()[-2000:]}")
+    return _spawn(argv, log, "ready.", "worker")
 
 
 def stop_worker(process: subprocess.Popen, sig=signal.SIGTERM) -> None:
     if process.poll() is None:
         os.killpg(process.pid, sig)
         process.wait(30)
+
+
+def start_beat(log: Path) -> subprocess.Popen:
+    """Celery beat with the database scheduler (django-celery-beat), against the test database."""
+    argv = [sys.executable, "-m", "celery", "-A", "appliance", "beat", "-l", "info", "-s", str(log.with_suffix(".db"))]
+    return _spawn(argv, log, "beat: Starting...", "beat")
+
+
+def _spawn(argv: list[str], log: Path, ready: str, what: str) -> subprocess.Popen:
+    """Start a Celery process in its own session, logging to log; return once the log says it is ready."""
+    process = subprocess.Popen(
+        argv, cwd=ROOT, env=worker_env(), stdout=log.open("w"), stderr=subprocess.STDOUT, start_new_session=True
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if ready in log.read_text():
+            return process
+        if process.poll() is not None:
+            raise RuntimeError(f"{what} exited: {log.read_text()[-2000:]}")
+        time.sleep(0.2)
+    stop_worker(process)
+    raise RuntimeError(f"{what} not ready in 60 s: {log.read_text()[-2000:]}")

@@ -6,7 +6,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from appliance.connect import transport_for
-from appliance.host import kernel, net
+from appliance.host import kernel, net, zfs
 from appliance.host.runner import Transport
 from appliance.models import Host, Operation
 from appliance.operations import TargetBusy, Tracker, operation_runner, operation_start
@@ -45,10 +45,16 @@ def kernel_refresh(*, host: Host, t: Transport | None = None) -> KernelState:
         defaults={
             "sysctl": kernel.read_all_sysctls(t),
             "zfs": kernel.read_all_parameters(t),
+            "arc": _arc(t),
             "observed_at": timezone.now(),
         },
     )
     return state
+
+
+def _arc(t: Transport) -> dict:
+    stats = zfs.parse_arcstats(t.run(["cat", "--", zfs.ARCSTATS], check=False).stdout)
+    return {k: stats[k] for k in ("size", "c_max", "c_min", "hits", "misses") if k in stats}
 
 
 def tuning_refresh(*, host: Host, operation: Operation | None = None) -> None:

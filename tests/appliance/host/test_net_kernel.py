@@ -161,11 +161,16 @@ def test_networkd_files_match_nics_by_mac_and_type_and_bridges_by_name():
 def test_iperf3_output_parses_and_the_client_argv_is_exact():
     result = iperf.parse_client(read("iperf3.json"), reverse=True)
     assert result.bps > 1e6 and result.reverse and result.seconds > 0
+    assert result.streams == 1 and len(result.intervals) == 3 and result.intervals[0] == 1101865016.4493346
     assert iperf.client_argv("10.77.0.2", seconds=5, reverse=True) == [
         "iperf3", "-c", "10.77.0.2", "-p", "5301", "-t", "5", "-J", "--connect-timeout", "5000", "-R",
     ]  # fmt: skip
+    assert iperf.client_argv("10.77.0.2", seconds=5, reverse=False, port=5201, streams=4)[-4:] == [
+        "--connect-timeout", "5000", "-P", "4"]  # fmt: skip
     with pytest.raises(ValueError):
         iperf.client_argv("10.77.0.2 -R", seconds=5, reverse=False)
+    with pytest.raises(ValueError):
+        iperf.client_argv("10.77.0.2", seconds=5, reverse=False, streams=17)
 
 
 @pytest.mark.parametrize("unit", ["tarn-restore-1;x", "sshd", "tarn-restore-", "tarn-Restore-1", "tarn-restore-1 "])

@@ -1,0 +1,20 @@
+"""Writes for benchmarks: runs of storage profiles on datasets (runs), iperf3 between hosts (network), suites (a
+profile × property matrix) and schedules (django-celery-beat)."""
+
+from benchmarks.services.control import benchmark_again, benchmark_cancel, runs_reconcile
+from benchmarks.services.network import benchmark_network_start
+from benchmarks.services.runs import benchmark_start
+from benchmarks.services.schedules import schedule_delete, schedule_fire, schedule_save
+from benchmarks.services.suites import suite_start
+
+__all__ = [
+    "benchmark_again",
+    "benchmark_cancel",
+    "benchmark_network_start",
+    "benchmark_start",
+    "runs_reconcile",
+    "schedule_delete",
+    "schedule_fire",
+    "schedule_save",
+    "suite_start",
+]

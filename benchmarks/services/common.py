@@ -1,0 +1,80 @@
+"""What every kind of run shares: the manifest's host part, following a transient unit, ending a run (and, for a
+scheduled run, checking it against the schedule's history)."""
+
+import statistics
+import time
+
+from django.utils import timezone
+
+from appliance.host import systemd, zfs
+from appliance.host.errors import HostError
+from appliance.host.runner import Transport
+from appliance.operations import Tracker
+from benchmarks.choices import DROP_HISTORY, POLL_SECONDS, RunStatus
+from benchmarks.models import Run
+from tuning.models import ChangeSet, Link
+
+
+def manifest_common(t: Transport, run: Run) -> dict:
+    arc = zfs.parse_arcstats(t.run(["cat", "--", zfs.ARCSTATS], check=False).stdout)
+    return {
+        "kernel": t.run(["uname", "-r"], check=False).stdout.strip(),
+        "openzfs": t.run(["zfs", "version"], check=False).stdout.split("\n")[0],
+        "arc_c_max": arc.get("c_max"),
+        "arc_size": arc.get("size"),
+        "mtu": {x.name: x.mtu for x in Link.objects.filter(host=run.host).exclude(kind="loopback")},
+        "tuning": list(ChangeSet.objects.filter(host=run.host, status__in=["applied", "kept"]).values_list("title", flat=True)),
+        "argv": [],
+    }  # fmt: skip
+
+
+def follow_unit(t: Transport, run: Run, unit: str, on_poll=None) -> bool:
+    """Wait for a transient unit to end: True when it ended well, False when the run was cancelled (stopped)."""
+    polls = 0
+    while True:
+        time.sleep(min(POLL_SECONDS, 0.25 * 2**polls))  # soon at first (short jobs), then every POLL_SECONDS
+        polls += 1
+        state, result = systemd.service_state(t, unit)
+        if Run.objects.filter(pk=run.pk, cancel_requested=True).exists():
+            systemd.stop(t, unit)
+            return False
+        if state in ("inactive", "failed"):
+            if result not in ("", "success"):
+                raise HostError(f"fio ended with {result}; see the host's journal for {unit}")
+            return True
+        if on_poll:
+            on_poll(polls)
+
+
+def cancelled(run: Run, tracker: Tracker) -> None:
+    finish(run, RunStatus.CANCELLED, "Cancelled; its files are removed.")
+    tracker.progress(100, run.message)
+
+
+def finish(run: Run, status: str, message: str) -> None:
+    run.status, run.message, run.finished_at = status, message[:1000], timezone.now()
+    Run.objects.filter(pk=run.pk).update(status=status, message=run.message, finished_at=run.finished_at,
+                                         progress=100 if status == RunStatus.SUCCEEDED else run.progress)  # fmt: skip
+    if status == RunStatus.SUCCEEDED and run.schedule_id:
+        history_check(run)
+
+
+def bandwidth(run: Run) -> float:
+    """A run's headline figure: the sum over its jobs and directions of bytes per second."""
+    return float(sum((r.get(d) or {}).get("bw_bytes") or 0 for r in run.results for d in ("read", "write")))
+
+
+def history_check(run: Run) -> str:
+    """Flag a scheduled run whose bandwidth fell more than the schedule's threshold below the median of the same
+    profile's previous scheduled runs (at least two of them)."""
+    before = Run.objects.filter(schedule_id=run.schedule_id, profile=run.profile, status=RunStatus.SUCCEEDED,
+                                pk__lt=run.pk)  # fmt: skip
+    previous = [bandwidth(r) for r in before.order_by("-pk")[:DROP_HISTORY]]
+    if len(previous) < 2 or not run.results:
+        return ""
+    median, now, threshold = statistics.median(previous), bandwidth(run), run.schedule.drop_percent
+    if median and now < median * (1 - threshold / 100):
+        run.flag = (f"{(1 - now / median) * 100:.0f}% below the median of the previous {len(previous)} runs "
+                    f"({now / 1e6:.1f} vs {median / 1e6:.1f} MB/s; threshold {threshold}%).")  # fmt: skip
+        Run.objects.filter(pk=run.pk).update(flag=run.flag)
+    return run.flag

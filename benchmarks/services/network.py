@@ -1,0 +1,102 @@
+"""Network runs: iperf3 between a peer (another host Tarn manages, or this machine) and one of the NAS's
+addresses, both directions. The server is a one-off transient unit on the NAS (it never outlives one test); the
+client runs on the peer, each direction in turn, and each direction's result and per-second intervals are kept."""
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from appliance.connect import transport_for
+from appliance.host import iperf, systemd
+from appliance.host.errors import HostError
+from appliance.models import Host
+from appliance.operations import Tracker, operation_runner, operation_start
+from benchmarks.choices import RunKind, RunStatus
+from benchmarks.models import Run
+from benchmarks.profiles import PROFILES
+from benchmarks.services.common import cancelled, finish, manifest_common
+from tuning.models import Link
+
+MAX_SECONDS = 300
+
+
+def host_addresses(host: Host) -> list[str]:
+    return [c.split("/")[0] for link in Link.objects.filter(host=host).exclude(kind="loopback") for c in link.cidrs]
+
+
+def benchmark_network_start(*, host: Host, user, profile: str, peer: Host | None, address: str,
+                            runtime: int = 0) -> Run:  # fmt: skip
+    """runtime: each direction's seconds (empty: the profile's)."""
+    chosen = PROFILES.get(profile)
+    if chosen is None or not chosen.network:
+        raise ValidationError({"profile": "Choose one of the network profiles."})
+    seconds = runtime or chosen.seconds
+    if not 1 <= seconds <= MAX_SECONDS:
+        raise ValidationError({"runtime": f"1 to {MAX_SECONDS} seconds per direction."})
+    jobs = [{"name": f"to-{host.name}"[:40], "streams": chosen.iperf_streams, "seconds": seconds, "reverse": False},
+            {"name": f"from-{host.name}"[:40], "streams": chosen.iperf_streams, "seconds": seconds, "reverse": True}]  # fmt: skip
+    run = Run(host=host, kind=RunKind.NETWORK, profile=profile, title=chosen.title, target=address, peer=peer,
+              jobs=jobs, created_by=user)  # fmt: skip
+    return queue_network(run)
+
+
+def queue_network(run: Run) -> Run:
+    """Checks against the hosts as last read (the peer is another host, the address one of the NAS's)."""
+    if run.peer is None or run.peer.pk == run.host_id:
+        raise ValidationError({"peer": "Choose another host to run the client on (the far end of the link)."})
+    if run.target not in host_addresses(run.host):
+        raise ValidationError({"address": f"Choose one of {run.host.name}'s addresses."})
+    with transaction.atomic():
+        run.save()
+        run.operation = operation_start(
+            kind="benchmark.network", target=f"host:{run.host.name}:benchmark", host=run.host, user=run.created_by,
+            params={"run": run.pk}, queue=run.host.bench_queue,
+        )  # fmt: skip
+        run.save(update_fields=["operation"])
+    return run
+
+
+def _side(t: iperf.Throughput) -> dict:
+    """The shape of a fio direction (so results compare and chart alike), plus iperf3's own figures."""
+    return {"bw_bytes": int(t.bps / 8), "iops": None, "lat_mean_ns": None, "p50_ns": None, "p95_ns": None,
+            "p99_ns": None, "p999_ns": None, "retransmits": t.retransmits, "seconds": t.seconds,
+            "streams": t.streams, "mss": t.mss}  # fmt: skip
+
+
+@operation_runner("benchmark.network")
+def benchmark_network_run(tracker: Tracker) -> None:
+    """Direction 'to' the NAS is a write for it (the peer sends), 'from' a read (the NAS sends, iperf3 -R)."""
+    run = Run.objects.select_related("host", "peer").get(pk=tracker.op.params["run"])
+    server = transport_for(run.host, user=tracker.op.user, operation=tracker.op)
+    client = transport_for(run.peer, user=tracker.op.user, operation=tracker.op)
+    Run.objects.filter(pk=run.pk).update(status=RunStatus.RUNNING)
+    tag = str(tracker.op.pk)
+    try:
+        run.manifest = {**manifest_common(server, run), "peer": run.peer.name, "address": run.target,
+                        "iperf3": server.run(["iperf3", "--version"], check=False).stdout.split("\n")[0],
+                        "iperf3_peer": client.run(["iperf3", "--version"], check=False).stdout.split("\n")[0]}  # fmt: skip
+        Run.objects.filter(pk=run.pk).update(manifest=run.manifest)
+        for n, job in enumerate(run.jobs):
+            if Run.objects.filter(pk=run.pk, cancel_requested=True).exists():
+                return cancelled(run, tracker)
+            way = f"{run.peer.name} {'←' if job['reverse'] else '→'} {run.host.name}"
+            percent = int(100 * n / len(run.jobs))
+            Run.objects.filter(pk=run.pk).update(progress=percent, current={"job": job["name"], "bytes_s": 0})
+            tracker.progress(percent, f"iperf3 {way}, {job['streams']} stream(s), {job['seconds']} s")
+            result = iperf.measure(server, client, run.target, seconds=job["seconds"], reverse=job["reverse"],
+                                   tag=tag, port=iperf.BENCH_PORT, streams=job["streams"])  # fmt: skip
+            run.manifest["argv"].append(list(result.argv))
+            side = "read" if job["reverse"] else "write"
+            run.results.append({"job": job["name"], "version": run.manifest["iperf3"], "read": None, "write": None,
+                                side: _side(result), "network": result.as_dict()})  # fmt: skip
+            direction = 0 if job["reverse"] else 1
+            run.series.append(
+                [[1000 * (i + 1), int(bps / 8 / 1024), direction] for i, bps in enumerate(result.intervals)]
+            )
+            Run.objects.filter(pk=run.pk).update(manifest=run.manifest, results=run.results, series=run.series)
+        finish(run, RunStatus.SUCCEEDED, "Both directions measured.")
+        tracker.progress(100, run.message)
+    except (HostError, ValueError) as exc:
+        finish(run, RunStatus.FAILED, str(exc))
+        raise HostError(str(exc)) from None
+    finally:
+        systemd.stop(server, iperf.server_unit(tag))

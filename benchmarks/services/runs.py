@@ -1,0 +1,183 @@
+"""Storage runs: a profile's fio jobs on a dataset, planned and checked here (profile, target, properties, size
+against free space and the ARC), then run by an Operation on the host's bench queue (one at a time per host). fio
+runs on the host as a transient systemd unit, so a worker restart neither kills nor orphans it; the worker follows
+it, records a manifest, the results and the per-second series, and always removes its scratch dataset."""
+
+import time
+from dataclasses import asdict, replace
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from appliance.connect import transport_for
+from appliance.host import fio, kernel, systemd, zfs
+from appliance.host.errors import HostError
+from appliance.host.runner import Transport
+from appliance.models import Host
+from appliance.operations import Tracker, operation_runner, operation_start
+from benchmarks.choices import BANDWIDTH_EVERY, FREE_SPACE_SHARE, PROPERTIES, RunStatus
+from benchmarks.models import Run
+from benchmarks.profiles import PROFILES
+from benchmarks.services.common import cancelled, finish, follow_unit, manifest_common
+from pools.models import Dataset
+from tuning.models import KernelState
+
+SCRATCH_PROPERTIES = {"compression": "off", "atime": "off"}
+
+
+def benchmark_start(*, host: Host, user, profile: str, dataset: str, size: str = "", runtime: int = 0,
+                    ramp: int | None = None, properties: dict | None = None, cache_ok: bool = False,
+                    suite=None, schedule=None, queue: bool = True) -> Run:  # fmt: skip
+    """size / runtime / ramp: override every job's (a quick run, or a working set sized to the pool); properties:
+    the scratch dataset's (recordsize, sync…); cache_ok: run although the working set fits in the ARC; queue=False:
+    checked and saved, run by a suite's operation."""
+    chosen = PROFILES.get(profile)
+    if chosen is None or not chosen.jobs:
+        raise ValidationError({"profile": "Choose one of the storage profiles."})
+    overrides = {k: v for k, v in (("size", size), ("runtime", runtime)) if v}
+    if ramp is not None:
+        overrides["ramp"] = ramp
+    jobs = [replace(j, **overrides) for j in chosen.jobs]
+    for job in jobs:
+        problems = fio.problems(job)
+        if problems:
+            raise ValidationError(problems)
+    run = Run(host=host, profile=profile, title=chosen.title, target=dataset, created_by=user, suite=suite,
+              schedule=schedule, cache_ok=cache_ok, jobs=[asdict(j) for j in jobs],
+              properties={**chosen.properties, **check_properties(properties or {})})  # fmt: skip
+    return queue_storage(run, queue=queue)
+
+
+def check_properties(properties: dict) -> dict:
+    for name, value in properties.items():
+        if name not in PROPERTIES:
+            raise ValidationError({"properties": f"{name} is not a property a run may set ({', '.join(PROPERTIES)})."})
+        if value not in PROPERTIES[name]:
+            raise ValidationError({"properties": f"{name}: one of {', '.join(PROPERTIES[name])}."})
+    return dict(properties)
+
+
+def working_set(jobs: list[dict]) -> int:
+    """The largest job's bytes (all its files, all its processes)."""
+    return max((fio.size_bytes(j["size"]) * j.get("numjobs", 1) for j in jobs), default=0)
+
+
+def queue_storage(run: Run, queue: bool = True) -> Run:
+    """Checks against the host as last read (target, free space, ARC), then the row and its operation together."""
+    host = run.host
+    target = Dataset.objects.filter(host=host, name=run.target, type="filesystem").first()
+    if target is None or not target.mountpoint.startswith("/"):
+        raise ValidationError({"dataset": f"{host.name} has no mounted filesystem {run.target}."})
+    need = working_set(run.jobs)
+    if need > target.available * FREE_SPACE_SHARE:
+        raise ValidationError(
+            {"size": f"{need >> 20} MiB would use more than half of {run.target}'s free {target.available >> 20} MiB."}
+        )
+    arc_max = (KernelState.objects.filter(host=host).values_list("arc", flat=True).first() or {}).get("c_max", 0)
+    if arc_max and need < 2 * arc_max and not run.cache_ok:
+        raise ValidationError(
+            {"size": f"{need >> 20} MiB is less than twice the ARC's maximum ({arc_max >> 20} MiB): this would "
+                     "measure RAM. Use a size of at least "
+                     f"{(2 * arc_max >> 30) + 1}g, or allow a cached working set (measuring the cache)."}
+        )  # fmt: skip
+    if not queue:
+        run.save()
+        return run
+    with transaction.atomic():
+        run.save()
+        run.operation = operation_start(
+            kind="benchmark.run", target=f"host:{host.name}:benchmark", host=host, user=run.created_by,
+            params={"run": run.pk}, queue=host.bench_queue,
+        )  # fmt: skip
+        run.save(update_fields=["operation"])
+    return run
+
+
+def _manifest(t: Transport, run: Run, mountpoint: str) -> dict:
+    props = t.run(["zfs", "get", "-H", "-p", "-o", "property,value", "all", "--", run.scratch], check=False).stdout
+    pool = run.target.split("/")[0]
+    return {
+        **manifest_common(t, run),
+        "fio": t.run(["fio", "--version"], check=False).stdout.strip(),
+        "dataset": run.scratch,
+        "mountpoint": mountpoint,
+        "dataset_properties": dict(line.split("\t", 1) for line in props.splitlines() if "\t" in line),
+        "pool_topology": t.run(["zpool", "list", "-v", "-H", "-P", "--", pool], check=False).stdout[-20_000:],
+        "caches_dropped": True,
+    }  # fmt: skip
+
+
+@operation_runner("benchmark.run")
+def benchmark_run(tracker: Tracker) -> None:
+    execute_storage(Run.objects.select_related("host").get(pk=tracker.op.params["run"]), tracker)
+
+
+def execute_storage(run: Run, tracker: Tracker) -> None:
+    """Run a storage run's jobs on its host; the run ends succeeded, failed (HostError raised) or cancelled."""
+    t = transport_for(run.host, user=tracker.op.user, operation=tracker.op)
+    unit = f"tarn-bench-{run.pk}"
+    Run.objects.filter(pk=run.pk).update(status=RunStatus.RUNNING)
+    created = False
+    try:
+        tracker.progress(2, f"Making the scratch dataset {run.scratch}")
+        t.run(zfs.create_argv(run.scratch, {**SCRATCH_PROPERTIES, **run.properties}), mutating=True, timeout=120)
+        created = True
+        mountpoint = t.run(["zfs", "get", "-H", "-o", "value", "mountpoint", "--", run.scratch]).stdout.strip()
+        run.manifest = _manifest(t, run, mountpoint)
+        arc_max = run.manifest.get("arc_c_max") or 0
+        if arc_max and working_set(run.jobs) < 2 * arc_max and not run.cache_ok:
+            raise HostError(f"The working set is less than twice the ARC's maximum ({arc_max >> 20} MiB) now.")
+        jobs = [fio.FioJob(**j) for j in run.jobs]
+        total = sum(j.runtime + j.ramp for j in jobs)
+        done = 0
+        for n, job in enumerate(jobs):
+            output, bw_log = f"{mountpoint}/result-{n}.json", f"{mountpoint}/bw-{n}"
+            if fio.reads(job):  # lay out its files, then drop the caches: the reads come from the disks
+                tracker.progress(int(100 * done / max(total, 1)), f"{job.name}: laying out the files")
+                run.manifest["argv"].append(fio.layout_argv(job, mountpoint))
+                systemd.start(t, unit, run.manifest["argv"][-1], description=f"Tarn benchmark {run.pk}: layout")
+                if not follow_unit(t, run, unit):
+                    return cancelled(run, tracker)
+                systemd.reset_failed(t, unit)
+                kernel.write(t, "sysctl", "vm.drop_caches", "3")
+            argv = fio.argv(job, mountpoint, output=output, bw_log=bw_log)
+            run.manifest["argv"].append(argv)
+            Run.objects.filter(pk=run.pk).update(manifest=run.manifest)
+            systemd.start(t, unit, argv, description=f"Tarn benchmark {run.pk}: {run.title}")
+            if not _follow(t, run, unit, job, bw_log, tracker, done, total):
+                return cancelled(run, tracker)
+            systemd.reset_failed(t, unit)
+            done += job.runtime + job.ramp
+            text = t.run(["cat", "--", output], timeout=60).stdout
+            run.results.append({"job": job.name, **fio.parse_result(text).as_dict()})
+            run.series.append(fio.parse_bw_log(t.run(["cat", "--", f"{bw_log}_bw.1.log"], check=False).stdout))
+            run.raw = text[-200_000:]
+            Run.objects.filter(pk=run.pk).update(results=run.results, series=run.series, raw=run.raw)
+        finish(run, RunStatus.SUCCEEDED, f"{len(jobs)} job{'s' * (len(jobs) != 1)} done.")
+        tracker.progress(100, run.message)
+    except (HostError, ValueError) as exc:
+        finish(run, RunStatus.FAILED, str(exc))
+        raise HostError(str(exc)) from None
+    finally:
+        systemd.stop(t, unit)
+        systemd.reset_failed(t, unit)
+        if created:
+            t.run(zfs.destroy_argv(run.scratch, recursive=True), mutating=True, check=False, timeout=300)
+
+
+def _follow(t, run, unit, job, bw_log, tracker, done, total) -> bool:
+    """Until the unit ends: progress from the elapsed time, current bandwidth from the per-second log. False when
+    the run was cancelled (the caller cleans up)."""
+    started, current = time.monotonic(), {"job": job.name, "bytes_s": 0}
+
+    def on_poll(polls: int) -> None:
+        if polls % BANDWIDTH_EVERY == 1:  # every command costs the host CPU fio is measuring: read it now and then
+            points = fio.parse_bw_log(t.run(["cat", "--", f"{bw_log}_bw.1.log"], check=False).stdout)
+            last = points[-1][0] // 1000 if points else -1  # read and write each log a line per second
+            current["bytes_s"] = 1024 * sum(p[1] for p in points if p[0] // 1000 == last)
+        elapsed = min(time.monotonic() - started, job.runtime + job.ramp)
+        percent = int(100 * (done + elapsed) / max(total, 1))
+        Run.objects.filter(pk=run.pk).update(progress=percent, current=current)
+        tracker.progress(min(percent, 99), f"{job.name}: {current['bytes_s'] >> 20} MiB/s")
+
+    return follow_unit(t, run, unit, on_poll)

@@ -1,0 +1,95 @@
+"""Schedules: a set of profiles run on a dataset at cron times. Each schedule owns a django-celery-beat
+PeriodicTask (so beat fires it and an admin may edit it in the UI); firing starts a suite of its profiles. A
+firing while another benchmark runs on the host is skipped and says so on the schedule."""
+
+import json
+import re
+
+from celery.schedules import crontab
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+from django_celery_beat.models import CrontabSchedule, PeriodicTask
+
+from appliance.models import Host
+from appliance.operations import TargetBusy
+from benchmarks.models import Schedule
+from benchmarks.profiles import PROFILES
+from benchmarks.services.suites import suite_start
+from pools.models import Dataset
+
+CRON_FIELD = re.compile(r"^(\*|\d{1,2}(-\d{1,2})?)(/\d{1,2})?(,(\*|\d{1,2}(-\d{1,2})?)(/\d{1,2})?){0,11}$")
+TASK = "benchmarks.tasks.schedule_fire"
+
+
+def check_cron(minute: str, hour: str, day_of_week: str) -> None:
+    problems = {name: "Numbers, *, ranges (1-5), steps (*/15) and lists (0,30)" for name, value in
+                (("minute", minute), ("hour", hour), ("day_of_week", day_of_week)) if not CRON_FIELD.fullmatch(value)}  # fmt: skip
+    if not problems:
+        for name, value in (("minute", minute), ("hour", hour), ("day_of_week", day_of_week)):
+            try:
+                crontab(**{name: value})
+            except ValueError as exc:
+                problems[name] = f"Out of range: {exc}"
+    if problems:
+        raise ValidationError(problems)
+
+
+def schedule_save(*, host: Host, user, data: dict, pk: int | None = None) -> Schedule:
+    """data: name, profiles, target, size, runtime, cache_ok, minute, hour, day_of_week, drop_percent, enabled."""
+    check_cron(data["minute"], data["hour"], data["day_of_week"])
+    if not Dataset.objects.filter(host=host, name=data["target"], type="filesystem").exists():
+        raise ValidationError({"target": f"{host.name} has no filesystem {data['target']}."})
+    if not data["profiles"] or any(p not in PROFILES or not PROFILES[p].jobs for p in data["profiles"]):
+        raise ValidationError({"profiles": "Choose one or more storage profiles."})
+    schedule = Schedule.objects.get(host=host, pk=pk) if pk else Schedule(host=host, created_by=user)
+    if Schedule.objects.filter(host=host, name=data["name"]).exclude(pk=schedule.pk).exists():
+        raise ValidationError({"name": f"{host.name} has a schedule named {data['name']} already."})
+    for key, value in data.items():
+        setattr(schedule, key, value)
+    with transaction.atomic():
+        cron, _ = CrontabSchedule.objects.get_or_create(
+            minute=schedule.minute, hour=schedule.hour, day_of_week=schedule.day_of_week, day_of_month="*",
+            month_of_year="*", timezone=settings.TIME_ZONE,
+        )  # fmt: skip
+        schedule.save()
+        task = schedule.task or PeriodicTask(name=f"Tarn benchmark schedule {schedule.pk}", task=TASK)
+        task.crontab, task.interval = cron, None
+        task.args, task.enabled = json.dumps([schedule.pk]), schedule.enabled
+        task.description = f"{host.name}: {schedule.name}"
+        task.save()
+        if schedule.task_id != task.pk:
+            schedule.task = task
+            schedule.save(update_fields=["task"])
+    return schedule
+
+
+def schedule_delete(*, schedule: Schedule, user, confirm: str) -> bool:
+    """The schedule and its beat entry, with its name typed again; its runs stay, no longer linked."""
+    if confirm != schedule.name:
+        raise ValidationError({"confirm": f"Type the schedule's name ({schedule.name}) to delete it."})
+    with transaction.atomic():
+        if schedule.task_id:
+            PeriodicTask.objects.filter(pk=schedule.task_id).delete()
+        schedule.delete()
+    return True
+
+
+def schedule_fire(schedule_id: int):
+    """Beat: start the schedule's suite now (checked like any run; a refusal is noted on the schedule)."""
+    schedule = Schedule.objects.select_related("host").filter(pk=schedule_id, enabled=True).first()
+    if schedule is None:
+        return None
+    suite, message = None, ""
+    try:
+        suite = suite_start(host=schedule.host, user=None, profiles=schedule.profiles, dataset=schedule.target,
+                            size=schedule.size, runtime=schedule.runtime, cache_ok=schedule.cache_ok,
+                            schedule=schedule, title=f"{schedule.name} (scheduled)")  # fmt: skip
+        message = f"Started suite {suite.pk}."
+    except TargetBusy:  # before ValidationError, which it is
+        message = "Skipped: another benchmark was running on the host."
+    except ValidationError as exc:
+        message = "Skipped: " + "; ".join(f"{k}: {' '.join(v)}" for k, v in exc.message_dict.items())
+    Schedule.objects.filter(pk=schedule.pk).update(last_fired_at=timezone.now(), last_message=message[:500])
+    return suite

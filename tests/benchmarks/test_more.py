@@ -1,0 +1,219 @@
+"""Network runs, suites, the ARC guard, schedules (django-celery-beat) and their history, downloads, and the pool's
+expected figures beside a comparison: refusals are 400s naming the field with nothing started; pages and files are
+rendered from stored data."""
+
+import csv
+import io
+import json
+
+import pytest
+from django.utils import timezone
+from django_celery_beat.models import PeriodicTask
+
+from appliance.models import Host, Operation
+from benchmarks import services
+from benchmarks.models import Run, Schedule, Suite
+from pools.models import Pool
+from pools.selectors import pool_estimate
+from tuning.models import KernelState, Link
+
+
+@pytest.fixture
+def nas(db):
+    host = Host.objects.create(name="nas", transport="ssh", address="192.0.2.9")
+    Link.objects.create(host=host, name="eth1", kind="ether", mtu=1500, addresses=[{"cidr": "10.77.0.2/24"}],
+                        observed_at=timezone.now())  # fmt: skip
+    return host
+
+
+def api(client, path, data):
+    return client.post(f"/api/v1/{path}", data, content_type="application/json")
+
+
+@pytest.mark.parametrize(
+    ("data", "field"),
+    [
+        ({"profile": "seq-write-1", "peer": "local", "address": "10.77.0.2"}, "profile"),
+        ({"profile": "iperf-1", "peer": "nas", "address": "10.77.0.2"}, "peer"),  # itself
+        ({"profile": "iperf-1", "peer": "nowhere", "address": "10.77.0.2"}, "peer"),
+        ({"profile": "iperf-1", "peer": "local", "address": "10.77.0.9"}, "address"),  # not one of the NAS's
+        ({"profile": "iperf-1", "peer": "local", "address": "10.77.0.2 -R"}, "address"),
+        ({"profile": "iperf-1", "peer": "local", "address": "10.77.0.2", "runtime": 301}, "runtime"),
+    ],
+)
+def test_bad_network_runs_are_a_400_naming_the_field_and_nothing_runs(operator_client, nas, local_host, data, field):
+    response = api(operator_client, "benchmark-runs/network/", {"host": "nas", **data})
+    assert response.status_code == 400, response.content
+    assert field in response.json(), response.json()
+    assert not Run.objects.exists() and not Operation.objects.exists()
+
+
+def test_a_network_run_is_queued_both_ways_on_the_hosts_bench_queue(operator_client, nas, local_host):
+    response = api(operator_client, "benchmark-runs/network/",
+                   {"host": "nas", "profile": "iperf-4", "peer": "local", "address": "10.77.0.2", "runtime": 3})  # fmt: skip
+    assert response.status_code == 202, response.content
+    run = Run.objects.get()
+    assert run.kind == "network" and run.peer == local_host and run.target == "10.77.0.2"
+    assert [(j["streams"], j["seconds"], j["reverse"]) for j in run.jobs] == [(4, 3, False), (4, 3, True)]
+    assert run.operation.kind == "benchmark.network" and run.operation.target == "host:nas:benchmark"
+
+
+def test_a_network_runs_page_shows_mbits_retransmits_and_the_iperf3_manifest(operator_client, nas, local_host):
+    side = {"bw_bytes": 125_000_000, "iops": None, "retransmits": 7, "streams": 4, "mss": 1448}
+    run = Run.objects.create(host=nas, kind="network", peer=local_host, profile="iperf-4", title="Network",
+                             target="10.77.0.2", status="succeeded", jobs=[{"name": "to-nas"}],
+                             results=[{"job": "to-nas", "read": None, "write": side}], series=[[[1000, 122070, 1]]],
+                             manifest={"iperf3": "iperf 3.12", "iperf3_peer": "iperf 3.12", "peer": "local",
+                                       "mtu": {"eth1": 9000}, "argv": [["iperf3", "-c", "10.77.0.2", "-P", "4"]]})  # fmt: skip
+    page = operator_client.get(f"/benchmarks/runs/{run.pk}/").content.decode()
+    assert "(1000 Mbit/s)" in page and "4 streams, 7 retransmits, MSS 1448" in page
+    assert "local ⇄ nas (10.77.0.2)" in page and "eth1 9000" in page and "iperf3 -c 10.77.0.2 -P 4" in page
+    assert "retransmitted segments" in page and "latency-data" not in page.split("timeline-data")[-1]
+
+
+def test_a_working_set_that_fits_in_the_arc_is_refused_unless_the_cache_is_the_point(operator_client, tank):
+    KernelState.objects.create(host=tank, arc={"c_max": 2 << 30, "size": 1 << 30}, observed_at=timezone.now())
+    data = {"host": "local", "profile": "seq-read-1", "dataset": "tank/data", "size": "2g"}
+    refused = api(operator_client, "benchmark-runs/", data)
+    assert (
+        refused.status_code == 400
+        and "twice the ARC" in refused.json()["size"][0]
+        and "5g" in refused.json()["size"][0]
+    )
+    assert not Run.objects.exists()
+    assert api(operator_client, "benchmark-runs/", {**data, "size": "5g"}).status_code == 202
+    cached = api(operator_client, "benchmark-runs/", {**data, "cache_ok": True})
+    assert cached.status_code == 400 and "Another operation" in str(cached.json())  # one at a time per host…
+    Operation.objects.update(status="succeeded")
+    assert api(operator_client, "benchmark-runs/", {**data, "cache_ok": True}).status_code == 202  # …then allowed
+
+
+def test_run_properties_are_the_profiles_plus_those_asked_for_and_only_known_ones(operator_client, tank):
+    bad = api(operator_client, "benchmark-runs/", {"host": "local", "profile": "randwrite-4k", "dataset": "tank/data",
+                                                   "properties": {"sync": "sometimes"}})  # fmt: skip
+    assert bad.status_code == 400 and "properties" in bad.json()
+    worse = api(operator_client, "benchmark-runs/", {"host": "local", "profile": "randwrite-4k", "dataset": "tank/data",
+                                                     "properties": {"mountpoint": "/etc"}})  # fmt: skip
+    assert worse.status_code == 400 and "properties" in worse.json() and not Run.objects.exists()
+    ok = api(operator_client, "benchmark-runs/", {"host": "local", "profile": "randwrite-4k", "dataset": "tank/data",
+                                                  "properties": {"sync": "always"}})  # fmt: skip
+    assert ok.status_code == 202 and Run.objects.get().properties == {"recordsize": "4K", "sync": "always"}
+
+
+def test_a_suite_makes_one_run_per_profile_and_value_under_one_operation(operator_client, tank):
+    response = api(operator_client, "benchmark-suites/", {"host": "local", "profiles": ["randwrite-4k", "seq-write-1"],
+                                                          "dataset": "tank/data", "prop": "sync",
+                                                          "values": ["standard", "always"], "size": "8g"})  # fmt: skip
+    assert response.status_code == 202, response.content
+    suite = Suite.objects.get()
+    runs = list(suite.runs.order_by("pk"))
+    assert [(r.profile, r.properties.get("sync")) for r in runs] == [
+        ("randwrite-4k", "standard"), ("randwrite-4k", "always"), ("seq-write-1", "standard"), ("seq-write-1", "always")]  # fmt: skip
+    assert Operation.objects.count() == 1 and {r.operation_id for r in runs} == {suite.operation_id}
+    assert suite.operation.kind == "benchmark.suite"
+    page = operator_client.get(f"/benchmarks/suites/{suite.pk}/").content.decode()
+    assert page.count("sync=always") >= 2 and 'id="cancel-suite"' in page
+    operator_client.post(f"/benchmarks/runs/{runs[0].pk}/cancel/")
+    assert Run.objects.filter(suite=suite, cancel_requested=True).count() == 4  # the rest of the suite too
+
+
+@pytest.mark.parametrize(("data", "field"), [({"prop": "sync", "values": ["standard", "never"]}, "values"),
+                                             ({"prop": "sync", "values": ["always"]}, "values"),
+                                             ({"prop": "mountpoint", "values": ["/a", "/b"]}, "prop"),
+                                             ({"profiles": []}, "profiles"), ({"profiles": ["iperf-1"]}, "profiles")])  # fmt: skip
+def test_bad_suites_are_a_400_naming_the_field(operator_client, tank, data, field):
+    body = {"host": "local", "profiles": ["randwrite-4k"], "dataset": "tank/data", "size": "8g", **data}
+    response = api(operator_client, "benchmark-suites/", body)
+    assert response.status_code == 400 and field in response.json(), response.content
+    assert not Suite.objects.exists() and not Run.objects.exists() and not Operation.objects.exists()
+
+
+def schedule_body(**kw):
+    return {"host": "local", "name": "weekly", "profiles": ["seq-write-1"], "target": "tank/data", "size": "8g",
+            "minute": "30", "hour": "2", "day_of_week": "1-5", **kw}  # fmt: skip
+
+
+def test_a_schedule_is_a_beat_entry_with_its_crontab_editable_and_deleted_with_its_name(operator_client, tank):
+    response = api(operator_client, "benchmark-schedules/", schedule_body())
+    assert response.status_code == 201, response.content
+    schedule = Schedule.objects.get()
+    task = PeriodicTask.objects.get(pk=schedule.task_id)
+    assert task.task == "benchmarks.tasks.schedule_fire" and json.loads(task.args) == [schedule.pk] and task.enabled
+    assert (task.crontab.minute, task.crontab.hour, task.crontab.day_of_week) == ("30", "2", "1-5")
+    patched = operator_client.patch(f"/api/v1/benchmark-schedules/{schedule.pk}/", {"hour": "*/6", "enabled": False},
+                                    content_type="application/json")  # fmt: skip
+    assert patched.status_code == 200, patched.content
+    task.refresh_from_db()
+    assert task.crontab.hour == "*/6" and task.crontab.minute == "30" and not task.enabled
+    assert operator_client.delete(f"/api/v1/benchmark-schedules/{schedule.pk}/").status_code == 400
+    assert operator_client.delete(f"/api/v1/benchmark-schedules/{schedule.pk}/?confirm=weekly").status_code == 204
+    assert not Schedule.objects.exists() and not PeriodicTask.objects.filter(pk=task.pk).exists()
+
+
+@pytest.mark.parametrize(("data", "field"), [({"minute": "61"}, "minute"), ({"hour": "2;reboot"}, "hour"),
+                                             ({"day_of_week": "8"}, "day_of_week"), ({"target": "tank/nope"}, "target"),
+                                             ({"profiles": ["iperf-1"]}, "profiles")])  # fmt: skip
+def test_bad_schedules_are_a_400_naming_the_field_and_nothing_is_scheduled(operator_client, tank, data, field):
+    response = api(operator_client, "benchmark-schedules/", schedule_body(**data))
+    assert response.status_code == 400 and field in response.json(), response.content
+    assert not Schedule.objects.exists() and not PeriodicTask.objects.filter(task__startswith="benchmarks").exists()
+
+
+def test_a_schedule_firing_starts_its_suite_or_says_why_it_skipped(tank, admin_user):
+    schedule = services.schedule_save(host=tank, user=admin_user, data={k: v for k, v in schedule_body().items()
+                                                                       if k != "host"})  # fmt: skip
+    suite = services.schedule_fire(schedule.pk)
+    assert suite.schedule == schedule and suite.runs.get().schedule == schedule
+    assert services.schedule_fire(schedule.pk) is None  # the first still runs: one benchmark at a time per host
+    schedule.refresh_from_db()
+    assert schedule.last_message == "Skipped: another benchmark was running on the host." and schedule.last_fired_at
+
+
+def _scheduled(host, schedule, bw):
+    side = {"bw_bytes": bw, "iops": 1, "p99_ns": 1}
+    run = Run.objects.create(host=host, profile="seq-write-1", title="Sequential write", target="tank/data",
+                             status="running", schedule=schedule, results=[{"job": "seq", "write": side}])  # fmt: skip
+    services.common.finish(run, "succeeded", "done")
+    run.refresh_from_db()
+    return run
+
+
+def test_a_scheduled_run_below_its_history_by_more_than_the_threshold_is_flagged(operator_client, tank, admin_user):
+    schedule = Schedule.objects.create(host=tank, name="nightly", profiles=["seq-write-1"], target="tank/data",
+                                       drop_percent=10)  # fmt: skip
+    first, second = _scheduled(tank, schedule, 500e6), _scheduled(tank, schedule, 520e6)
+    steady = _scheduled(tank, schedule, 480e6)  # 5% below the median of 500 and 520: within the threshold
+    drop = _scheduled(tank, schedule, 300e6)  # 40% below the median (500)
+    assert not first.flag and not second.flag and not steady.flag
+    assert drop.flag.startswith("40% below the median of the previous 3 runs (300.0 vs 500.0 MB/s")
+    page = operator_client.get(f"/benchmarks/schedules/{schedule.pk}/").content.decode()
+    assert 'data-chart="history-data"' in page and "40% below the median" in page
+    listing = operator_client.get("/benchmarks/").content.decode()
+    assert "badge-failed" in listing and ">drop<" in listing
+
+
+def test_results_download_as_csv_and_json(operator_client, tank):
+    side = {"bw_bytes": 100e6, "iops": 12207.0, "lat_mean_ns": 80000, "p50_ns": 70000, "p95_ns": 1, "p99_ns": 2,
+            "p999_ns": 3}  # fmt: skip
+    run = Run.objects.create(host=tank, profile="randrw-8k", title="Random", target="tank/data", status="succeeded",
+                             properties={"sync": "always"}, results=[{"job": "randrw-8k", "read": side, "write": side}],
+                             manifest={"fio": "fio-3.33"}, series=[[[1000, 5, 0]]])  # fmt: skip
+    response = operator_client.get(f"/benchmarks/runs/{run.pk}/results.csv")
+    assert response["Content-Disposition"] == f'attachment; filename="tarn-run-{run.pk}-randrw-8k.csv"'
+    rows = list(csv.reader(io.StringIO(response.content.decode())))
+    assert rows[0][:6] == ["run", "profile", "target", "job", "direction", "bandwidth_bytes_s"]
+    assert [r[4] for r in rows[1:]] == ["read", "write"] and rows[1][6] == "12207.0" and rows[1][12] == "sync=always"
+    data = operator_client.get(f"/benchmarks/runs/{run.pk}/results.json").json()
+    assert data["manifest"] == {"fio": "fio-3.33"} and data["series"] == [[[1000, 5, 0]]] and data["properties"]
+    assert operator_client.get(f"/benchmarks/runs/{run.pk}/results.xml").status_code == 404
+
+
+def test_a_comparison_draws_the_pools_expected_figures_from_its_layout(operator_client, tank):
+    estimate = pool_estimate(pool=Pool.objects.get(name="tank"))
+    assert (estimate.read_mbs, estimate.write_mbs, estimate.iops) == (1000, 500, 50_000)  # a mirror of two SSDs
+    side = {"bw_bytes": 100e6, "iops": 1, "p99_ns": 1}
+    a, b = (Run.objects.create(host=tank, profile="seq-read-1", title="Seq", target="tank/data", status="succeeded",
+                               results=[{"job": "seq", "read": side}]) for _ in range(2))  # fmt: skip
+    page = operator_client.get(f"/benchmarks/compare/?runs={a.pk}&runs={b.pk}").content.decode()
+    assert "about 1000 MB/s read, 500 MB/s write, 50000 random IOPS" in page
+    assert "Pool's estimate from its layout" in page
