@@ -35,8 +35,22 @@ class SizedRun(forms.Form):
 
 
 class RunForm(SizedRun):
+    """dataset is replaced by target: a dataset, or a share mounted over loopback (its value says which)."""
+
     profile = forms.ChoiceField(choices=STORAGE)
-    field_order = ["profile", "dataset", "size", "runtime", "cache_ok"]
+    target = forms.ChoiceField(choices=[], help_text="A dataset: Tarn makes a scratch dataset under it. A share: "
+                               "Tarn mounts it on the NAS itself over SMB3 or NFSv3 and writes in a scratch folder.")  # fmt: skip
+    field_order = ["profile", "target", "size", "runtime", "cache_ok"]
+
+    def __init__(self, *args, datasets=(), shares=(), **kwargs):
+        super().__init__(*args, datasets=datasets, **kwargs)
+        del self.fields["dataset"]
+        self.fields["target"].choices = [("Datasets", [(f"dataset:{d}", d) for d in datasets])] + (
+            [("Shares (over loopback)", list(shares))] if shares else [])  # fmt: skip
+
+    def clean_target(self):
+        kind, _, name = self.cleaned_data["target"].partition(":")
+        return {"kind": kind, "name": name}
 
 
 class SuiteForm(SizedRun):

@@ -81,6 +81,8 @@ class Run(models.Model):
     kind = models.CharField(max_length=10, choices=RunKind.choices, default=RunKind.STORAGE)
     target = models.CharField(max_length=255, help_text="The dataset the scratch dataset is made under, the share, "
                               "or (network) the host's address iperf3 reaches.")  # fmt: skip
+    share = models.CharField(max_length=1024, blank=True, help_text="SMB and NFS runs: the share's name or the "
+                             "export's path, mounted on the host over loopback.")  # fmt: skip
     properties = models.JSONField(default=dict, help_text="Scratch dataset properties set for this run.")
     cache_ok = models.BooleanField(default=False, help_text="Run although the working set fits in the ARC.")
     peer = models.ForeignKey(Host, null=True, blank=True, on_delete=models.CASCADE, related_name="+",

@@ -12,6 +12,7 @@ from benchmarks.services.common import bandwidth
 from benchmarks.services.network import host_addresses
 from pools.models import Dataset, Pool
 from pools.selectors import pool_estimate
+from shares.models import NfsExport, SmbShare
 
 
 def run_page(*, host, page=1):
@@ -36,6 +37,15 @@ def run_targets(*, host) -> list[str]:
     """Mounted filesystems of the host (a run makes its scratch dataset under one)."""
     names = Dataset.objects.filter(host=host, type="filesystem").exclude(mountpoint__in=["", "none", "legacy"])
     return list(names.order_by("name").values_list("name", flat=True)[:500])
+
+
+def share_targets(*, host) -> list[tuple[str, str]]:
+    """Shares a run may mount over loopback: (value, label)."""
+    smb = [
+        (f"smb:{s.name}", f"SMB {s.name} ({s.dataset})") for s in SmbShare.objects.filter(host=host, read_only=False)
+    ]
+    nfs = [(f"nfs:{e.path}", f"NFS {e.path}") for e in NfsExport.objects.filter(host=host, read_only=False)]
+    return smb + nfs
 
 
 def storage_profiles():

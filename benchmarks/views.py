@@ -21,8 +21,9 @@ def _forms(request, host, posted: str = ""):
     datasets = selectors.run_targets(host=host) if host else ()
     peers, addresses = selectors.network_choices(host=host) if host else ((), ())
     data = request.POST if request.method == "POST" else None
+    shares = selectors.share_targets(host=host) if host else ()
     return {
-        "form": RunForm(data if posted == "run" else None, datasets=datasets),
+        "form": RunForm(data if posted == "run" else None, datasets=datasets, shares=shares),
         "suite_form": SuiteForm(data if posted == "suite" else None, datasets=datasets, prefix="suite"),
         "network_form": NetworkForm(
             data if posted == "network" else None, peers=peers, addresses=addresses, prefix="net"
@@ -36,9 +37,7 @@ def benchmark_list(request):
     posted = request.POST.get("start", "") if request.method == "POST" else ""
     forms = _forms(request, host, posted)
     if posted == "run" and forms["form"].is_valid():
-        if run := attempt(
-            request, services.benchmark_start, host=host, user=request.user, **forms["form"].cleaned_data
-        ):
+        if run := attempt(request, _start_run, host=host, user=request.user, **forms["form"].cleaned_data):
             return redirect("benchmark-run", pk=run.pk)
     if posted == "suite" and forms["suite_form"].is_valid():
         data = forms["suite_form"].cleaned_data
@@ -53,6 +52,12 @@ def benchmark_list(request):
                else [], "suites": selectors.suite_list(host=host) if host else [],
                "profiles": selectors.storage_profiles(), "network_profiles": selectors.network_profiles()}  # fmt: skip
     return render(request, "benchmarks/run_list.html", context)
+
+
+def _start_run(*, host, user, target: dict, **data):
+    if target["kind"] == "dataset":
+        return services.benchmark_start(host=host, user=user, dataset=target["name"], **data)
+    return services.benchmark_share_start(host=host, user=user, protocol=target["kind"], share=target["name"], **data)
 
 
 def benchmark_run(request, pk):

@@ -1,5 +1,6 @@
 """The host's small programs, run in-process locally and sent verbatim over SSH: write_if_changed (the one
-atomic file write), folder (owner, group and mode of a folder reached without following any symlink) and
+atomic file write), folder (owner, group and mode of a folder reached without following any symlink),
+scratch (a benchmark's scratch folder in a share, made and removed without following any symlink) and
 module_parameter (a kernel module's runtime parameter).
 
 This module must stay self-contained (standard library only, no other imports from Tarn):
@@ -9,8 +10,13 @@ the SSH transport sends its source to the remote python3.
 import grp
 import os
 import pwd
+import re
+import shutil
+import stat
 import sys
 import tempfile
+
+SCRATCH = re.compile(r"tarnbench-[0-9]{1,12}")
 
 
 def _allowed(path, allowed_dirs):
@@ -74,19 +80,19 @@ def write_if_changed(path, data, mode, allowed_dirs):
     return True
 
 
-def folder(path, owner, group, mode, create=False):
-    """Set a folder's owner, group and mode as root on a tree users can write, so never through a link: every
-    component from / is opened relative to its parent with O_NOFOLLOW, and the change is made on the open
-    descriptor (fchown, fchmod). create: make the last component first if it is missing (mode 0700 until set).
-    Returns 'owner:group mode' before and after, as `stat -c '%U:%G %a'` would print them."""
-    uid, gid = pwd.getpwnam(owner).pw_uid, grp.getgrnam(group).gr_gid
+def _parts(path):
     parts = [part for part in path.split("/") if part]
     if not path.startswith("/") or not parts or any(part in (".", "..") for part in parts):
         raise PermissionError(f"refusing {path}: not an absolute path of plain folders")
+    return parts
+
+
+def _open_folder(parts, path, create_last=False):
+    """A descriptor of /parts…, every component opened relative to its parent with O_NOFOLLOW."""
     fd = os.open("/", os.O_RDONLY | os.O_DIRECTORY)
     try:
         for index, part in enumerate(parts):
-            if create and index == len(parts) - 1:
+            if create_last and index == len(parts) - 1:
                 try:
                     os.mkdir(part, 0o700, dir_fd=fd)
                 except FileExistsError:
@@ -99,12 +105,59 @@ def folder(path, owner, group, mode, create=False):
                 ) from None
             os.close(fd)
             fd = child
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def folder(path, owner, group, mode, create=False):
+    """Set a folder's owner, group and mode as root on a tree users can write, so never through a link: every
+    component from / is opened relative to its parent with O_NOFOLLOW, and the change is made on the open
+    descriptor (fchown, fchmod). create: make the last component first if it is missing (mode 0700 until set).
+    Returns 'owner:group mode' before and after, as `stat -c '%U:%G %a'` would print them."""
+    uid, gid = pwd.getpwnam(owner).pw_uid, grp.getgrnam(group).gr_gid
+    fd = _open_folder(_parts(path), path, create)
+    try:
         before = _owner(os.fstat(fd))
         os.fchown(fd, uid, gid)
         os.fchmod(fd, mode)
         return f"{before} → {_owner(os.fstat(fd))}"
     finally:
         os.close(fd)
+
+
+def scratch(path, create):
+    """A benchmark's scratch folder (its name tarnbench-<n>) in a folder users can write: made new (it must not
+    exist: a name planted in advance is refused), mode 0777 so a squashed NFS client or a Samba account can write
+    in it (not sticky: fs.protected_regular would refuse root reopening the files a squashed client made); or removed with everything in it, never through a link (rmtree relative to its parent's descriptor).
+    Returns created, removed or absent."""
+    parts = _parts(path)
+    if not SCRATCH.fullmatch(parts[-1]):
+        raise PermissionError(f"refusing {path}: not a benchmark scratch folder")
+    parent = _open_folder(parts[:-1], path)
+    try:
+        if create:
+            try:
+                os.mkdir(parts[-1], 0o700, dir_fd=parent)
+            except FileExistsError:
+                raise PermissionError(f"refusing {path}: it exists already") from None
+            fd = os.open(parts[-1], os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=parent)
+            os.fchmod(fd, 0o777)
+            os.close(fd)
+            return "created"
+        try:
+            st = os.stat(parts[-1], dir_fd=parent, follow_symlinks=False)
+        except FileNotFoundError:
+            return "absent"
+        if not stat.S_ISDIR(st.st_mode):
+            raise PermissionError(f"refusing {path}: a symlink or not a folder")
+        if st.st_dev != os.fstat(parent).st_dev:
+            raise PermissionError(f"refusing {path}: something is mounted on it")
+        shutil.rmtree(parts[-1], dir_fd=parent)
+        return "removed"
+    finally:
+        os.close(parent)
 
 
 def module_parameter(module, name, value):
@@ -143,6 +196,9 @@ def _main():
         if sys.argv[1] == "--folder":
             path, owner, group, mode, create = sys.argv[2:7]
             print(folder(path, owner, group, int(mode, 8), create == "1"))
+            return
+        if sys.argv[1] == "--scratch":
+            print(scratch(sys.argv[2], sys.argv[3] == "create"))
             return
         if sys.argv[1] == "--remove":
             print("removed" if remove_if_present(sys.argv[2], sys.argv[3:]) else "absent")

@@ -73,6 +73,8 @@ ALLOWED_TOOLS = frozenset(
         "usermod",
         "fio",
         "iperf3",
+        "mount",
+        "umount",
         "ping",
         "printenv",
         "systemd-run",
@@ -194,6 +196,18 @@ class Transport:
             self.on_command(CommandResult(argv, 0, outcome, "", time.monotonic() - started, True))
         return outcome
 
+    def scratch(self, path: str, *, create: bool) -> str:
+        """Make (new, mode 0777) or remove (with its contents) a benchmark's scratch folder tarnbench-<n>, never
+        through a link (atomic.scratch); returns created, removed or absent."""
+        if self.read_only:
+            raise ReadOnlyHost(f"read-only host: would change {path}")
+        started = time.monotonic()
+        outcome = self._scratch(path, create)
+        if self.on_command:
+            argv = ["scratch", "create" if create else "remove", path]
+            self.on_command(CommandResult(argv, 0, outcome, "", time.monotonic() - started, True))
+        return outcome
+
     def remove_file(self, path: str, *, timeout: float = 30.0) -> bool:
         """Remove a file Tarn owns (same allowlist and no-symlink rule as write_file); True if it existed."""
         if self.read_only:
@@ -229,6 +243,9 @@ class Transport:
         raise NotImplementedError
 
     def _folder(self, path, owner, group, mode, create) -> str:
+        raise NotImplementedError
+
+    def _scratch(self, path, create) -> str:
         raise NotImplementedError
 
     def _write(self, path, data, mode, timeout) -> bool:
@@ -290,6 +307,12 @@ class LocalTransport(Transport):
         try:
             return atomic.folder(path, owner, group, mode, create)
         except (PermissionError, KeyError) as exc:
+            raise PathNotAllowed(str(exc)) from None
+
+    def _scratch(self, path, create):
+        try:
+            return atomic.scratch(path, create)
+        except PermissionError as exc:
             raise PathNotAllowed(str(exc)) from None
 
     def _remove(self, path, timeout):
@@ -455,6 +478,15 @@ class SSHTransport(Transport):
             raise PathNotAllowed(result.stderr.strip())
         if result.returncode != 0:
             raise error_for(["folder", path], result.returncode, result.stderr)
+        return result.stdout.strip()
+
+    def _scratch(self, path, create):
+        argv = ["python3", "-c", inspect.getsource(atomic), "--scratch", path, "create" if create else "remove"]
+        result = self._execute(argv, timeout=600, input=None, mutating=True)
+        if result.returncode == 3:
+            raise PathNotAllowed(result.stderr.strip())
+        if result.returncode != 0:
+            raise error_for(["scratch", path], result.returncode, result.stderr)
         return result.stdout.strip()
 
     def _module_parameter(self, module, name, value):

@@ -16,7 +16,7 @@ class RunSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Run
-        fields = ["id", "host", "kind", "profile", "title", "target", "peer", "properties", "jobs", "status",
+        fields = ["id", "host", "kind", "profile", "title", "target", "share", "peer", "properties", "jobs", "status",
                   "progress", "current", "manifest", "results", "series", "message", "flag", "suite", "schedule",
                   "operation", "created_at", "finished_at"]  # fmt: skip
         read_only_fields = fields
@@ -46,6 +46,15 @@ class Sized(HostRequest):
 class RunRequest(Sized):
     profile = serializers.ChoiceField(choices=STORAGE)
     properties = Properties(required=False, default=dict)
+
+
+class ShareRunRequest(HostRequest):
+    profile = serializers.ChoiceField(choices=STORAGE)
+    protocol = serializers.ChoiceField(choices=["smb", "nfs"])
+    share = serializers.CharField(max_length=1024, help_text="The SMB share's name or the NFS export's path.")
+    size = serializers.RegexField(SIZE, required=False, default="", allow_blank=True, max_length=8)
+    runtime = serializers.IntegerField(required=False, default=0, min_value=0, max_value=86400)
+    cache_ok = serializers.BooleanField(required=False, default=False)
 
 
 class NetworkRunRequest(HostRequest):

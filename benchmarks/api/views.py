@@ -23,6 +23,13 @@ class RunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         run = services.benchmark_start(user=request.user, **valid(s.RunRequest, request).validated_data)
         return Response(s.RunSerializer(run).data, status=status.HTTP_202_ACCEPTED)
 
+    @extend_schema(request=s.ShareRunRequest, responses={202: s.RunSerializer})
+    @action(detail=False, methods=["post"])
+    def share(self, request):
+        """A storage profile on an SMB share or NFS export mounted on the host itself over loopback."""
+        run = services.benchmark_share_start(user=request.user, **valid(s.ShareRunRequest, request).validated_data)
+        return Response(s.RunSerializer(run).data, status=status.HTTP_202_ACCEPTED)
+
     @extend_schema(request=s.NetworkRunRequest, responses={202: s.RunSerializer})
     @action(detail=False, methods=["post"])
     def network(self, request):

@@ -5,12 +5,14 @@ from benchmarks.services.control import benchmark_again, benchmark_cancel, runs_
 from benchmarks.services.network import benchmark_network_start
 from benchmarks.services.runs import benchmark_start
 from benchmarks.services.schedules import schedule_delete, schedule_fire, schedule_save
+from benchmarks.services.shares import benchmark_share_start
 from benchmarks.services.suites import suite_start
 
 __all__ = [
     "benchmark_again",
     "benchmark_cancel",
     "benchmark_network_start",
+    "benchmark_share_start",
     "benchmark_start",
     "runs_reconcile",
     "schedule_delete",

@@ -3,10 +3,11 @@
 from django.core.exceptions import ValidationError
 
 from appliance.connect import transport_for
-from appliance.host import iperf, systemd, zfs
+from appliance.host import iperf, systemd
 from appliance.operations import Tracker, operation_runner, operation_start
 from benchmarks.choices import RunKind, RunStatus
 from benchmarks.models import Run
+from benchmarks.services import targets
 from benchmarks.services.common import finish
 from benchmarks.services.network import queue_network
 from benchmarks.services.runs import queue_storage
@@ -15,7 +16,7 @@ from benchmarks.services.runs import queue_storage
 def benchmark_again(*, run: Run, user) -> Run:
     """Run again exactly what a run ran (its jobs and properties, on its target), checked again against the host."""
     again = Run(host=run.host, kind=run.kind, profile=run.profile, title=run.title, target=run.target, jobs=run.jobs,
-                properties=run.properties, cache_ok=run.cache_ok, peer=run.peer, created_by=user)  # fmt: skip
+                share=run.share, properties=run.properties, cache_ok=run.cache_ok, peer=run.peer, created_by=user)  # fmt: skip
     return queue_network(again) if run.kind == RunKind.NETWORK else queue_storage(again)
 
 
@@ -48,7 +49,13 @@ def benchmark_cleanup_run(tracker: Tracker) -> None:
     for unit in (f"tarn-bench-{run.pk}", iperf.server_unit(str(run.operation_id))):
         systemd.stop(t, unit)
         systemd.reset_failed(t, unit)
-    if run.kind == RunKind.STORAGE:
-        t.run(zfs.destroy_argv(run.scratch, recursive=True), mutating=True, check=False, timeout=300)
-        return tracker.progress(100, f"Stopped tarn-bench-{run.pk} and removed {run.scratch}.")
-    tracker.progress(100, f"Stopped the iperf3 server of run {run.pk}.")
+    if run.kind == RunKind.NETWORK:
+        return tracker.progress(100, f"Stopped the iperf3 server of run {run.pk}.")
+    files = [
+        f for n, job in enumerate(run.jobs) for f in targets.output_files(run, targets.RUN_DIR, n, job["numjobs"])[2]
+    ]
+    targets.cleanup(t, run, files if run.kind != RunKind.STORAGE else [])
+    tracker.progress(
+        100,
+        f"Stopped tarn-bench-{run.pk} and removed its scratch {'dataset' if run.kind == RunKind.STORAGE else 'folder and mount'}.",
+    )

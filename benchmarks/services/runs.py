@@ -10,19 +10,18 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from appliance.connect import transport_for
-from appliance.host import fio, kernel, systemd, zfs
+from appliance.host import fio, kernel, systemd
 from appliance.host.errors import HostError
 from appliance.host.runner import Transport
 from appliance.models import Host
 from appliance.operations import Tracker, operation_runner, operation_start
-from benchmarks.choices import BANDWIDTH_EVERY, FREE_SPACE_SHARE, PROPERTIES, RunStatus
+from benchmarks.choices import BANDWIDTH_EVERY, FREE_SPACE_SHARE, PROPERTIES, RunKind, RunStatus
 from benchmarks.models import Run
 from benchmarks.profiles import PROFILES
+from benchmarks.services import targets
 from benchmarks.services.common import cancelled, finish, follow_unit, manifest_common
 from pools.models import Dataset
 from tuning.models import KernelState
-
-SCRATCH_PROPERTIES = {"compression": "off", "atime": "off"}
 
 
 def benchmark_start(*, host: Host, user, profile: str, dataset: str, size: str = "", runtime: int = 0,
@@ -34,18 +33,24 @@ def benchmark_start(*, host: Host, user, profile: str, dataset: str, size: str =
     chosen = PROFILES.get(profile)
     if chosen is None or not chosen.jobs:
         raise ValidationError({"profile": "Choose one of the storage profiles."})
-    overrides = {k: v for k, v in (("size", size), ("runtime", runtime)) if v}
-    if ramp is not None:
-        overrides["ramp"] = ramp
-    jobs = [replace(j, **overrides) for j in chosen.jobs]
-    for job in jobs:
-        problems = fio.problems(job)
-        if problems:
-            raise ValidationError(problems)
+    jobs = check_jobs(chosen, size=size, runtime=runtime, ramp=ramp)
     run = Run(host=host, profile=profile, title=chosen.title, target=dataset, created_by=user, suite=suite,
               schedule=schedule, cache_ok=cache_ok, jobs=[asdict(j) for j in jobs],
               properties={**chosen.properties, **check_properties(properties or {})})  # fmt: skip
     return queue_storage(run, queue=queue)
+
+
+def check_jobs(profile, *, size: str, runtime: int, ramp: int | None) -> list[fio.FioJob]:
+    """The profile's jobs with the overrides, each field checked (a 400 naming the first wrong one)."""
+    overrides = {k: v for k, v in (("size", size), ("runtime", runtime)) if v}
+    if ramp is not None:
+        overrides["ramp"] = ramp
+    jobs = [replace(j, **overrides) for j in profile.jobs]
+    for job in jobs:
+        problems = fio.problems(job)
+        if problems:
+            raise ValidationError(problems)
+    return jobs
 
 
 def check_properties(properties: dict) -> dict:
@@ -93,14 +98,13 @@ def queue_storage(run: Run, queue: bool = True) -> Run:
     return run
 
 
-def _manifest(t: Transport, run: Run, mountpoint: str) -> dict:
-    props = t.run(["zfs", "get", "-H", "-p", "-o", "property,value", "all", "--", run.scratch], check=False).stdout
+def _manifest(t: Transport, run: Run, where: dict) -> dict:
+    props = t.run(["zfs", "get", "-H", "-p", "-o", "property,value", "all", "--", where["dataset"]], check=False).stdout
     pool = run.target.split("/")[0]
     return {
         **manifest_common(t, run),
+        **where,
         "fio": t.run(["fio", "--version"], check=False).stdout.strip(),
-        "dataset": run.scratch,
-        "mountpoint": mountpoint,
         "dataset_properties": dict(line.split("\t", 1) for line in props.splitlines() if "\t" in line),
         "pool_topology": t.run(["zpool", "list", "-v", "-H", "-P", "--", pool], check=False).stdout[-20_000:],
         "caches_dropped": True,
@@ -117,13 +121,13 @@ def execute_storage(run: Run, tracker: Tracker) -> None:
     t = transport_for(run.host, user=tracker.op.user, operation=tracker.op)
     unit = f"tarn-bench-{run.pk}"
     Run.objects.filter(pk=run.pk).update(status=RunStatus.RUNNING)
-    created = False
+    files = []
     try:
-        tracker.progress(2, f"Making the scratch dataset {run.scratch}")
-        t.run(zfs.create_argv(run.scratch, {**SCRATCH_PROPERTIES, **run.properties}), mutating=True, timeout=120)
-        created = True
-        mountpoint = t.run(["zfs", "get", "-H", "-o", "value", "mountpoint", "--", run.scratch]).stdout.strip()
-        run.manifest = _manifest(t, run, mountpoint)
+        tracker.progress(
+            2, f"Making the scratch {'dataset' if run.kind == RunKind.STORAGE else 'folder'} for {run.target}"
+        )
+        directory, out, where = targets.prepare(t, run)
+        run.manifest = _manifest(t, run, where)
         arc_max = run.manifest.get("arc_c_max") or 0
         if arc_max and working_set(run.jobs) < 2 * arc_max and not run.cache_ok:
             raise HostError(f"The working set is less than twice the ARC's maximum ({arc_max >> 20} MiB) now.")
@@ -131,16 +135,17 @@ def execute_storage(run: Run, tracker: Tracker) -> None:
         total = sum(j.runtime + j.ramp for j in jobs)
         done = 0
         for n, job in enumerate(jobs):
-            output, bw_log = f"{mountpoint}/result-{n}.json", f"{mountpoint}/bw-{n}"
+            output, bw_log, made = targets.output_files(run, out, n, job.numjobs)
+            files += made
             if fio.reads(job):  # lay out its files, then drop the caches: the reads come from the disks
                 tracker.progress(int(100 * done / max(total, 1)), f"{job.name}: laying out the files")
-                run.manifest["argv"].append(fio.layout_argv(job, mountpoint))
+                run.manifest["argv"].append(fio.layout_argv(job, directory))
                 systemd.start(t, unit, run.manifest["argv"][-1], description=f"Tarn benchmark {run.pk}: layout")
                 if not follow_unit(t, run, unit):
                     return cancelled(run, tracker)
                 systemd.reset_failed(t, unit)
                 kernel.write(t, "sysctl", "vm.drop_caches", "3")
-            argv = fio.argv(job, mountpoint, output=output, bw_log=bw_log)
+            argv = fio.argv(job, directory, output=output, bw_log=bw_log)
             run.manifest["argv"].append(argv)
             Run.objects.filter(pk=run.pk).update(manifest=run.manifest)
             systemd.start(t, unit, argv, description=f"Tarn benchmark {run.pk}: {run.title}")
@@ -161,8 +166,7 @@ def execute_storage(run: Run, tracker: Tracker) -> None:
     finally:
         systemd.stop(t, unit)
         systemd.reset_failed(t, unit)
-        if created:
-            t.run(zfs.destroy_argv(run.scratch, recursive=True), mutating=True, check=False, timeout=300)
+        targets.cleanup(t, run, files)
 
 
 def _follow(t, run, unit, job, bw_log, tracker, done, total) -> bool:

@@ -13,8 +13,10 @@ from django_celery_beat.models import PeriodicTask
 from appliance.models import Host, Operation
 from benchmarks import services
 from benchmarks.models import Run, Schedule, Suite
+from benchmarks.services.shares import admits_loopback
 from pools.models import Pool
 from pools.selectors import pool_estimate
+from shares.models import NfsExport, SmbShare
 from tuning.models import KernelState, Link
 
 
@@ -217,3 +219,49 @@ def test_a_comparison_draws_the_pools_expected_figures_from_its_layout(operator_
     page = operator_client.get(f"/benchmarks/compare/?runs={a.pk}&runs={b.pk}").content.decode()
     assert "about 1000 MB/s read, 500 MB/s write, 50000 random IOPS" in page
     assert "Pool's estimate from its layout" in page
+
+
+@pytest.fixture
+def shares(tank):
+    SmbShare.objects.create(host=tank, name="docs", dataset="tank/data", path="/tank/data", valid_users="")
+    SmbShare.objects.create(host=tank, name="team", dataset="tank/data", path="/tank/data", valid_users="alice @staff")
+    SmbShare.objects.create(host=tank, name="ro", dataset="tank/data", path="/tank/data", read_only=True)
+    NfsExport.objects.create(host=tank, dataset="tank/data", path="/tank/data", clients="10.0.0.0/24\n127.0.0.0/8")
+    NfsExport.objects.create(host=tank, dataset="tank/data", path="/tank/lan", clients="10.0.0.0/24")
+    return tank
+
+
+@pytest.mark.parametrize(
+    ("data", "field", "says"),
+    [
+        ({"protocol": "smb", "share": "nope"}, "share", "no SMB share nope"),
+        ({"protocol": "smb", "share": "team"}, "share", "add tarnbench"),
+        ({"protocol": "smb", "share": "ro"}, "share", "read-only"),
+        ({"protocol": "nfs", "share": "/tank/lan"}, "share", "add 127.0.0.1"),
+        ({"protocol": "nfs", "share": "/etc"}, "share", "exports no /etc"),
+        ({"protocol": "afp", "share": "docs"}, "protocol", ""),
+        ({"protocol": "smb", "share": "docs", "size": "1g;rm"}, "size", ""),
+    ],
+)
+def test_bad_share_runs_are_a_400_naming_the_field_and_nothing_runs(operator_client, shares, data, field, says):
+    response = api(operator_client, "benchmark-runs/share/", {"host": "local", "profile": "seq-write-1", **data})
+    assert response.status_code == 400 and says in str(response.json().get(field)), response.content
+    assert not Run.objects.exists() and not Operation.objects.exists()
+
+
+def test_a_share_run_is_queued_against_its_dataset_from_the_page(operator_client, shares):
+    page = operator_client.get("/benchmarks/").content.decode()
+    assert 'value="smb:docs"' in page and 'value="nfs:/tank/data"' in page and 'value="smb:ro"' not in page
+    response = operator_client.post("/benchmarks/", {"start": "run", "profile": "seq-write-1", "target": "nfs:/tank/data",
+                                                     "size": "8g"})  # fmt: skip
+    run = Run.objects.get()
+    assert response.status_code == 302 and response["Location"] == f"/benchmarks/runs/{run.pk}/"
+    assert (run.kind, run.share, run.target, run.title) == ("nfs", "/tank/data", "tank/data",
+                                                            "Sequential write 1M, 1 stream over NFS")  # fmt: skip
+
+
+@pytest.mark.parametrize(("clients", "admits"), [("*", True), ("127.0.0.1", True), ("localhost(rw)", True),
+                                                 ("10.0.0.0/8\n127.0.0.0/8", True), ("10.0.0.0/8", False),
+                                                 ("host.example", False), ("", False)])  # fmt: skip
+def test_an_export_admits_a_loopback_mount_only_when_its_clients_include_this_host(clients, admits):
+    assert admits_loopback(clients) is admits

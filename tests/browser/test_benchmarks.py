@@ -22,7 +22,7 @@ def test_start_a_run_watch_it_and_open_its_graphs(page, lab_worker, guest, tmp_p
         page.goto("/benchmarks/")
         assert "No runs yet" in page.inner_text("main")
         page.select_option("select[name=profile]", "randrw-8k")
-        page.select_option("select[name=dataset]", "tank/data")
+        page.select_option("#run-form select[name=target]", "dataset:tank/data")
         page.fill("input[name=size]", "32m")
         page.fill("input[name=runtime]", "12")
         page.check("#run-form input[name=cache_ok]")  # 32 MiB fits in the guest's ARC: a small, quick run

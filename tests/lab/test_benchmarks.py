@@ -15,6 +15,7 @@ from benchmarks import services
 from benchmarks.models import Run, Suite
 from benchmarks.selectors import storage_profiles, suite_detail
 from pools.services import inventory_refresh
+from shares import services as share_services
 from tests.support.inline import run_when_queued
 from tests.support.worker import start_beat, start_worker, stop_worker
 from tuning.services import links_refresh
@@ -167,3 +168,34 @@ def test_a_schedule_fires_from_beat_and_its_run_joins_the_history(guest, tank, a
     assert schedule.last_message.startswith("Started suite") and schedule.last_fired_at
     run = Run.objects.get(schedule=schedule)
     assert run.suite.schedule == schedule and run.results[0]["write"]["bw_bytes"] > 0
+
+
+def test_smb_and_nfs_loopback_targets_run_and_leave_nothing_behind(guest, tank, admin_user, run_queued):
+    def shared(start, **kwargs):
+        op = run_queued(start, host=tank, user=admin_user, **kwargs)
+        assert op.status == "succeeded", op.message
+
+    guest.sh("zfs create tank/docs && touch /tank/docs/keep.txt")
+    inventory_refresh(host=tank)
+    shared(share_services.smb_share_save_start, data={"name": "docs", "dataset": "tank/docs", "path": "/tank/docs",
+                                                      "valid_users": ""})  # fmt: skip
+    shared(share_services.nfs_export_save_start, data={"dataset": "tank/docs", "clients": "127.0.0.1",
+                                                       "squash": "root_squash"})  # fmt: skip
+    results = {}
+    for protocol, share in (("smb", "docs"), ("nfs", "/tank/docs")):
+        run = run_queued(services.benchmark_share_start, host=tank, user=admin_user, profile="randrw-8k",
+                         protocol=protocol, share=share, size="16m", runtime=3, ramp=0, cache_ok=True)  # fmt: skip
+        run.refresh_from_db()
+        assert run.status == "succeeded", (protocol, run.message)
+        assert run.results[0]["read"]["iops"] > 0 and run.results[0]["write"]["iops"] > 0
+        mount = run.manifest["mount"]
+        assert mount[:3] == ["mount", "-t", "cifs" if protocol == "smb" else "nfs"], mount
+        assert not any("password" in part for part in mount), "the SMB password never reaches argv"
+        results[protocol] = run.results[0]["write"]["bw_bytes"]
+        assert guest.sh(f"grep -c tarnbench-{run.pk} /proc/mounts || true").strip() == "0", "unmounted"
+        assert guest.sh("ls -A /tank/docs").split() == ["keep.txt"], (
+            "the scratch folder is gone, the share's files stay"
+        )
+        assert guest.sh("ls -A /run/tarn | grep -c bench || true").strip() == "0", "no output or credentials left"
+    assert "tarnbench:" in guest.sh("pdbedit -L -w || true") and "D" in guest.sh("pdbedit -L -w | grep tarnbench")
+    assert results["smb"] > 0 and results["nfs"] > 0

@@ -188,3 +188,29 @@ def test_a_folder_change_never_follows_a_link(tmp_path):
     assert not (share / "bob").exists()
     made = t.folder(str(share / "bob"), owner, group, 0o2770, create=True)
     assert made.endswith(f"→ {owner}:{group} 2770") and (share / "bob").stat().st_mode & 0o7777 == 0o2770
+
+
+def test_a_benchmark_scratch_folder_is_made_new_and_removed_whole_never_through_a_link(tmp_path):
+    """In a share users can write: a name planted in advance (a link to /etc, or a folder) is refused; removal takes
+    everything in it but never what a link in it points to, and nothing that is not a tarnbench-<n> folder."""
+    t = LocalTransport()
+    share, target = tmp_path / "share", tmp_path / "etc"
+    share.mkdir()
+    target.mkdir(mode=0o755)
+    (target / "passwd").write_text("root")
+    (share / "tarnbench-1").symlink_to(target)
+    with pytest.raises(PathNotAllowed, match="exists already"):
+        t.scratch(str(share / "tarnbench-1"), create=True)
+    with pytest.raises(PathNotAllowed):
+        t.scratch(str(share / "tarnbench-1"), create=False)  # rmtree refuses a link
+    assert target.stat().st_mode & 0o777 == 0o755 and (target / "passwd").exists()
+    assert t.scratch(str(share / "tarnbench-2"), create=True) == "created"
+    assert (share / "tarnbench-2").stat().st_mode & 0o7777 == 0o777
+    (share / "tarnbench-2" / "job.0.0").write_bytes(b"x" * 10)
+    (share / "tarnbench-2" / "escape").symlink_to(target)
+    assert t.scratch(str(share / "tarnbench-2"), create=False) == "removed"
+    assert not (share / "tarnbench-2").exists() and (target / "passwd").exists()
+    assert t.scratch(str(share / "tarnbench-2"), create=False) == "absent"
+    for wrong in (share, share / "docs", share / "tarnbench-x", share / ".." / "tarnbench-3"):
+        with pytest.raises(PathNotAllowed):
+            t.scratch(str(wrong), create=True)

@@ -1,0 +1,81 @@
+"""Where a run's fio writes, made before and removed after: a scratch dataset under a dataset (its properties
+controlled), or a scratch folder in a share mounted on the host over loopback (SMB or NFS)."""
+
+import secrets
+
+from appliance.host import mounts, samba, zfs
+from appliance.host.runner import Transport
+from benchmarks.choices import RunKind
+from benchmarks.models import Run
+from shares.models import NfsExport, SmbShare
+
+BENCH_USER = "tarnbench"  # SMB runs connect as Tarn's own account (a fresh random password each run)
+RUN_DIR = "/run/tarn"
+SCRATCH_PROPERTIES = {"compression": "off", "atime": "off"}
+
+
+def prepare(t: Transport, run: Run) -> tuple[str, str, dict]:
+    """Returns (the folder fio works in, where its output and logs go, what the manifest says of the target)."""
+    if run.kind == RunKind.STORAGE:
+        t.run(zfs.create_argv(run.scratch, {**SCRATCH_PROPERTIES, **run.properties}), mutating=True, timeout=120)
+        mountpoint = t.run(["zfs", "get", "-H", "-o", "value", "mountpoint", "--", run.scratch]).stdout.strip()
+        return mountpoint, mountpoint, {"dataset": run.scratch, "mountpoint": mountpoint}
+    folder, argv = mount_share(t, run)
+    return folder, RUN_DIR, {"dataset": run.target, "share": run.share, "protocol": run.kind, "mount": argv}
+
+
+def output_files(run: Run, out: str, n: int, numjobs: int) -> tuple[str, str, list[str]]:
+    """Job n's JSON output and bandwidth-log prefix, and every file fio makes of them (one log per process)."""
+    prefix = f"{out}/" if run.kind == RunKind.STORAGE else f"{out}/bench-{run.pk}-"  # the scratch dataset's or /run
+    output, bw_log = f"{prefix}result-{n}.json", f"{prefix}bw-{n}"
+    return output, bw_log, [output, *(f"{bw_log}_bw.{k}.log" for k in range(1, numjobs + 1))]
+
+
+def cleanup(t: Transport, run: Run, files: list[str] = ()) -> None:
+    """Remove what prepare made (whatever part of it happened), and the output files outside it."""
+    if run.kind == RunKind.STORAGE:
+        t.run(zfs.destroy_argv(run.scratch, recursive=True), mutating=True, check=False, timeout=300)
+        return
+    for path in files:
+        t.remove_file(path)
+    unmount_share(t, run)
+
+
+def share_path(run: Run) -> str:
+    model = SmbShare if run.kind == RunKind.SMB else NfsExport
+    lookup = {"name": run.share} if run.kind == RunKind.SMB else {"path": run.share}
+    row = model.objects.filter(host=run.host, **lookup).first()
+    if row is None:
+        raise ValueError(f"{run.share} is no longer shared")
+    return row.path
+
+
+def mount_share(t: Transport, run: Run) -> tuple[str, list[str]]:
+    """Make the scratch folder in the share, mount the share at /run/tarn/tarnbench-<id>; returns the folder as
+    seen through the mount and the mount's argv."""
+    t.scratch(f"{share_path(run)}/tarnbench-{run.pk}", create=True)
+    mountpoint = f"{RUN_DIR}/tarnbench-{run.pk}"
+    t.run(["install", "-d", "-m", "0700", "--", RUN_DIR], mutating=True)  # the mount point is made new in it
+    t.scratch(mountpoint, create=True)
+    if run.kind == RunKind.SMB:
+        credentials = f"{RUN_DIR}/bench-{run.pk}.credentials"
+        password = secrets.token_urlsafe(24)
+        samba.user_add(t, BENCH_USER, password)
+        t.write_file(credentials, f"username={BENCH_USER}\npassword={password}\n", mode=0o600)
+        try:
+            argv = mounts.mount_smb(t, run.share, mountpoint, credentials=credentials)
+        finally:
+            t.remove_file(credentials)
+    else:
+        argv = mounts.mount_nfs(t, run.share, mountpoint)
+    return f"{mountpoint}/tarnbench-{run.pk}", argv
+
+
+def unmount_share(t: Transport, run: Run) -> None:
+    """Undo mount_share, whatever of it happened: unmount, remove the mount point and the scratch folder."""
+    mountpoint = f"{RUN_DIR}/tarnbench-{run.pk}"
+    mounts.unmount(t, mountpoint)
+    t.scratch(mountpoint, create=False)  # refused while still mounted: never removes through a mount
+    t.scratch(f"{share_path(run)}/tarnbench-{run.pk}", create=False)
+    if run.kind == RunKind.SMB and samba.account(t, BENCH_USER)[1]:
+        samba.user_enable(t, BENCH_USER, False)
