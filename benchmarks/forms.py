@@ -2,7 +2,7 @@
 
 from django import forms
 
-from appliance.host.fio import SIZE
+from appliance.host.fio import ENGINES, RW, SIZE
 from benchmarks.choices import PROPERTIES
 from benchmarks.profiles import BUILT_IN
 
@@ -20,9 +20,12 @@ class SizedRun(forms.Form):
     runtime = forms.IntegerField(required=False, min_value=1, max_value=86400, help_text="Seconds per job.")
     cache_ok = forms.BooleanField(required=False, label="Measure the cache", help_text=CACHE_HELP)
 
-    def __init__(self, *args, datasets=(), **kwargs):
+    def __init__(self, *args, datasets=(), profiles=STORAGE, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["dataset"].choices = [(d, d) for d in datasets]
+        for name in ("profile", "profiles"):
+            if name in self.fields:
+                self.fields[name].choices = list(profiles)  # built in, then the admins' copies
 
     def clean_size(self):
         size = self.cleaned_data["size"].strip().lower()
@@ -101,3 +104,38 @@ class ScheduleForm(SizedRun):
     enabled = forms.BooleanField(required=False, initial=True)
     field_order = ["name", "profiles", "dataset", "size", "runtime", "cache_ok", "minute", "hour", "day_of_week",
                    "drop_percent", "enabled"]  # fmt: skip
+
+
+class ProfileForm(forms.Form):
+    """A copy of a profile: its first job's fields (prefilled with the original's) and the dataset's properties."""
+
+    title = forms.CharField(max_length=80)
+    represents = forms.CharField(max_length=200, required=False, help_text="What load this stands for.")
+    rw = forms.ChoiceField(choices=[(x, x) for x in RW], label="Pattern")
+    bs = forms.CharField(max_length=8, label="Block size", help_text="4k, 128k, 1m…")
+    size = forms.CharField(max_length=8, help_text="Per process: at least twice the ARC's maximum for disk figures.")
+    runtime = forms.IntegerField(min_value=1, max_value=86400, help_text="Seconds.")
+    ramp = forms.IntegerField(min_value=0, max_value=3600, help_text="Seconds not counted at the start.")
+    numjobs = forms.IntegerField(min_value=1, max_value=64, label="Processes")
+    iodepth = forms.IntegerField(min_value=1, max_value=256, label="Queue depth",
+                                 help_text="Above 1 only with libaio or io_uring: psync runs at depth 1.")  # fmt: skip
+    ioengine = forms.ChoiceField(choices=[(x, x) for x in ENGINES], label="Engine")
+    rwmixread = forms.IntegerField(min_value=0, max_value=100, required=False, label="Read share (%)",
+                                   help_text="Mixed patterns only.")  # fmt: skip
+    nrfiles = forms.IntegerField(min_value=1, max_value=10000, label="Files per process")
+    sync = forms.BooleanField(required=False, label="O_SYNC writes", help_text="As NFS, ESXi and databases write.")
+    direct = forms.BooleanField(required=False, label="O_DIRECT", help_text="Honoured by OpenZFS from 2.3.")
+    end_fsync = forms.BooleanField(required=False, label="fsync at the end", help_text="Counts the dirty data.")
+    recordsize = forms.ChoiceField(choices=[("", "(the dataset's)")] + [(v, v) for v in PROPERTIES["recordsize"]],
+                                   required=False)  # fmt: skip
+    dataset_sync = forms.ChoiceField(choices=[("", "(the dataset's)")] + [(v, v) for v in PROPERTIES["sync"]],
+                                     required=False, label="Dataset sync")  # fmt: skip
+    JOB = ("rw", "bs", "size", "runtime", "ramp", "numjobs", "iodepth", "ioengine", "rwmixread", "nrfiles", "sync",
+           "direct", "end_fsync")  # fmt: skip
+
+    def split(self) -> dict:
+        """cleaned_data as profile_copy's arguments."""
+        data = self.cleaned_data
+        properties = {k: data[f] for k, f in (("recordsize", "recordsize"), ("sync", "dataset_sync")) if data[f]}
+        return {"title": data["title"], "represents": data["represents"], "properties": properties,
+                "job": {k: data[k] for k in self.JOB}}  # fmt: skip

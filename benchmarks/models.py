@@ -4,8 +4,36 @@ per job and the per-second series, kept so a run can be repeated and compared.""
 from django.db import models
 from django.urls import reverse
 
+from appliance.host.fio import FioJob
 from appliance.models import Host, Operation
 from benchmarks.choices import RunKind, RunStatus
+from benchmarks.profiles import Profile
+
+
+class CustomProfile(models.Model):
+    """A profile an admin made by copying a built-in one and changing its fields (validated as any fio job)."""
+
+    title = models.CharField(max_length=80, unique=True)
+    represents = models.CharField(max_length=200, blank=True)
+    based_on = models.CharField(max_length=40, blank=True)
+    jobs = models.JSONField(default=list, help_text="FioJob fields, one dict per job.")
+    properties = models.JSONField(default=dict, help_text="The scratch dataset's properties.")
+    created_by = models.ForeignKey("appliance.User", null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["title"]
+
+    def __str__(self):
+        return self.title
+
+    @property
+    def key(self) -> str:
+        return f"custom-{self.pk}"
+
+    def as_profile(self) -> Profile:
+        return Profile(self.key, self.title, self.represents or f"A copy of {self.based_on}",
+                       tuple(FioJob(**j) for j in self.jobs), properties=dict(self.properties))  # fmt: skip
 
 
 class Suite(models.Model):
@@ -118,6 +146,11 @@ class Run(models.Model):
     @property
     def is_active(self) -> bool:
         return self.status in RunStatus.active()
+
+    @property
+    def bandwidth(self) -> float:
+        """The headline figure: bytes per second summed over its jobs and directions."""
+        return float(sum((r.get(d) or {}).get("bw_bytes") or 0 for r in self.results for d in ("read", "write")))
 
     @property
     def scratch(self) -> str:

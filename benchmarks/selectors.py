@@ -6,13 +6,12 @@ from django.core.paginator import Paginator
 from appliance.host.fio import size_bytes
 from appliance.models import Host
 from benchmarks.choices import RunKind
-from benchmarks.models import Run, Schedule, Suite
-from benchmarks.profiles import BUILT_IN
-from benchmarks.services.common import bandwidth
-from benchmarks.services.network import host_addresses
+from benchmarks.models import CustomProfile, Run, Schedule, Suite
+from benchmarks.profiles import BUILT_IN, PROFILES
 from pools.models import Dataset, Pool
 from pools.selectors import pool_estimate
 from shares.models import NfsExport, SmbShare
+from tuning.selectors import host_addresses
 
 
 def run_page(*, host, page=1):
@@ -48,8 +47,22 @@ def share_targets(*, host) -> list[tuple[str, str]]:
     return smb + nfs
 
 
-def storage_profiles():
-    return [p for p in BUILT_IN if p.jobs]
+def storage_profiles() -> list:
+    """Built-in storage profiles, then the admins' copies."""
+    return [p for p in BUILT_IN if p.jobs] + [c.as_profile() for c in CustomProfile.objects.all()]
+
+
+def profile_choices() -> list[tuple[str, str]]:
+    return [(p.key, p.title) for p in storage_profiles()]
+
+
+def profile_get(key: str):
+    """A built-in profile or an admin's copy (custom-<id>), None if there is none."""
+    if key in PROFILES:
+        return PROFILES[key]
+    number = key.removeprefix("custom-")
+    row = CustomProfile.objects.filter(pk=int(number)).first() if number.isdigit() and number != key else None
+    return row.as_profile() if row else None
 
 
 def network_profiles():
@@ -72,7 +85,14 @@ def run_charts(run: Run) -> dict:
             if side and side.get("p50_ns"):
                 data = [round((side[k] or 0) / 1000, 1) for k in ("p50_ns", "p95_ns", "p99_ns", "p999_ns")]
                 latency["datasets"].append({"label": f"{result.get('job', n + 1)} {direction}", "data": data})
-    return {"timeline": timeline, "latency": latency}
+    per_job = {"type": "line", "labels": [], "datasets": [], "unit": "IOPS"}
+    if len(run.results) > 1:  # a sweep: IOPS against queue depth (or file size)
+        per_job["labels"] = [r.get("job") for r in run.results]
+        for direction in ("read", "write"):
+            values = [round((r.get(direction) or {}).get("iops") or 0) for r in run.results]
+            if any(values):
+                per_job["datasets"].append({"label": f"{direction} IOPS", "data": values})
+    return {"timeline": timeline, "latency": latency, "per_job": per_job}
 
 
 def run_warnings(run: Run) -> list[str]:
@@ -172,7 +192,7 @@ def schedule_history(schedule: Schedule, limit: int = 200) -> dict:
     labels = sorted({f"{r.created_at:%Y-%m-%d %H:%M}" for r in runs})
     chart = {"type": "line", "labels": labels, "datasets": [], "unit": "MB/s"}
     for profile in dict.fromkeys(r.profile for r in runs):
-        points = {f"{r.created_at:%Y-%m-%d %H:%M}": round(bandwidth(r) / 1e6, 1) for r in runs if r.profile == profile}
+        points = {f"{r.created_at:%Y-%m-%d %H:%M}": round(r.bandwidth / 1e6, 1) for r in runs if r.profile == profile}
         chart["datasets"].append({"label": profile, "data": [points.get(x) for x in labels], "spanGaps": True})
     flagged = [r for r in runs if r.flag][::-1]
     return {"chart": chart, "flagged": flagged, "count": len(runs)}

@@ -3,6 +3,7 @@ download results; schedules with their history."""
 
 import csv
 
+from django.contrib import messages
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
@@ -11,9 +12,8 @@ from appliance.models import Host
 from appliance.selectors import host_current
 from appliance.views import attempt
 from benchmarks import selectors, services
-from benchmarks.forms import NetworkForm, RunForm, ScheduleForm, SuiteForm
-from benchmarks.models import Run, Schedule, Suite
-from benchmarks.profiles import PROFILES
+from benchmarks.forms import NetworkForm, ProfileForm, RunForm, ScheduleForm, SuiteForm
+from benchmarks.models import CustomProfile, Run, Schedule, Suite
 
 
 def _forms(request, host, posted: str = ""):
@@ -22,9 +22,12 @@ def _forms(request, host, posted: str = ""):
     peers, addresses = selectors.network_choices(host=host) if host else ((), ())
     data = request.POST if request.method == "POST" else None
     shares = selectors.share_targets(host=host) if host else ()
+    profiles = selectors.profile_choices()
     return {
-        "form": RunForm(data if posted == "run" else None, datasets=datasets, shares=shares),
-        "suite_form": SuiteForm(data if posted == "suite" else None, datasets=datasets, prefix="suite"),
+        "form": RunForm(data if posted == "run" else None, datasets=datasets, shares=shares, profiles=profiles),
+        "suite_form": SuiteForm(
+            data if posted == "suite" else None, datasets=datasets, profiles=profiles, prefix="suite"
+        ),  # fmt: skip
         "network_form": NetworkForm(
             data if posted == "network" else None, peers=peers, addresses=addresses, prefix="net"
         ),  # fmt: skip
@@ -62,7 +65,7 @@ def _start_run(*, host, user, target: dict, **data):
 
 def benchmark_run(request, pk):
     run = get_object_or_404(Run.objects.select_related("host", "created_by", "peer", "suite"), pk=pk)
-    context = {"run": run, "host": run.host, "profile": PROFILES.get(run.profile), "charts": selectors.run_charts(run),
+    context = {"run": run, "host": run.host, "profile": selectors.profile_get(run.profile), "charts": selectors.run_charts(run),
                "warnings": selectors.run_warnings(run)}  # fmt: skip
     if request.htmx:
         response = render(request, "benchmarks/run_detail.html#run-status", context)
@@ -121,7 +124,8 @@ def benchmark_suite(request, pk):
 @require_http_methods(["GET", "POST"])
 def schedule_list(request):
     host = host_current(request)
-    form = ScheduleForm(request.POST or None, datasets=selectors.run_targets(host=host) if host else ())
+    form = ScheduleForm(request.POST or None, datasets=selectors.run_targets(host=host) if host else (),
+                        profiles=selectors.profile_choices())  # fmt: skip
     if request.method == "POST" and form.is_valid():
         data = dict(form.cleaned_data)
         data["target"] = data.pop("dataset")
@@ -138,7 +142,7 @@ def schedule_detail(request, pk):
                                                     "day_of_week", "drop_percent", "enabled")},
                "dataset": schedule.target}  # fmt: skip
     datasets = selectors.run_targets(host=schedule.host)
-    form = ScheduleForm(request.POST or None, initial=initial, datasets=datasets)
+    form = ScheduleForm(request.POST or None, initial=initial, datasets=datasets, profiles=selectors.profile_choices())
     if request.method == "POST" and form.is_valid():
         data = dict(form.cleaned_data)
         data["target"] = data.pop("dataset")
@@ -156,3 +160,36 @@ def schedule_delete(request, pk):
     if not attempt(request, services.schedule_delete, schedule=schedule, user=request.user, confirm=confirm):
         return redirect("benchmark-schedule", pk=pk)
     return redirect("benchmark-schedules")
+
+
+def profile_list(request):
+    context = {"host": host_current(request), "profiles": selectors.storage_profiles(),
+               "network_profiles": selectors.network_profiles(), "custom": list(CustomProfile.objects.all())}  # fmt: skip
+    return render(request, "benchmarks/profile_list.html", context)
+
+
+@require_http_methods(["GET", "POST"])
+def profile_copy(request):
+    original = selectors.profile_get(request.GET.get("from", ""))
+    if original is None or not original.jobs:
+        messages.error(request, "Choose a storage profile to copy.")
+        return profile_list(request)
+    job = original.jobs[0]
+    initial = {**{k: getattr(job, k) for k in ProfileForm.JOB}, "title": f"{original.title} (copy)",
+               "represents": original.represents, "recordsize": original.properties.get("recordsize", ""),
+               "dataset_sync": original.properties.get("sync", "")}  # fmt: skip
+    form = ProfileForm(request.POST or None, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        if attempt(request, services.profile_copy, user=request.user, based_on=original.key, **form.split()):
+            return redirect("benchmark-profiles")
+    context = {"host": host_current(request), "form": form, "original": original}
+    return render(request, "benchmarks/profile_copy.html", context)
+
+
+@require_POST
+def profile_delete(request, pk):
+    profile = get_object_or_404(CustomProfile, pk=pk)
+    attempt(
+        request, services.profile_delete, profile=profile, user=request.user, confirm=request.POST.get("confirm", "")
+    )
+    return redirect("benchmark-profiles")

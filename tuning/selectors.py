@@ -9,6 +9,11 @@ from tuning.models import ChangeSet, KernelState, Link, Setting
 from tuning.profiles import PROFILES
 
 
+def host_addresses(host: Host) -> list[str]:
+    """The host's global addresses on its links, as last read (no prefix length)."""
+    return [c.split("/")[0] for link in Link.objects.filter(host=host).exclude(kind="loopback") for c in link.cidrs]
+
+
 @dataclass(frozen=True)
 class Drift:
     setting: Setting

@@ -7,7 +7,7 @@ from appliance.host.fio import SIZE
 from benchmarks.choices import NETWORK_PROFILES, PROPERTIES, STORAGE_PROFILES
 from benchmarks.models import Run, Schedule, Suite
 
-STORAGE = STORAGE_PROFILES
+PROFILE_HELP = f"A storage profile: one of {', '.join(STORAGE_PROFILES)}, or an admin's copy custom-<id>."
 
 
 class RunSerializer(serializers.ModelSerializer):
@@ -44,12 +44,12 @@ class Sized(HostRequest):
 
 
 class RunRequest(Sized):
-    profile = serializers.ChoiceField(choices=STORAGE)
+    profile = serializers.CharField(max_length=40, help_text=PROFILE_HELP)
     properties = Properties(required=False, default=dict)
 
 
 class ShareRunRequest(HostRequest):
-    profile = serializers.ChoiceField(choices=STORAGE)
+    profile = serializers.CharField(max_length=40, help_text=PROFILE_HELP)
     protocol = serializers.ChoiceField(choices=["smb", "nfs"])
     share = serializers.CharField(max_length=1024, help_text="The SMB share's name or the NFS export's path.")
     size = serializers.RegexField(SIZE, required=False, default="", allow_blank=True, max_length=8)
@@ -76,7 +76,8 @@ class SuiteSerializer(serializers.ModelSerializer):
 
 
 class SuiteRequest(Sized):
-    profiles = serializers.ListField(child=serializers.ChoiceField(choices=STORAGE), min_length=1, max_length=24)
+    profiles = serializers.ListField(child=serializers.CharField(max_length=40), min_length=1, max_length=24,
+                                     help_text=PROFILE_HELP)  # fmt: skip
     prop = serializers.ChoiceField(choices=list(PROPERTIES), required=False, default="", allow_blank=True)
     values = serializers.ListField(child=serializers.CharField(max_length=16), required=False, default=list)
 
@@ -90,7 +91,8 @@ class SuiteRequest(Sized):
 
 class ScheduleSerializer(serializers.ModelSerializer):
     host = HostField()
-    profiles = serializers.ListField(child=serializers.ChoiceField(choices=STORAGE), min_length=1, max_length=24)
+    profiles = serializers.ListField(child=serializers.CharField(max_length=40), min_length=1, max_length=24,
+                                     help_text=PROFILE_HELP)  # fmt: skip
     size = serializers.RegexField(SIZE, required=False, default="", allow_blank=True, max_length=8)
     drop_percent = serializers.IntegerField(min_value=1, max_value=90, default=10)
 
@@ -99,3 +101,25 @@ class ScheduleSerializer(serializers.ModelSerializer):
         fields = ["id", "host", "name", "profiles", "target", "size", "runtime", "cache_ok", "minute", "hour",
                   "day_of_week", "drop_percent", "enabled", "last_fired_at", "last_message", "created_at"]  # fmt: skip
         read_only_fields = ["id", "last_fired_at", "last_message", "created_at"]
+
+
+class ProfileSerializer(serializers.Serializer):
+    """A built-in profile or an admin's copy (custom: its id, for deleting)."""
+
+    key = serializers.CharField()
+    title = serializers.CharField()
+    represents = serializers.CharField()
+    jobs = serializers.ListField(child=serializers.DictField())
+    properties = serializers.DictField(child=serializers.CharField())
+    caveat = serializers.CharField()
+    iperf_streams = serializers.IntegerField()
+    custom = serializers.IntegerField(allow_null=True)
+
+
+class ProfileCopyRequest(serializers.Serializer):
+    based_on = serializers.CharField(max_length=40, help_text=PROFILE_HELP)
+    title = serializers.CharField(max_length=80)
+    represents = serializers.CharField(max_length=200, required=False, default="", allow_blank=True)
+    job = serializers.DictField(required=False, default=dict, help_text="Fields to change in the first job: rw, bs, "
+                                "size, runtime, ramp, numjobs, iodepth, ioengine, rwmixread, sync, direct, end_fsync, nrfiles.")  # fmt: skip
+    properties = Properties(required=False, default=dict)

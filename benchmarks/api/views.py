@@ -1,7 +1,11 @@
-"""Benchmark API: runs (filter: ?host=name); POST starts a storage run, …/network/ an iperf3 run (202, the run to
-follow), …/cancel/ stops one; suites (profiles × a property sweep); schedules (cron, editable)."""
+"""Benchmark API: profiles (built in, and admins' copies); runs (filter: ?host=name): POST starts a storage run,
+…/share/ one over SMB or NFS, …/network/ an iperf3 run (202, the run to follow), …/cancel/ stops one; suites
+(profiles × a property sweep); schedules (cron, editable)."""
 
-from drf_spectacular.utils import extend_schema
+from dataclasses import asdict
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
@@ -9,7 +13,8 @@ from rest_framework.response import Response
 from appliance.api.views import by_host, valid
 from benchmarks import services
 from benchmarks.api import serializers as s
-from benchmarks.models import Run, Schedule, Suite
+from benchmarks.models import CustomProfile, Run, Schedule, Suite
+from benchmarks.selectors import network_profiles, storage_profiles
 
 
 class RunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
@@ -93,3 +98,30 @@ class ScheduleViewSet(viewsets.ModelViewSet):
         services.schedule_delete(
             schedule=instance, user=self.request.user, confirm=self.request.query_params.get("confirm", "")
         )
+
+
+def _profile(p) -> dict:
+    custom = int(p.key.removeprefix("custom-")) if p.key.startswith("custom-") else None
+    return {"key": p.key, "title": p.title, "represents": p.represents, "jobs": [asdict(j) for j in p.jobs],
+            "properties": p.properties, "caveat": p.caveat, "iperf_streams": p.iperf_streams, "custom": custom}  # fmt: skip
+
+
+class ProfileViewSet(viewsets.ViewSet):
+    """Profiles: list every one; POST copies one with changed fields (201); DELETE …/<id>/?confirm=<title> removes a
+    copy."""
+
+    @extend_schema(responses={200: s.ProfileSerializer(many=True)})
+    def list(self, request):
+        return Response([_profile(p) for p in storage_profiles() + network_profiles()])
+
+    @extend_schema(request=s.ProfileCopyRequest, responses={201: s.ProfileSerializer})
+    def create(self, request):
+        row = services.profile_copy(user=request.user, **valid(s.ProfileCopyRequest, request).validated_data)
+        return Response(_profile(row.as_profile()), status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=None, responses={204: None},
+                   parameters=[OpenApiParameter("id", int, OpenApiParameter.PATH, description="The copy's id.")])  # fmt: skip
+    def destroy(self, request, pk=None):
+        row = get_object_or_404(CustomProfile, pk=pk)
+        services.profile_delete(profile=row, user=request.user, confirm=request.query_params.get("confirm", ""))
+        return Response(status=status.HTTP_204_NO_CONTENT)

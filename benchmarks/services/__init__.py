@@ -3,6 +3,7 @@ profile × property matrix) and schedules (django-celery-beat)."""
 
 from benchmarks.services.control import benchmark_again, benchmark_cancel, runs_reconcile
 from benchmarks.services.network import benchmark_network_start
+from benchmarks.services.profiles import profile_copy, profile_delete
 from benchmarks.services.runs import benchmark_start
 from benchmarks.services.schedules import schedule_delete, schedule_fire, schedule_save
 from benchmarks.services.shares import benchmark_share_start
@@ -14,6 +15,8 @@ __all__ = [
     "benchmark_network_start",
     "benchmark_share_start",
     "benchmark_start",
+    "profile_copy",
+    "profile_delete",
     "runs_reconcile",
     "schedule_delete",
     "schedule_fire",

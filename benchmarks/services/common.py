@@ -59,20 +59,15 @@ def finish(run: Run, status: str, message: str) -> None:
         history_check(run)
 
 
-def bandwidth(run: Run) -> float:
-    """A run's headline figure: the sum over its jobs and directions of bytes per second."""
-    return float(sum((r.get(d) or {}).get("bw_bytes") or 0 for r in run.results for d in ("read", "write")))
-
-
 def history_check(run: Run) -> str:
     """Flag a scheduled run whose bandwidth fell more than the schedule's threshold below the median of the same
     profile's previous scheduled runs (at least two of them)."""
     before = Run.objects.filter(schedule_id=run.schedule_id, profile=run.profile, status=RunStatus.SUCCEEDED,
                                 pk__lt=run.pk)  # fmt: skip
-    previous = [bandwidth(r) for r in before.order_by("-pk")[:DROP_HISTORY]]
+    previous = [r.bandwidth for r in before.order_by("-pk")[:DROP_HISTORY]]
     if len(previous) < 2 or not run.results:
         return ""
-    median, now, threshold = statistics.median(previous), bandwidth(run), run.schedule.drop_percent
+    median, now, threshold = statistics.median(previous), run.bandwidth, run.schedule.drop_percent
     if median and now < median * (1 - threshold / 100):
         run.flag = (f"{(1 - now / median) * 100:.0f}% below the median of the previous {len(previous)} runs "
                     f"({now / 1e6:.1f} vs {median / 1e6:.1f} MB/s; threshold {threshold}%).")  # fmt: skip

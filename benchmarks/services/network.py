@@ -12,21 +12,17 @@ from appliance.models import Host
 from appliance.operations import Tracker, operation_runner, operation_start
 from benchmarks.choices import RunKind, RunStatus
 from benchmarks.models import Run
-from benchmarks.profiles import PROFILES
+from benchmarks.selectors import profile_get
 from benchmarks.services.common import cancelled, finish, manifest_common
-from tuning.models import Link
+from tuning.selectors import host_addresses
 
 MAX_SECONDS = 300
-
-
-def host_addresses(host: Host) -> list[str]:
-    return [c.split("/")[0] for link in Link.objects.filter(host=host).exclude(kind="loopback") for c in link.cidrs]
 
 
 def benchmark_network_start(*, host: Host, user, profile: str, peer: Host | None, address: str,
                             runtime: int = 0) -> Run:  # fmt: skip
     """runtime: each direction's seconds (empty: the profile's)."""
-    chosen = PROFILES.get(profile)
+    chosen = profile_get(profile)
     if chosen is None or not chosen.network:
         raise ValidationError({"profile": "Choose one of the network profiles."})
     seconds = runtime or chosen.seconds

@@ -17,7 +17,7 @@ from appliance.models import Host
 from appliance.operations import Tracker, operation_runner, operation_start
 from benchmarks.choices import BANDWIDTH_EVERY, FREE_SPACE_SHARE, PROPERTIES, RunKind, RunStatus
 from benchmarks.models import Run
-from benchmarks.profiles import PROFILES
+from benchmarks.selectors import profile_get
 from benchmarks.services import targets
 from benchmarks.services.common import cancelled, finish, follow_unit, manifest_common
 from pools.models import Dataset
@@ -30,7 +30,7 @@ def benchmark_start(*, host: Host, user, profile: str, dataset: str, size: str =
     """size / runtime / ramp: override every job's (a quick run, or a working set sized to the pool); properties:
     the scratch dataset's (recordsize, sync…); cache_ok: run although the working set fits in the ARC; queue=False:
     checked and saved, run by a suite's operation."""
-    chosen = PROFILES.get(profile)
+    chosen = profile_get(profile)
     if chosen is None or not chosen.jobs:
         raise ValidationError({"profile": "Choose one of the storage profiles."})
     jobs = check_jobs(chosen, size=size, runtime=runtime, ramp=ramp)

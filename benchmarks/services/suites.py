@@ -9,6 +9,7 @@ from appliance.models import Host
 from appliance.operations import Tracker, operation_runner, operation_start
 from benchmarks.choices import PROPERTIES, RunStatus
 from benchmarks.models import Run, Suite
+from benchmarks.selectors import profile_get
 from benchmarks.services.common import finish
 from benchmarks.services.runs import benchmark_start, execute_storage
 
@@ -19,8 +20,8 @@ def suite_start(*, host: Host, user, profiles: list[str], dataset: str, prop: st
                 size: str = "", runtime: int = 0, ramp: int | None = None, cache_ok: bool = False,
                 schedule=None, title: str = "") -> Suite:  # fmt: skip
     """Every run is checked as a single run would be (profile, target, size, ARC) before anything is queued."""
-    if not profiles:
-        raise ValidationError({"profiles": "Choose at least one storage profile."})
+    if not profiles or any(not (profile_get(p) and profile_get(p).jobs) for p in profiles):
+        raise ValidationError({"profiles": "Choose one or more storage profiles."})
     values = list(dict.fromkeys(values))
     if prop and (prop not in PROPERTIES or len(values) < 2):
         raise ValidationError({"values": f"Choose two or more values of {prop or 'a property'} to sweep."})

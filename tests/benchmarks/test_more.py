@@ -12,7 +12,7 @@ from django_celery_beat.models import PeriodicTask
 
 from appliance.models import Host, Operation
 from benchmarks import services
-from benchmarks.models import Run, Schedule, Suite
+from benchmarks.models import CustomProfile, Run, Schedule, Suite
 from benchmarks.services.shares import admits_loopback
 from pools.models import Pool
 from pools.selectors import pool_estimate
@@ -265,3 +265,52 @@ def test_a_share_run_is_queued_against_its_dataset_from_the_page(operator_client
                                                  ("host.example", False), ("", False)])  # fmt: skip
 def test_an_export_admits_a_loopback_mount_only_when_its_clients_include_this_host(clients, admits):
     assert admits_loopback(clients) is admits
+
+
+def test_a_profile_is_copied_with_changed_fields_and_runs_like_a_built_in_one(operator_client, tank):
+    response = api(operator_client, "benchmark-profiles/", {
+        "based_on": "randread-4k", "title": "VM images 16k qd32", "job": {"bs": "16k", "iodepth": 32,
+        "ioengine": "io_uring"}, "properties": {"recordsize": "16K"}})  # fmt: skip
+    assert response.status_code == 201, response.content
+    key = response.json()["key"]
+    job = response.json()["jobs"][0]
+    assert (job["rw"], job["bs"], job["iodepth"], job["ioengine"], job["name"]) == (
+        "randread", "16k", 32, "io_uring", "vm-images-16k-qd32")  # fmt: skip
+    listed = operator_client.get("/api/v1/benchmark-profiles/").json()
+    assert key in [p["key"] for p in listed] and "iperf-4" in [p["key"] for p in listed]
+    started = api(
+        operator_client, "benchmark-runs/", {"host": "local", "profile": key, "dataset": "tank/data", "size": "8g"}
+    )
+    assert started.status_code == 202, started.content
+    run = Run.objects.get()
+    assert run.title == "VM images 16k qd32" and run.jobs[0]["bs"] == "16k" and run.properties == {"recordsize": "16K"}
+    page = operator_client.get("/benchmarks/").content.decode()
+    assert f'value="{key}"' in page
+    assert operator_client.delete(f"/api/v1/benchmark-profiles/{response.json()['custom']}/").status_code == 400
+    gone = operator_client.delete(f"/api/v1/benchmark-profiles/{response.json()['custom']}/?confirm=VM images 16k qd32")
+    assert gone.status_code == 204 and not CustomProfile.objects.exists()
+
+
+@pytest.mark.parametrize(("data", "field"), [
+    ({"job": {"bs": "4k\nfilename=/dev/sda"}}, "bs"), ({"job": {"ioengine": "exec"}}, "ioengine"),
+    ({"job": {"iodepth": 1000}}, "iodepth"), ({"job": {"exec_prerun": "rm -rf /"}}, "job"),
+    ({"job": {"name": "x"}}, "job"), ({"based_on": "iperf-1"}, "based_on"), ({"title": " "}, "title"),
+    ({"properties": {"sync": "maybe"}}, "properties")])  # fmt: skip
+def test_a_bad_copy_is_a_400_naming_the_field_and_nothing_is_saved(operator_client, data, field):
+    body = {"based_on": "randread-4k", "title": "mine", **data}
+    response = api(operator_client, "benchmark-profiles/", body)
+    assert response.status_code == 400 and field in response.json(), response.content
+    assert not CustomProfile.objects.exists()
+
+
+def test_the_copy_page_is_prefilled_from_the_original(operator_client):
+    page = operator_client.get("/benchmarks/profiles/copy/?from=qd-sweep").content.decode()
+    assert "a sweep of 9 jobs" in page and 'value="Queue-depth sweep 4k random read (9 to 33) (copy)"' in page
+    assert 'name="iodepth" value="9"' in page
+    response = operator_client.post("/benchmarks/profiles/copy/?from=qd-sweep", {
+        "title": "qd 64", "rw": "randread", "bs": "4k", "size": "1g", "runtime": 30, "ramp": 5, "numjobs": 1,
+        "iodepth": 64, "ioengine": "io_uring", "nrfiles": 1, "recordsize": "4K"})  # fmt: skip
+    assert response.status_code == 302
+    copy = CustomProfile.objects.get()
+    assert copy.jobs[0]["iodepth"] == 64 and copy.based_on == "qd-sweep" and copy.properties == {"recordsize": "4K"}
+    assert "qd 64" in operator_client.get("/benchmarks/profiles/").content.decode()

@@ -17,8 +17,9 @@ from appliance.operations import Tracker, operation_runner, operation_start
 from shares.selectors import share_server_values
 from shares.services import share_server_setting_apply
 from tuning.choices import Action, ChangeKind, ChangeStatus, SettingKind
-from tuning.models import ChangeSet, KernelState, Link, Setting
+from tuning.models import ChangeSet, KernelState, Setting
 from tuning.profiles import NFS, PROFILES, SMB, numbers, plan_entry, raised
+from tuning.selectors import host_addresses
 from tuning.services.common import change_end, change_target
 from tuning.services.inventory import kernel_refresh
 
@@ -124,17 +125,13 @@ def tuning_apply_start(*, change_set: ChangeSet, user, measure: bool = False, pe
     if measure:
         if peer is None or peer.pk == cs.host_id:
             raise ValidationError({"peer": "Choose another host to measure from (the far end of the link)."})
-        if address not in _addresses(cs.host):
+        if address not in host_addresses(cs.host):
             raise ValidationError({"address": f"Choose one of {cs.host.name}'s addresses."})
     cs.measure, cs.measure_peer, cs.measure_address, cs.revert_if_worse = measure, peer, address, revert_if_worse
     with transaction.atomic():
         cs.save(update_fields=["measure", "measure_peer", "measure_address", "revert_if_worse"])
         _apply_start(cs, user)
     return cs
-
-
-def _addresses(host: Host) -> list[str]:
-    return [c.split("/")[0] for link in Link.objects.filter(host=host) for c in link.cidrs]
 
 
 def _apply_start(cs: ChangeSet, user) -> Operation:
