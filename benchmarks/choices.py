@@ -26,8 +26,10 @@ class RunStatus(models.TextChoices):
 
 # A run may use at most this share of the target's free space (the pool must never fill).
 FREE_SPACE_SHARE = 0.5
-POLL_SECONDS = 2  # how often the worker checks a run's unit (and a cancel)
-BANDWIDTH_EVERY = 3  # …and reads its bandwidth log every this many checks
+POLL_SECONDS = 2  # how often the worker looks for a cancel (in the database) while following a run…
+RAMP_ENOUGH = 3  # seconds of ramp in which the manifest is read (not measured); a shorter one reads it before
+HOST_EVERY = 5  # …asks the host about the unit every this many checks until the job's time is up
+BANDWIDTH_EVERY = 5  # …and reads its bandwidth log every this many checks
 # Scratch dataset properties a suite may sweep or a run may set, and the values offered.
 PROPERTIES = {
     "sync": ("standard", "always", "disabled"),

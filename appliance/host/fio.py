@@ -177,6 +177,13 @@ def parse_result(text: str) -> FioResult:
     return FioResult(version=data.get("fio version", ""), read=_side(job.get("read")), write=_side(job.get("write")))
 
 
+def split_output(text: str) -> tuple[str, str]:
+    """The JSON output file and the bandwidth log read in one `cat`: the log (numbers and commas) follows the last
+    closing brace."""
+    end = text.rfind("}") + 1
+    return text[:end], text[end:]
+
+
 def parse_bw_log(text: str) -> list[tuple[int, int, int]]:
     """A --write_bw_log file: (milliseconds, KiB/s, direction 0 read / 1 write) per line."""
     points = []

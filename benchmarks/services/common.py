@@ -10,13 +10,15 @@ from appliance.host import systemd, zfs
 from appliance.host.errors import HostError
 from appliance.host.runner import Transport
 from appliance.operations import Tracker
-from benchmarks.choices import DROP_HISTORY, POLL_SECONDS, RunStatus
+from benchmarks.choices import DROP_HISTORY, HOST_EVERY, POLL_SECONDS, RunStatus
 from benchmarks.models import Run
 from tuning.models import ChangeSet, Link
 
 
-def manifest_common(t: Transport, run: Run) -> dict:
-    arc = zfs.parse_arcstats(t.run(["cat", "--", zfs.ARCSTATS], check=False).stdout)
+def manifest_common(t: Transport, run: Run, arc: dict | None = None) -> dict:
+    """arc: arcstats as read already (else read here)."""
+    if arc is None:
+        arc = zfs.parse_arcstats(t.run(["cat", "--", zfs.ARCSTATS], check=False).stdout)
     return {
         "kernel": t.run(["uname", "-r"], check=False).stdout.strip(),
         "openzfs": t.run(["zfs", "version"], check=False).stdout.split("\n")[0],
@@ -28,20 +30,25 @@ def manifest_common(t: Transport, run: Run) -> dict:
     }  # fmt: skip
 
 
-def follow_unit(t: Transport, run: Run, unit: str, on_poll=None) -> bool:
-    """Wait for a transient unit to end: True when it ended well, False when the run was cancelled (stopped)."""
-    polls = 0
+def follow_unit(t: Transport, run: Run, unit: str, on_poll=None, expected: float = 0) -> bool:
+    """Wait for a transient unit to end: True when it ended well, False when the run was cancelled (stopped).
+    A cancel is looked for in the database at every poll; the host is asked (a command that takes CPU from what
+    is measured) in the first seconds, every HOST_EVERY polls, and at every poll once the expected time is up."""
+    polls, started = 0, time.monotonic()
     while True:
-        time.sleep(min(POLL_SECONDS, 0.25 * 2**polls))  # soon at first (short jobs), then every POLL_SECONDS
+        left = expected - (time.monotonic() - started)
+        # soon at first (short jobs), then every POLL_SECONDS, waking when the time is up, then every half second
+        time.sleep(min(POLL_SECONDS, 0.25 * 2**polls, left if left > 0.1 else 0.5))
         polls += 1
-        state, result = systemd.service_state(t, unit)
         if Run.objects.filter(pk=run.pk, cancel_requested=True).exists():
             systemd.stop(t, unit)
             return False
-        if state in ("inactive", "failed"):
-            if result not in ("", "success"):
-                raise HostError(f"fio ended with {result}; see the host's journal for {unit}")
-            return True
+        if polls <= 3 or polls % HOST_EVERY == 0 or time.monotonic() - started >= expected:
+            state, result = systemd.service_state(t, unit)
+            if state in ("inactive", "failed"):
+                if result not in ("", "success"):
+                    raise HostError(f"fio ended with {result}; see the host's journal for {unit}")
+                return True
         if on_poll:
             on_poll(polls)
 

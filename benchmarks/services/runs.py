@@ -10,12 +10,12 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from appliance.connect import transport_for
-from appliance.host import fio, kernel, systemd
+from appliance.host import fio, kernel, systemd, zfs
 from appliance.host.errors import HostError
 from appliance.host.runner import Transport
 from appliance.models import Host
 from appliance.operations import Tracker, operation_runner, operation_start
-from benchmarks.choices import BANDWIDTH_EVERY, FREE_SPACE_SHARE, PROPERTIES, RunKind, RunStatus
+from benchmarks.choices import BANDWIDTH_EVERY, FREE_SPACE_SHARE, PROPERTIES, RAMP_ENOUGH, RunKind, RunStatus
 from benchmarks.models import Run
 from benchmarks.selectors import profile_get
 from benchmarks.services import targets
@@ -98,11 +98,11 @@ def queue_storage(run: Run, queue: bool = True) -> Run:
     return run
 
 
-def _manifest(t: Transport, run: Run, where: dict) -> dict:
+def _manifest(t: Transport, run: Run, where: dict, arc: dict) -> dict:
     props = t.run(["zfs", "get", "-H", "-p", "-o", "property,value", "all", "--", where["dataset"]], check=False).stdout
     pool = run.target.split("/")[0]
     return {
-        **manifest_common(t, run),
+        **manifest_common(t, run, arc),
         **where,
         "fio": t.run(["fio", "--version"], check=False).stdout.strip(),
         "dataset_properties": dict(line.split("\t", 1) for line in props.splitlines() if "\t" in line),
@@ -117,20 +117,22 @@ def benchmark_run(tracker: Tracker) -> None:
 
 
 def execute_storage(run: Run, tracker: Tracker) -> None:
-    """Run a storage run's jobs on its host; the run ends succeeded, failed (HostError raised) or cancelled."""
+    """Run a storage run's jobs on its host; the run ends succeeded, failed (HostError raised) or cancelled. The
+    manifest's reads (a handful of commands) are made while nothing is measured: during the first job's layout or
+    ramp when it has one."""
     t = transport_for(run.host, user=tracker.op.user, operation=tracker.op)
     unit = f"tarn-bench-{run.pk}"
     Run.objects.filter(pk=run.pk).update(status=RunStatus.RUNNING)
-    files = []
+    files, live = [], False  # live: a unit started and not seen ending well
     try:
-        tracker.progress(
-            2, f"Making the scratch {'dataset' if run.kind == RunKind.STORAGE else 'folder'} for {run.target}"
-        )
+        what = "dataset" if run.kind == RunKind.STORAGE else "folder"
+        tracker.progress(2, f"Making the scratch {what} for {run.target}")
         directory, out, where = targets.prepare(t, run)
-        run.manifest = _manifest(t, run, where)
-        arc_max = run.manifest.get("arc_c_max") or 0
+        arc = zfs.parse_arcstats(t.run(["cat", "--", zfs.ARCSTATS], check=False).stdout)
+        arc_max = arc.get("c_max") or 0
         if arc_max and working_set(run.jobs) < 2 * arc_max and not run.cache_ok:
             raise HostError(f"The working set is less than twice the ARC's maximum ({arc_max >> 20} MiB) now.")
+        run.manifest = {"argv": []}
         jobs = [fio.FioJob(**j) for j in run.jobs]
         total = sum(j.runtime + j.ramp for j in jobs)
         done = 0
@@ -141,21 +143,30 @@ def execute_storage(run: Run, tracker: Tracker) -> None:
                 tracker.progress(int(100 * done / max(total, 1)), f"{job.name}: laying out the files")
                 run.manifest["argv"].append(fio.layout_argv(job, directory))
                 systemd.start(t, unit, run.manifest["argv"][-1], description=f"Tarn benchmark {run.pk}: layout")
+                live = True
+                if "fio" not in run.manifest:
+                    run.manifest = {**_manifest(t, run, where, arc), "argv": run.manifest["argv"]}
                 if not follow_unit(t, run, unit):
                     return cancelled(run, tracker)
-                systemd.reset_failed(t, unit)
+                live = False
                 kernel.write(t, "sysctl", "vm.drop_caches", "3")
+            if "fio" not in run.manifest and job.ramp < RAMP_ENOUGH:
+                run.manifest = {**_manifest(t, run, where, arc), "argv": run.manifest["argv"]}
             argv = fio.argv(job, directory, output=output, bw_log=bw_log)
             run.manifest["argv"].append(argv)
-            Run.objects.filter(pk=run.pk).update(manifest=run.manifest)
             systemd.start(t, unit, argv, description=f"Tarn benchmark {run.pk}: {run.title}")
+            live = True
+            if "fio" not in run.manifest:  # during the ramp, which is not measured
+                run.manifest = {**_manifest(t, run, where, arc), "argv": run.manifest["argv"]}
+            Run.objects.filter(pk=run.pk).update(manifest=run.manifest)
             if not _follow(t, run, unit, job, bw_log, tracker, done, total):
                 return cancelled(run, tracker)
-            systemd.reset_failed(t, unit)
+            live = False
             done += job.runtime + job.ramp
-            text = t.run(["cat", "--", output], timeout=60).stdout
+            both = t.run(["cat", "--", output, f"{bw_log}_bw.1.log"], check=False, timeout=60).stdout  # one command
+            text, log = fio.split_output(both)
             run.results.append({"job": job.name, **fio.parse_result(text).as_dict()})
-            run.series.append(fio.parse_bw_log(t.run(["cat", "--", f"{bw_log}_bw.1.log"], check=False).stdout))
+            run.series.append(fio.parse_bw_log(log))
             run.raw = text[-200_000:]
             Run.objects.filter(pk=run.pk).update(results=run.results, series=run.series, raw=run.raw)
         finish(run, RunStatus.SUCCEEDED, f"{len(jobs)} job{'s' * (len(jobs) != 1)} done.")
@@ -164,8 +175,9 @@ def execute_storage(run: Run, tracker: Tracker) -> None:
         finish(run, RunStatus.FAILED, str(exc))
         raise HostError(str(exc)) from None
     finally:
-        systemd.stop(t, unit)
-        systemd.reset_failed(t, unit)
+        if live:  # cancelled, failed or interrupted: stop it, and forget a failed unit
+            systemd.stop(t, unit)
+            systemd.reset_failed(t, unit)
         targets.cleanup(t, run, files)
 
 
@@ -175,7 +187,7 @@ def _follow(t, run, unit, job, bw_log, tracker, done, total) -> bool:
     started, current = time.monotonic(), {"job": job.name, "bytes_s": 0}
 
     def on_poll(polls: int) -> None:
-        if polls % BANDWIDTH_EVERY == 1:  # every command costs the host CPU fio is measuring: read it now and then
+        if polls % BANDWIDTH_EVERY == 2:  # every command costs the host CPU fio is measuring: read it now and then
             points = fio.parse_bw_log(t.run(["cat", "--", f"{bw_log}_bw.1.log"], check=False).stdout)
             last = points[-1][0] // 1000 if points else -1  # read and write each log a line per second
             current["bytes_s"] = 1024 * sum(p[1] for p in points if p[0] // 1000 == last)
@@ -184,4 +196,4 @@ def _follow(t, run, unit, job, bw_log, tracker, done, total) -> bool:
         Run.objects.filter(pk=run.pk).update(progress=percent, current=current)
         tracker.progress(min(percent, 99), f"{job.name}: {current['bytes_s'] >> 20} MiB/s")
 
-    return follow_unit(t, run, unit, on_poll)
+    return follow_unit(t, run, unit, on_poll, expected=job.runtime + job.ramp)

@@ -87,3 +87,10 @@ def test_status_intervals_append_documents_and_the_last_is_the_result():
     docs = fio.documents((FIXTURES / "fio_randrw_output.txt").read_text())
     assert len(docs) >= 2  # --status-interval=1 on a 3 s run: live progress, then the result
     assert docs[-1]["jobs"][0]["read"]["io_bytes"] >= docs[0]["jobs"][0]["read"]["io_bytes"]
+
+
+def test_the_result_and_the_bandwidth_log_read_in_one_command_split_apart():
+    result, log = (FIXTURES / "fio_randrw_output.txt").read_text(), (FIXTURES / "fio_bw.log").read_text()
+    text, rest = fio.split_output(result + log)
+    assert fio.parse_result(text) == fio.parse_result(result) and fio.parse_bw_log(rest) == fio.parse_bw_log(log)
+    assert fio.split_output(result)[1].strip() == "" and fio.split_output("")[0] == ""  # no log yet, nothing at all
