@@ -34,6 +34,7 @@ INSTALLED_APPS = [
     "shares.apps.SharesConfig",
     "tuning",
     "benchmarks",
+    "analytics",
 ]
 
 MIDDLEWARE = [
@@ -69,6 +70,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "appliance.context_processors.shell",
+                "analytics.context_processors.bell",
             ],
         },
     },
@@ -183,8 +185,8 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "SettingKindEnum": "tuning.choices.SettingKind",
         "ChangeKindEnum": "tuning.choices.ChangeKind",
-        "StorageProfileEnum": "benchmarks.choices.STORAGE_PROFILES",
         "NetworkProfileEnum": "benchmarks.choices.NETWORK_PROFILES",
+        "AlertLevelEnum": "analytics.choices.Level",
     },
 }
 
@@ -209,6 +211,7 @@ CELERY_BEAT_SCHEDULE = {
     "refresh-links-and-tunables": {"task": "tuning.tasks.tuning_refresh_all", "schedule": 300.0},
     "settle-network-changes": {"task": "tuning.tasks.changes_settle", "schedule": 10.0},
     "reconcile-benchmark-runs": {"task": "benchmarks.tasks.runs_reconcile", "schedule": 30.0},
+    "evaluate-alerts": {"task": "analytics.tasks.alerts_evaluate_all", "schedule": 60.0},
 }
 
 LOGGING = {

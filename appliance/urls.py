@@ -31,5 +31,6 @@ urlpatterns = [
     path("shares/", include("shares.urls")),
     path("tuning/", include("tuning.urls")),
     path("benchmarks/", include("benchmarks.urls")),
+    path("alerts/", include("analytics.urls")),
     path("api/v1/", include(("appliance.api.urls", "api"))),
 ]

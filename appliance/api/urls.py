@@ -17,4 +17,5 @@ urlpatterns = [
     path("", include("shares.api.urls")),
     path("", include("tuning.api.urls")),
     path("", include("benchmarks.api.urls")),
+    path("", include("analytics.api.urls")),
 ]

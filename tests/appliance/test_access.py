@@ -4,6 +4,7 @@ import pytest
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from django.utils import timezone
 
+from analytics.models import Alert, Channel
 from appliance.auth import required_role
 from appliance.choices import Role
 from appliance.models import ApiToken, AuditEntry, Operation
@@ -59,7 +60,13 @@ def objects(local_host, admin_user):
     run = Run.objects.create(host=local_host, profile="seq-write-1", title="Sequential write 1M", target="tank/a")
     suite = Suite.objects.create(host=local_host, title="suite", target="tank/a")
     schedule = Schedule.objects.create(host=local_host, name="nightly", profiles=["seq-write-1"], target="tank/a")
+    channel = Channel.objects.create(name="ops", kind="webhook", url="https://example.org/hook")
+    alert = Alert.objects.create(host=local_host, rule="pool_state", subject="tank", level="critical", message="x")
     return {
+        "alert-rule": "capacity_warning",  # before "alert"
+        "alert-channel": channel.pk,
+        "channel": channel.pk,
+        "alert": alert.pk,
         "benchmark-suite": suite.pk,  # before "benchmark"
         "benchmark-schedule": schedule.pk,
         "benchmark": run.pk,

@@ -1,0 +1,35 @@
+"""Alert API shapes: secrets are write-only (never returned)."""
+
+from rest_framework import serializers
+
+from analytics.choices import Level
+from analytics.models import Alert, Channel
+
+
+class AlertSerializer(serializers.ModelSerializer):
+    host = serializers.SlugRelatedField(slug_field="name", read_only=True)
+
+    class Meta:
+        model = Alert
+        fields = ["id", "host", "rule", "subject", "level", "message", "raised_at", "cleared_at", "deliveries"]
+        read_only_fields = fields
+
+
+class ChannelSerializer(serializers.ModelSerializer):
+    smtp_password = serializers.CharField(write_only=True, required=False, allow_blank=True, max_length=254)
+    secret = serializers.CharField(write_only=True, required=False, allow_blank=True, max_length=128)
+
+    class Meta:
+        model = Channel
+        fields = ["id", "name", "kind", "enabled", "min_level", "smtp_host", "smtp_port", "smtp_security",
+                  "smtp_username", "smtp_password", "sender", "recipients", "url", "secret", "last_result", "last_at"]  # fmt: skip
+        read_only_fields = ["id", "last_result", "last_at"]
+
+
+class RuleSerializer(serializers.Serializer):
+    key = serializers.CharField(read_only=True)
+    title = serializers.CharField(read_only=True)
+    enabled = serializers.BooleanField()
+    level = serializers.ChoiceField(choices=Level.choices)
+    threshold = serializers.FloatField(required=False, allow_null=True)
+    unit = serializers.CharField(read_only=True)

@@ -1,0 +1,11 @@
+"""Alert API routes (mounted under /api/v1/)."""
+
+from rest_framework.routers import SimpleRouter
+
+from analytics.api import views
+
+router = SimpleRouter(trailing_slash=True)
+router.register("alerts", views.AlertViewSet, basename="alert")
+router.register("alert-channels", views.ChannelViewSet, basename="alert-channel")
+router.register("alert-rules", views.RuleViewSet, basename="alert-rule")
+urlpatterns = router.urls

@@ -1,0 +1,69 @@
+"""Alert API: alerts (?open=1), channels (admin; secrets write-only; …/<id>/test/ sends one now), rules (admin
+writes)."""
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import mixins, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.response import Response
+
+from analytics import selectors, services
+from analytics.api import serializers as s
+from analytics.models import Alert, Channel
+from appliance.auth import requires
+from appliance.choices import Role
+
+
+class AlertViewSet(viewsets.ReadOnlyModelViewSet):
+    serializer_class = s.AlertSerializer
+
+    @extend_schema(parameters=[OpenApiParameter("open", bool, description="Only the open ones.")])
+    def list(self, request, *args, **kwargs):
+        return super().list(request, *args, **kwargs)
+
+    def get_queryset(self):
+        qs = Alert.objects.select_related("host")
+        return qs.filter(cleared_at__isnull=True) if self.request.query_params.get("open") else qs
+
+
+@requires(write=Role.ADMIN, read=Role.ADMIN)
+class ChannelViewSet(viewsets.ModelViewSet):
+    serializer_class = s.ChannelSerializer
+    queryset = Channel.objects.all()
+
+    def perform_create(self, serializer):
+        serializer.instance = services.channel_save(data=dict(serializer.validated_data))
+
+    def perform_update(self, serializer):
+        serializer.instance = services.channel_save(data=dict(serializer.validated_data), pk=serializer.instance.pk)
+
+    @extend_schema(parameters=[OpenApiParameter("confirm", str, description="The channel's name, typed again.")])
+    def destroy(self, request, *args, **kwargs):
+        services.channel_delete(channel=self.get_object(), confirm=request.query_params.get("confirm", ""))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+    @extend_schema(request=None, responses={200: {"type": "object", "properties": {"ok": {"type": "boolean"},
+                                                                                    "result": {"type": "string"}}}})  # fmt: skip
+    @action(detail=True, methods=["post"])
+    def test(self, request, pk=None):
+        ok, result = services.channel_test(channel=self.get_object())
+        return Response({"ok": ok, "result": result})
+
+
+@requires(write=Role.ADMIN)
+class RuleViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
+    """The rules as in effect; PUT …/<key>/ changes one."""
+
+    serializer_class = s.RuleSerializer
+    lookup_value_regex = "[a-z_]+"
+
+    def get_queryset(self):
+        return [{**r.__dict__, "enabled": on} for r, on in selectors.rules().values()]
+
+    @extend_schema(request=s.RuleSerializer, responses={200: s.RuleSerializer},
+                   parameters=[OpenApiParameter("id", str, OpenApiParameter.PATH, description="The rule's key.")])  # fmt: skip
+    def update(self, request, pk=None):
+        data = s.RuleSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        services.rule_save(key=pk, **data.validated_data)
+        rule, on = selectors.rules()[pk]
+        return Response(s.RuleSerializer({**rule.__dict__, "enabled": on}).data)

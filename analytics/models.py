@@ -1,0 +1,73 @@
+"""Alerts: rules (levels and thresholds an admin may change), the alerts they raised (open until the condition
+ends) with what was delivered where, and the channels they go to (e-mail, webhook)."""
+
+from django.db import models
+from django.db.models import Q
+
+from analytics.choices import RULE, ChannelKind, Level, SmtpSecurity
+from appliance.models import Host
+
+
+class RuleSetting(models.Model):
+    """An admin's change to a rule (a missing row: the rule's defaults)."""
+
+    key = models.CharField(max_length=40, unique=True)
+    enabled = models.BooleanField(default=True)
+    level = models.CharField(max_length=10, choices=Level.choices)
+    threshold = models.FloatField(null=True, blank=True)
+
+    def __str__(self):
+        return self.key
+
+
+class Alert(models.Model):
+    host = models.ForeignKey(Host, null=True, blank=True, on_delete=models.CASCADE, related_name="alerts")
+    rule = models.CharField(max_length=40)
+    subject = models.CharField(max_length=255, blank=True, help_text="What it is about: a pool, a run…")
+    level = models.CharField(max_length=10, choices=Level.choices)
+    message = models.CharField(max_length=500)
+    raised_at = models.DateTimeField(auto_now_add=True)
+    cleared_at = models.DateTimeField(null=True, blank=True)
+    deliveries = models.JSONField(default=list, help_text="[{channel, event, ok, error, at}]")
+
+    class Meta:
+        ordering = ["-raised_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["host", "rule", "subject"], condition=Q(cleared_at__isnull=True),
+                                    name="one_open_alert_per_condition"),
+        ]  # fmt: skip
+        indexes = [models.Index(fields=["cleared_at", "-raised_at"], name="alert_open_recent")]
+
+    def __str__(self):
+        return self.message
+
+    @property
+    def title(self) -> str:
+        return RULE[self.rule].title if self.rule in RULE else self.rule
+
+
+class Channel(models.Model):
+    name = models.CharField(max_length=80, unique=True)
+    kind = models.CharField(max_length=8, choices=ChannelKind.choices)
+    enabled = models.BooleanField(default=True)
+    min_level = models.CharField(max_length=10, choices=Level.choices, default=Level.WARNING,
+                                 help_text="Send alerts of this level and above.")  # fmt: skip
+    # e-mail
+    smtp_host = models.CharField(max_length=253, blank=True)
+    smtp_port = models.PositiveIntegerField(default=587)
+    smtp_security = models.CharField(max_length=8, choices=SmtpSecurity.choices, default=SmtpSecurity.STARTTLS)
+    smtp_username = models.CharField(max_length=254, blank=True)
+    smtp_password = models.CharField(max_length=254, blank=True, help_text="Kept; never shown or logged.")
+    sender = models.EmailField(blank=True)
+    recipients = models.CharField(max_length=1000, blank=True, help_text="Addresses, comma-separated.")
+    # webhook
+    url = models.URLField(max_length=500, blank=True)
+    secret = models.CharField(max_length=128, blank=True, help_text="Signs each body: X-Tarn-Signature.")
+    last_result = models.CharField(max_length=500, blank=True)
+    last_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self):
+        return self.name

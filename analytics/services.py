@@ -1,0 +1,134 @@
+"""Writes for alerts: evaluate a host's conditions (raise what is new, clear what ended; each raise and clear is
+delivered to the channels, one task per channel), rules, channels and their test."""
+
+from urllib.parse import urlsplit
+
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_email
+from django.db import transaction
+from django.utils import timezone
+
+from analytics import channels
+from analytics.choices import RULE, ChannelKind
+from analytics.models import Alert, Channel, RuleSetting
+from analytics.selectors import channels_for, conditions
+from appliance.celery import app
+from appliance.models import Host
+
+
+def alerts_evaluate(*, host: Host, now=None, deliver=None) -> tuple[list[Alert], list[Alert]]:
+    """Returns (raised, cleared). deliver(alert_id, channel_id, event): queues a delivery (after commit)."""
+    deliver = deliver or _queue_delivery
+    now = now or timezone.now()
+    holding = {(c.rule, c.subject): c for c in conditions(host, now)}
+    open_ = {(a.rule, a.subject): a for a in Alert.objects.filter(host=host, cleared_at__isnull=True)}
+    raised, cleared = [], []
+    with transaction.atomic():
+        for key, c in holding.items():
+            if key not in open_:
+                raised.append(Alert.objects.create(host=host, rule=c.rule, subject=c.subject, level=c.level,
+                                                   message=c.message[:500]))  # fmt: skip
+        for key, alert in open_.items():
+            if key not in holding:
+                alert.cleared_at = now
+                alert.save(update_fields=["cleared_at"])
+                cleared.append(alert)
+        for alert, event in [(a, "raised") for a in raised] + [(a, "cleared") for a in cleared]:
+            for channel in channels_for(alert.level):
+                transaction.on_commit(lambda a=alert.pk, c=channel.pk, e=event: deliver(a, c, e))
+    return raised, cleared
+
+
+def _queue_delivery(alert_id: int, channel_id: int, event: str) -> None:
+    app.send_task("analytics.tasks.alert_deliver", args=[alert_id, channel_id, event], queue="default")
+
+
+def alert_deliver(*, alert_id: int, channel_id: int, event: str) -> bool:
+    """Send one alert's raise or clear to one channel and record the outcome on both."""
+    alert = Alert.objects.select_related("host").filter(pk=alert_id).first()
+    channel = Channel.objects.filter(pk=channel_id).first()
+    if alert is None or channel is None:
+        return False
+    ok, result = channels.send(channel, channels.payload(event, alert))
+    now = timezone.now()
+    Channel.objects.filter(pk=channel.pk).update(last_result=f"{'ok' if ok else 'failed'}: {result}"[:500], last_at=now)
+    alert.deliveries.append(
+        {"channel": channel.name, "event": event, "ok": ok, "result": result, "at": now.isoformat()}
+    )
+    Alert.objects.filter(pk=alert.pk).update(deliveries=alert.deliveries)
+    return ok
+
+
+def rule_save(*, key: str, enabled: bool, level: str, threshold: float | None) -> RuleSetting:
+    rule = RULE.get(key)
+    if rule is None:
+        raise ValidationError({"key": "Not a rule."})
+    if rule.threshold is None:
+        threshold = None
+    elif threshold is None or not rule.low <= threshold <= rule.high:
+        raise ValidationError({"threshold": f"{rule.title}: {rule.low:g} to {rule.high:g} {rule.unit}."})
+    row, _ = RuleSetting.objects.update_or_create(key=key, defaults={"enabled": enabled, "level": level,
+                                                                     "threshold": threshold})  # fmt: skip
+    return row
+
+
+def check_channel(channel: Channel) -> None:
+    """The rules the form cannot see: a webhook is http(s) without credentials in its URL; an e-mail channel has a
+    server, a sender and valid recipients."""
+    if channel.kind == ChannelKind.WEBHOOK:
+        parts = urlsplit(channel.url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValidationError({"url": "An http:// or https:// URL."})
+        if parts.username or parts.password:
+            raise ValidationError({"url": "No credentials in the URL: use the shared secret (it signs each body)."})
+    else:
+        if not channel.smtp_host or not 1 <= channel.smtp_port <= 65535:
+            raise ValidationError({"smtp_host": "The SMTP server and a port from 1 to 65535."})
+        recipients = [r.strip() for r in channel.recipients.split(",") if r.strip()]
+        try:
+            validate_email(channel.sender)
+            for r in recipients:
+                validate_email(r)
+        except ValidationError:
+            raise ValidationError({"recipients": "The sender and each recipient: an e-mail address."}) from None
+        if not recipients:
+            raise ValidationError({"recipients": "At least one recipient."})
+
+
+def without_credentials(url: str) -> str:
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]).geturl()
+
+
+def channel_save(*, data: dict, pk: int | None = None) -> Channel:
+    """data: the channel's fields; an empty smtp_password or secret keeps the saved one."""
+    channel = Channel.objects.get(pk=pk) if pk else Channel()
+    for key, value in data.items():
+        if key in ("smtp_password", "secret") and not value and pk:
+            continue
+        setattr(channel, key, value)
+    check_channel(channel)
+    if Channel.objects.filter(name=channel.name).exclude(pk=channel.pk).exists():
+        raise ValidationError({"name": f"A channel named {channel.name} exists already."})
+    channel.save()
+    return channel
+
+
+def channel_test(*, channel: Channel) -> tuple[bool, str]:
+    """Send a test message now (in the request: the admin waits for the answer, bounded by the timeouts)."""
+    data = {"event": "test", "rule": "test", "title": "Test", "level": "warning", "host": None, "subject": "",
+            "message": f"A test from Tarn's channel {channel.name}.", "raised_at": timezone.now().isoformat(),
+            "cleared_at": None}  # fmt: skip
+    ok, result = channels.send(channel, data)
+    Channel.objects.filter(pk=channel.pk).update(last_result=f"{'ok' if ok else 'failed'}: {result}"[:500],
+                                                 last_at=timezone.now())  # fmt: skip
+    return ok, result
+
+
+def channel_delete(*, channel: Channel, confirm: str) -> bool:
+    if confirm != channel.name:
+        raise ValidationError({"confirm": f"Type the channel's name ({channel.name}) to delete it."})
+    channel.delete()
+    return True

@@ -1,0 +1,63 @@
+"""Alert pages: open and recent alerts (the bell's page), rules, channels with a test button."""
+
+from django.contrib import messages
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_http_methods, require_POST
+
+from analytics import selectors, services
+from analytics.choices import Level
+from analytics.forms import ChannelForm, RuleForm
+from analytics.models import Channel
+from appliance.auth import requires
+from appliance.choices import Role
+from appliance.views import attempt
+
+
+def alert_list(request):
+    context = {"open": selectors.open_alerts(), "cleared": selectors.recent_cleared(),
+               "rules": [(r, on) for r, on in selectors.rules().values()], "channels": list(Channel.objects.all()),
+               "levels": Level.choices}  # fmt: skip
+    return render(request, "analytics/alert_list.html", context)
+
+
+@requires(write=Role.ADMIN)
+@require_POST
+def rule_save(request):
+    form = RuleForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
+    elif attempt(request, services.rule_save, **form.cleaned_data):
+        messages.success(request, "Rule saved.")
+    return redirect("alert-list")
+
+
+@requires(write=Role.ADMIN, read=Role.ADMIN)
+@require_http_methods(["GET", "POST"])
+def channel_edit(request, pk=None):
+    channel = get_object_or_404(Channel, pk=pk) if pk else None
+    form = ChannelForm(request.POST or None, instance=channel)
+    if request.method == "POST" and form.is_valid():
+        data = {k: form.cleaned_data[k] for k in ChannelForm.Meta.fields}
+        if saved := attempt(request, services.channel_save, data=data, pk=pk):
+            return redirect("channel-edit", pk=saved.pk)
+    if form.is_bound:  # never echo a URL's credentials back into the page
+        form.data = form.data.copy()
+        form.data["url"] = services.without_credentials(form.data.get("url", ""))
+    return render(request, "analytics/channel_form.html", {"form": form, "channel": channel})
+
+
+@requires(write=Role.ADMIN)
+@require_POST
+def channel_test(request, pk):
+    ok, result = services.channel_test(channel=get_object_or_404(Channel, pk=pk))
+    (messages.success if ok else messages.error)(request, f"Test: {result}")
+    return redirect("channel-edit", pk=pk)
+
+
+@requires(write=Role.ADMIN)
+@require_POST
+def channel_delete(request, pk):
+    channel = get_object_or_404(Channel, pk=pk)
+    if attempt(request, services.channel_delete, channel=channel, confirm=request.POST.get("confirm", "")) is None:
+        return redirect("channel-edit", pk=pk)
+    return redirect("alert-list")

@@ -1,0 +1,193 @@
+"""Alerts from the inventory: raised once, cleared when the condition ends, each delivered to a real SMTP server
+(aiosmtpd) and a real HTTP receiver with its signature checked; a broken channel holds up no other; bad channel
+and rule input is refused naming the field."""
+
+import hashlib
+import hmac
+import json
+import socket
+import threading
+from email import message_from_bytes
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+import pytest
+from aiosmtpd.controller import Controller
+from django.utils import timezone
+
+from analytics import services
+from analytics.models import Alert, Channel
+from benchmarks.models import Run
+from pools.models import Pool, Vdev
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def smtp():
+    class Inbox:
+        messages = []
+
+        async def handle_DATA(self, server, session, envelope):  # noqa: N802 (aiosmtpd's hook name)
+            self.messages.append((envelope.rcpt_tos, message_from_bytes(envelope.content)))
+            return "250 OK"
+
+    inbox = Inbox()
+    controller = Controller(inbox, hostname="127.0.0.1", port=free_port())
+    controller.start()
+    yield controller, inbox
+    controller.stop()
+
+
+@pytest.fixture
+def receiver():
+    got, statuses = [], []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 (http.server's hook name)
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            got.append((dict(self.headers), body))
+            self.send_response(statuses.pop(0) if statuses else 200)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}/hook", got, statuses
+    server.shutdown()
+
+
+@pytest.fixture
+def tank(local_host):
+    return Pool.objects.create(host=local_host, name="tank", guid="1", state="ONLINE", capacity=40,
+                               scan_end=timezone.now(), observed_at=timezone.now())  # fmt: skip
+
+
+def evaluate(host, capture):
+    with capture(execute=True):
+        return services.alerts_evaluate(host=host, deliver=lambda a, c, e: services.alert_deliver(
+            alert_id=a, channel_id=c, event=e))  # fmt: skip
+
+
+def test_a_degraded_pool_is_raised_once_delivered_by_mail_and_webhook_and_cleared(
+    local_host, tank, smtp, receiver, django_capture_on_commit_callbacks
+):
+    controller, inbox = smtp
+    url, got, _ = receiver
+    Channel.objects.create(name="ops mail", kind="email", smtp_host="127.0.0.1", smtp_port=controller.port,
+                           smtp_security="none", sender="tarn@example.org", recipients="ops@example.org, me@example.org")  # fmt: skip
+    Channel.objects.create(name="hook", kind="webhook", url=url, secret="s3cret")
+    Channel.objects.create(name="dead", kind="webhook", url=f"http://127.0.0.1:{free_port()}/")  # nothing listens
+    assert evaluate(local_host, django_capture_on_commit_callbacks) == ([], [])
+    Pool.objects.filter(pk=tank.pk).update(state="DEGRADED")
+    raised, cleared = evaluate(local_host, django_capture_on_commit_callbacks)
+    assert [(a.rule, a.subject, a.level) for a in raised] == [("pool_state", "tank", "critical")] and not cleared
+    assert evaluate(local_host, django_capture_on_commit_callbacks) == ([], [])  # raised once
+    ((rcpts, mail),) = inbox.messages
+    assert (
+        rcpts == ["ops@example.org", "me@example.org"]
+        and mail["Subject"] == "[Tarn CRITICAL] Pool tank on local is DEGRADED."
+    )
+    ((headers, body),) = got
+    assert headers["X-Tarn-Signature"] == "sha256=" + hmac.new(b"s3cret", body, hashlib.sha256).hexdigest()
+    assert json.loads(body)["event"] == "raised" and json.loads(body)["level"] == "critical"
+    alert = Alert.objects.get()
+    outcomes = {(d["channel"], d["ok"]) for d in alert.deliveries}
+    assert outcomes == {("ops mail", True), ("hook", True), ("dead", False)}  # the dead one held up nobody
+    Pool.objects.filter(pk=tank.pk).update(state="ONLINE")
+    raised, cleared = evaluate(local_host, django_capture_on_commit_callbacks)
+    assert not raised and [a.pk for a in cleared] == [alert.pk]
+    assert len(inbox.messages) == 2 and inbox.messages[1][1]["Subject"].startswith("[Tarn cleared]")
+    assert json.loads(got[1][1])["event"] == "cleared"
+
+
+def test_capacity_errors_scrubs_hosts_and_benchmarks_raise_their_rules(local_host, tank, admin_user,
+                                                                       django_capture_on_commit_callbacks):  # fmt: skip
+    Pool.objects.filter(pk=tank.pk).update(capacity=85)
+    assert [a.rule for a in evaluate(local_host, django_capture_on_commit_callbacks)[0]] == ["capacity_warning"]
+    Pool.objects.filter(pk=tank.pk).update(capacity=93, scan_function="scrub", scan_errors=2, scan_end=None)
+    Vdev.objects.create(pool=tank, position=0, name="sda", type="disk", role="data", state="ONLINE", checksum_errors=4)
+    local_host.facts_error = "ssh: connect to host nas port 22: No route to host"
+    local_host.save()
+    Run.objects.create(host=local_host, profile="seq-write-1", title="Seq", target="tank/a", status="failed",
+                       message="fio ended with exit-code", finished_at=timezone.now())  # fmt: skip
+    Run.objects.create(host=local_host, profile="seq-write-1", title="Nightly", target="tank/a", status="succeeded",
+                       flag="40% below the median of the previous 5 runs")  # fmt: skip
+    raised, cleared = evaluate(local_host, django_capture_on_commit_callbacks)
+    assert sorted(a.rule for a in raised) == ["benchmark_drop", "benchmark_failed", "capacity_critical",
+                                              "host_unreachable", "pool_errors", "scrub_errors", "scrub_overdue"]  # fmt: skip
+    assert [a.rule for a in cleared] == ["capacity_warning"]  # became critical: the warning ends
+    assert "No route to host" in Alert.objects.get(rule="host_unreachable").message
+
+
+def test_a_webhook_that_fails_at_first_is_tried_again(local_host, receiver):
+    url, got, statuses = receiver
+    statuses.append(503)
+    channel = Channel.objects.create(name="hook", kind="webhook", url=url)
+    assert services.channel_test(channel=channel) == (True, "HTTP 200") and len(got) == 2
+
+
+def test_the_bell_counts_open_alerts_on_every_page(admin_client, local_host, tank):
+    assert (
+        'id="bell"' in admin_client.get("/").content.decode()
+        and "ringing" not in admin_client.get("/").content.decode()
+    )
+    Alert.objects.create(
+        host=local_host, rule="pool_state", subject="tank", level="critical", message="tank is FAULTED"
+    )
+    page = admin_client.get("/").content.decode()
+    assert 'class="bell ringing"' in page and '<span class="count">1</span>' in page
+    assert "tank is FAULTED" in admin_client.get("/alerts/").content.decode()
+
+
+@pytest.mark.parametrize(("data", "says"), [
+    ({"kind": "webhook", "url": "ftp://example.org/x"}, "An http:// or https:// URL"),
+    ({"kind": "webhook", "url": "https://user:pw@example.org/x"}, "No credentials in the URL"),
+    ({"kind": "email", "smtp_host": "mail", "smtp_port": 70000, "sender": "a@b.org", "recipients": "c@d.org"},
+     "a port from 1 to 65535"),
+    ({"kind": "email", "smtp_host": "mail", "sender": "a@b.org", "recipients": "not an address"},
+     "each recipient: an e-mail address"),
+    ({"kind": "email", "smtp_host": "", "sender": "a@b.org", "recipients": "c@d.org"}, "The SMTP server"),
+])  # fmt: skip
+def test_bad_channels_are_refused_saying_why_and_nothing_is_saved(admin_client, data, says):
+    body = {"name": "x", "enabled": "on", "min_level": "warning", "smtp_port": 587, "smtp_security": "starttls", **data}
+    page = admin_client.post("/alerts/channels/add/", body, follow=True)
+    assert page.status_code == 200 and says in page.content.decode(), page.content.decode()[-3000:]
+    assert not Channel.objects.exists()
+    assert "user:pw" not in page.content.decode()  # a URL's credentials are not echoed back
+
+
+def test_a_rule_threshold_outside_its_limits_is_refused(admin_client, viewer_client):
+    admin_client.post(
+        "/alerts/rules/", {"key": "capacity_warning", "enabled": "on", "level": "warning", "threshold": 120}
+    )
+    assert "Pool filling: 50 to 99 %" in admin_client.get("/alerts/").content.decode()
+    admin_client.post(
+        "/alerts/rules/", {"key": "capacity_warning", "enabled": "on", "level": "critical", "threshold": 70}
+    )
+    page = admin_client.get("/alerts/").content.decode()
+    assert 'value="70"' in page
+    assert viewer_client.post("/alerts/rules/", {"key": "capacity_warning", "level": "warning"}).status_code == 403
+
+
+def test_the_api_keeps_secrets_write_only_and_names_the_field_of_bad_input(admin_client, operator_client):
+    body = {"name": "hook", "kind": "webhook", "url": "https://example.org/hook", "secret": "s3cret"}
+    created = admin_client.post("/api/v1/alert-channels/", body, content_type="application/json")
+    assert created.status_code == 201, created.content
+    assert "secret" not in created.json() and Channel.objects.get().secret == "s3cret"
+    bad = admin_client.post("/api/v1/alert-channels/", {**body, "name": "two", "url": "https://u:p@example.org/"},
+                            content_type="application/json")  # fmt: skip
+    assert bad.status_code == 400 and "url" in bad.json() and "u:p" not in bad.content.decode()
+    assert operator_client.get("/api/v1/alert-channels/").status_code == 403  # admins only: it holds secrets
+    rule = admin_client.put("/api/v1/alert-rules/capacity_warning/", {"enabled": True, "level": "warning",
+                                                                      "threshold": 101}, content_type="application/json")  # fmt: skip
+    assert rule.status_code == 400 and "threshold" in rule.json()
+    ok = admin_client.put("/api/v1/alert-rules/capacity_warning/", {"enabled": True, "level": "critical",
+                                                                    "threshold": 75}, content_type="application/json")  # fmt: skip
+    assert ok.status_code == 200 and ok.json()["threshold"] == 75 and ok.json()["level"] == "critical"
+    assert operator_client.get("/api/v1/alerts/?open=1").status_code == 200
