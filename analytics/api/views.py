@@ -1,13 +1,17 @@
 """Alert API: alerts (?open=1), channels (admin; secrets write-only; …/<id>/test/ sends one now), rules (admin
 writes)."""
 
+from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
+from rest_framework.views import APIView
 
 from analytics import selectors, services
 from analytics.api import serializers as s
+from analytics.metrics import InventoryCollector
 from analytics.models import Alert, Channel
 from appliance.auth import requires
 from appliance.choices import Role
@@ -67,3 +71,14 @@ class RuleViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
         services.rule_save(key=pk, **data.validated_data)
         rule, on = selectors.rules()[pk]
         return Response(s.RuleSerializer({**rule.__dict__, "enabled": on}).data)
+
+
+class MetricsView(APIView):
+    """Prometheus exposition (text format 0.0.4) of the inventory, for Prometheus and Grafana: scrape with an API
+    token (`Authorization: Bearer tarn_…`)."""
+
+    @extend_schema(responses={(200, "text/plain"): str})
+    def get(self, request):
+        registry = CollectorRegistry(auto_describe=False)
+        registry.register(InventoryCollector())
+        return HttpResponse(generate_latest(registry), content_type=CONTENT_TYPE_LATEST)

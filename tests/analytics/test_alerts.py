@@ -13,9 +13,11 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 import pytest
 from aiosmtpd.controller import Controller
 from django.utils import timezone
+from prometheus_client.parser import text_string_to_metric_families
 
 from analytics import services
 from analytics.models import Alert, Channel
+from appliance.services import api_token_create
 from benchmarks.models import Run
 from pools.models import Pool, Vdev
 
@@ -191,3 +193,18 @@ def test_the_api_keeps_secrets_write_only_and_names_the_field_of_bad_input(admin
                                                                     "threshold": 75}, content_type="application/json")  # fmt: skip
     assert ok.status_code == 200 and ok.json()["threshold"] == 75 and ok.json()["level"] == "critical"
     assert operator_client.get("/api/v1/alerts/?open=1").status_code == 200
+
+
+def test_metrics_need_a_token_and_parse_as_prometheus_text(client, local_host, tank, admin_user):
+    assert client.get("/metrics").status_code == 401
+    _, key = api_token_create(user=admin_user, name="prometheus")
+    Pool.objects.filter(pk=tank.pk).update(size=100, allocated=40, state="DEGRADED")
+    Alert.objects.create(host=local_host, rule="pool_state", subject="tank", level="critical", message="x")
+    response = client.get("/metrics", headers={"Authorization": f"Bearer {key}"})
+    assert response.status_code == 200 and response["Content-Type"].startswith("text/plain")
+    families = {f.name: f for f in text_string_to_metric_families(response.content.decode())}
+    samples = {(s.name, tuple(sorted(s.labels.items()))): s.value for f in families.values() for s in f.samples}
+    assert samples[("tarn_pool_state", (("host", "local"), ("pool", "tank"), ("state", "DEGRADED")))] == 1
+    assert samples[("tarn_pool_capacity_ratio", (("host", "local"), ("pool", "tank")))] == 0.4
+    assert samples[("tarn_alerts_open", (("level", "critical"),))] == 1
+    assert samples[("tarn_host_up", (("host", "local"),))] == 1

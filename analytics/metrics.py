@@ -1,0 +1,98 @@
+"""Prometheus exposition of what Tarn knows (the inventory in the database, no command per scrape): hosts, pools,
+datasets and snapshots, links' counters, ARC, open alerts, benchmarks' last bandwidth. A collector builds the
+families per scrape; prometheus_client writes the text format."""
+
+from django.db.models import Count, Max, Sum
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
+from analytics.models import Alert
+from appliance.models import Host
+from benchmarks.models import Run
+from pools.models import Dataset, Pool, Snapshot, Vdev
+from tuning.models import KernelState, Link
+
+
+class InventoryCollector:
+    def collect(self):
+        hosts = {h.pk: h.name for h in Host.objects.only("pk", "name")}
+        up = GaugeMetricFamily("tarn_host_up", "1 if Tarn's last look at the host succeeded", labels=["host"])
+        for host in Host.objects.only("name", "facts_error"):
+            up.add_metric([host.name], 0 if host.facts_error else 1)
+        yield up
+        yield from _pools(hosts)
+        yield from _counts(hosts)
+        yield from _links(hosts)
+        yield from _arc(hosts)
+        alerts = GaugeMetricFamily("tarn_alerts_open", "Open alerts by level", labels=["level"])
+        for row in Alert.objects.filter(cleared_at__isnull=True).values("level").annotate(n=Count("id")):
+            alerts.add_metric([row["level"]], row["n"])
+        yield alerts
+        bench = GaugeMetricFamily("tarn_benchmark_last_bandwidth_bytes", "Bytes/s of the last successful run",
+                                  labels=["host", "profile", "target"])  # fmt: skip
+        last = Run.objects.filter(status="succeeded").values("host_id", "profile", "target").annotate(pk=Max("id"))
+        for run in Run.objects.filter(pk__in=[r["pk"] for r in last]).only("host_id", "profile", "target", "results"):
+            bench.add_metric([hosts.get(run.host_id, ""), run.profile, run.target], run.bandwidth)
+        yield bench
+
+
+def _pools(hosts):
+    families = {
+        "state": GaugeMetricFamily("tarn_pool_state", "1 for the pool's state", labels=["host", "pool", "state"]),
+        "size": GaugeMetricFamily("tarn_pool_size_bytes", "Pool size", labels=["host", "pool"]),
+        "allocated": GaugeMetricFamily("tarn_pool_allocated_bytes", "Pool allocated", labels=["host", "pool"]),
+        "capacity": GaugeMetricFamily("tarn_pool_capacity_ratio", "Allocated share, 0-1", labels=["host", "pool"]),
+        "errors": GaugeMetricFamily(
+            "tarn_pool_device_errors", "Read, write and checksum errors of its devices", labels=["host", "pool"]
+        ),  # fmt: skip
+        "scrub": GaugeMetricFamily(
+            "tarn_pool_last_scan_end_timestamp_seconds", "End of the last scrub or resilver", labels=["host", "pool"]
+        ),  # fmt: skip
+    }
+    errors = {row["pool_id"]: row["e"] or 0 for row in Vdev.objects.values("pool_id").annotate(
+        e=Sum("read_errors") + Sum("write_errors") + Sum("checksum_errors"))}  # fmt: skip
+    for pool in Pool.objects.all():
+        labels = [hosts.get(pool.host_id, ""), pool.name]
+        families["state"].add_metric([*labels, pool.state], 1)
+        families["size"].add_metric(labels, pool.size)
+        families["allocated"].add_metric(labels, pool.allocated)
+        families["capacity"].add_metric(labels, pool.capacity / 100)
+        families["errors"].add_metric(labels, errors.get(pool.pk, 0))
+        if pool.scan_end:
+            families["scrub"].add_metric(labels, pool.scan_end.timestamp())
+    yield from families.values()
+
+
+def _counts(hosts):
+    datasets = GaugeMetricFamily("tarn_datasets", "Datasets and volumes", labels=["host"])
+    for row in Dataset.objects.values("host_id").annotate(n=Count("id")):
+        datasets.add_metric([hosts.get(row["host_id"], "")], row["n"])
+    yield datasets
+    snapshots = GaugeMetricFamily("tarn_snapshots", "Snapshots", labels=["host"])
+    for row in Snapshot.objects.values("dataset__host_id").annotate(n=Count("id")):
+        snapshots.add_metric([hosts.get(row["dataset__host_id"], "")], row["n"])
+    yield snapshots
+
+
+def _links(hosts):
+    families = {f"{d}_{n}": CounterMetricFamily(f"tarn_link_{'receive' if d == 'rx' else 'transmit'}_{n}",
+                                                 f"Link {n} {'received' if d == 'rx' else 'sent'}, as last read",
+                                                 labels=["host", "link"])
+                for d in ("rx", "tx") for n in ("bytes", "packets", "errors", "dropped")}  # fmt: skip
+    for link in Link.objects.exclude(kind="loopback").only("host_id", "name", "counters"):
+        for key, family in families.items():
+            if key in link.counters:
+                family.add_metric([hosts.get(link.host_id, ""), link.name], link.counters[key])
+    yield from families.values()
+
+
+def _arc(hosts):
+    size = GaugeMetricFamily("tarn_arc_size_bytes", "ARC size, as last read", labels=["host"])
+    target = GaugeMetricFamily("tarn_arc_max_bytes", "ARC maximum", labels=["host"])
+    hits = CounterMetricFamily("tarn_arc_hits", "ARC hits", labels=["host"])
+    misses = CounterMetricFamily("tarn_arc_misses", "ARC misses", labels=["host"])
+    for state in KernelState.objects.only("host_id", "arc"):
+        name, arc = hosts.get(state.host_id, ""), state.arc or {}
+        for family, key in ((size, "size"), (target, "c_max"), (hits, "hits"), (misses, "misses")):
+            if key in arc:
+                family.add_metric([name], arc[key])
+    yield from (size, target, hits, misses)
