@@ -40,7 +40,7 @@ RULES = (
     Rule("capacity_critical", "Pool nearly full", Level.CRITICAL, 90, "%", 50, 99,
          "Capacity at or above this: ZFS slows down and may not free space."),
     Rule("scrub_errors", "Scrub found errors", Level.CRITICAL, help="The last scrub repaired or could not repair data."),
-    Rule("scrub_overdue", "Scrub overdue", Level.WARNING, 35, "days", 1, 365, "No finished scrub in this many days."),
+    Rule("scrub_overdue", "Scrub overdue", Level.WARNING, 35, "days", 1, 365, "The last scrub ended longer ago than this (a pool never scrubbed has no date to go by)."),
     Rule("snapshot_budget", "Too many snapshots", Level.WARNING, 10_000, "snapshots", 100, 1_000_000,
          "Listing, replication and boot slow down beyond this."),
     Rule("host_unreachable", "Host unreachable", Level.CRITICAL, help="Tarn's last look at the host failed."),

@@ -66,7 +66,7 @@ def conditions(host: Host, now=None) -> list[Condition]:
                 f"The last scrub of {pool.name} on {host.name} found {pool.scan_errors} errors.",
             )
         overdue = active.get("scrub_overdue")
-        if overdue and (pool.scan_end is None or pool.scan_end < now - timedelta(days=overdue.threshold)):
+        if overdue and pool.scan_end and pool.scan_end < now - timedelta(days=overdue.threshold):  # never: no date
             add("scrub_overdue", pool.name, f"{pool.name} on {host.name} has no scrub in {overdue.threshold:.0f} days.")
     budget = active.get("snapshot_budget")
     if budget:

@@ -5,13 +5,9 @@ and rule input is refused naming the field."""
 import hashlib
 import hmac
 import json
-import socket
-import threading
-from email import message_from_bytes
-from http.server import BaseHTTPRequestHandler, HTTPServer
+from datetime import timedelta
 
 import pytest
-from aiosmtpd.controller import Controller
 from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -20,48 +16,7 @@ from analytics.models import Alert, Channel
 from appliance.services import api_token_create
 from benchmarks.models import Run
 from pools.models import Pool, Vdev
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture
-def smtp():
-    class Inbox:
-        messages = []
-
-        async def handle_DATA(self, server, session, envelope):  # noqa: N802 (aiosmtpd's hook name)
-            self.messages.append((envelope.rcpt_tos, message_from_bytes(envelope.content)))
-            return "250 OK"
-
-    inbox = Inbox()
-    controller = Controller(inbox, hostname="127.0.0.1", port=free_port())
-    controller.start()
-    yield controller, inbox
-    controller.stop()
-
-
-@pytest.fixture
-def receiver():
-    got, statuses = [], []
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self):  # noqa: N802 (http.server's hook name)
-            body = self.rfile.read(int(self.headers["Content-Length"]))
-            got.append((dict(self.headers), body))
-            self.send_response(statuses.pop(0) if statuses else 200)
-            self.end_headers()
-
-        def log_message(self, *args):
-            pass
-
-    server = HTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_port}/hook", got, statuses
-    server.shutdown()
+from tests.support.receivers import free_port
 
 
 @pytest.fixture
@@ -112,7 +67,8 @@ def test_capacity_errors_scrubs_hosts_and_benchmarks_raise_their_rules(local_hos
                                                                        django_capture_on_commit_callbacks):  # fmt: skip
     Pool.objects.filter(pk=tank.pk).update(capacity=85)
     assert [a.rule for a in evaluate(local_host, django_capture_on_commit_callbacks)[0]] == ["capacity_warning"]
-    Pool.objects.filter(pk=tank.pk).update(capacity=93, scan_function="scrub", scan_errors=2, scan_end=None)
+    Pool.objects.filter(pk=tank.pk).update(capacity=93, scan_function="scrub", scan_errors=2,
+                                           scan_end=timezone.now() - timedelta(days=40))  # fmt: skip
     Vdev.objects.create(pool=tank, position=0, name="sda", type="disk", role="data", state="ONLINE", checksum_errors=4)
     local_host.facts_error = "ssh: connect to host nas port 22: No route to host"
     local_host.save()

@@ -1,0 +1,60 @@
+"""Alerts against the lab's real OpenZFS: offlining a disk of a mirror raises "pool not ONLINE", delivered to a real
+SMTP server and a real HTTP receiver, and onlining it clears it (delivered too); filling the pool past the capacity
+threshold raises its alert."""
+
+import json
+
+import pytest
+
+from analytics import services
+from analytics.models import Alert, Channel
+from pools.services import inventory_refresh
+
+pytestmark = pytest.mark.lab
+D = "/dev/disk/by-id/virtio-zfsdisk{}".format
+
+
+def evaluate(host, capture):
+    with capture(execute=True):
+        return services.alerts_evaluate(host=host, deliver=lambda a, c, e: services.alert_deliver(
+            alert_id=a, channel_id=c, event=e))  # fmt: skip
+
+
+def test_a_degraded_pool_is_mailed_and_posted_and_cleared_when_the_disk_is_back(
+    guest, lab_host, smtp, receiver, django_capture_on_commit_callbacks
+):
+    controller, inbox = smtp
+    url, got, _ = receiver
+    Channel.objects.create(name="mail", kind="email", smtp_host="127.0.0.1", smtp_port=controller.port,
+                           smtp_security="none", sender="tarn@example.org", recipients="ops@example.org")  # fmt: skip
+    Channel.objects.create(name="hook", kind="webhook", url=url, secret="s")
+    guest.sh(f"zpool create -f tank mirror {D(1)} {D(2)}")
+    inventory_refresh(host=lab_host)
+    assert evaluate(lab_host, django_capture_on_commit_callbacks) == ([], [])
+
+    guest.sh("zpool offline tank virtio-zfsdisk2")
+    inventory_refresh(host=lab_host)
+    raised, _ = evaluate(lab_host, django_capture_on_commit_callbacks)
+    assert [(a.rule, a.message) for a in raised] == [("pool_state", "Pool tank on lab is DEGRADED.")]
+    assert inbox.messages[-1][1]["Subject"] == "[Tarn CRITICAL] Pool tank on lab is DEGRADED."
+    assert json.loads(got[-1][1])["message"] == "Pool tank on lab is DEGRADED."
+
+    guest.sh("zpool online tank virtio-zfsdisk2")
+    inventory_refresh(host=lab_host)
+    _, cleared = evaluate(lab_host, django_capture_on_commit_callbacks)
+    assert [a.rule for a in cleared] == ["pool_state"] and not Alert.objects.filter(cleared_at__isnull=True).exists()
+    assert (
+        inbox.messages[-1][1]["Subject"].startswith("[Tarn cleared]") and json.loads(got[-1][1])["event"] == "cleared"
+    )
+
+
+def test_filling_the_pool_past_the_threshold_raises_capacity(guest, lab_host, django_capture_on_commit_callbacks):
+    services.rule_save(key="capacity_warning", enabled=True, level="warning", threshold=50)  # less to write
+    guest.sh(f"zpool create -f -O compression=off tank {D(1)}")
+    inventory_refresh(host=lab_host)
+    assert evaluate(lab_host, django_capture_on_commit_callbacks) == ([], [])
+    guest.sh("dd if=/dev/zero of=/tank/fill bs=1M count=2300 status=none && sync", timeout=300)
+    inventory_refresh(host=lab_host)
+    raised, _ = evaluate(lab_host, django_capture_on_commit_callbacks)
+    assert [a.rule for a in raised] == ["capacity_warning"], [a.message for a in raised]
+    assert "% full" in raised[0].message
