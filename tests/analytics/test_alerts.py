@@ -16,19 +16,13 @@ from analytics.models import Alert, Channel
 from appliance.services import api_token_create
 from benchmarks.models import Run
 from pools.models import Pool, Vdev
-from tests.support.receivers import free_port
+from tests.support.receivers import evaluate, free_port
 
 
 @pytest.fixture
 def tank(local_host):
     return Pool.objects.create(host=local_host, name="tank", guid="1", state="ONLINE", capacity=40,
                                scan_end=timezone.now(), observed_at=timezone.now())  # fmt: skip
-
-
-def evaluate(host, capture):
-    with capture(execute=True):
-        return services.alerts_evaluate(host=host, deliver=lambda a, c, e: services.alert_deliver(
-            alert_id=a, channel_id=c, event=e))  # fmt: skip
 
 
 def test_a_degraded_pool_is_raised_once_delivered_by_mail_and_webhook_and_cleared(

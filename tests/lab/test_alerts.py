@@ -7,17 +7,12 @@ import json
 import pytest
 
 from analytics import services
-from analytics.models import Alert, Channel
+from analytics.models import Alert
 from pools.services import inventory_refresh
+from tests.support.receivers import channels_to, evaluate
 
 pytestmark = pytest.mark.lab
 D = "/dev/disk/by-id/virtio-zfsdisk{}".format
-
-
-def evaluate(host, capture):
-    with capture(execute=True):
-        return services.alerts_evaluate(host=host, deliver=lambda a, c, e: services.alert_deliver(
-            alert_id=a, channel_id=c, event=e))  # fmt: skip
 
 
 def test_a_degraded_pool_is_mailed_and_posted_and_cleared_when_the_disk_is_back(
@@ -25,9 +20,7 @@ def test_a_degraded_pool_is_mailed_and_posted_and_cleared_when_the_disk_is_back(
 ):
     controller, inbox = smtp
     url, got, _ = receiver
-    Channel.objects.create(name="mail", kind="email", smtp_host="127.0.0.1", smtp_port=controller.port,
-                           smtp_security="none", sender="tarn@example.org", recipients="ops@example.org")  # fmt: skip
-    Channel.objects.create(name="hook", kind="webhook", url=url, secret="s")
+    channels_to(controller.port, url)
     guest.sh(f"zpool create -f tank mirror {D(1)} {D(2)}")
     inventory_refresh(host=lab_host)
     assert evaluate(lab_host, django_capture_on_commit_callbacks) == ([], [])

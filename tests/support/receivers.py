@@ -1,5 +1,5 @@
 """Real receivers for alert deliveries: an SMTP server (aiosmtpd) and an HTTP server, each on a free local port,
-recording what they got."""
+recording what they got; channels pointing at them; an evaluation that delivers at once."""
 
 import socket
 import threading
@@ -8,6 +8,9 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
 from aiosmtpd.controller import Controller
+
+from analytics import services
+from analytics.models import Channel
 
 
 def free_port() -> int:
@@ -50,3 +53,16 @@ def receiver():
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield f"http://127.0.0.1:{server.server_port}/hook", got, statuses
     server.shutdown()
+
+
+def channels_to(smtp_port: int, url: str, secret: str = "s") -> None:
+    Channel.objects.create(name="mail", kind="email", smtp_host="127.0.0.1", smtp_port=smtp_port,
+                           smtp_security="none", sender="tarn@example.org", recipients="ops@example.org")  # fmt: skip
+    Channel.objects.create(name="hook", kind="webhook", url=url, secret=secret)
+
+
+def evaluate(host, capture):
+    """alerts_evaluate with its deliveries made inline when the transaction commits (no worker)."""
+    with capture(execute=True):
+        return services.alerts_evaluate(host=host, deliver=lambda a, c, e: services.alert_deliver(
+            alert_id=a, channel_id=c, event=e))  # fmt: skip
