@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from datetime import timedelta
 
 from celery.exceptions import SoftTimeLimitExceeded
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import DatabaseError, IntegrityError, connections, transaction
 from django.utils import timezone
@@ -27,6 +28,7 @@ from appliance.models import Operation, OperationSecret
 log = logging.getLogger(__name__)
 HEARTBEAT_SECONDS = 10
 OPERATION_TASK = "appliance.tasks.operation_run"  # the one task; queued by name so no service imports it
+LIMIT_MARGIN = 900  # seconds over a known duration (set-up, clean-up, a slow host) before Celery stops the work
 RUNNERS: dict[str, Callable[["Tracker"], None]] = {}
 
 
@@ -47,10 +49,14 @@ class TargetBusy(ValidationError):
     """Another operation is already queued or running on the same target."""
 
 
-def operation_start(*, kind, target, host, user, runner: str = "", params=None, queue=None, secret=None) -> Operation:
+def operation_start(
+    *, kind, target, host, user, runner: str = "", params=None, queue=None, secret=None, seconds: int | None = None
+) -> Operation:
     """Save the Operation row now and queue it once the surrounding transaction commits.
 
     runner: the registered runner's kind when it differs from kind (many storage commands share one runner).
+    seconds: how long the work may take when that is known and longer than the default limit (a benchmark's
+    runtime): its Celery time limit, plus a margin.
     secret (a password) is split: the queued message carries it XOR a random pad, the pad waits in the database
     until the worker takes it; neither half alone is the secret, and both are gone once the operation starts.
     """
@@ -70,7 +76,7 @@ def operation_start(*, kind, target, host, user, runner: str = "", params=None, 
         raise TargetBusy(f"Another operation is already running on {target}; wait for it to finish.") from None
     audit_note_operation(op)  # the request's audit entry links the operation it started
     chosen = queue or (host.host_queue if host else "default")
-    transaction.on_commit(lambda: _enqueue(op, chosen, secret))
+    transaction.on_commit(lambda: _enqueue(op, chosen, secret, seconds))
     return op
 
 
@@ -95,10 +101,13 @@ def _xor(data: bytes, pad: bytes) -> bytes:
     return bytes(a ^ b for a, b in zip(data, pad, strict=True))
 
 
-def _enqueue(op: Operation, queue: str, secret=None) -> None:
+def _enqueue(op: Operation, queue: str, secret=None, seconds: int | None = None) -> None:
     try:
         kwargs = {"secret": secret} if secret else {}
-        app.send_task(OPERATION_TASK, args=[op.pk], kwargs=kwargs, queue=queue, retry=False)
+        limits = {}
+        if seconds and seconds + LIMIT_MARGIN > settings.CELERY_TASK_SOFT_TIME_LIMIT:
+            limits = {"soft_time_limit": seconds + LIMIT_MARGIN, "time_limit": seconds + LIMIT_MARGIN + 120}
+        app.send_task(OPERATION_TASK, args=[op.pk], kwargs=kwargs, queue=queue, retry=False, **limits)
     except Exception as exc:  # broker down: say so on the operation instead of failing the request
         log.error("could not queue operation %s: %s", op.pk, exc)
         op.status, op.message = (

@@ -62,6 +62,11 @@ def check_properties(properties: dict) -> dict:
     return dict(properties)
 
 
+def duration(jobs: list[dict]) -> int:
+    """Seconds the jobs measure (runtime and ramp), for the operation's time limit (an L2ARC warm-up runs hours)."""
+    return sum(j.get("runtime", 0) + j.get("ramp", 0) for j in jobs)
+
+
 def working_set(jobs: list[dict]) -> int:
     """The largest job's bytes (all its files, all its processes)."""
     return max((fio.size_bytes(j["size"]) * j.get("numjobs", 1) for j in jobs), default=0)
@@ -92,7 +97,7 @@ def queue_storage(run: Run, queue: bool = True) -> Run:
         run.save()
         run.operation = operation_start(
             kind="benchmark.run", target=f"host:{host.name}:benchmark", host=host, user=run.created_by,
-            params={"run": run.pk}, queue=host.bench_queue,
+            params={"run": run.pk}, queue=host.bench_queue, seconds=duration(run.jobs),
         )  # fmt: skip
         run.save(update_fields=["operation"])
     return run

@@ -11,7 +11,7 @@ from benchmarks.choices import PROPERTIES, RunStatus
 from benchmarks.models import Run, Suite
 from benchmarks.selectors import profile_get
 from benchmarks.services.common import finish
-from benchmarks.services.runs import benchmark_start, execute_storage
+from benchmarks.services.runs import benchmark_start, duration, execute_storage
 
 MAX_RUNS = 24
 
@@ -41,6 +41,7 @@ def suite_start(*, host: Host, user, profiles: list[str], dataset: str, prop: st
         suite.operation = operation_start(
             kind="benchmark.suite", target=f"host:{host.name}:benchmark", host=host, user=user,
             params={"suite": suite.pk}, queue=host.bench_queue,
+            seconds=sum(duration(r.jobs) for r in suite.runs.all()),
         )  # fmt: skip
         suite.save(update_fields=["operation"])
         suite.runs.update(operation=suite.operation)

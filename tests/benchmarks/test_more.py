@@ -10,6 +10,7 @@ import pytest
 from django.utils import timezone
 from django_celery_beat.models import PeriodicTask
 
+from appliance.celery import app
 from appliance.models import Host, Operation
 from benchmarks import services
 from benchmarks.models import CustomProfile, Run, Schedule, Suite
@@ -314,3 +315,18 @@ def test_the_copy_page_is_prefilled_from_the_original(operator_client):
     copy = CustomProfile.objects.get()
     assert copy.jobs[0]["iodepth"] == 64 and copy.based_on == "qd-sweep" and copy.properties == {"recordsize": "4K"}
     assert "qd 64" in operator_client.get("/benchmarks/profiles/").content.decode()
+
+
+def test_a_run_longer_than_the_default_task_limit_is_queued_with_its_own(operator_client, tank, monkeypatch,
+                                                                         django_capture_on_commit_callbacks):  # fmt: skip
+    sent = []
+    monkeypatch.setattr(app, "send_task", lambda name, **kw: sent.append(kw))
+    with django_capture_on_commit_callbacks(execute=True):
+        api(operator_client, "benchmark-runs/", {"host": "local", "profile": "seq-read-1", "dataset": "tank/data",
+                                                 "size": "8g", "runtime": 4 * 3600})  # an L2ARC warm-up  # fmt: skip
+    assert sent[-1]["soft_time_limit"] == 4 * 3600 + 10 + 900 and sent[-1]["time_limit"] > sent[-1]["soft_time_limit"]
+    Operation.objects.update(status="succeeded")
+    with django_capture_on_commit_callbacks(execute=True):
+        api(operator_client, "benchmark-runs/", {"host": "local", "profile": "seq-read-1", "dataset": "tank/data",
+                                                 "size": "8g", "runtime": 60})  # fmt: skip
+    assert "soft_time_limit" not in sent[-1]  # the default limit (an hour) is enough
