@@ -47,6 +47,12 @@ def share_targets(*, host) -> list[tuple[str, str]]:
     return smb + nfs
 
 
+def storage_profile(key: str):
+    """A profile that runs fio (built in or an admin's copy), None for anything else."""
+    found = profile_get(key)
+    return found if found and found.jobs else None
+
+
 def storage_profiles() -> list:
     """Built-in storage profiles, then the admins' copies."""
     return [p for p in BUILT_IN if p.jobs] + [c.as_profile() for c in CustomProfile.objects.all()]

@@ -9,7 +9,7 @@ from django.utils import timezone
 from appliance.host import systemd, zfs
 from appliance.host.errors import HostError
 from appliance.host.runner import Transport
-from appliance.operations import Tracker
+from appliance.operations import Tracker, operation_start
 from benchmarks.choices import DROP_HISTORY, HOST_EVERY, POLL_SECONDS, RunStatus
 from benchmarks.models import Run
 from tuning.models import ChangeSet, Link
@@ -28,6 +28,13 @@ def manifest_common(t: Transport, run: Run, arc: dict | None = None) -> dict:
         "tuning": list(ChangeSet.objects.filter(host=run.host, status__in=["applied", "kept"]).values_list("title", flat=True)),
         "argv": [],
     }  # fmt: skip
+
+
+def bench_operation(kind: str, host, user, params: dict, seconds: int | None = None):
+    """An operation on the host's bench queue under the host's one benchmark target: one run (or suite) at a time
+    per host, whatever its kind."""
+    return operation_start(kind=kind, target=f"host:{host.name}:benchmark", host=host, user=user, params=params,
+                           queue=host.bench_queue, seconds=seconds)  # fmt: skip
 
 
 def follow_unit(t: Transport, run: Run, unit: str, on_poll=None, expected: float = 0) -> bool:

@@ -9,11 +9,11 @@ from appliance.connect import transport_for
 from appliance.host import iperf, systemd
 from appliance.host.errors import HostError
 from appliance.models import Host
-from appliance.operations import Tracker, operation_runner, operation_start
+from appliance.operations import Tracker, operation_runner
 from benchmarks.choices import RunKind, RunStatus
 from benchmarks.models import Run
 from benchmarks.selectors import profile_get
-from benchmarks.services.common import cancelled, finish, manifest_common
+from benchmarks.services.common import bench_operation, cancelled, finish, manifest_common
 from tuning.selectors import host_addresses
 
 MAX_SECONDS = 300
@@ -43,10 +43,7 @@ def queue_network(run: Run) -> Run:
         raise ValidationError({"address": f"Choose one of {run.host.name}'s addresses."})
     with transaction.atomic():
         run.save()
-        run.operation = operation_start(
-            kind="benchmark.network", target=f"host:{run.host.name}:benchmark", host=run.host, user=run.created_by,
-            params={"run": run.pk}, queue=run.host.bench_queue,
-        )  # fmt: skip
+        run.operation = bench_operation("benchmark.network", run.host, run.created_by, {"run": run.pk})
         run.save(update_fields=["operation"])
     return run
 

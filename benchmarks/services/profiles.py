@@ -8,7 +8,7 @@ from django.db import IntegrityError, transaction
 
 from appliance.host import fio
 from benchmarks.models import CustomProfile
-from benchmarks.selectors import profile_get
+from benchmarks.selectors import storage_profile
 from benchmarks.services.runs import check_properties
 
 EDITABLE = tuple(f.name for f in fields(fio.FioJob) if f.name != "name")
@@ -17,8 +17,8 @@ EDITABLE = tuple(f.name for f in fields(fio.FioJob) if f.name != "name")
 def profile_copy(*, user, based_on: str, title: str, represents: str = "", job: dict | None = None,
                  properties: dict | None = None) -> CustomProfile:  # fmt: skip
     """job: fields changed from the original's first job (a sweep's other jobs are not copied)."""
-    original = profile_get(based_on)
-    if original is None or not original.jobs:
+    original = storage_profile(based_on)
+    if original is None:
         raise ValidationError({"based_on": "Choose a storage profile to copy."})
     title = " ".join(title.split())
     if not 1 <= len(title) <= 80:

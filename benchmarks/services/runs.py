@@ -14,12 +14,12 @@ from appliance.host import fio, kernel, systemd, zfs
 from appliance.host.errors import HostError
 from appliance.host.runner import Transport
 from appliance.models import Host
-from appliance.operations import Tracker, operation_runner, operation_start
+from appliance.operations import Tracker, operation_runner
 from benchmarks.choices import BANDWIDTH_EVERY, FREE_SPACE_SHARE, PROPERTIES, RAMP_ENOUGH, RunKind, RunStatus
 from benchmarks.models import Run
-from benchmarks.selectors import profile_get
+from benchmarks.selectors import storage_profile
 from benchmarks.services import targets
-from benchmarks.services.common import cancelled, finish, follow_unit, manifest_common
+from benchmarks.services.common import bench_operation, cancelled, finish, follow_unit, manifest_common
 from pools.models import Dataset
 from tuning.models import KernelState
 
@@ -30,8 +30,8 @@ def benchmark_start(*, host: Host, user, profile: str, dataset: str, size: str =
     """size / runtime / ramp: override every job's (a quick run, or a working set sized to the pool); properties:
     the scratch dataset's (recordsize, sync…); cache_ok: run although the working set fits in the ARC; queue=False:
     checked and saved, run by a suite's operation."""
-    chosen = profile_get(profile)
-    if chosen is None or not chosen.jobs:
+    chosen = storage_profile(profile)
+    if chosen is None:
         raise ValidationError({"profile": "Choose one of the storage profiles."})
     jobs = check_jobs(chosen, size=size, runtime=runtime, ramp=ramp)
     run = Run(host=host, profile=profile, title=chosen.title, target=dataset, created_by=user, suite=suite,
@@ -95,10 +95,7 @@ def queue_storage(run: Run, queue: bool = True) -> Run:
         return run
     with transaction.atomic():
         run.save()
-        run.operation = operation_start(
-            kind="benchmark.run", target=f"host:{host.name}:benchmark", host=host, user=run.created_by,
-            params={"run": run.pk}, queue=host.bench_queue, seconds=duration(run.jobs),
-        )  # fmt: skip
+        run.operation = bench_operation("benchmark.run", host, run.created_by, {"run": run.pk}, duration(run.jobs))
         run.save(update_fields=["operation"])
     return run
 

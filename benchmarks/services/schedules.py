@@ -15,7 +15,7 @@ from django_celery_beat.models import CrontabSchedule, PeriodicTask
 from appliance.models import Host
 from appliance.operations import TargetBusy
 from benchmarks.models import Schedule
-from benchmarks.selectors import profile_get
+from benchmarks.selectors import storage_profile
 from benchmarks.services.suites import suite_start
 from pools.models import Dataset
 
@@ -41,7 +41,7 @@ def schedule_save(*, host: Host, user, data: dict, pk: int | None = None) -> Sch
     check_cron(data["minute"], data["hour"], data["day_of_week"])
     if not Dataset.objects.filter(host=host, name=data["target"], type="filesystem").exists():
         raise ValidationError({"target": f"{host.name} has no filesystem {data['target']}."})
-    if not data["profiles"] or any(not (profile_get(p) and profile_get(p).jobs) for p in data["profiles"]):
+    if not data["profiles"] or any(storage_profile(p) is None for p in data["profiles"]):
         raise ValidationError({"profiles": "Choose one or more storage profiles."})
     schedule = Schedule.objects.get(host=host, pk=pk) if pk else Schedule(host=host, created_by=user)
     if Schedule.objects.filter(host=host, name=data["name"]).exclude(pk=schedule.pk).exists():

@@ -12,7 +12,7 @@ from django.core.exceptions import ValidationError
 from appliance.models import Host
 from benchmarks.choices import RunKind
 from benchmarks.models import Run
-from benchmarks.selectors import profile_get
+from benchmarks.selectors import storage_profile
 from benchmarks.services.runs import check_jobs, queue_storage
 from benchmarks.services.targets import BENCH_USER
 from shares.models import NfsExport, SmbShare
@@ -21,8 +21,8 @@ from shares.models import NfsExport, SmbShare
 def benchmark_share_start(*, host: Host, user, profile: str, protocol: str, share: str, size: str = "",
                           runtime: int = 0, ramp: int | None = None, cache_ok: bool = False) -> Run:  # fmt: skip
     """share: an SMB share's name, or an NFS export's path."""
-    chosen = profile_get(profile)
-    if chosen is None or not chosen.jobs:
+    chosen = storage_profile(profile)
+    if chosen is None:
         raise ValidationError({"profile": "Choose one of the storage profiles."})
     if protocol == RunKind.SMB:
         row = SmbShare.objects.filter(host=host, name=share).first()

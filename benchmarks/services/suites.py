@@ -6,11 +6,11 @@ from django.db import transaction
 
 from appliance.host.errors import HostError
 from appliance.models import Host
-from appliance.operations import Tracker, operation_runner, operation_start
+from appliance.operations import Tracker, operation_runner
 from benchmarks.choices import PROPERTIES, RunStatus
 from benchmarks.models import Run, Suite
-from benchmarks.selectors import profile_get
-from benchmarks.services.common import finish
+from benchmarks.selectors import storage_profile
+from benchmarks.services.common import bench_operation, finish
 from benchmarks.services.runs import benchmark_start, duration, execute_storage
 
 MAX_RUNS = 24
@@ -20,7 +20,7 @@ def suite_start(*, host: Host, user, profiles: list[str], dataset: str, prop: st
                 size: str = "", runtime: int = 0, ramp: int | None = None, cache_ok: bool = False,
                 schedule=None, title: str = "") -> Suite:  # fmt: skip
     """Every run is checked as a single run would be (profile, target, size, ARC) before anything is queued."""
-    if not profiles or any(not (profile_get(p) and profile_get(p).jobs) for p in profiles):
+    if not profiles or any(storage_profile(p) is None for p in profiles):
         raise ValidationError({"profiles": "Choose one or more storage profiles."})
     values = list(dict.fromkeys(values))
     if prop and (prop not in PROPERTIES or len(values) < 2):
@@ -38,11 +38,9 @@ def suite_start(*, host: Host, user, profiles: list[str], dataset: str, prop: st
                 benchmark_start(host=host, user=user, profile=profile, dataset=dataset, size=size, runtime=runtime,
                                 ramp=ramp, properties=properties, cache_ok=cache_ok, suite=suite, schedule=schedule,
                                 queue=False)  # fmt: skip
-        suite.operation = operation_start(
-            kind="benchmark.suite", target=f"host:{host.name}:benchmark", host=host, user=user,
-            params={"suite": suite.pk}, queue=host.bench_queue,
-            seconds=sum(duration(r.jobs) for r in suite.runs.all()),
-        )  # fmt: skip
+        suite.operation = bench_operation(
+            "benchmark.suite", host, user, {"suite": suite.pk}, sum(duration(r.jobs) for r in suite.runs.all())
+        )
         suite.save(update_fields=["operation"])
         suite.runs.update(operation=suite.operation)
     return suite
