@@ -53,3 +53,61 @@ RULE = {r.key: r for r in RULES}
 WEBHOOK_TIMEOUT = 5  # seconds per attempt
 WEBHOOK_ATTEMPTS = 3
 SMTP_TIMEOUT = 10
+
+
+# --- Series: steps, time ranges and the analytics page's charts -------------------------------------------------
+
+RAW, FIVE_MINUTES, HOUR = 0, 300, 3600
+SAMPLER_LIMITS = {"interval": (5, 300, "seconds"), "raw_hours": (1, 168, "hours"),
+                  "rollup_days": (1, 365, "days")}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Range:
+    key: str
+    title: str
+    seconds: int
+    step: int  # which rows draw it: raw samples or averages, so no range loads more points than it draws
+
+
+RANGES = {r.key: r for r in (
+    Range("15m", "15 minutes", 900, RAW),
+    Range("1h", "1 hour", 3600, RAW),
+    Range("6h", "6 hours", 6 * 3600, FIVE_MINUTES),
+    Range("24h", "24 hours", 24 * 3600, FIVE_MINUTES),
+    Range("7d", "7 days", 7 * 86400, HOUR),
+    Range("30d", "30 days", 30 * 86400, HOUR),
+)}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Chart:
+    key: str
+    title: str
+    unit: str  # B/s, ops/s, ms, %
+    group: str  # the series group its overview sums
+    metrics: tuple[tuple[str, str], ...]  # (metric, label)
+    breakdowns: tuple[tuple[str, str], ...] = ()  # (group, "by …"): click to break the chart down
+    help: str = ""
+
+
+CHARTS = {c.key: c for c in (
+    Chart("pool_bw", "Pool bandwidth", "B/s", "pool", (("r_bps", "read"), ("w_bps", "write")),
+          (("pool", "pool"), ("vdev", "vdev"), ("dataset", "dataset")),
+          "Bytes to and from the pools' disks (zpool vdev counters); by dataset: what applications read and wrote."),
+    Chart("pool_ops", "Pool operations", "ops/s", "pool", (("r_ops", "read"), ("w_ops", "write")),
+          (("pool", "pool"), ("vdev", "vdev"), ("dataset", "dataset"))),
+    Chart("pool_lat", "Pool average wait", "ms", "pool", (("r_ms", "read"), ("w_ms", "write")), (("pool", "pool"),),
+          "Average time an I/O spent queued and on the disk (zpool iostat -l total_wait) over each interval."),
+    Chart("arc", "ARC hit ratio", "%", "arc", (("hit_pct", "ARC"), ("l2_hit_pct", "L2ARC")), (),
+          "Reads served from RAM (and the L2ARC); below ~90 % on a read-heavy NAS, more RAM usually helps."),
+    Chart("link", "Link throughput", "B/s", "link", (("rx_bps", "received"), ("tx_bps", "sent")),
+          (("link", "interface"),)),
+    Chart("smb", "SMB throughput", "B/s", "smb", (("read_bps", "clients read"), ("write_bps", "clients wrote")),
+          (("smb_client", "client"), ("smb_share", "share"), ("smb_user", "user")),
+          "Bytes on each SMB connection (ss); smbstatus names its user and shares."),
+    Chart("nfs", "NFS throughput", "B/s", "nfs", (("read_bps", "clients read"), ("write_bps", "clients wrote")),
+          (("nfs_client", "client"), ("nfs_version", "version")), "Bytes on each NFS connection (ss)."),
+    Chart("cpu", "NAS CPU", "%", "cpu", (("busy_pct", "busy"),), (), "All cores; the sampler's own cost is below."),
+)}  # fmt: skip
+BREAKDOWN_LIMIT = 8  # lines in a breakdown; the rest add up to "others"

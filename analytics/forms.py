@@ -1,8 +1,8 @@
-"""Forms for alerts: shapes only (the services check a channel's rules and a rule's limits)."""
+"""Forms for analytics and alerts: shapes only (the services check a channel's rules and a rule's limits)."""
 
 from django import forms
 
-from analytics.choices import ChannelKind, Level
+from analytics.choices import CHARTS, RANGES, ChannelKind, Level
 from analytics.models import Channel
 
 
@@ -24,3 +24,27 @@ class RuleForm(forms.Form):
     enabled = forms.BooleanField(required=False)
     level = forms.ChoiceField(choices=Level.choices)
     threshold = forms.FloatField(required=False)
+
+
+class SamplerForm(forms.Form):
+    interval = forms.IntegerField(label="Sample every (s)", help_text="5–300 s. Each sample is one command on the "
+                                  "NAS; its cost is shown below the charts.")  # fmt: skip
+    raw_hours = forms.IntegerField(label="Keep every sample (h)", help_text="1–168 h; older samples remain as "
+                                   "5-minute and hourly averages.")  # fmt: skip
+    rollup_days = forms.IntegerField(label="Keep averages (days)", help_text="1–365 days.")
+
+
+class AnalyticsQuery(forms.Form):
+    """The page's query string: which range, and which chart to break down by what."""
+
+    range = forms.ChoiceField(choices=[(r.key, r.title) for r in RANGES.values()], required=False)
+    chart = forms.ChoiceField(choices=[(c.key, c.title) for c in CHARTS.values()], required=False)
+    by = forms.CharField(required=False, max_length=20)
+
+    def clean(self):
+        data = super().clean()
+        chart = CHARTS.get(data.get("chart") or "")
+        if data.get("by") and (chart is None or data["by"] not in dict(chart.breakdowns)):
+            raise forms.ValidationError({"by": "Not a breakdown of this chart."})
+        data["range"] = RANGES[data.get("range") or "1h"]
+        return data

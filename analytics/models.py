@@ -71,3 +71,45 @@ class Channel(models.Model):
 
     def __str__(self):
         return self.name
+
+
+class SamplerSetting(models.Model):
+    """How often hosts are sampled and how long series are kept (one row; missing: the defaults)."""
+
+    interval = models.PositiveIntegerField(default=10, help_text="Seconds between samples of each host (5–300).")
+    raw_hours = models.PositiveIntegerField(default=24, help_text="Keep every sample this many hours (1–168).")
+    rollup_days = models.PositiveIntegerField(default=30, help_text="Keep 5-minute and hourly averages this many "
+                                              "days (1–365).")  # fmt: skip
+
+    def __str__(self):
+        return f"every {self.interval} s"
+
+
+class SamplerState(models.Model):
+    """A host's last counters (rates are differences from them), when it was sampled and what went wrong."""
+
+    host = models.OneToOneField(Host, primary_key=True, on_delete=models.CASCADE, related_name="sampler")
+    counters = models.JSONField(default=dict)
+    at = models.DateTimeField(null=True, blank=True)
+    busy_until = models.DateTimeField(null=True, blank=True, help_text="A sample is being taken until then.")
+    error = models.CharField(max_length=500, blank=True)
+    rolled_up_to = models.DateTimeField(null=True, blank=True, help_text="5-minute averages exist up to here.")
+
+    def __str__(self):
+        return f"sampler of host {self.pk}"
+
+
+class Sample(models.Model):
+    """One host's figures per second: a raw sample (step 0: since the sample before, ending at `at`) or a 5-minute
+    (step 300) or hourly (step 3600) average of the period starting at `at`. values: {'group|subject|metric': n}."""
+
+    host = models.ForeignKey(Host, on_delete=models.CASCADE, related_name="samples")
+    at = models.DateTimeField()
+    step = models.PositiveIntegerField()
+    values = models.JSONField(default=dict)
+
+    class Meta:
+        indexes = [models.Index(fields=["host", "step", "at"], name="sample_host_step_at")]
+
+    def __str__(self):
+        return f"{self.at:%Y-%m-%d %H:%M:%S} step {self.step}"

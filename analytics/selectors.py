@@ -1,4 +1,5 @@
-"""Reads for alerts: the rules in effect, the conditions that hold now on a host (from the inventory in the
+"""Reads for analytics — the sampler's settings, hosts due a sample, chart data from the stored series with
+benchmark and tuning markers — and for alerts: the rules in effect, the conditions that hold now on a host (from the inventory in the
 database, never a command), open and recent alerts."""
 
 from dataclasses import dataclass, replace
@@ -7,11 +8,13 @@ from datetime import timedelta
 from django.db.models import Sum
 from django.utils import timezone
 
-from analytics.choices import RULES, Level, Rule
-from analytics.models import Alert, Channel, RuleSetting
+from analytics import series
+from analytics.choices import BREAKDOWN_LIMIT, CHARTS, RULES, Chart, Level, Range, Rule
+from analytics.models import Alert, Channel, RuleSetting, Sample, SamplerSetting, SamplerState
 from appliance.models import Host
 from benchmarks.models import Run
 from pools.models import Pool, Snapshot, Vdev
+from tuning.models import ChangeSet
 
 LEVELS = {Level.WARNING: 1, Level.CRITICAL: 2}
 
@@ -106,3 +109,147 @@ def recent_cleared(limit: int = 50) -> list[Alert]:
 
 def channels_for(level: str) -> list[Channel]:
     return [c for c in Channel.objects.filter(enabled=True) if LEVELS[level] >= LEVELS[c.min_level]]
+
+
+# --- Series ------------------------------------------------------------------------------------------------------
+
+
+def sampler_setting() -> SamplerSetting:
+    return SamplerSetting.objects.filter(pk=1).first() or SamplerSetting(pk=1)
+
+
+def sampler_initial() -> dict:
+    setting = sampler_setting()
+    return {"interval": setting.interval, "raw_hours": setting.raw_hours, "rollup_days": setting.rollup_days}
+
+
+def hosts_due(now=None) -> list[Host]:
+    """Hosts whose last sample is an interval old (or that have none), not being sampled now."""
+    now = now or timezone.now()
+    setting = sampler_setting()
+    due = now - timedelta(seconds=setting.interval - 1)
+    states = {s.pk: s for s in SamplerState.objects.all()}
+    found = []
+    for host in Host.objects.all():
+        state = states.get(host.pk)
+        if state is None or (
+            (state.at is None or state.at <= due) and (state.busy_until is None or state.busy_until < now)
+        ):
+            found.append(host)
+    return found
+
+
+def _rows(host: Host, period: Range, now) -> list[tuple]:
+    since = now - timedelta(seconds=period.seconds)
+    return list(Sample.objects.filter(host=host, step=period.step, at__gte=since).order_by("at")
+                .values_list("at", "values"))  # fmt: skip
+
+
+def _line(label: str, points: list) -> dict:
+    return {"label": label, "data": points, "pointRadius": 0, "borderWidth": 1.5, "fill": False, "tension": 0.2}
+
+
+def chart_data(chart: Chart, rows: list[tuple], by: str | None = None) -> dict:
+    """One chart's spec for charts.js (labels, datasets, unit) from stored rows: the overview sums the group's
+    subjects per metric; a breakdown draws each subject's read + write (or each metric of a level, as latency)."""
+    fmt = "%H:%M:%S" if not rows or rows[-1][0] - rows[0][0] < timedelta(hours=20) else "%m-%d %H:%M"
+    labels = [timezone.localtime(at).strftime(fmt) for at, _ in rows]
+    datasets = []
+    if by is None:
+        gauge = chart.unit in ("ms", "%")
+        subjects = sorted({series.split(k)[1] for _, v in rows for k in v if k.startswith(chart.group + "|")})
+        for metric, label in chart.metrics:
+            if gauge and len(subjects) > 1:
+                for subject in subjects:
+                    name = series.key(chart.group, subject, metric)
+                    datasets.append(_line(f"{subject} {label}", [v.get(name) for _, v in rows]))
+                continue
+            suffix = "|" + metric
+            points = [round(sum(x for k, x in v.items() if k.startswith(chart.group + "|") and k.endswith(suffix)), 2)
+                      if any(k.startswith(chart.group + "|") and k.endswith(suffix) for k in v) else (None if gauge else 0)
+                      for _, v in rows]  # fmt: skip
+            datasets.append(_line(label, points))
+    else:
+        metrics = {m for m, _ in chart.metrics}
+        gauge = chart.unit in ("ms", "%")
+        totals: dict[str, float] = {}
+        for _, v in rows:
+            for k, x in v.items():
+                group, subject, metric = series.split(k)
+                if group == by and metric in metrics:
+                    totals[subject] = totals.get(subject, 0) + x
+        top = sorted(totals, key=lambda s: -totals[s])[:BREAKDOWN_LIMIT]
+        for subject in top:
+            if gauge:
+                for metric, label in chart.metrics:
+                    name = series.key(by, subject, metric)
+                    datasets.append(_line(f"{subject} {label}", [v.get(name) for _, v in rows]))
+            else:
+                names = [series.key(by, subject, m) for m in metrics]
+                datasets.append(_line(subject, [round(sum(v.get(n, 0) for n in names), 2) for _, v in rows]))
+        rest = set(totals) - set(top)
+        if rest and not gauge:
+            names = {series.key(by, s, m) for s in rest for m in metrics}
+            datasets.append(_line("others", [round(sum(x for k, x in v.items() if k in names), 2) for _, v in rows]))
+        return {"type": "line", "labels": labels, "datasets": datasets, "unit": chart.unit, "subjects": top}
+    return {"type": "line", "labels": labels, "datasets": datasets, "unit": chart.unit, "subjects": []}
+
+
+def markers(host: Host, period: Range, rows: list[tuple], now=None) -> list[dict]:
+    """Benchmark runs and tuning change sets in the range, each at the index of the first row at or after it."""
+    now = now or timezone.now()
+    since = now - timedelta(seconds=period.seconds)
+    events = [
+        (r.created_at, f"Benchmark #{r.pk} {r.title}", r.get_absolute_url())
+        for r in Run.objects.filter(host=host, created_at__gte=since).only("pk", "title", "created_at")
+    ]
+    events += [
+        (c.created_at, f"Tuning: {c.title}", c.get_absolute_url())
+        for c in ChangeSet.objects.filter(host=host, created_at__gte=since).only("pk", "title", "created_at")
+    ]
+    found = []
+    times = [at for at, _ in rows]
+    for at, label, url in sorted(events):
+        index = next((i for i, t in enumerate(times) if t >= at), None)
+        if index is not None:
+            found.append({"index": index, "label": label[:80], "url": url, "at": at})
+    return found
+
+
+def analytics(host: Host, period: Range, focus: str | None = None, by: str | None = None, now=None) -> dict:
+    """Everything the analytics page draws for one host and range: each chart's overview (or the focused chart's
+    breakdown), the markers, the latest figures and what sampling costs."""
+    now = now or timezone.now()
+    rows = _rows(host, period, now)
+    marks = markers(host, period, rows, now)
+    charts = []
+    for chart in CHARTS.values():
+        if focus and chart.key != focus:
+            continue
+        spec = chart_data(chart, rows, by if focus else None)
+        spec["markers"] = [{"index": m["index"], "label": m["label"]} for m in marks]
+        charts.append({"chart": chart, "spec": spec, "id": f"chart-{chart.key}-data"})
+    state = SamplerState.objects.filter(pk=host.pk).first()
+    setting = sampler_setting()
+    cost = None
+    if state and state.at and state.counters:
+        cpu_ms = state.counters.get("cost_cpu_ms", 0)
+        cost = {"round_trip_ms": state.counters.get("round_trip_ms", 0), "cpu_ms": cpu_ms,
+                "cpu_pct": cpu_ms / (10 * setting.interval)}  # fmt: skip
+    latest = Sample.objects.filter(host=host, step=0).order_by("-at").values_list("values", flat=True).first() or {}
+    table = []
+    if focus and by:
+        chart = CHARTS[focus]
+        metrics = [m for m, _ in chart.metrics]
+        for subject in charts[0]["spec"]["subjects"] if charts else []:
+            table.append({"subject": subject, "now": [latest.get(series.key(by, subject, m)) for m in metrics]})
+    return {
+        "charts": charts,
+        "markers": marks,
+        "state": state,
+        "cost": cost,
+        "points": len(rows),
+        "table": table,
+        "setting": setting,
+        "by_label": dict(CHARTS[focus].breakdowns).get(by, "") if focus else "",
+    }

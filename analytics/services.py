@@ -1,18 +1,24 @@
-"""Writes for alerts: evaluate a host's conditions (raise what is new, clear what ended; each raise and clear is
+"""Writes for analytics — sampling a host, rollups and pruning of series, the sampler's settings — and for
+alerts: evaluate a host's conditions (raise what is new, clear what ended; each raise and clear is
 delivered to the channels, one task per channel), rules, channels and their test."""
 
+from datetime import timedelta
 from urllib.parse import urlsplit
 
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
-from analytics import channels
-from analytics.choices import RULE, ChannelKind
-from analytics.models import Alert, Channel, RuleSetting
-from analytics.selectors import channels_for, conditions
+from analytics import channels, series
+from analytics.choices import FIVE_MINUTES, HOUR, RAW, RULE, SAMPLER_LIMITS, ChannelKind
+from analytics.models import Alert, Channel, RuleSetting, Sample, SamplerSetting, SamplerState
+from analytics.selectors import channels_for, conditions, sampler_setting
 from appliance.celery import app
+from appliance.connect import transport_for
+from appliance.host.errors import HostError
+from appliance.host.sampling import sample
 from appliance.models import Host
 
 
@@ -132,3 +138,78 @@ def channel_delete(*, channel: Channel, confirm: str) -> bool:
         raise ValidationError({"confirm": f"Type the channel's name ({channel.name}) to delete it."})
     channel.delete()
     return True
+
+
+# --- Sampling and series ----------------------------------------------------------------------------------------
+
+
+def sample_claim(*, host: Host, now=None, seconds: int = 60) -> bool:
+    """Mark host as being sampled (one sample at a time per host, across workers); False if one is under way."""
+    now = now or timezone.now()
+    SamplerState.objects.get_or_create(host=host)
+    claimed = SamplerState.objects.filter(host=host).filter(
+        Q(busy_until__isnull=True) | Q(busy_until__lt=now)).update(busy_until=now + timedelta(seconds=seconds))  # fmt: skip
+    return bool(claimed)
+
+
+def sample_take(*, host: Host, transport=None, now=None) -> Sample | None:
+    """Sample host once (one command), store the rates since its last sample, keep the counters for the next.
+    A host that cannot be reached records why and stores nothing; the next sample starts afresh."""
+    now = now or timezone.now()
+    setting = sampler_setting()
+    state, _ = SamplerState.objects.get_or_create(host=host)
+    try:
+        counters = sample(transport or transport_for(host, read_only=True))
+    except HostError as exc:
+        SamplerState.objects.filter(pk=host.pk).update(error=str(exc)[:500], counters={}, busy_until=None)
+        return None
+    before = state.counters
+    fresh = before and 0 < counters["t"] - before.get("t", 0) <= max(60, 5 * setting.interval)
+    values = series.rates(before, counters) if fresh else {}
+    errors = "; ".join(f"{k}: {v}" for k, v in counters.get("errors", {}).items())
+    SamplerState.objects.filter(pk=host.pk).update(counters=counters, at=now, error=errors[:500], busy_until=None)
+    return Sample.objects.create(host=host, at=now, step=RAW, values=values) if values else None
+
+
+def _bucket(at, step):
+    return at.replace(microsecond=0) - timedelta(seconds=int(at.timestamp()) % step, microseconds=0)
+
+
+def _roll(host: Host, source: int, step: int, start, end) -> int:
+    """Average the rows of step `source` in [start, end) into rows of `step` (periods that ended); returns how many."""
+    rows = Sample.objects.filter(host=host, step=source, at__gte=start, at__lt=end).order_by("at")
+    periods: dict = {}
+    for at, values in rows.values_list("at", "values").iterator():
+        periods.setdefault(_bucket(at, step), []).append(values)
+    made = [Sample(host=host, at=at, step=step, values=series.average(v)) for at, v in periods.items()]
+    Sample.objects.filter(host=host, step=step, at__in=list(periods)).delete()
+    Sample.objects.bulk_create(made)
+    return len(made)
+
+
+def series_maintain(*, now=None) -> dict:
+    """Every 5 minutes: average each host's finished 5-minute periods and hours, and drop what is past keeping."""
+    now = now or timezone.now()
+    setting = sampler_setting()
+    made = 0
+    for state in SamplerState.objects.select_related("host"):
+        end = _bucket(now, FIVE_MINUTES)
+        start = state.rolled_up_to or end - timedelta(seconds=setting.raw_hours * 3600)
+        if start < end:
+            made += _roll(state.host, RAW, FIVE_MINUTES, start, end)
+            hour_end = _bucket(end, HOUR)
+            made += _roll(state.host, FIVE_MINUTES, HOUR, _bucket(start, HOUR), hour_end)
+            SamplerState.objects.filter(pk=state.pk).update(rolled_up_to=end)
+    dropped, _ = Sample.objects.filter(step=RAW, at__lt=now - timedelta(hours=setting.raw_hours)).delete()
+    old, _ = Sample.objects.filter(step__gt=RAW, at__lt=now - timedelta(days=setting.rollup_days)).delete()
+    return {"rolled": made, "dropped": dropped + old}
+
+
+def sampler_setting_save(*, interval: int, raw_hours: int, rollup_days: int) -> SamplerSetting:
+    for name, value in (("interval", interval), ("raw_hours", raw_hours), ("rollup_days", rollup_days)):
+        low, high, unit = SAMPLER_LIMITS[name]
+        if value is None or not low <= value <= high:
+            raise ValidationError({name: f"{name}: from {low} to {high} {unit}."})
+    row, _ = SamplerSetting.objects.update_or_create(
+        pk=1, defaults={"interval": interval, "raw_hours": raw_hours, "rollup_days": rollup_days})  # fmt: skip
+    return row

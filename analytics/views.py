@@ -1,16 +1,45 @@
-"""Alert pages: open and recent alerts (the bell's page), rules, channels with a test button."""
+"""Analytics (live charts with drill-down and the sampler's settings) and alert pages: open and recent alerts (the
+bell's page), rules, channels with a test button."""
 
 from django.contrib import messages
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from analytics import selectors, services
-from analytics.choices import Level
-from analytics.forms import ChannelForm, RuleForm
+from analytics.choices import RANGES, Level
+from analytics.forms import AnalyticsQuery, ChannelForm, RuleForm, SamplerForm
 from analytics.models import Channel
 from appliance.auth import requires
 from appliance.choices import Role
-from appliance.views import attempt
+from appliance.selectors import host_current
+from appliance.views import attempt, form_errors
+
+
+def analytics(request):
+    """Live charts for the current host; ?range=, ?chart=&by= breaks one chart down. htmx polls the charts while
+    the page is visible (every sampling interval)."""
+    host = host_current(request)
+    query = AnalyticsQuery(request.GET)
+    if not query.is_valid():
+        messages.error(request, form_errors(query))
+        return redirect("analytics")
+    q = query.cleaned_data
+    context = {"host": host, "range": q["range"], "focus": q["chart"] or None, "by": q["by"] or None,
+               "ranges": RANGES.values(), "form": SamplerForm(initial=selectors.sampler_initial()),
+               **(selectors.analytics(host, q["range"], q["chart"] or None, q["by"] or None) if host else {})}  # fmt: skip
+    return render(request, "analytics/analytics.html#analytics-charts" if request.htmx else "analytics/analytics.html",
+                  context)  # fmt: skip
+
+
+@requires(write=Role.ADMIN)
+@require_POST
+def sampler_save(request):
+    form = SamplerForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, form_errors(form))
+    elif attempt(request, services.sampler_setting_save, **form.cleaned_data):
+        messages.success(request, "Sampling settings saved.")
+    return redirect("analytics")
 
 
 def alert_list(request):

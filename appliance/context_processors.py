@@ -12,6 +12,7 @@ NAV = [
     ("Shares", "share-list"),
     ("Tuning", "tuning-overview"),
     ("Benchmarks", "benchmark-list"),
+    ("Analytics", "analytics"),
     ("Hosts", "host-list"),
     ("Operations", "operation-list"),
     ("Audit", "audit-list"),

@@ -212,6 +212,8 @@ CELERY_BEAT_SCHEDULE = {
     "settle-network-changes": {"task": "tuning.tasks.changes_settle", "schedule": 10.0},
     "reconcile-benchmark-runs": {"task": "benchmarks.tasks.runs_reconcile", "schedule": 30.0},
     "evaluate-alerts": {"task": "analytics.tasks.alerts_evaluate_all", "schedule": 60.0},
+    "sample-hosts": {"task": "analytics.tasks.samples_due", "schedule": 5.0},
+    "series-rollups": {"task": "analytics.tasks.series_maintain", "schedule": 300.0},
 }
 
 LOGGING = {

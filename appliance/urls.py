@@ -31,7 +31,7 @@ urlpatterns = [
     path("shares/", include("shares.urls")),
     path("tuning/", include("tuning.urls")),
     path("benchmarks/", include("benchmarks.urls")),
-    path("alerts/", include("analytics.urls")),
+    path("", include("analytics.urls")),
     path("", include("analytics.metrics_urls")),
     path("api/v1/", include(("appliance.api.urls", "api"))),
 ]

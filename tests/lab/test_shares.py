@@ -1,7 +1,6 @@
 """Shares against the lab's real smbd and nfsd: this machine's smbclient with a Samba user's password, NFS
 mounts (v3 and v4.2) in the guest, Previous Versions from ZFS snapshots, and bad input leaving the files alone."""
 
-import subprocess
 import time
 from datetime import UTC, datetime
 
@@ -14,42 +13,12 @@ from appliance.operations import operation_execute
 from pools import services
 from shares import services as share_services
 from shares.models import NfsExport, SmbShare
-from tests.conftest import require_tool
+from tests.lab.conftest import smbclient
 
 pytestmark = pytest.mark.lab
 D = "/dev/disk/by-id/virtio-zfsdisk{}".format
 SHARE = dict(comment="", preset="general", read_only=False, browseable=True, guest_ok=False, valid_users="alice",
              hosts_allow="", hosts_deny="", previous_versions=True, snapshot_prefix="auto", time_machine_quota="")  # fmt: skip
-
-
-@pytest.fixture
-def shared(guest, lab_host, admin_user, run_queued):
-    """A pool with tank/docs (and tank/other), Samba users alice and bob, and a way to run operations."""
-    guest.sh(
-        "zpool create -f tank "
-        + D(1)
-        + " && zfs create tank/docs && zfs create tank/other && chmod 0777 /tank/docs /tank/other"
-    )
-    services.inventory_refresh(host=lab_host)
-
-    def do(start, **kwargs):
-        op = run_queued(start, host=lab_host, user=admin_user, **kwargs)
-        assert op.status == "succeeded", op.message
-        return op
-
-    for name in ("alice", "bob"):
-        do(share_services.samba_user_start, action="add", username=name, password=f"{name}-password-1")
-    return do
-
-
-def smbclient(guest, share: str, *args: str, command: str = "ls") -> subprocess.CompletedProcess:
-    argv = [require_tool("smbclient"), f"//127.0.0.1/{share}", "-p", guest.env["LAB_SMB_PORT"], *args, "-c", command]
-    for _ in range(10):  # smbd re-reads its config within a moment of reload-config
-        result = subprocess.run(argv, capture_output=True, text=True, timeout=60)
-        if "NT_STATUS_BAD_NETWORK_NAME" not in result.stdout + result.stderr:
-            return result
-        time.sleep(1)
-    return result
 
 
 def test_an_smb_share_serves_its_user_and_refuses_everyone_else(guest, shared, tmp_path):
