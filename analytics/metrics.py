@@ -1,11 +1,14 @@
 """Prometheus exposition of what Tarn knows (the inventory in the database, no command per scrape): hosts, pools,
-datasets and snapshots, links' counters, ARC, open alerts, benchmarks' last bandwidth. A collector builds the
+datasets and snapshots, links' counters, ARC, open alerts, benchmarks' last bandwidth, and from the sampler each
+vdev's and dataset's I/O counters, nfsd operations, the last sample's throughput by SMB and NFS client and its cost. A collector builds the
 families per scrape; prometheus_client writes the text format."""
 
 from django.db.models import Count, Max, Sum
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
-from analytics.models import Alert
+from analytics import series
+from analytics.choices import RAW
+from analytics.models import Alert, Sample, SamplerState
 from appliance.models import Host
 from benchmarks.models import Run
 from pools.models import Dataset, Pool, Snapshot, Vdev
@@ -23,6 +26,7 @@ class InventoryCollector:
         yield from _counts(hosts)
         yield from _links(hosts)
         yield from _arc(hosts)
+        yield from _sampled(hosts)
         alerts = GaugeMetricFamily("tarn_alerts_open", "Open alerts by level", labels=["level"])
         for row in Alert.objects.filter(cleared_at__isnull=True).values("level").annotate(n=Count("id")):
             alerts.add_metric([row["level"]], row["n"])
@@ -96,3 +100,34 @@ def _arc(hosts):
             if key in arc:
                 family.add_metric([name], arc[key])
     yield from (size, target, hits, misses)
+
+
+def _sampled(hosts):
+    """The sampler's last counters (cumulative: Prometheus takes the rates) and its last throughput by client."""
+    io = {f"{kind}_{n}": CounterMetricFamily(f"tarn_{kind}_{n}", f"{kind.capitalize()} {n.replace('_', ' ')} since "
+                                             "import or mount", labels=["host", "pool", kind] if kind == "vdev"
+                                             else ["host", kind])
+          for kind in ("vdev", "dataset") for n in ("read_ops", "write_ops", "read_bytes", "write_bytes")}  # fmt: skip
+    nfsd = CounterMetricFamily("tarn_nfsd_operations", "NFS server operations (v3 and v4)", labels=["host"])
+    cost = GaugeMetricFamily("tarn_sample_cpu_seconds", "CPU the last sample cost on the host", labels=["host"])
+    for state in SamplerState.objects.exclude(counters={}).only("host_id", "counters"):
+        host, c = hosts.get(state.host_id, ""), state.counters
+        for pool, vdevs in c.get("vdevs", {}).items():
+            for vdev, row in vdevs.items():
+                for i, n in enumerate(("read_ops", "write_ops", "read_bytes", "write_bytes")):
+                    io[f"vdev_{n}"].add_metric([host, pool, vdev], row[2 + i])
+        for dataset, row in c.get("datasets", {}).items():  # objset order: reads, writes, nread, nwritten
+            for i, n in enumerate(("read_ops", "write_ops", "read_bytes", "write_bytes")):
+                io[f"dataset_{n}"].add_metric([host, dataset], row[i])
+        nfsd.add_metric([host], c.get("nfsd", [0])[0])
+        cost.add_metric([host], c.get("cost_cpu_ms", 0) / 1000)
+    yield from (*io.values(), nfsd, cost)
+    clients = GaugeMetricFamily("tarn_client_bytes_per_second", "Throughput by SMB and NFS client in the last sample",
+                                labels=["host", "protocol", "client", "direction"])  # fmt: skip
+    for host_id in hosts:
+        latest = Sample.objects.filter(host_id=host_id, step=RAW).order_by("-at").values_list("values", flat=True)[:1]
+        for name, value in (latest[0] if latest else {}).items():
+            group, subject, metric = series.split(name)
+            if group in ("smb_client", "nfs_client"):
+                clients.add_metric([hosts[host_id], group[:3], subject, metric.removesuffix("_bps")], value)
+    yield clients

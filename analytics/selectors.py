@@ -149,50 +149,57 @@ def _line(label: str, points: list) -> dict:
     return {"label": label, "data": points, "pointRadius": 0, "borderWidth": 1.5, "fill": False, "tension": 0.2}
 
 
+def nest(values: dict[str, float]) -> dict[str, dict[str, dict[str, float]]]:
+    """A stored row as group → subject → metric → value (split once, then every chart reads it)."""
+    nested: dict = {}
+    for name, value in values.items():
+        group, subject, metric = series.split(name)
+        nested.setdefault(group, {}).setdefault(subject, {})[metric] = value
+    return nested
+
+
 def chart_data(chart: Chart, rows: list[tuple], by: str | None = None) -> dict:
-    """One chart's spec for charts.js (labels, datasets, unit) from stored rows: the overview sums the group's
-    subjects per metric; a breakdown draws each subject's read + write (or each metric of a level, as latency)."""
+    """One chart's spec for charts.js (labels, datasets, unit) from rows of (time, nested values): the overview sums
+    the group's subjects per metric; a breakdown draws each subject's read + write (or each metric of a level, as
+    latency), the busiest over the range first."""
     fmt = "%H:%M:%S" if not rows or rows[-1][0] - rows[0][0] < timedelta(hours=20) else "%m-%d %H:%M"
     labels = [timezone.localtime(at).strftime(fmt) for at, _ in rows]
-    datasets = []
+    gauge = chart.unit in ("ms", "%")
+    datasets, top = [], []
     if by is None:
-        gauge = chart.unit in ("ms", "%")
-        subjects = sorted({series.split(k)[1] for _, v in rows for k in v if k.startswith(chart.group + "|")})
+        subjects = sorted({subject for _, v in rows for subject in v.get(chart.group, {})})
         for metric, label in chart.metrics:
             if gauge and len(subjects) > 1:
                 for subject in subjects:
-                    name = series.key(chart.group, subject, metric)
-                    datasets.append(_line(f"{subject} {label}", [v.get(name) for _, v in rows]))
+                    points = [v.get(chart.group, {}).get(subject, {}).get(metric) for _, v in rows]
+                    datasets.append(_line(f"{subject} {label}", points))
                 continue
-            suffix = "|" + metric
-            points = [round(sum(x for k, x in v.items() if k.startswith(chart.group + "|") and k.endswith(suffix)), 2)
-                      if any(k.startswith(chart.group + "|") and k.endswith(suffix) for k in v) else (None if gauge else 0)
-                      for _, v in rows]  # fmt: skip
+            points = []
+            for _, v in rows:
+                found = [m[metric] for m in v.get(chart.group, {}).values() if metric in m]
+                points.append(round(sum(found), 2) if found else (None if gauge else 0))
             datasets.append(_line(label, points))
     else:
-        metrics = {m for m, _ in chart.metrics}
-        gauge = chart.unit in ("ms", "%")
+        metrics = [m for m, _ in chart.metrics]
         totals: dict[str, float] = {}
         for _, v in rows:
-            for k, x in v.items():
-                group, subject, metric = series.split(k)
-                if group == by and metric in metrics:
-                    totals[subject] = totals.get(subject, 0) + x
+            for subject, figures in v.get(by, {}).items():
+                totals[subject] = totals.get(subject, 0) + sum(figures.get(m, 0) for m in metrics)
         top = sorted(totals, key=lambda s: -totals[s])[:BREAKDOWN_LIMIT]
         for subject in top:
             if gauge:
                 for metric, label in chart.metrics:
-                    name = series.key(by, subject, metric)
-                    datasets.append(_line(f"{subject} {label}", [v.get(name) for _, v in rows]))
+                    points = [v.get(by, {}).get(subject, {}).get(metric) for _, v in rows]
+                    datasets.append(_line(f"{subject} {label}", points))
             else:
-                names = [series.key(by, subject, m) for m in metrics]
-                datasets.append(_line(subject, [round(sum(v.get(n, 0) for n in names), 2) for _, v in rows]))
+                points = [round(sum(v.get(by, {}).get(subject, {}).get(m, 0) for m in metrics), 2) for _, v in rows]
+                datasets.append(_line(subject, points))
         rest = set(totals) - set(top)
         if rest and not gauge:
-            names = {series.key(by, s, m) for s in rest for m in metrics}
-            datasets.append(_line("others", [round(sum(x for k, x in v.items() if k in names), 2) for _, v in rows]))
-        return {"type": "line", "labels": labels, "datasets": datasets, "unit": chart.unit, "subjects": top}
-    return {"type": "line", "labels": labels, "datasets": datasets, "unit": chart.unit, "subjects": []}
+            points = [round(sum(f.get(m, 0) for s_, f in v.get(by, {}).items() if s_ in rest for m in metrics), 2)
+                      for _, v in rows]  # fmt: skip
+            datasets.append(_line("others", points))
+    return {"type": "line", "labels": labels, "datasets": datasets, "unit": chart.unit, "subjects": top}
 
 
 def markers(host: Host, period: Range, rows: list[tuple], now=None) -> list[dict]:
@@ -220,7 +227,7 @@ def analytics(host: Host, period: Range, focus: str | None = None, by: str | Non
     """Everything the analytics page draws for one host and range: each chart's overview (or the focused chart's
     breakdown), the markers, the latest figures and what sampling costs."""
     now = now or timezone.now()
-    rows = _rows(host, period, now)
+    rows = [(at, nest(values)) for at, values in _rows(host, period, now)]
     marks = markers(host, period, rows, now)
     charts = []
     for chart in CHARTS.values():

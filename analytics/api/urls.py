@@ -1,5 +1,6 @@
-"""Alert API routes (mounted under /api/v1/)."""
+"""Analytics and alert API routes (mounted under /api/v1/)."""
 
+from django.urls import path
 from rest_framework.routers import SimpleRouter
 
 from analytics.api import views
@@ -8,4 +9,4 @@ router = SimpleRouter(trailing_slash=True)
 router.register("alerts", views.AlertViewSet, basename="alert")
 router.register("alert-channels", views.ChannelViewSet, basename="alert-channel")
 router.register("alert-rules", views.RuleViewSet, basename="alert-rule")
-urlpatterns = router.urls
+urlpatterns = [path("analytics/", views.AnalyticsView.as_view(), name="analytics"), *router.urls]

@@ -1,5 +1,5 @@
-"""Alert API: alerts (?open=1), channels (admin; secrets write-only; …/<id>/test/ sends one now), rules (admin
-writes)."""
+"""Analytics and alert API: the analytics charts as data, alerts (?open=1), channels (admin; secrets write-only;
+…/<id>/test/ sends one now), rules (admin writes)."""
 
 from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -11,10 +11,12 @@ from rest_framework.views import APIView
 
 from analytics import selectors, services
 from analytics.api import serializers as s
+from analytics.forms import AnalyticsQuery
 from analytics.metrics import InventoryCollector
 from analytics.models import Alert, Channel
 from appliance.auth import requires
 from appliance.choices import Role
+from appliance.models import Host
 
 
 class AlertViewSet(viewsets.ReadOnlyModelViewSet):
@@ -82,3 +84,29 @@ class MetricsView(APIView):
         registry = CollectorRegistry(auto_describe=False)
         registry.register(InventoryCollector())
         return HttpResponse(generate_latest(registry), content_type=CONTENT_TYPE_LATEST)
+
+
+class AnalyticsView(APIView):
+    """The analytics page's charts as data: ?host=<name> (default: the first), ?range=15m|1h|6h|24h|7d|30d,
+    ?chart=<key>&by=<breakdown> for one chart broken down."""
+
+    @extend_schema(
+        parameters=[OpenApiParameter(p, str, description=d) for p, d in (
+            ("host", "The host's name (default: the first)."), ("range", "15m, 1h (default), 6h, 24h, 7d or 30d."),
+            ("chart", "One chart: pool_bw, pool_ops, pool_lat, arc, link, smb, nfs, cpu."),
+            ("by", "Its breakdown: pool, vdev, dataset, link, smb_client, smb_share, smb_user, nfs_client…"))],
+        responses={200: dict},
+    )  # fmt: skip
+    def get(self, request):
+        query = AnalyticsQuery(request.query_params)
+        host = Host.objects.filter(name=request.query_params.get("host")).first() if "host" in request.query_params \
+            else Host.objects.order_by("pk").first()  # fmt: skip
+        if not query.is_valid() or host is None:
+            errors = dict(query.errors) if not query.is_valid() else {"host": ["No such host."]}
+            return Response(errors, status=status.HTTP_400_BAD_REQUEST)
+        q = query.cleaned_data
+        data = selectors.analytics(host, q["range"], q["chart"] or None, q["by"] or None)
+        charts = [{"key": c["chart"].key, "title": c["chart"].title, **c["spec"]} for c in data["charts"]]
+        return Response({"host": host.name, "range": q["range"].key, "points": data["points"], "charts": charts,
+                         "markers": [{**m, "at": m["at"].isoformat()} for m in data["markers"]],
+                         "sample_cost": data["cost"]})  # fmt: skip

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from django.utils import timezone
+from prometheus_client.parser import text_string_to_metric_families
 
 from analytics import selectors, series, services
 from analytics.choices import CHARTS, FIVE_MINUTES, HOUR, RANGES, RAW
@@ -15,6 +16,7 @@ from analytics.models import Sample, SamplerSetting, SamplerState
 from appliance.host import sampler
 from appliance.host.runner import LocalTransport
 from appliance.host.sampling import sample
+from appliance.services import api_token_create
 from benchmarks.models import Run
 
 CAPTURED = Path(__file__).resolve().parents[1] / "fixtures" / "host" / "sampler"
@@ -186,3 +188,33 @@ def test_every_chart_has_a_title_unit_and_known_breakdowns():
     groups = {"pool", "vdev", "dataset", "link", "smb_client", "smb_share", "smb_user", "nfs_client", "nfs_version"}
     for chart in CHARTS.values():
         assert chart.title and chart.unit and {g for g, _ in chart.breakdowns} <= groups
+
+
+def test_metrics_export_the_sampled_counters_and_throughput_by_client(client, local_host, admin_user):
+    after = json.loads(captured("sample_after.json"))
+    SamplerState.objects.create(host=local_host, at=timezone.now(), counters=after)
+    Sample.objects.create(host=local_host, at=timezone.now(), step=RAW,
+                          values=series.rates(json.loads(captured("sample_before.json")), after))  # fmt: skip
+    _, key = api_token_create(user=admin_user, name="prometheus")
+    text = client.get("/metrics", headers={"Authorization": f"Bearer {key}"}).content.decode()
+    samples = {(s.name, tuple(sorted(s.labels.items()))): s.value
+               for f in text_string_to_metric_families(text) for s in f.samples}  # fmt: skip
+    vdev = (("host", "local"), ("pool", "tp"), ("vdev", "mirror-0"))
+    assert samples[("tarn_vdev_read_bytes_total", vdev)] == after["vdevs"]["tp"]["mirror-0"][4]
+    assert (
+        samples[("tarn_dataset_write_bytes_total", (("dataset", "tp/a"), ("host", "local")))]
+        == after["datasets"]["tp/a"][3]
+    )
+    smb = (("client", "10.0.2.2"), ("direction", "read"), ("host", "local"), ("protocol", "smb"))
+    assert samples[("tarn_client_bytes_per_second", smb)] > 1e6
+
+
+def test_the_api_gives_the_charts_and_refuses_a_breakdown_naming_the_field(local_host, series_rows, admin_user, client):
+    _, key = api_token_create(user=admin_user, name="api")
+    auth = {"Authorization": f"Bearer {key}"}
+    data = client.get("/api/v1/analytics/?range=1h&chart=smb&by=smb_client", headers=auth).json()
+    assert data["host"] == "local" and data["points"] == 60
+    assert [d["label"] for d in data["charts"][0]["datasets"]] == ["10.0.0.7", "10.0.0.8"]
+    bad = client.get("/api/v1/analytics/?chart=smb&by=vdev", headers=auth)
+    assert bad.status_code == 400 and "by" in bad.json()
+    assert client.get("/api/v1/analytics/?host=nope", headers=auth).json() == {"host": ["No such host."]}

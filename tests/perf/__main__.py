@@ -2,7 +2,7 @@
 
 import sys
 
-from tests.perf import audit, benchmarks, foundation, lab, shares, storage, tuning
+from tests.perf import analytics, audit, benchmarks, foundation, lab, shares, storage, tuning
 
 GROUPS = {
     "foundation": foundation.CHECKS,
@@ -12,6 +12,7 @@ GROUPS = {
     "audit": audit.CHECKS,
     "tuning": tuning.CHECKS,
     "benchmarks": benchmarks.CHECKS,
+    "analytics": analytics.CHECKS,
 }
 
 
