@@ -107,7 +107,9 @@ CHARTS = {c.key: c for c in (
           (("smb_client", "client"), ("smb_share", "share"), ("smb_user", "user")),
           "Bytes on each SMB connection (ss); smbstatus names its user and shares."),
     Chart("nfs", "NFS throughput", "B/s", "nfs", (("read_bps", "clients read"), ("write_bps", "clients wrote")),
-          (("nfs_client", "client"), ("nfs_version", "version")), "Bytes on each NFS connection (ss)."),
+          (("nfs_client", "client"), ("nfs_export", "export"), ("nfs_version", "version")),
+          "Bytes on each NFS connection (ss); an export is what its client mounted (all of a client's bytes count "
+          "for each export it has)."),
     Chart("cpu", "NAS CPU", "%", "cpu", (("busy_pct", "busy"),), (), "All cores; the sampler's own cost is below."),
 )}  # fmt: skip
 BREAKDOWN_LIMIT = 8  # lines in a breakdown; the rest add up to "others"

@@ -126,7 +126,7 @@ def _sampled(hosts):
                                 labels=["host", "protocol", "client", "direction"])  # fmt: skip
     for host_id in hosts:
         latest = Sample.objects.filter(host_id=host_id, step=RAW).order_by("-at").values_list("values", flat=True)[:1]
-        for name, value in (latest[0] if latest else {}).items():
+        for name, value in series.unpack(latest[0] if latest else {}).items():
             group, subject, metric = series.split(name)
             if group in ("smb_client", "nfs_client"):
                 clients.add_metric([hosts[host_id], group[:3], subject, metric.removesuffix("_bps")], value)

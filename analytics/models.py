@@ -1,6 +1,8 @@
 """Alerts: rules (levels and thresholds an admin may change), the alerts they raised (open until the condition
 ends) with what was delivered where, and the channels they go to (e-mail, webhook)."""
 
+import json
+
 from django.db import models
 from django.db.models import Q
 
@@ -99,6 +101,13 @@ class SamplerState(models.Model):
         return f"sampler of host {self.pk}"
 
 
+class CompactJSON(json.JSONEncoder):
+    """JSON without spaces after separators: a tenth less for rows written every 10 s for every host."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **{**kwargs, "separators": (",", ":")})
+
+
 class Sample(models.Model):
     """One host's figures per second: a raw sample (step 0: since the sample before, ending at `at`) or a 5-minute
     (step 300) or hourly (step 3600) average of the period starting at `at`. values: {'group|subject|metric': n}."""
@@ -106,7 +115,7 @@ class Sample(models.Model):
     host = models.ForeignKey(Host, on_delete=models.CASCADE, related_name="samples")
     at = models.DateTimeField()
     step = models.PositiveIntegerField()
-    values = models.JSONField(default=dict)
+    values = models.JSONField(default=dict, encoder=CompactJSON)
 
     class Meta:
         indexes = [models.Index(fields=["host", "step", "at"], name="sample_host_step_at")]

@@ -8,7 +8,6 @@ from datetime import timedelta
 from django.db.models import Sum
 from django.utils import timezone
 
-from analytics import series
 from analytics.choices import BREAKDOWN_LIMIT, CHARTS, RULES, Chart, Level, Range, Rule
 from analytics.models import Alert, Channel, RuleSetting, Sample, SamplerSetting, SamplerState
 from appliance.models import Host
@@ -149,17 +148,8 @@ def _line(label: str, points: list) -> dict:
     return {"label": label, "data": points, "pointRadius": 0, "borderWidth": 1.5, "fill": False, "tension": 0.2}
 
 
-def nest(values: dict[str, float]) -> dict[str, dict[str, dict[str, float]]]:
-    """A stored row as group → subject → metric → value (split once, then every chart reads it)."""
-    nested: dict = {}
-    for name, value in values.items():
-        group, subject, metric = series.split(name)
-        nested.setdefault(group, {}).setdefault(subject, {})[metric] = value
-    return nested
-
-
 def chart_data(chart: Chart, rows: list[tuple], by: str | None = None) -> dict:
-    """One chart's spec for charts.js (labels, datasets, unit) from rows of (time, nested values): the overview sums
+    """One chart's spec for charts.js (labels, datasets, unit) from rows of (time, packed values): the overview sums
     the group's subjects per metric; a breakdown draws each subject's read + write (or each metric of a level, as
     latency), the busiest over the range first."""
     fmt = "%H:%M:%S" if not rows or rows[-1][0] - rows[0][0] < timedelta(hours=20) else "%m-%d %H:%M"
@@ -227,7 +217,7 @@ def analytics(host: Host, period: Range, focus: str | None = None, by: str | Non
     """Everything the analytics page draws for one host and range: each chart's overview (or the focused chart's
     breakdown), the markers, the latest figures and what sampling costs."""
     now = now or timezone.now()
-    rows = [(at, nest(values)) for at, values in _rows(host, period, now)]
+    rows = _rows(host, period, now)
     marks = markers(host, period, rows, now)
     charts = []
     for chart in CHARTS.values():
@@ -249,7 +239,7 @@ def analytics(host: Host, period: Range, focus: str | None = None, by: str | Non
         chart = CHARTS[focus]
         metrics = [m for m, _ in chart.metrics]
         for subject in charts[0]["spec"]["subjects"] if charts else []:
-            table.append({"subject": subject, "now": [latest.get(series.key(by, subject, m)) for m in metrics]})
+            table.append({"subject": subject, "now": [latest.get(by, {}).get(subject, {}).get(m) for m in metrics]})
     return {
         "charts": charts,
         "markers": marks,

@@ -20,6 +20,8 @@ from appliance.connect import transport_for
 from appliance.host.errors import HostError
 from appliance.host.sampling import sample
 from appliance.models import Host
+from pools.models import Pool
+from pools.services import Scope, inventory_refresh
 
 
 def alerts_evaluate(*, host: Host, now=None, deliver=None) -> tuple[list[Alert], list[Alert]]:
@@ -168,7 +170,22 @@ def sample_take(*, host: Host, transport=None, now=None) -> Sample | None:
     values = series.rates(before, counters) if fresh else {}
     errors = "; ".join(f"{k}: {v}" for k, v in counters.get("errors", {}).items())
     SamplerState.objects.filter(pk=host.pk).update(counters=counters, at=now, error=errors[:500], busy_until=None)
-    return Sample.objects.create(host=host, at=now, step=RAW, values=values) if values else None
+    _health_changed(host, before.get("health") if before else None, counters.get("health", {}))
+    return Sample.objects.create(host=host, at=now, step=RAW, values=series.pack(values)) if values else None
+
+
+def _health_changed(host: Host, before: dict | None, now: dict) -> None:
+    """A pool whose state (or a vdev's) changed since the last sample, or that differs from the inventory, is read
+    again at once and the alert rules checked: a degraded pool is mailed within a sample, not the next poll."""
+    known = dict(Pool.objects.filter(host=host).values_list("name", "state"))
+    changed = sorted(p for p, (state, vdevs) in now.items() if state != known.get(p) or
+                     (before is not None and [state, vdevs] != list(before.get(p, ["", {}]))))  # fmt: skip
+    if changed:
+        try:
+            inventory_refresh(host=host, scope=Scope(pools=changed))
+        except HostError:
+            return  # the next sample tries again (the state still differs from the inventory)
+        alerts_evaluate(host=host)
 
 
 def _bucket(at, step):
@@ -180,8 +197,8 @@ def _roll(host: Host, source: int, step: int, start, end) -> int:
     rows = Sample.objects.filter(host=host, step=source, at__gte=start, at__lt=end).order_by("at")
     periods: dict = {}
     for at, values in rows.values_list("at", "values").iterator():
-        periods.setdefault(_bucket(at, step), []).append(values)
-    made = [Sample(host=host, at=at, step=step, values=series.average(v)) for at, v in periods.items()]
+        periods.setdefault(_bucket(at, step), []).append(series.unpack(values))
+    made = [Sample(host=host, at=at, step=step, values=series.pack(series.average(v))) for at, v in periods.items()]
     Sample.objects.filter(host=host, step=step, at__in=list(periods)).delete()
     Sample.objects.bulk_create(made)
     return len(made)

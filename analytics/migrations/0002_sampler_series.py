@@ -3,6 +3,8 @@
 import django.db.models.deletion
 from django.db import migrations, models
 
+import analytics.models
+
 
 class Migration(migrations.Migration):
     dependencies = [
@@ -63,7 +65,7 @@ class Migration(migrations.Migration):
                 ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
                 ("at", models.DateTimeField()),
                 ("step", models.PositiveIntegerField()),
-                ("values", models.JSONField(default=dict)),
+                ("values", models.JSONField(default=dict, encoder=analytics.models.CompactJSON)),
                 (
                     "host",
                     models.ForeignKey(

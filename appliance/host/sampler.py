@@ -4,7 +4,8 @@ command (one SSH round trip) however many pools, links and clients the NAS has.
 It reads the kernel's cumulative counters (ARC, per-dataset objsets, links, nfsd, CPU) from /proc, asks OpenZFS
 for each pool's per-vdev counters (`zpool get … all-vdevs`, exact since import) and average waits (`zpool iostat
 -l`), `ss` for the bytes of every SMB and NFS connection (throughput by client, the same way for both protocols),
-and `smbstatus -j` — only while someone is connected over SMB — for the user and share behind each connection.
+and `smbstatus -j` — only while someone is connected over SMB — for the user and share behind each connection;
+mountd's rmtab (NFSv3) and nfsd's per-client open files (NFSv4) for the exports behind each NFS client.
 Rates are differences between two samples; nothing here blocks for an interval.
 
 This module must stay self-contained (standard library only, no other imports from Tarn): every transport runs
@@ -154,6 +155,14 @@ def parse_vdev_props(text):
     return vdevs
 
 
+def parse_health(text):
+    """(pool state, {vdev: state} of the vdevs not ONLINE) from the same `zpool get -j` document."""
+    data = json.loads(text)
+    vdevs = {name: v.get("state", "") for name, v in (data.get("vdevs") or {}).items()
+             if v.get("vdev_type") != "root" and v.get("state") != "ONLINE"}  # fmt: skip
+    return (data.get("pool") or {}).get("state", ""), vdevs
+
+
 def parse_iostat_waits(text):
     """pool → [average read wait, average write wait] in ns since import, from `zpool iostat -H -p -l` (pool rows:
     name, alloc, free, read ops, write ops, read bw, write bw, total_wait read, total_wait write, …)."""
@@ -169,6 +178,41 @@ def parse_nfs4_clients(text):
     """The addresses of NFSv4 clients from /proc/fs/nfsd/clients/*/info (v3 is stateless: not listed)."""
     return sorted({_address(line.split('"')[1])[0] for line in text.splitlines()
                    if line.startswith("address:") and line.count('"') == 2})  # fmt: skip
+
+
+def parse_rmtab(text):
+    """client → exports it has mounted over NFSv3, from mountd's /var/lib/nfs/rmtab ('client:/path:0xcount')."""
+    mounts = {}
+    for line in text.splitlines():
+        client, sep, rest = line.partition(":/")
+        path, _, count = rest.rpartition(":")
+        if sep and path and int(count or "0", 16) > 0:
+            mounts.setdefault(client, []).append("/" + path)
+    return mounts
+
+
+def parse_mountinfo(text):
+    """(major, minor) → mount point, from /proc/self/mountinfo ('id parent major:minor root mountpoint …')."""
+    mounts = {}
+    for line in text.splitlines():
+        f = line.split()
+        if len(f) > 4 and ":" in f[2]:
+            major, minor = f[2].split(":")
+            mounts.setdefault((int(major), int(minor)), f[4].replace("\\040", " "))
+    return mounts
+
+
+def parse_nfs4_states(text, mounts):
+    """The mount points of the files an NFSv4 client has open, from /proc/fs/nfsd/clients/<id>/states (each open's
+    superblock: "<major hex>:<minor hex>:<inode>")."""
+    found = set()
+    for line in text.splitlines():
+        _, sep, rest = line.partition('superblock: "')
+        if sep:
+            major, minor, _ = rest.split('"')[0].split(":")
+            if (int(major, 16), int(minor, 16)) in mounts:
+                found.add(mounts[(int(major, 16), int(minor, 16))])
+    return sorted(found)
 
 
 def _read(path):
@@ -197,7 +241,7 @@ def collect():
     sample["links"] = parse_net_dev(_read("/proc/net/dev"))
     sample["nfsd"] = parse_nfsd(_read("/proc/net/rpc/nfsd"))
     pools = sorted(p for p in os.listdir(KSTAT) if os.path.isfile(f"{KSTAT}/{p}/state")) if os.path.isdir(KSTAT) else []
-    sample["datasets"], sample["vdevs"] = {}, {}
+    sample["datasets"], sample["vdevs"], sample["health"] = {}, {}, {}
     for pool in pools:
         for name in os.listdir(f"{KSTAT}/{pool}"):
             if name.startswith("objset-"):
@@ -208,6 +252,8 @@ def collect():
         if err:
             sample["errors"][f"zpool get {pool}"] = err
         sample["vdevs"][pool] = parse_vdev_props(out) if out else {}
+        if out:
+            sample["health"][pool] = parse_health(out)
     out, err = _run(["zpool", "iostat", "-H", "-p", "-l"]) if pools else ("", "")
     sample["waits"] = parse_iostat_waits(out)
     if err:
@@ -223,9 +269,18 @@ def collect():
         sample["smb"] = parse_smbstatus(out) if out else {}
         if err:
             sample["errors"]["smbstatus"] = err
+    # NFS clients and what they mounted: v3 from mountd's rmtab; v4 from each client's address and the mount
+    # points of the files it has open (a v4 mount is not listed by export)
     folder = "/proc/fs/nfsd/clients"
-    sample["nfs4"] = parse_nfs4_clients("".join(_read(f"{folder}/{c}/info") for c in
-                                                (os.listdir(folder) if os.path.isdir(folder) else [])))  # fmt: skip
+    clients = [f"{folder}/{c}" for c in (os.listdir(folder) if os.path.isdir(folder) else [])]
+    sample["nfs4"] = parse_nfs4_clients("".join(_read(f"{c}/info") for c in clients))
+    exports = parse_rmtab(_read("/var/lib/nfs/rmtab"))
+    mounts = parse_mountinfo(_read("/proc/self/mountinfo")) if clients else {}
+    for c in clients:
+        address = parse_nfs4_clients(_read(f"{c}/info"))
+        for path in parse_nfs4_states(_read(f"{c}/states"), mounts) if address else ():
+            exports.setdefault(address[0], []).append(path)
+    sample["nfs_exports"] = {client: sorted(set(paths)) for client, paths in exports.items()}
     own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     sample["cost_cpu_ms"] = round(1000 * (own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime), 1)
     sample["cost_wall_ms"] = round(1000 * (time.monotonic() - started), 1)

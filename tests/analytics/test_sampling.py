@@ -46,6 +46,15 @@ def test_the_parsers_read_the_counters_the_lab_printed():
     assert sampler.parse_nfs4_clients(captured("nfs4_info.txt")) == ["127.0.0.1"]
 
 
+def test_nfs_clients_map_to_exports_by_rmtab_for_v3_and_open_files_for_v4():
+    assert sampler.parse_rmtab(captured("rmtab.txt")) == {"127.0.0.1": ["/tp/a"]}
+    mounts = sampler.parse_mountinfo(captured("mountinfo.txt"))
+    assert mounts[(0, 43)] == "/tp/a" and mounts[(0, 44)] == "/tp/b"
+    assert sampler.parse_nfs4_states(captured("nfs4_states.txt"), mounts) == ["/tp/b"]  # superblock "00:2c:…"
+    assert sampler.parse_rmtab("10.0.0.9:/tank/x:0x00000000\n") == {}  # unmounted: its count is zero
+    assert sampler.parse_health(captured("vdev_props.json")) == ("ONLINE", {})
+
+
 def test_ss_addresses_in_ipv6_form_are_the_clients_address():
     text = "0 0 [::ffff:10.0.0.5]:445 [::ffff:10.0.0.9]:50000\n\t bytes_acked:10 bytes_received:20\n"
     text += "0 0 [fd00::1]:2049 [fd00::2%eth0]:700\n\t bytes_acked:5 bytes_received:6\n0 0 10.0.0.5:22 10.0.0.9:1\n"
@@ -93,7 +102,9 @@ def test_the_sampler_runs_on_this_machine_as_one_command(local_host):
 def test_two_samples_store_rates_and_the_page_draws_them(local_host, viewer_client):
     assert services.sample_take(host=local_host) is None  # the first only keeps counters
     row = services.sample_take(host=local_host)
-    assert row.step == RAW and 0 <= row.values["cpu||busy_pct"] <= 100 and "sampler||cpu_ms" in row.values
+    values = series.unpack(row.values)
+    assert row.step == RAW and 0 <= values["cpu||busy_pct"] <= 100 and "sampler||cpu_ms" in values
+    assert row.values["cpu"][""]["busy_pct"] == values["cpu||busy_pct"]  # stored packed
     page = viewer_client.get("/analytics/")
     assert page.status_code == 200 and b'id="chart-grid"' in page.content and b"round trip" in page.content
     assert b"chart-smb-data" in page.content
@@ -106,7 +117,9 @@ def series_rows(local_host):
     for i in range(60):  # ten minutes of samples: two SMB clients, one of them twice as busy
         values = {"smb||read_bps": 300.0, "smb_client|10.0.0.7|read_bps": 200.0, "smb_client|10.0.0.8|read_bps": 100.0,
                   "cpu||busy_pct": 5.0}  # fmt: skip
-        rows.append(Sample(host=local_host, at=now - timedelta(seconds=10 * (60 - i)), step=RAW, values=values))
+        rows.append(
+            Sample(host=local_host, at=now - timedelta(seconds=10 * (60 - i)), step=RAW, values=series.pack(values))
+        )
     Sample.objects.bulk_create(rows)
     SamplerState.objects.create(host=local_host, at=now, counters={"cost_cpu_ms": 40, "round_trip_ms": 80})
     return now
@@ -144,17 +157,22 @@ def test_rollups_average_finished_periods_and_old_rows_are_dropped(local_host):
     hour = now.replace(minute=0, second=0)
     rows = [
         Sample(
-            host=local_host, at=hour + timedelta(seconds=10 * i), step=RAW, values={"nfs||read_bps": float(i % 2) * 100}
+            host=local_host,
+            at=hour + timedelta(seconds=10 * i),
+            step=RAW,
+            values={"nfs": {"": {"read_bps": float(i % 2) * 100}}},
         )
         for i in range(30)
     ]  # fmt: skip  (00:00–00:05)
-    rows.append(Sample(host=local_host, at=now - timedelta(hours=30), step=RAW, values={"nfs||read_bps": 1.0}))
+    rows.append(
+        Sample(host=local_host, at=now - timedelta(hours=30), step=RAW, values={"nfs": {"": {"read_bps": 1.0}}})
+    )
     rows.append(Sample(host=local_host, at=now - timedelta(days=40), step=FIVE_MINUTES, values={}))
     Sample.objects.bulk_create(rows)
     SamplerState.objects.create(host=local_host, rolled_up_to=hour - timedelta(hours=1))
     services.series_maintain(now=now)
     five = Sample.objects.get(host=local_host, step=FIVE_MINUTES, at=hour)
-    assert five.values == {"nfs||read_bps": 50.0}
+    assert five.values == {"nfs": {"": {"read_bps": 50.0}}}
     assert not Sample.objects.filter(step=RAW, at__lt=now - timedelta(hours=24)).exists()  # past 24 h: gone
     assert not Sample.objects.filter(step=FIVE_MINUTES, at__lt=now - timedelta(days=30)).exists()
     assert not Sample.objects.filter(step=HOUR, at=hour).exists()  # this hour has not ended
@@ -185,7 +203,18 @@ def test_hosts_are_due_an_interval_after_their_last_sample_and_never_twice_at_on
 
 
 def test_every_chart_has_a_title_unit_and_known_breakdowns():
-    groups = {"pool", "vdev", "dataset", "link", "smb_client", "smb_share", "smb_user", "nfs_client", "nfs_version"}
+    groups = {
+        "pool",
+        "vdev",
+        "dataset",
+        "link",
+        "smb_client",
+        "smb_share",
+        "smb_user",
+        "nfs_client",
+        "nfs_export",
+        "nfs_version",
+    }
     for chart in CHARTS.values():
         assert chart.title and chart.unit and {g for g, _ in chart.breakdowns} <= groups
 
@@ -194,7 +223,7 @@ def test_metrics_export_the_sampled_counters_and_throughput_by_client(client, lo
     after = json.loads(captured("sample_after.json"))
     SamplerState.objects.create(host=local_host, at=timezone.now(), counters=after)
     Sample.objects.create(host=local_host, at=timezone.now(), step=RAW,
-                          values=series.rates(json.loads(captured("sample_before.json")), after))  # fmt: skip
+                          values=series.pack(series.rates(json.loads(captured("sample_before.json")), after)))  # fmt: skip
     _, key = api_token_create(user=admin_user, name="prometheus")
     text = client.get("/metrics", headers={"Authorization": f"Bearer {key}"}).content.decode()
     samples = {(s.name, tuple(sorted(s.labels.items()))): s.value

@@ -7,6 +7,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from analytics import series
 from analytics.choices import RAW
 from analytics.models import Alert, Sample, SamplerSetting, SamplerState
 from benchmarks.models import Run
@@ -18,7 +19,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 def values(clients: dict[str, float]) -> dict[str, float]:
     row = {"smb||read_bps": sum(clients.values()), "smb||write_bps": 0, "cpu||busy_pct": 7.0, "arc||hit_pct": 96.0}
     row.update({f"smb_client|{c}|read_bps": v for c, v in clients.items()})
-    return row
+    return series.pack(row)
 
 
 def labels(page, selector: str) -> list[str]:

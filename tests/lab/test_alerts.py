@@ -1,6 +1,6 @@
 """Alerts against the lab's real OpenZFS: offlining a disk of a mirror raises "pool not ONLINE", delivered to a real
 SMTP server and a real HTTP receiver, and onlining it clears it (delivered too); filling the pool past the capacity
-threshold raises its alert."""
+threshold raises its alert; a sample that sees the pool degrade raises the alert at once (no poll to wait for)."""
 
 import json
 
@@ -8,6 +8,8 @@ import pytest
 
 from analytics import services
 from analytics.models import Alert
+from analytics.services import sample_take
+from pools.models import Pool
 from pools.services import inventory_refresh
 from tests.support.receivers import channels_to, evaluate
 
@@ -51,3 +53,17 @@ def test_filling_the_pool_past_the_threshold_raises_capacity(guest, lab_host, dj
     raised, _ = evaluate(lab_host, django_capture_on_commit_callbacks)
     assert [a.rule for a in raised] == ["capacity_warning"], [a.message for a in raised]
     assert "% full" in raised[0].message
+
+
+def test_a_sample_that_sees_a_pool_degrade_raises_the_alert_at_once(guest, lab_host):
+    guest.sh(f"zpool create -f tank mirror {D(1)} {D(2)}")
+    inventory_refresh(host=lab_host)
+    sample_take(host=lab_host)  # healthy: nothing to do
+    assert not Alert.objects.exists()
+    guest.sh("zpool offline tank virtio-zfsdisk2")
+    sample_take(host=lab_host)  # no inventory refresh, no evaluation called here: the sample saw it
+    assert Pool.objects.get(host=lab_host, name="tank").state == "DEGRADED"
+    assert [a.rule for a in Alert.objects.filter(cleared_at__isnull=True)] == ["pool_state"]
+    guest.sh("zpool online tank virtio-zfsdisk2")
+    sample_take(host=lab_host)
+    assert not Alert.objects.filter(cleared_at__isnull=True).exists()

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from analytics import services
+from analytics import series, services
 from analytics.models import Sample, SamplerState
 from appliance.host import sampler
 from shares import services as share_services
@@ -54,14 +54,16 @@ def test_sampling_moves_with_fio_and_tells_smb_and_nfs_clients_apart(guest, shar
         guest.sh("umount /mnt/other")
     after = SamplerState.objects.get(pk=lab_host.pk).counters
     seconds = after["t"] - before["t"]
-    moved = {k: v * seconds / MIB for k, v in row.values.items() if k.endswith("bps")}
+    values = series.unpack(row.values)
+    moved = {k: v * seconds / MIB for k, v in values.items() if k.endswith("bps")}
     print(f"sample: round trip {after['round_trip_ms']:.0f} ms, CPU on the guest {after['cost_cpu_ms']:.0f} ms")
     print({k: round(v, 1) for k, v in moved.items() if v > 1})
     assert moved["smb_client|10.0.2.2|read_bps"] == pytest.approx(SIZE, rel=0.15)
     assert moved["smb_share|docs|read_bps"] == moved["smb_user|alice|read_bps"] == moved["smb_client|10.0.2.2|read_bps"]
     assert moved["nfs_client|127.0.0.1|read_bps"] == pytest.approx(SIZE, rel=0.15)
     assert "nfs_client|10.0.2.2|read_bps" not in moved and "smb_client|127.0.0.1|read_bps" not in moved
+    assert moved["nfs_export|/tank/other|read_bps"] == moved["nfs_client|127.0.0.1|read_bps"]  # mountd's rmtab
     assert moved["pool|tank|w_bps"] >= 128 and moved["dataset|tank/docs|w_bps"] >= 127  # fio's 128 MiB reached disk
     assert max(v for k, v in moved.items() if k.startswith("link|") and k.endswith("tx_bps")) >= SIZE * 0.9
-    assert row.values["arc||size"] > 0 and row.values["pool|tank|w_ops"] > 0
+    assert values["arc||size"] > 0 and values["pool|tank|w_ops"] > 0
     assert Sample.objects.filter(host=lab_host).count() == 1 and not after["errors"]

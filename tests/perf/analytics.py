@@ -3,6 +3,7 @@ sshd included, from the guest's /proc/stat against an idle baseline; the share o
 analytics page with 24 h of 10 s samples for one host (p95, light load); the database size of 10 hosts × 30 days of
 rollups at a realistic width (one pool of three vdevs, five datasets, three links, four SMB and two NFS clients)."""
 
+import json
 import os
 import random
 import statistics
@@ -87,7 +88,7 @@ def page_and_size():
     from django.test import Client
     from django.utils import timezone
 
-    from analytics import services
+    from analytics import series, services
     from analytics.choices import FIVE_MINUTES, HOUR, RAW
     from analytics.models import Sample, SamplerState
     from appliance.models import Host, User
@@ -98,7 +99,7 @@ def page_and_size():
     started = time.monotonic()
     Sample.objects.all().delete()
     Sample.objects.bulk_create(
-        (Sample(host=host, at=now - timedelta(seconds=10 * i), step=RAW, values=_values(rng, (i % 360) / 360))
+        (Sample(host=host, at=now - timedelta(seconds=10 * i), step=RAW, values=series.pack(_values(rng, (i % 360) / 360)))
          for i in range(8640)), batch_size=2000,
     )  # fmt: skip
     SamplerState.objects.update_or_create(host=host, defaults={"at": now, "counters": {"cost_cpu_ms": 45}})
@@ -131,12 +132,12 @@ def page_and_size():
     for n in range(10):
         other, _ = Host.objects.get_or_create(name=f"perf{n}", defaults={"transport": "ssh", "address": f"10.9.0.{n}"})
         rows = [Sample(host=other, at=now - timedelta(seconds=FIVE_MINUTES * i), step=FIVE_MINUTES,
-                       values=_values(rng, (i % 288) / 288)) for i in range(30 * 288)]  # fmt: skip
-        rows += [Sample(host=other, at=now - timedelta(seconds=HOUR * i), step=HOUR, values=_values(rng, 0.5))
+                       values=series.pack(_values(rng, (i % 288) / 288))) for i in range(30 * 288)]  # fmt: skip
+        rows += [Sample(host=other, at=now - timedelta(seconds=HOUR * i), step=HOUR, values=series.pack(_values(rng, 0.5)))
                  for i in range(30 * 24)]  # fmt: skip
         Sample.objects.bulk_create(rows, batch_size=2000)
     after = _db_bytes(settings, connection)
-    per_row = len(str(_values(rng, 0.5)))
+    per_row = len(json.dumps(series.pack(_values(rng, 0.5)), separators=(",", ":")))
     yield (
         "rollups_10_hosts_30_days",
         (after - before) / 2**20,

@@ -1,8 +1,13 @@
-"""Run an operation the moment it is queued, in this process: the real queueing path (the message's kwargs, a
-split secret included) into the runner registry, with no worker and no broker. Patch it over app.send_task."""
+"""Run a task the moment it is queued, in this process: an operation through the real queueing path (the message's
+kwargs, a split secret included) into the runner registry; any other task (a sample, an alert's delivery) by calling
+it. No worker and no broker. Patch it over app.send_task."""
 
-from appliance.operations import operation_execute
+from appliance.celery import app
+from appliance.operations import OPERATION_TASK, operation_execute
 
 
-def run_when_queued(name, args, kwargs, **_):
-    operation_execute(args[0], **kwargs)
+def run_when_queued(name, args=None, kwargs=None, **_):
+    if name == OPERATION_TASK:
+        operation_execute(args[0], **kwargs)
+    else:
+        app.tasks[name](*(args or ()), **(kwargs or {}))
