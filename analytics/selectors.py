@@ -148,12 +148,18 @@ def _line(label: str, points: list) -> dict:
     return {"label": label, "data": points, "pointRadius": 0, "borderWidth": 1.5, "fill": False, "tension": 0.2}
 
 
-def chart_data(chart: Chart, rows: list[tuple], by: str | None = None) -> dict:
+def time_labels(rows: list[tuple]) -> list[str]:
+    """The x axis: local times, with the date once the rows span most of a day."""
+    fmt = "%H:%M:%S" if not rows or rows[-1][0] - rows[0][0] < timedelta(hours=20) else "%m-%d %H:%M"
+    zone = timezone.get_current_timezone()
+    return [at.astimezone(zone).strftime(fmt) for at, _ in rows]
+
+
+def chart_data(chart: Chart, rows: list[tuple], by: str | None = None, labels: list[str] | None = None) -> dict:
     """One chart's spec for charts.js (labels, datasets, unit) from rows of (time, packed values): the overview sums
     the group's subjects per metric; a breakdown draws each subject's read + write (or each metric of a level, as
     latency), the busiest over the range first."""
-    fmt = "%H:%M:%S" if not rows or rows[-1][0] - rows[0][0] < timedelta(hours=20) else "%m-%d %H:%M"
-    labels = [timezone.localtime(at).strftime(fmt) for at, _ in rows]
+    labels = labels if labels is not None else time_labels(rows)
     gauge = chart.unit in ("ms", "%")
     datasets, top = [], []
     if by is None:
@@ -218,12 +224,13 @@ def analytics(host: Host, period: Range, focus: str | None = None, by: str | Non
     breakdown), the markers, the latest figures and what sampling costs."""
     now = now or timezone.now()
     rows = _rows(host, period, now)
+    labels = time_labels(rows)
     marks = markers(host, period, rows, now)
     charts = []
     for chart in CHARTS.values():
         if focus and chart.key != focus:
             continue
-        spec = chart_data(chart, rows, by if focus else None)
+        spec = chart_data(chart, rows, by if focus else None, labels)
         spec["markers"] = [{"index": m["index"], "label": m["label"]} for m in marks]
         charts.append({"chart": chart, "spec": spec, "id": f"chart-{chart.key}-data"})
     state = SamplerState.objects.filter(pk=host.pk).first()
