@@ -257,3 +257,23 @@ def analytics(host: Host, period: Range, focus: str | None = None, by: str | Non
         "setting": setting,
         "by_label": dict(CHARTS[focus].breakdowns).get(by, "") if focus else "",
     }
+
+
+def dashboard_live(*, hosts) -> dict:
+    """The dashboard's "Now" table: each host's last sample (if under two minutes old) in a few figures."""
+    since = timezone.now() - timedelta(minutes=2)
+    rows = []
+    for host in hosts:
+        latest = Sample.objects.filter(host=host, step=0, at__gte=since).order_by("-at").values_list("at", "values")
+        if not latest:
+            continue
+        at, v = latest[0]
+
+        def total(group, metrics, v=v):
+            return sum(f.get(m, 0) for f in v.get(group, {}).values() for m in metrics)
+
+        rows.append({"host": host, "at": at, "pool": total("pool", ("r_bps", "w_bps")),
+                     "smb": total("smb", ("read_bps", "write_bps")), "nfs": total("nfs", ("read_bps", "write_bps")),
+                     "link": total("link", ("rx_bps", "tx_bps")), "arc": v.get("arc", {}).get("", {}).get("hit_pct"),
+                     "cpu": v.get("cpu", {}).get("", {}).get("busy_pct")})  # fmt: skip
+    return {"live": rows}

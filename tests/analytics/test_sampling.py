@@ -247,3 +247,12 @@ def test_the_api_gives_the_charts_and_refuses_a_breakdown_naming_the_field(local
     bad = client.get("/api/v1/analytics/?chart=smb&by=vdev", headers=auth)
     assert bad.status_code == 400 and "by" in bad.json()
     assert client.get("/api/v1/analytics/?host=nope", headers=auth).json() == {"host": ["No such host."]}
+
+
+def test_the_dashboard_shows_each_hosts_last_sample_while_it_is_fresh(local_host, viewer_client):
+    Sample.objects.create(host=local_host, at=timezone.now(), step=RAW,
+                          values=series.pack({"smb||read_bps": 50e6, "arc||hit_pct": 96.5, "cpu||busy_pct": 12.0}))  # fmt: skip
+    page = viewer_client.get("/").content.decode()
+    assert 'id="live"' in page and "47.7\xa0MB/s" in page and "96.5 %" in page
+    Sample.objects.update(at=timezone.now() - timedelta(minutes=5))  # stale: no figures shown as if current
+    assert 'id="live"' not in viewer_client.get("/").content.decode()
