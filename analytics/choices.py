@@ -110,6 +110,8 @@ CHARTS = {c.key: c for c in (
           (("nfs_client", "client"), ("nfs_export", "export"), ("nfs_version", "version")),
           "Bytes on each NFS connection (ss); an export is what its client mounted (all of a client's bytes count "
           "for each export it has)."),
+    Chart("nfs_ops", "NFS operations", "ops/s", "nfs", (("ops", "v3 and v4 operations"),), (),
+          "Every NFS request nfsd served (/proc/net/rpc/nfsd): metadata-heavy work shows here before it shows as bytes."),
     Chart("cpu", "NAS CPU", "%", "cpu", (("busy_pct", "busy"),), (), "All cores; the sampler's own cost is below."),
 )}  # fmt: skip
 BREAKDOWN_LIMIT = 8  # lines in a breakdown; the rest add up to "others"
