@@ -90,6 +90,11 @@ class Chart:
     breakdowns: tuple[tuple[str, str], ...] = ()  # (group, "by …"): click to break the chart down
     help: str = ""
 
+    @property
+    def gauge(self) -> bool:
+        """A level (a wait, a ratio): subjects are drawn side by side, never added up."""
+        return self.unit in ("ms", "%")
+
 
 CHARTS = {c.key: c for c in (
     Chart("pool_bw", "Pool bandwidth", "B/s", "pool", (("r_bps", "read"), ("w_bps", "write")),

@@ -47,4 +47,5 @@ class AnalyticsQuery(forms.Form):
         if data.get("by") and (chart is None or data["by"] not in dict(chart.breakdowns)):
             raise forms.ValidationError({"by": "Not a breakdown of this chart."})
         data["range"] = RANGES[data.get("range") or "1h"]
+        data["chart"], data["by"] = data.get("chart") or None, data.get("by") or None
         return data

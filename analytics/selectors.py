@@ -155,26 +155,29 @@ def time_labels(rows: list[tuple]) -> list[str]:
     return [at.astimezone(zone).strftime(fmt) for at, _ in rows]
 
 
+def _levels(chart: Chart, group: str, subjects, rows: list[tuple]) -> list[dict]:
+    """A gauge chart's lines: each subject's each metric, side by side."""
+    return [_line(f"{subject} {label}", [v.get(group, {}).get(subject, {}).get(metric) for _, v in rows])
+            for subject in subjects for metric, label in chart.metrics]  # fmt: skip
+
+
 def chart_data(chart: Chart, rows: list[tuple], by: str | None = None, labels: list[str] | None = None) -> dict:
     """One chart's spec for charts.js (labels, datasets, unit) from rows of (time, packed values): the overview sums
     the group's subjects per metric; a breakdown draws each subject's read + write (or each metric of a level, as
     latency), the busiest over the range first."""
     labels = labels if labels is not None else time_labels(rows)
-    gauge = chart.unit in ("ms", "%")
     datasets, top = [], []
     if by is None:
         subjects = sorted({subject for _, v in rows for subject in v.get(chart.group, {})})
-        for metric, label in chart.metrics:
-            if gauge and len(subjects) > 1:
-                for subject in subjects:
-                    points = [v.get(chart.group, {}).get(subject, {}).get(metric) for _, v in rows]
-                    datasets.append(_line(f"{subject} {label}", points))
-                continue
-            points = []
-            for _, v in rows:
-                found = [m[metric] for m in v.get(chart.group, {}).values() if metric in m]
-                points.append(round(sum(found), 2) if found else (None if gauge else 0))
-            datasets.append(_line(label, points))
+        if chart.gauge and len(subjects) > 1:
+            datasets = _levels(chart, chart.group, subjects, rows)
+        else:
+            for metric, label in chart.metrics:
+                points = []
+                for _, v in rows:
+                    found = [m[metric] for m in v.get(chart.group, {}).values() if metric in m]
+                    points.append(round(sum(found), 2) if found else (None if chart.gauge else 0))
+                datasets.append(_line(label, points))
     else:
         metrics = [m for m, _ in chart.metrics]
         totals: dict[str, float] = {}
@@ -182,19 +185,17 @@ def chart_data(chart: Chart, rows: list[tuple], by: str | None = None, labels: l
             for subject, figures in v.get(by, {}).items():
                 totals[subject] = totals.get(subject, 0) + sum(figures.get(m, 0) for m in metrics)
         top = sorted(totals, key=lambda s: -totals[s])[:BREAKDOWN_LIMIT]
-        for subject in top:
-            if gauge:
-                for metric, label in chart.metrics:
-                    points = [v.get(by, {}).get(subject, {}).get(metric) for _, v in rows]
-                    datasets.append(_line(f"{subject} {label}", points))
-            else:
+        if chart.gauge:
+            datasets = _levels(chart, by, top, rows)
+        else:
+            for subject in top:
                 points = [round(sum(v.get(by, {}).get(subject, {}).get(m, 0) for m in metrics), 2) for _, v in rows]
                 datasets.append(_line(subject, points))
-        rest = set(totals) - set(top)
-        if rest and not gauge:
-            points = [round(sum(f.get(m, 0) for s_, f in v.get(by, {}).items() if s_ in rest for m in metrics), 2)
-                      for _, v in rows]  # fmt: skip
-            datasets.append(_line("others", points))
+            rest = set(totals) - set(top)
+            if rest:
+                points = [round(sum(f.get(m, 0) for s_, f in v.get(by, {}).items() if s_ in rest for m in metrics), 2)
+                          for _, v in rows]  # fmt: skip
+                datasets.append(_line("others", points))
     return {"type": "line", "labels": labels, "datasets": datasets, "unit": chart.unit, "subjects": top}
 
 

@@ -24,9 +24,9 @@ def analytics(request):
         messages.error(request, form_errors(query))
         return redirect("analytics")
     q = query.cleaned_data
-    context = {"host": host, "range": q["range"], "focus": q["chart"] or None, "by": q["by"] or None,
+    context = {"host": host, "range": q["range"], "focus": q["chart"], "by": q["by"],
                "ranges": RANGES.values(), "form": SamplerForm(initial=selectors.sampler_initial()),
-               **(selectors.analytics(host, q["range"], q["chart"] or None, q["by"] or None) if host else {})}  # fmt: skip
+               **(selectors.analytics(host, q["range"], q["chart"], q["by"]) if host else {})}  # fmt: skip
     return render(request, "analytics/analytics.html#analytics-charts" if request.htmx else "analytics/analytics.html",
                   context)  # fmt: skip
 
@@ -54,7 +54,7 @@ def alert_list(request):
 def rule_save(request):
     form = RuleForm(request.POST)
     if not form.is_valid():
-        messages.error(request, "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
+        messages.error(request, form_errors(form))
     elif attempt(request, services.rule_save, **form.cleaned_data):
         messages.success(request, "Rule saved.")
     return redirect("alert-list")

@@ -105,7 +105,7 @@ class AnalyticsView(APIView):
             errors = dict(query.errors) if not query.is_valid() else {"host": ["No such host."]}
             return Response(errors, status=status.HTTP_400_BAD_REQUEST)
         q = query.cleaned_data
-        data = selectors.analytics(host, q["range"], q["chart"] or None, q["by"] or None)
+        data = selectors.analytics(host, q["range"], q["chart"], q["by"])
         charts = [{"key": c["chart"].key, "title": c["chart"].title, **c["spec"]} for c in data["charts"]]
         return Response({"host": host.name, "range": q["range"].key, "points": data["points"], "charts": charts,
                          "markers": [{**m, "at": m["at"].isoformat()} for m in data["markers"]],
