@@ -12,6 +12,6 @@ COPY requirements.txt ./
 RUN pip install --no-cache-dir -r requirements.txt
 COPY . .
 COPY --from=static /src/node_modules ./node_modules
-ENV DJANGO_SETTINGS_MODULE=appliance.settings TARN_DATA_DIR=/data TARN_LOCAL_READ_ONLY=true
+ENV DJANGO_SETTINGS_MODULE=tarn.settings TARN_DATA_DIR=/data TARN_LOCAL_READ_ONLY=true
 VOLUME /data
 EXPOSE 8000

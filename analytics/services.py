@@ -5,6 +5,7 @@ delivered to the channels, one task per channel), rules, channels and their test
 from datetime import timedelta
 from urllib.parse import urlsplit
 
+from celery import current_app as app
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.db import transaction
@@ -15,11 +16,10 @@ from analytics import channels, series
 from analytics.choices import FIVE_MINUTES, HOUR, RAW, RULE, SAMPLER_LIMITS, ChannelKind
 from analytics.models import Alert, Channel, RuleSetting, Sample, SamplerSetting, SamplerState
 from analytics.selectors import channels_for, conditions, sampler_setting
-from appliance.celery import app
 from appliance.connect import transport_for
-from appliance.host.errors import HostError
-from appliance.host.sampling import sample
 from appliance.models import Host
+from hostlib.errors import HostError
+from hostlib.sampling import sample
 from pools.models import Pool
 from pools.services import Scope, inventory_refresh
 

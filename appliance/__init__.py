@@ -1,5 +1,2 @@
-"""Tarn's core: settings, auth and roles, hosts, operations, audit and the host boundary."""
-
-from appliance.celery import app as celery_app
-
-__all__ = ["celery_app"]
+"""Tarn's core app: auth and roles, hosts, operations and audit (the project wiring is in tarn/, the host library
+in hostlib/)."""

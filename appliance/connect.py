@@ -2,9 +2,9 @@
 
 from django.conf import settings
 
-from appliance.host.keys import ensure_identity
-from appliance.host.runner import CommandResult, LocalTransport, SSHTransport, Transport
 from appliance.models import AuditEntry, Host
+from hostlib.keys import ensure_identity
+from hostlib.runner import CommandResult, LocalTransport, SSHTransport, Transport
 
 
 def ssh_dir():

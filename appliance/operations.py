@@ -13,6 +13,7 @@ from collections.abc import Callable
 from contextlib import contextmanager
 from datetime import timedelta
 
+from celery import current_app as app
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -20,10 +21,9 @@ from django.db import DatabaseError, IntegrityError, connections, transaction
 from django.utils import timezone
 
 from appliance.audit.context import audit_note_operation
-from appliance.celery import app
 from appliance.choices import OperationStatus
-from appliance.host.errors import HostError
 from appliance.models import Operation, OperationSecret
+from hostlib.errors import HostError
 
 log = logging.getLogger(__name__)
 HEARTBEAT_SECONDS = 10

@@ -6,6 +6,7 @@ import os
 from datetime import timedelta
 from pathlib import Path
 
+from celery import current_app as app
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -13,15 +14,14 @@ from django.db.models import Q, Sum
 from django.utils import timezone
 
 from appliance.broker import queued_operation_ids
-from appliance.celery import app
 from appliance.choices import AuditKind, OperationStatus, TransportKind
 from appliance.connect import transport_for
-from appliance.host import facts as host_facts
-from appliance.host.errors import HostError
-from appliance.host.keys import is_private_key
-from appliance.host.runner import ssh_keyscan
 from appliance.models import ApiToken, AuditEntry, Host, LoginAttempts, Operation
 from appliance.operations import Tracker, operation_runner, operation_start, operations_reap, operations_reap_lost
+from hostlib import facts as host_facts
+from hostlib.errors import HostError
+from hostlib.keys import is_private_key
+from hostlib.runner import ssh_keyscan
 
 
 # --- logins ------------------------------------------------------------------------------------

@@ -1,8 +1,7 @@
-"""URL map: pages, then the API under /api/v1/."""
+"""The core's pages: log-in, the dashboard, hosts, operations, audit and the account."""
 
 from django.contrib.auth import views as auth_views
-from django.urls import include, path
-from django.views.generic import RedirectView
+from django.urls import path
 
 from appliance import views
 from appliance.auth import requires
@@ -25,13 +24,4 @@ urlpatterns = [
     path("account/tokens/", views.token_list, name="token-list"),
     path("account/password/", views.password_change, name="password-change"),
     path("account/tokens/<int:pk>/revoke/", views.token_revoke, name="token-revoke"),
-    path("pools/shares/<path:rest>", RedirectView.as_view(url="/shares/%(rest)s")),  # where shares lived before
-    path("pools/shares/", RedirectView.as_view(pattern_name="share-list")),
-    path("pools/", include("pools.urls")),
-    path("shares/", include("shares.urls")),
-    path("tuning/", include("tuning.urls")),
-    path("benchmarks/", include("benchmarks.urls")),
-    path("", include("analytics.urls")),
-    path("", include("analytics.metrics_urls")),
-    path("api/v1/", include(("appliance.api.urls", "api"))),
 ]

@@ -16,9 +16,9 @@ from appliance.choices import OperationStatus, Role
 from appliance.connect import ssh_dir
 from appliance.dashboard import dashboard_context
 from appliance.forms import ApiTokenForm, AuditFilterForm, HostForm, LoginForm, add_service_errors
-from appliance.host.keys import public_key
 from appliance.models import Host, Operation
 from appliance.selectors import host_current
+from hostlib.keys import public_key
 
 
 def start_or_back(request, start, back, **kwargs):

@@ -2,9 +2,9 @@
 
 from django import forms
 
-from appliance.host.fio import ENGINES, RW, SIZE
 from benchmarks.choices import PROPERTIES
 from benchmarks.profiles import BUILT_IN
+from hostlib.fio import ENGINES, RW, SIZE
 
 STORAGE = [(p.key, p.title) for p in BUILT_IN if p.jobs]
 NETWORK = [(p.key, p.title) for p in BUILT_IN if p.network]

@@ -4,10 +4,10 @@ per job and the per-second series, kept so a run can be repeated and compared.""
 from django.db import models
 from django.urls import reverse
 
-from appliance.host.fio import FioJob
 from appliance.models import Host, Operation
 from benchmarks.choices import RunKind, RunStatus
 from benchmarks.profiles import Profile
+from hostlib.fio import FioJob
 
 
 class CustomProfile(models.Model):

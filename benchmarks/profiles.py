@@ -4,7 +4,7 @@ planned (working set ≥ 2 × ARC max unless the profile is about the cache)."""
 
 from dataclasses import dataclass, field
 
-from appliance.host.fio import FioJob
+from hostlib.fio import FioJob
 
 
 @dataclass(frozen=True)

@@ -3,11 +3,11 @@ figures), suites, schedules and their history, the targets a run may use, and a 
 
 from django.core.paginator import Paginator
 
-from appliance.host.fio import size_bytes
 from appliance.models import Host
 from benchmarks.choices import RunKind
 from benchmarks.models import CustomProfile, Run, Schedule, Suite
 from benchmarks.profiles import BUILT_IN, PROFILES
+from hostlib.fio import size_bytes
 from pools.models import Dataset, Pool
 from pools.selectors import pool_estimate
 from shares.models import NfsExport, SmbShare

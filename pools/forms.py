@@ -2,7 +2,7 @@
 
 from django import forms
 
-from appliance.host.zpool import PoolLayout, VdevSpec
+from hostlib.zpool import PoolLayout, VdevSpec
 from pools.choices import Layout
 from pools.models import SnapshotTask
 

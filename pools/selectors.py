@@ -7,7 +7,7 @@ from django.core.paginator import Paginator
 from django.db.models import F, Max, Q, Sum
 from django.utils import timezone
 
-from appliance.host.names import DATASET_PROPERTIES
+from hostlib.names import DATASET_PROPERTIES
 from pools.choices import SNAPSHOT_BUDGET
 from pools.estimates import PER_DISK, estimate
 from pools.models import Dataset, Disk, ImportablePool, MediaSpeed, Pool, ScrubSchedule, Snapshot, SnapshotTask, Vdev

@@ -3,7 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh run
-export DJANGO_SETTINGS_MODULE=appliance.settings
+export DJANGO_SETTINGS_MODULE=tarn.settings
 py=.venv/bin/python
 $py manage.py migrate --noinput -v0
 $py manage.py tarn_admin
@@ -25,7 +25,7 @@ if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
 fi
 hostq=$($py manage.py tarn_queues hosts)
 benchq=$($py manage.py tarn_queues bench)
-celery=(.venv/bin/celery -A appliance)
+celery=(.venv/bin/celery -A tarn)
 
 umask 0007  # what the root workers write in the data dir stays readable by the web's group, and by no one else
 trap 'trap - INT TERM EXIT; echo; echo "Stopping Tarn…"; kill -- $(jobs -p) 2>/dev/null; wait' INT TERM EXIT

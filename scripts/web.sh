@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 WEB_USER=${TARN_WEB_USER:-tarn}
 data=${TARN_DATA_DIR:-$PWD/var}
 py=.venv/bin/python
-export DJANGO_SETTINGS_MODULE=${DJANGO_SETTINGS_MODULE:-appliance.settings}
+export DJANGO_SETTINGS_MODULE=${DJANGO_SETTINGS_MODULE:-tarn.settings}
 
 say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
 die() { printf 'tarn web: %s\n' "$*" >&2; exit 1; }
@@ -62,7 +62,7 @@ prepare() {
 
 serve() {
   local bind=${TARN_BIND:-0.0.0.0:8000}
-  local web=(.venv/bin/gunicorn appliance.wsgi -b "$bind" --workers "${TARN_WEB_WORKERS:-4}"
+  local web=(.venv/bin/gunicorn tarn.wsgi -b "$bind" --workers "${TARN_WEB_WORKERS:-4}"
     --threads "${TARN_WEB_THREADS:-2}" --access-logfile - --error-logfile - --log-level warning)
   umask 0007
   if [ "$(id -u)" = 0 ]; then exec setpriv --reuid="$WEB_USER" --regid="$WEB_USER" --init-groups -- \

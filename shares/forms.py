@@ -2,7 +2,7 @@
 
 from django import forms
 
-from appliance.host.posix import FOLDER_MODES
+from hostlib.posix import FOLDER_MODES
 from shares.choices import NFS_CONFIRMATION_FIELDS
 from shares.models import NfsExport, ShareSettings, SmbShare
 

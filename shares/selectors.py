@@ -2,7 +2,7 @@
 
 from django.db.models import Q
 
-from appliance.host.posix import SHARED_GROUP
+from hostlib.posix import SHARED_GROUP
 from pools.models import Dataset
 from shares.models import NfsExport, SambaUser, ShareSettings, ShareStatus, SmbShare
 

@@ -10,10 +10,10 @@ from django.utils import timezone
 
 from appliance.choices import Role
 from appliance.connect import transport_for
-from appliance.host import names, nfs, posix, samba, zfs
-from appliance.host.configfiles import InvalidShare
 from appliance.models import Operation
 from appliance.operations import Tracker, operation_runner, operation_start
+from hostlib import names, nfs, posix, samba, zfs
+from hostlib.configfiles import InvalidShare
 from pools.models import Dataset
 from pools.services import Scope, inventory_refresh
 from pools.services.commands import new_dataset_name

@@ -6,9 +6,9 @@ import shutil
 import pytest
 from django.test import Client
 
-from appliance.celery import app
 from appliance.choices import Role
 from appliance.models import Host, User
+from tarn.celery import app
 from tests.support.inline import run_when_queued
 from tests.support.sshd import start_sshd
 

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-from appliance.celery import app
 from appliance.models import Host, Operation
 from appliance.operations import OPERATION_TASK
+from tarn.celery import app
 
 ROOT = Path(__file__).resolve().parents[1]
 TASK_MODULES = sorted(

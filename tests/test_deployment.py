@@ -28,7 +28,7 @@ def test_production_settings_pass_check_deploy(tmp_path):
 
 
 def test_the_secret_key_is_generated_once_into_a_private_file(tmp_path):
-    env = {**os.environ, "TARN_DATA_DIR": str(tmp_path), "DJANGO_SETTINGS_MODULE": "appliance.settings"}
+    env = {**os.environ, "TARN_DATA_DIR": str(tmp_path), "DJANGO_SETTINGS_MODULE": "tarn.settings"}
     env.pop("DJANGO_SECRET_KEY", None)
     argv = [
         sys.executable,
@@ -49,11 +49,11 @@ def test_compose_has_redis_web_workers_and_beat_with_real_commands():
     services = compose["services"]
     assert {"redis", "web", "worker-default", "worker-hosts", "worker-bench", "beat"} <= set(services)
     assert (ROOT / "Dockerfile").exists()
-    assert "gunicorn appliance.wsgi" in " ".join(services["web"]["command"])
-    assert (ROOT / "appliance" / "wsgi.py").exists() and (ROOT / "appliance" / "celery.py").exists()
+    assert "gunicorn tarn.wsgi" in " ".join(services["web"]["command"])
+    assert (ROOT / "tarn" / "wsgi.py").exists() and (ROOT / "tarn" / "celery.py").exists()
     for name in ["worker-default", "worker-hosts", "worker-bench", "beat"]:
         command = " ".join(services[name]["command"])
-        assert "celery" in command and "-A appliance" in command, name
+        assert "celery" in command and "-A tarn" in command, name
         assert services[name]["environment"]["REDIS_URL"] == "redis://redis:6379/0"
     for name in ["web", "worker-default", "worker-hosts", "worker-bench", "beat"]:  # one PostgreSQL, healthy first
         assert services[name]["environment"]["DATABASE_URL"].startswith("postgres://tarn:"), name

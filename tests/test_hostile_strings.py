@@ -7,10 +7,10 @@ import random
 import pytest
 from django.utils import timezone
 
-from appliance.celery import app
 from appliance.models import Operation
 from pools.models import Dataset, Pool, Snapshot
 from shares.models import NfsExport, SmbShare
+from tarn.celery import app
 
 SEEDS = [
     "a\nb", "a\rb", "x\x00y", "\x1b[31m", "\u202eevil", "a\u200bb", "\ufeff", "\u2066x\u2069",  # control, bidi

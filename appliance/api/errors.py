@@ -4,7 +4,7 @@ from django.core.exceptions import ValidationError
 from rest_framework import exceptions
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from appliance.host.errors import HostError
+from hostlib.errors import HostError
 
 
 def exception_handler(exc, context):

@@ -3,9 +3,9 @@
 from rest_framework import serializers
 
 from appliance.api.serializers import HostField, HostRequest
-from appliance.host.fio import SIZE
 from benchmarks.choices import NETWORK_PROFILES, PROPERTIES, STORAGE_PROFILES
 from benchmarks.models import Run, Schedule, Suite
+from hostlib.fio import SIZE
 
 PROFILE_HELP = f"A storage profile: one of {', '.join(STORAGE_PROFILES)}, or an admin's copy custom-<id>."
 

@@ -6,12 +6,12 @@ import time
 
 from django.utils import timezone
 
-from appliance.host import systemd, zfs
-from appliance.host.errors import HostError
-from appliance.host.runner import Transport
 from appliance.operations import Tracker, operation_start
 from benchmarks.choices import DROP_HISTORY, HOST_EVERY, POLL_SECONDS, RunStatus
 from benchmarks.models import Run
+from hostlib import systemd, zfs
+from hostlib.errors import HostError
+from hostlib.runner import Transport
 from tuning.models import ChangeSet, Link
 
 

@@ -3,7 +3,6 @@
 from django.core.exceptions import ValidationError
 
 from appliance.connect import transport_for
-from appliance.host import iperf, systemd
 from appliance.operations import Tracker, operation_runner, operation_start
 from benchmarks.choices import RunKind, RunStatus
 from benchmarks.models import Run
@@ -11,6 +10,7 @@ from benchmarks.services import targets
 from benchmarks.services.common import finish
 from benchmarks.services.network import queue_network
 from benchmarks.services.runs import queue_storage
+from hostlib import iperf, systemd
 
 
 def benchmark_again(*, run: Run, user) -> Run:

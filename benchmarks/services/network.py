@@ -6,14 +6,14 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from appliance.connect import transport_for
-from appliance.host import iperf, systemd
-from appliance.host.errors import HostError
 from appliance.models import Host
 from appliance.operations import Tracker, operation_runner
 from benchmarks.choices import RunKind, RunStatus
 from benchmarks.models import Run
 from benchmarks.selectors import profile_get
 from benchmarks.services.common import bench_operation, cancelled, finish, manifest_common
+from hostlib import iperf, systemd
+from hostlib.errors import HostError
 from tuning.selectors import host_addresses
 
 MAX_SECONDS = 300

@@ -6,10 +6,10 @@ from dataclasses import asdict, fields, replace
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
-from appliance.host import fio
 from benchmarks.models import CustomProfile
 from benchmarks.selectors import storage_profile
 from benchmarks.services.runs import check_properties
+from hostlib import fio
 
 EDITABLE = tuple(f.name for f in fields(fio.FioJob) if f.name != "name")
 

@@ -10,9 +10,6 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from appliance.connect import transport_for
-from appliance.host import fio, kernel, systemd, zfs
-from appliance.host.errors import HostError
-from appliance.host.runner import Transport
 from appliance.models import Host
 from appliance.operations import Tracker, operation_runner
 from benchmarks.choices import BANDWIDTH_EVERY, FREE_SPACE_SHARE, PROPERTIES, RAMP_ENOUGH, RunKind, RunStatus
@@ -20,6 +17,9 @@ from benchmarks.models import Run
 from benchmarks.selectors import storage_profile
 from benchmarks.services import targets
 from benchmarks.services.common import bench_operation, cancelled, finish, follow_unit, manifest_common
+from hostlib import fio, kernel, systemd, zfs
+from hostlib.errors import HostError
+from hostlib.runner import Transport
 from pools.models import Dataset
 from tuning.models import KernelState
 

@@ -4,7 +4,6 @@ just a set of profiles (what a schedule fires), run one after another by one Ope
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from appliance.host.errors import HostError
 from appliance.models import Host
 from appliance.operations import Tracker, operation_runner
 from benchmarks.choices import PROPERTIES, RunStatus
@@ -12,6 +11,7 @@ from benchmarks.models import Run, Suite
 from benchmarks.selectors import storage_profile
 from benchmarks.services.common import bench_operation, finish
 from benchmarks.services.runs import benchmark_start, duration, execute_storage
+from hostlib.errors import HostError
 
 MAX_RUNS = 24
 

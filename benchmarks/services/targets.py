@@ -3,10 +3,10 @@ controlled), or a scratch folder in a share mounted on the host over loopback (S
 
 import secrets
 
-from appliance.host import mounts, samba, zfs
-from appliance.host.runner import Transport
 from benchmarks.choices import RunKind
 from benchmarks.models import Run
+from hostlib import mounts, samba, zfs
+from hostlib.runner import Transport
 from shares.models import NfsExport, SmbShare
 
 BENCH_USER = "tarnbench"  # SMB runs connect as Tarn's own account (a fresh random password each run)

@@ -3,7 +3,7 @@
 from rest_framework import serializers
 
 from appliance.api.serializers import HostField, HostRequest
-from appliance.host.zpool import PoolLayout, VdevSpec
+from hostlib.zpool import PoolLayout, VdevSpec
 from pools.models import Dataset, Disk, Pool, Snapshot, Vdev
 
 

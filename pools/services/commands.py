@@ -4,10 +4,10 @@ the argvs on the host and refreshes only what they touched (the operation's Scop
 from django.core.exceptions import ValidationError
 
 from appliance.connect import transport_for
-from appliance.host import names
-from appliance.host.zpool import InvalidLayout
 from appliance.models import Host, Operation
 from appliance.operations import Tracker, operation_runner, operation_start
+from hostlib import names
+from hostlib.zpool import InvalidLayout
 from pools.dependents import dataset_users
 from pools.models import Dataset, Pool, Snapshot
 from pools.services.inventory import Scope, dataset_renamed, inventory_refresh

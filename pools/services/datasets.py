@@ -2,8 +2,8 @@
 
 from django.core.exceptions import ValidationError
 
-from appliance.host import names, zfs
 from appliance.models import Operation
+from hostlib import names, zfs
 from pools.services.commands import checked, command_start, dataset_row, new_dataset_name, refuse_if_in_use
 from pools.services.inventory import Scope
 

@@ -17,11 +17,11 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from appliance.connect import transport_for
-from appliance.host import disks as host_disks
-from appliance.host import zfs, zpool
-from appliance.host.errors import NotFound
 from appliance.models import Host, Operation
 from appliance.operations import TargetBusy, Tracker, operation_runner, operation_start
+from hostlib import disks as host_disks
+from hostlib import zfs, zpool
+from hostlib.errors import NotFound
 from pools.models import Dataset, Disk, Pool, Snapshot, Vdev
 
 BATCH = 5000

@@ -7,10 +7,10 @@ from django.db.models import Q
 from django.utils import timezone
 
 from appliance.connect import transport_for
-from appliance.host import names, zpool
-from appliance.host.zpool import InvalidLayout, PoolLayout
 from appliance.models import Host, Operation
 from appliance.operations import Tracker, operation_runner, operation_start
+from hostlib import names, zpool
+from hostlib.zpool import InvalidLayout, PoolLayout
 from pools.models import Disk, ImportablePool, MediaSpeed, Pool, Vdev
 from pools.services.commands import checked, command_start, refuse_if_in_use, require_pool
 from pools.services.inventory import Scope

@@ -3,8 +3,8 @@
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
-from appliance.host import zfs
 from appliance.models import Operation
+from hostlib import zfs
 from pools.models import Pool, ScrubSchedule, SnapshotTask
 from pools.selectors import retention_victims
 from pools.services.commands import checked, command_start, require_pool

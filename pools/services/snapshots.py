@@ -3,8 +3,8 @@
 from django.core.exceptions import ValidationError
 
 from appliance.choices import Role
-from appliance.host import names, zfs
 from appliance.models import Operation
+from hostlib import names, zfs
 from pools.models import Snapshot
 from pools.services.commands import checked, command_start, dataset_row, new_dataset_name, snapshot_row
 from pools.services.inventory import Scope

@@ -3,7 +3,7 @@
 from rest_framework import serializers
 
 from appliance.api.serializers import HostField, HostRequest
-from appliance.host.posix import FOLDER_MODES
+from hostlib.posix import FOLDER_MODES
 from shares.choices import NFS_CONFIRMATION_FIELDS
 from shares.models import NfsExport, SambaUser, ShareSettings, SmbShare
 

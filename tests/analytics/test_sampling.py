@@ -13,11 +13,11 @@ from prometheus_client.parser import text_string_to_metric_families
 from analytics import selectors, series, services
 from analytics.choices import CHARTS, FIVE_MINUTES, HOUR, RANGES, RAW
 from analytics.models import Sample, SamplerSetting, SamplerState
-from appliance.host import sampler
-from appliance.host.runner import LocalTransport
-from appliance.host.sampling import sample
 from appliance.services import api_token_create
 from benchmarks.models import Run
+from hostlib import sampler
+from hostlib.runner import LocalTransport
+from hostlib.sampling import sample
 
 CAPTURED = Path(__file__).resolve().parents[1] / "fixtures" / "host" / "sampler"
 

@@ -9,10 +9,10 @@ from django.db import models
 from django.test import override_settings
 from django.utils import timezone
 
-from appliance.celery import app
 from appliance.connect import transport_for
 from appliance.models import AuditEntry
 from appliance.services import api_token_create, audit_prune
+from tarn.celery import app
 
 
 def test_mutating_requests_are_recorded_with_who_and_result(operator_client, local_host):

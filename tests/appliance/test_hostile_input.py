@@ -2,10 +2,10 @@
 
 import pytest
 
-from appliance.host import names
-from appliance.host.configfiles import InvalidShare
-from appliance.host.samba import SmbGlobals, SmbShareSpec, render_smb
 from appliance.models import Operation
+from hostlib import names
+from hostlib.configfiles import InvalidShare
+from hostlib.samba import SmbGlobals, SmbShareSpec, render_smb
 
 
 @pytest.mark.parametrize("text", ["\u202eevil", "a\u200bb", "x\u2066y\u2069", "\ufeffbom", "del\x7f", "c1\x85"])

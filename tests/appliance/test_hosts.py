@@ -6,9 +6,9 @@ import pytest
 from django.core.management import call_command
 
 from appliance.connect import transport_for
-from appliance.host.errors import HostKeyMismatch
 from appliance.models import AuditEntry, Host, Operation
 from appliance.services import host_refresh_facts
+from hostlib.errors import HostKeyMismatch
 from tests.support.sshd import free_port, keygen
 
 GOOD = {"name": "nas1", "address": "127.0.0.1", "port": 22, "username": "root"}

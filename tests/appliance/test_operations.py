@@ -6,7 +6,6 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from appliance.host.errors import Busy
 from appliance.models import Operation, OperationSecret
 from appliance.operations import (
     OPERATION_TASK,
@@ -18,6 +17,7 @@ from appliance.operations import (
     operation_tracking,
     operations_reap,
 )
+from hostlib.errors import Busy
 
 seen = []
 

@@ -10,7 +10,6 @@ import pytest
 from django.utils import timezone
 from django_celery_beat.models import PeriodicTask
 
-from appliance.celery import app
 from appliance.models import Host, Operation
 from benchmarks import services
 from benchmarks.models import CustomProfile, Run, Schedule, Suite
@@ -18,6 +17,7 @@ from benchmarks.services.shares import admits_loopback
 from pools.models import Pool
 from pools.selectors import pool_estimate
 from shares.models import NfsExport, SmbShare
+from tarn.celery import app
 from tuning.models import KernelState, Link
 
 

@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from appliance.host import fio
 from appliance.models import Operation
 from benchmarks.models import Run
+from hostlib import fio
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "host"
 

@@ -43,7 +43,7 @@ import django; django.setup()
 from pathlib import Path
 from django.db import transaction
 from django.utils import timezone
-from appliance.host import zfs
+from hostlib import zfs
 from appliance.models import Host
 from pools.models import Dataset, Pool, Snapshot
 from pools.services.inventory import _save_datasets
@@ -103,7 +103,7 @@ def test_tarn_migrates_and_keeps_its_rules_on_postgresql(postgres, tmp_path):
         **os.environ,
         "DATABASE_URL": postgres,
         "TARN_DATA_DIR": str(tmp_path),
-        "DJANGO_SETTINGS_MODULE": "appliance.settings",
+        "DJANGO_SETTINGS_MODULE": "tarn.settings",
     }
     started = time.monotonic()
     migrate = subprocess.run(
@@ -125,7 +125,7 @@ def test_tarn_migrates_and_keeps_its_rules_on_postgresql(postgres, tmp_path):
 
 def test_the_inventory_updates_rows_in_place_on_postgresql(postgres, tmp_path):
     env = {**os.environ, "DATABASE_URL": postgres, "TARN_DATA_DIR": str(tmp_path),
-           "DJANGO_SETTINGS_MODULE": "appliance.settings"}  # fmt: skip
+           "DJANGO_SETTINGS_MODULE": "tarn.settings"}  # fmt: skip
     subprocess.run([sys.executable, "manage.py", "migrate", "--noinput"], cwd=ROOT, env=env, check=True,
                    capture_output=True, timeout=300)  # fmt: skip
     run = subprocess.run([sys.executable, "-c", INVENTORY], cwd=ROOT, env=env, capture_output=True, text=True,

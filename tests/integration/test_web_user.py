@@ -46,7 +46,7 @@ def web(tmp_path):
     env = {
         **{k: v for k, v in os.environ.items() if k != "DATABASE_URL"},
         "TARN_DATA_DIR": str(data),
-        "DJANGO_SETTINGS_MODULE": "appliance.settings",
+        "DJANGO_SETTINGS_MODULE": "tarn.settings",
         "TARN_ADMIN_PASSWORD": "correct horse battery",
         "TARN_BIND": f"127.0.0.1:{port}",
         "TARN_WEB_WORKERS": "2",

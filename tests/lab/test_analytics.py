@@ -9,7 +9,7 @@ import pytest
 
 from analytics import series, services
 from analytics.models import Sample, SamplerState
-from appliance.host import sampler
+from hostlib import sampler
 from shares import services as share_services
 from tests.conftest import require_tool
 

@@ -8,14 +8,14 @@ from datetime import timedelta
 import pytest
 from django.core.exceptions import ValidationError
 
-from appliance.celery import app
-from appliance.host.fio import size_bytes
 from appliance.operations import operations_reap
 from benchmarks import services
 from benchmarks.models import Run, Suite
 from benchmarks.selectors import storage_profiles, suite_detail
+from hostlib.fio import size_bytes
 from pools.services import inventory_refresh
 from shares import services as share_services
+from tarn.celery import app
 from tests.support.inline import run_when_queued
 from tests.support.worker import start_beat, start_worker, stop_worker
 from tuning.services import links_refresh

@@ -8,8 +8,8 @@ import time
 import pytest
 
 from appliance.connect import transport_for
-from appliance.host.errors import CommandFailed
 from appliance.services import host_refresh_facts
+from hostlib.errors import CommandFailed
 from tests.conftest import require_tool
 
 pytestmark = pytest.mark.lab

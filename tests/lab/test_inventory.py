@@ -4,12 +4,12 @@ operation re-reads only what it touched, and the beat's periodic refresh runs.""
 import pytest
 from django.conf import settings
 
-from appliance.celery import app
 from appliance.models import Operation
 from appliance.operations import operation_execute
 from pools import services
 from pools.models import Dataset, Disk, Pool, Snapshot, Vdev
 from pools.services import inventory
+from tarn.celery import app
 from tests.support.inline import run_when_queued
 from tests.test_beat import MODULES  # noqa: F401 - every tasks module imported: the beat's tasks are registered
 

@@ -7,9 +7,9 @@ from datetime import UTC, datetime
 import pytest
 from django.core.exceptions import ValidationError
 
-from appliance.host import nfs, samba
-from appliance.host.configfiles import ConfigRejected
 from appliance.operations import operation_execute
+from hostlib import nfs, samba
+from hostlib.configfiles import ConfigRejected
 from pools import services
 from shares import services as share_services
 from shares.models import NfsExport, SmbShare

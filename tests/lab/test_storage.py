@@ -7,11 +7,11 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
-from appliance.host import zfs, zpool
-from appliance.host.errors import HostError
-from appliance.host.zpool import PoolLayout, VdevSpec
 from appliance.models import Operation
 from appliance.operations import operation_execute
+from hostlib import zfs, zpool
+from hostlib.errors import HostError
+from hostlib.zpool import PoolLayout, VdevSpec
 from pools import selectors, services
 from pools.models import Dataset, Disk, ImportablePool, Pool, Snapshot, SnapshotTask
 

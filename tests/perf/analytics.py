@@ -26,8 +26,8 @@ def sample_cost():
         return
     lab, host = found
     from appliance.connect import transport_for
-    from appliance.host.runner import LocalTransport
-    from appliance.host.sampling import sample
+    from hostlib.runner import LocalTransport
+    from hostlib.sampling import sample
 
     lab.sh("zpool create -f tank /dev/disk/by-id/virtio-zfsdisk1 && zfs create tank/a && zfs create tank/b")
     t = transport_for(host, read_only=True)

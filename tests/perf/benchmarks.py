@@ -18,10 +18,10 @@ def fio_figures():
     lab, host = found
     run_operations_inline()
     from appliance.connect import transport_for
-    from appliance.host import fio
     from benchmarks import services
     from benchmarks.models import Run
     from benchmarks.profiles import PROFILES
+    from hostlib import fio
     from pools.services import inventory_refresh
 
     lab.sh("zpool create -f tank /dev/disk/by-id/virtio-zfsdisk1 && zfs create tank/data")

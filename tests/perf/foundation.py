@@ -11,7 +11,7 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "appliance.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tarn.settings")
 
 
 def _median_ms(fn, n=50) -> float:
@@ -25,7 +25,7 @@ def _median_ms(fn, n=50) -> float:
 
 
 def runner_round_trips():
-    from appliance.host.runner import LocalTransport, SSHTransport
+    from hostlib.runner import LocalTransport, SSHTransport
     from tests.support.sshd import start_sshd
 
     local = LocalTransport()
@@ -84,7 +84,7 @@ def tarn_served():
             sys.executable,
             "-m",
             "gunicorn",
-            "appliance.wsgi",
+            "tarn.wsgi",
             "-b",
             f"127.0.0.1:{port}",
             "--workers",
@@ -172,7 +172,7 @@ def lab_host(what: str):
 
 def run_operations_inline() -> None:
     """Operations queued from here run at once in this process through the runner registry (no worker, no broker)."""
-    from appliance.celery import app
+    from tarn.celery import app
     from tests.support.inline import run_when_queued
 
     app.send_task = run_when_queued

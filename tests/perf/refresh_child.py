@@ -8,7 +8,7 @@ import resource
 import sys
 import time
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "appliance.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tarn.settings")
 
 
 def main(host_name: str, datasets_path: str, snapshots_path: str) -> None:
@@ -18,8 +18,8 @@ def main(host_name: str, datasets_path: str, snapshots_path: str) -> None:
     from django.db import transaction
     from django.utils import timezone
 
-    from appliance.host import zfs
     from appliance.models import Host
+    from hostlib import zfs
     from pools.models import Pool
     from pools.services.inventory import _save_datasets
 

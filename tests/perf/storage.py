@@ -41,7 +41,7 @@ sys.exit(f"failed: {failed[:3]}" if failed else 0)
 
 def lab_curve(lab, host):
     """Yield figures per step; return the last step's real `zfs list` outputs (Tarn's own argv) for scaling."""
-    from appliance.host import zfs
+    from hostlib import zfs
     from pools.services import Scope, inventory_refresh
 
     budget = float(os.environ.get("TARN_PERF_STORAGE_BUDGET", "900"))

@@ -30,8 +30,8 @@ def tuning_figures():
     from django.utils import timezone
 
     from appliance.connect import transport_for
-    from appliance.host import iperf, kernel
     from appliance.models import Host
+    from hostlib import iperf, kernel
     from tuning import services
     from tuning.models import ChangeSet
 
@@ -92,7 +92,7 @@ def tuning_figures():
     time.sleep(6)  # the settle beat records it 5 s after the deadline
     services.changes_settle()
 
-    from appliance.celery import app
+    from tarn.celery import app
     from tests.support.worker import start_worker, stop_worker
 
     del app.send_task  # back to the real broker: a real worker takes it, and is killed

@@ -10,8 +10,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from appliance.host import disks, fio
-from appliance.host.facts import parse_zfs_version
+from hostlib import disks, fio
+from hostlib.facts import parse_zfs_version
 from tests.support.lab import lab_up
 
 OUT = Path(__file__).resolve().parents[1] / "fixtures" / "host"

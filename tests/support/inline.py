@@ -2,8 +2,8 @@
 kwargs, a split secret included) into the runner registry; any other task (a sample, an alert's delivery) by calling
 it. No worker and no broker. Patch it over app.send_task."""
 
-from appliance.celery import app
 from appliance.operations import OPERATION_TASK, operation_execute
+from tarn.celery import app
 
 
 def run_when_queued(name, args=None, kwargs=None, **_):

@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from appliance.host.runner import SSHTransport, _control_dir
+from hostlib.runner import SSHTransport, _control_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 LAB_SH = ROOT / "lab" / "lab.sh"

@@ -2,8 +2,8 @@
 
 import time
 
-from appliance.host.errors import Busy
 from appliance.operations import operation_runner
+from hostlib.errors import Busy
 
 
 @operation_runner("test.fail")

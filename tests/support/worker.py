@@ -18,7 +18,7 @@ def worker_env() -> dict:
     return {
         **os.environ,
         "DATABASE_URL": f"sqlite:///{db}",
-        "DJANGO_SETTINGS_MODULE": "appliance.settings",
+        "DJANGO_SETTINGS_MODULE": "tarn.settings",
         "REDIS_URL": settings.CELERY_BROKER_URL,
     }
 
@@ -56,7 +56,7 @@ def stop_worker(process: subprocess.Popen, sig=signal.SIGTERM) -> None:
 
 def start_beat(log: Path) -> subprocess.Popen:
     """Celery beat with the database scheduler (django-celery-beat), against the test database."""
-    argv = [sys.executable, "-m", "celery", "-A", "appliance", "beat", "-l", "info", "-s", str(log.with_suffix(".db"))]
+    argv = [sys.executable, "-m", "celery", "-A", "tarn", "beat", "-l", "info", "-s", str(log.with_suffix(".db"))]
     return _spawn(argv, log, "beat: Starting...", "beat")
 
 

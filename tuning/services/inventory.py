@@ -6,10 +6,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from appliance.connect import transport_for
-from appliance.host import kernel, net, zfs
-from appliance.host.runner import Transport
 from appliance.models import Host, Operation
 from appliance.operations import TargetBusy, Tracker, operation_runner, operation_start
+from hostlib import kernel, net, zfs
+from hostlib.runner import Transport
 from tuning.models import KernelState, Link
 from tuning.services.common import change_target
 

@@ -9,11 +9,11 @@ from django.db import transaction
 from django.utils import timezone
 
 from appliance.connect import transport_for
-from appliance.host import net, systemd
-from appliance.host.errors import HostError, HostUnreachable
-from appliance.host.runner import Transport
 from appliance.models import Host, Operation
 from appliance.operations import TargetBusy, Tracker, operation_runner, operation_start
+from hostlib import net, systemd
+from hostlib.errors import HostError, HostUnreachable
+from hostlib.runner import Transport
 from tuning.choices import ROLLBACK_SECONDS_MAX, ROLLBACK_SECONDS_MIN, ChangeKind, ChangeStatus
 from tuning.models import ChangeSet, Link
 from tuning.services.common import change_end, change_target

@@ -9,11 +9,11 @@ from django.db import transaction
 from django.utils import timezone
 
 from appliance.connect import transport_for
-from appliance.host import iperf, kernel
-from appliance.host.errors import HostError
-from appliance.host.runner import Transport
 from appliance.models import Host, Operation
 from appliance.operations import Tracker, operation_runner, operation_start
+from hostlib import iperf, kernel
+from hostlib.errors import HostError
+from hostlib.runner import Transport
 from shares.selectors import share_server_values
 from shares.services import share_server_setting_apply
 from tuning.choices import Action, ChangeKind, ChangeStatus, SettingKind

@@ -3,7 +3,7 @@
 from django.core.management.base import BaseCommand
 
 from appliance.connect import ssh_dir
-from appliance.host.keys import ensure_identity
+from hostlib.keys import ensure_identity
 
 
 class Command(BaseCommand):

@@ -1,0 +1,70 @@
+"""What a host offers: OpenZFS version and JSON support, kernel, CPUs, RAM and which tools exist."""
+
+import json
+import re
+from dataclasses import asdict, dataclass, field
+
+from hostlib.errors import CommandFailed, HostError
+from hostlib.runner import Transport
+
+TOOLS = ("zpool", "zfs", "smbd", "testparm", "exportfs", "ip", "fio", "iperf3")
+
+
+@dataclass
+class HostFacts:
+    hostname: str = ""
+    kernel: str = ""
+    cpus: int = 0
+    memory_bytes: int = 0
+    zfs_version: str = ""  # userland, e.g. "2.3.2-2~bpo12+2"; "" when ZFS is missing
+    zfs_kmod_version: str = ""
+    zfs_json: bool = False  # `zpool … -j --json-int` works (OpenZFS ≥ 2.3)
+    tools: dict[str, bool] = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def parse_meminfo(text: str) -> int:
+    match = re.search(r"^MemTotal:\s+(\d+)\s+kB", text, re.M)
+    return int(match.group(1)) * 1024 if match else 0
+
+
+def parse_which(text: str) -> set[str]:
+    return {line.rsplit("/", 1)[-1] for line in text.split() if line.startswith("/")}
+
+
+def parse_zfs_version(text: str) -> tuple[str, str]:
+    """`zfs version` prints 'zfs-2.3.2-2~bpo12+2' and 'zfs-kmod-2.3.2-2~bpo12+2'."""
+    user = kmod = ""
+    for line in text.split():
+        if line.startswith("zfs-kmod-"):
+            kmod = line.removeprefix("zfs-kmod-")
+        elif line.startswith("zfs-"):
+            user = line.removeprefix("zfs-")
+    return user, kmod
+
+
+def gather(transport: Transport) -> HostFacts:
+    facts = HostFacts()
+    uname = transport.run(["uname", "-n", "-r"], timeout=15).stdout.split()
+    facts.hostname, facts.kernel = (uname + ["", ""])[:2]
+    facts.cpus = int(transport.run(["nproc"], timeout=15).stdout.strip() or 0)
+    facts.memory_bytes = parse_meminfo(transport.read_file("/proc/meminfo"))
+    found = parse_which(transport.run(["which", *TOOLS], timeout=15, check=False).stdout)
+    facts.tools = {tool: tool in found for tool in TOOLS}
+    if facts.tools["zfs"]:
+        try:
+            facts.zfs_version, facts.zfs_kmod_version = parse_zfs_version(
+                transport.run(["zfs", "version"], timeout=30).stdout
+            )
+        except CommandFailed:
+            pass
+    if facts.tools["zpool"]:
+        try:
+            # `zpool status`, not `zpool list`: with no pools, 2.3's `zpool list -j` prints nothing at all.
+            status = json.loads(transport.run(["zpool", "status", "-j", "--json-int"], timeout=30).stdout)
+            facts.zfs_json = "pools" in status
+        except (HostError, ValueError):
+            facts.zfs_json = False
+    return facts

@@ -1,0 +1,300 @@
+"""Network links: read them (`ip -j -d -s addr`, ethtool), and the `ip -batch` scripts that change them and put
+them back. Names are checked before any argv or script line exists."""
+
+import ipaddress
+import json
+import re
+from dataclasses import dataclass, field
+
+from hostlib.runner import Transport
+
+# Linux interface names: 1–15 bytes, no '/', no whitespace, not '.' or '..'; Tarn also refuses a leading '-' and
+# anything outside letters, digits and . _ - (what udev and ifupdown produce, and what a bridge should be named).
+IFNAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,14}$")
+ETHTOOL_ARGV = {
+    "driver": ["ethtool", "-i"],
+    "settings": ["ethtool"],
+    "rings": ["ethtool", "-g"],
+    "features": ["ethtool", "-k"],
+}
+OFFLOADS = (
+    "rx-checksumming",
+    "tx-checksumming",
+    "scatter-gather",
+    "tcp-segmentation-offload",
+    "generic-segmentation-offload",
+    "generic-receive-offload",
+    "large-receive-offload",
+)
+
+
+def check_ifname(name: str) -> str:
+    if not IFNAME.fullmatch(name) or name in (".", ".."):
+        raise ValueError("An interface name: 1–15 letters, digits, . _ - (not starting with - or .)")
+    return name
+
+
+@dataclass(frozen=True)
+class Address:
+    cidr: str  # "10.77.0.2/24"
+    family: str  # "inet" / "inet6"
+    dynamic: bool  # from DHCP or SLAAC: not Tarn's to move by hand
+    scope: str = "global"
+
+
+@dataclass
+class Link:
+    name: str
+    kind: str  # ether (a NIC), bridge, bond, vlan, veth, tun, loopback, …
+    mac: str
+    mtu: int
+    min_mtu: int | None
+    max_mtu: int | None
+    state: str  # operstate: UP, DOWN, UNKNOWN, LOWERLAYERDOWN
+    up: bool  # administratively up
+    master: str = ""  # the bridge or bond it is a port of
+    addresses: list[Address] = field(default_factory=list)
+    counters: dict = field(default_factory=dict)  # rx/tx bytes, packets, errors, dropped
+    driver: str = ""
+    speed_mbps: int | None = None
+    rings: dict = field(default_factory=dict)  # {"rx": 256, "rx_max": 256, "tx": …, "tx_max": …}
+    offloads: dict = field(default_factory=dict)  # name → "on" / "off" / "off [fixed]"
+
+    @property
+    def is_nic(self) -> bool:
+        return self.kind == "ether"
+
+    @property
+    def static_addresses(self) -> list[Address]:
+        return [a for a in self.addresses if not a.dynamic and a.scope == "global"]
+
+
+def parse_links(text: str) -> list[Link]:
+    """`ip -j -d -s addr show` output."""
+    links = []
+    for raw in json.loads(text or "[]"):
+        info = raw.get("linkinfo") or {}
+        kind = info.get("info_kind") or ("loopback" if raw.get("link_type") == "loopback" else raw.get("link_type"))
+        stats = raw.get("stats64") or raw.get("stats") or {}
+        links.append(
+            Link(
+                name=raw["ifname"],
+                kind=kind or "other",
+                mac=raw.get("address", ""),
+                mtu=int(raw.get("mtu", 0)),
+                min_mtu=raw.get("min_mtu"),
+                max_mtu=raw.get("max_mtu"),
+                state=raw.get("operstate", "UNKNOWN"),
+                up="UP" in raw.get("flags", []),
+                master=raw.get("master", ""),
+                addresses=[
+                    Address(
+                        cidr=f"{a['local']}/{a['prefixlen']}",
+                        family=a.get("family", ""),
+                        dynamic=bool(a.get("dynamic")) or a.get("valid_life_time", 4294967295) != 4294967295,
+                        scope=a.get("scope", "global"),
+                    )
+                    for a in raw.get("addr_info", [])
+                    if "local" in a
+                ],
+                counters={
+                    f"{direction}_{name}": int(stats.get(direction, {}).get(name, 0))
+                    for direction in ("rx", "tx")
+                    for name in ("bytes", "packets", "errors", "dropped")
+                },
+            )
+        )
+    return links
+
+
+def parse_driver(text: str) -> str:
+    """`ethtool -i` output."""
+    for line in text.splitlines():
+        if line.startswith("driver:"):
+            return line.split(":", 1)[1].strip()
+    return ""
+
+
+def parse_speed(text: str) -> int | None:
+    """`ethtool <if>` output: 'Speed: 10000Mb/s' (virtual NICs say 'Unknown!')."""
+    match = re.search(r"^\s*Speed:\s*(\d+)Mb/s", text, re.M)
+    return int(match.group(1)) if match else None
+
+
+def parse_rings(text: str) -> dict:
+    """`ethtool -g` output: the pre-set maximums, then the current settings."""
+    rings, section = {}, ""
+    for line in text.splitlines():
+        if line.startswith("Pre-set maximums"):
+            section = "_max"
+        elif line.startswith("Current hardware settings"):
+            section = ""
+        else:
+            match = re.match(r"^(RX|TX):\s+(\d+)$", line.strip())
+            if match:
+                rings[match.group(1).lower() + section] = int(match.group(2))
+    return rings
+
+
+def parse_features(text: str) -> dict:
+    """`ethtool -k` output, the offloads an admin cares about."""
+    features = {}
+    for line in text.splitlines():
+        name, sep, value = line.strip().partition(": ")
+        if sep and name in OFFLOADS:
+            features[name] = value.strip()
+    return features
+
+
+def read_links(t: Transport, *, details: bool = True) -> list[Link]:
+    """Every link with its addresses and counters; for NICs also driver, speed, rings and offloads (ethtool)."""
+    links = parse_links(t.run(["ip", "-j", "-d", "-s", "addr", "show"], timeout=30).stdout)
+    if details:
+        for link in links:
+            if not link.is_nic:
+                continue
+            # ethtool takes no `--`; the name comes from the kernel's own list and cannot start with a dash.
+            name = check_ifname(link.name)
+            out = {key: t.run([*argv, name], check=False, timeout=15).stdout for key, argv in ETHTOOL_ARGV.items()}
+            link.driver = parse_driver(out["driver"])
+            link.speed_mbps = parse_speed(out["settings"])
+            link.rings = parse_rings(out["rings"])
+            link.offloads = parse_features(out["features"])
+    return links
+
+
+# --- changes as `ip -batch` scripts --------------------------------------------------------------------------------
+# A change is a list of `ip` command lines with their exact inverse; both are written to files on the host and run
+# with `ip -force -batch` (no shell; -force goes on after a failing line, so a restore does all it can).
+
+
+def check_mtu(link: Link, mtu: int) -> int:
+    low, high = link.min_mtu or 68, link.max_mtu or 65535
+    if not low <= mtu <= high:
+        raise ValueError(f"{link.name} takes an MTU from {low} to {high}")
+    return mtu
+
+
+def mtu_lines(link: Link, mtu: int) -> tuple[list[str], list[str]]:
+    """(apply, restore) for one link's MTU."""
+    return [f"link set dev {link.name} mtu {int(mtu)}"], [f"link set dev {link.name} mtu {int(link.mtu)}"]
+
+
+def bridge_lines(name: str, ports: list[Link], mtu: int | None = None) -> tuple[list[str], list[str]]:
+    """(apply, restore) for a new bridge over ports: the ports' static addresses move to the bridge (the bridge
+    takes the first port's MAC, so DHCP leases and ARP caches keep working), and back on restore."""
+    check_ifname(name)
+    mtu = int(mtu or min(p.mtu for p in ports))
+    apply = [f"link add name {name} address {ports[0].mac} mtu {mtu} type bridge"]
+    restore = []
+    for port in ports:
+        for address in port.static_addresses:
+            apply.append(f"address del {address.cidr} dev {port.name}")
+        apply.append(f"link set dev {port.name} mtu {mtu} master {name}")
+        apply.append(f"link set dev {port.name} up")
+        restore.append(f"link set dev {port.name} nomaster")
+        restore.append(f"link set dev {port.name} mtu {port.mtu}")
+        for address in port.static_addresses:
+            restore.append(f"address add {address.cidr} dev {port.name}")
+    for port in ports:
+        for address in port.static_addresses:
+            apply.append(f"address add {address.cidr} dev {name}")
+    apply.append(f"link set dev {name} up")
+    restore.insert(0, f"link del dev {name}")
+    return apply, restore
+
+
+def unbridge_lines(bridge: Link, ports: list[Link]) -> tuple[list[str], list[str]]:
+    """(apply, restore) for deleting a bridge: its static addresses go back to its first port."""
+    home = ports[0].name if ports else ""
+    moved = [a.cidr for a in bridge.static_addresses] if home else []
+    apply = [f"address del {cidr} dev {bridge.name}" for cidr in moved]
+    apply += [f"link set dev {port.name} nomaster" for port in ports]
+    apply.append(f"link del dev {bridge.name}")
+    apply += [f"address add {cidr} dev {home}" for cidr in moved]
+    restore = [f"address del {cidr} dev {home}" for cidr in moved]
+    restore.append(f"link add name {bridge.name} address {bridge.mac} mtu {bridge.mtu} type bridge")
+    restore += [f"link set dev {port.name} master {bridge.name}" for port in ports]
+    restore += [f"address add {cidr} dev {bridge.name}" for cidr in moved]
+    restore.append(f"link set dev {bridge.name} up")
+    return apply, restore
+
+
+def run_batch(t: Transport, path: str, lines: list[str], *, timeout: float = 60) -> None:
+    """Write an `ip -batch` script and run it (stop at the first failing line)."""
+    t.write_file(path, "".join(line + "\n" for line in lines), mode=0o600)
+    t.run(["ip", "-batch", path], mutating=True, timeout=timeout)
+
+
+def ping_df(t: Transport, address: str, mtu: int, *, count: int = 3, timeout: float = 30) -> tuple[bool, str]:
+    """Does the path to address carry frames of mtu bytes unfragmented? `ping -M do -s <mtu - 28>` (IPv4)."""
+    ip = ipaddress.ip_address(address)
+    payload = int(mtu) - (48 if ip.version == 6 else 28)
+    argv = ["ping", "-n", "-M", "do", "-s", str(payload), "-c", str(count), "-i", "0.2", "-W", "2", "--", str(ip)]
+    result = t.run(argv, check=False, timeout=timeout)
+    summary = next((line for line in result.stdout.splitlines() if "packets transmitted" in line), "")
+    return result.returncode == 0, summary or (result.stderr.strip().splitlines() or ["no answer"])[-1]
+
+
+def management_links(t: Transport, links: list[Link]) -> set[str]:
+    """Links Tarn or the admin reach the host through: the default route's, and the one holding the address this
+    SSH session came in on (SSH_CONNECTION). Taking them into a bridge needs an explicit yes."""
+    names = set()
+    for route in json.loads(t.run(["ip", "-j", "route", "show", "default"], check=False).stdout or "[]"):
+        if route.get("dev"):
+            names.add(route["dev"])
+    session = t.run(["printenv", "SSH_CONNECTION"], check=False).stdout.split()
+    if len(session) == 4:
+        names |= {link.name for link in links if any(a.cidr.split("/")[0] == session[2] for a in link.addresses)}
+    # A bridge port's own address moved to the bridge: the port carries it too.
+    names |= {link.name for link in links if link.master in names}
+    return names
+
+
+# --- persistence: systemd-networkd files for the links Tarn manages -------------------------------------------------
+NETWORKD_DIR = "/etc/systemd/network"
+PREFIX = "05-tarn-"  # sorts before the system's own files, so Tarn's take a link over
+
+
+def _network_section(link: Link) -> list[str]:
+    lines = ["[Network]"]
+    if link.master:
+        return [*lines, f"Bridge={link.master}", "LinkLocalAddressing=no", "IPv6AcceptRA=no"]
+    lines += [f"Address={a.cidr}" for a in link.static_addresses]
+    dhcp4 = any(a.dynamic and a.family == "inet" for a in link.addresses)
+    ra = any(a.dynamic and a.family == "inet6" and a.scope == "global" for a in link.addresses)
+    link_local = any(a.family == "inet6" and a.scope == "link" for a in link.addresses)
+    if dhcp4:
+        lines.append("DHCP=ipv4")
+    lines.append(f"LinkLocalAddressing={'ipv6' if link_local else 'no'}")
+    lines.append(f"IPv6AcceptRA={'yes' if ra else 'no'}")
+    lines.append("ConfigureWithoutCarrier=yes")
+    return lines
+
+
+def render_networkd(links: list[Link]) -> dict[str, str]:
+    """path → text for each link Tarn manages: a NIC matched by MAC (and type, as a bridge shares its MAC), a
+    bridge by name with its .netdev. Pure: rendered from the links' observed state after a kept change."""
+    header = "# Written by Tarn from its database; edits here are replaced on the next change.\n"
+    files = {}
+    for link in sorted(links, key=lambda x: x.name):
+        check_ifname(link.name)
+        base = f"{NETWORKD_DIR}/{PREFIX}{link.name}"
+        if link.kind == "bridge":
+            files[f"{base}.netdev"] = header + "\n".join(
+                ["[NetDev]", f"Name={link.name}", "Kind=bridge", f"MACAddress={link.mac}", f"MTUBytes={link.mtu}", ""]
+            )
+            match = ["[Match]", f"Name={link.name}", "Type=bridge"]
+        elif link.kind == "ether":
+            match = ["[Match]", f"MACAddress={link.mac}", "Type=ether"]
+        else:
+            raise ValueError(f"Tarn keeps NICs and bridges only, not a {link.kind} ({link.name})")
+        lines = [*match, "", "[Link]", f"MTUBytes={link.mtu}", "", *_network_section(link), ""]
+        files[f"{base}.network"] = header + "\n".join(lines)
+    return files
+
+
+def tarn_networkd_files(t: Transport) -> list[str]:
+    """The networkd files Tarn wrote on this host."""
+    argv = ["find", NETWORKD_DIR, "-maxdepth", "1", "-name", f"{PREFIX}*", "-type", "f"]
+    return sorted(t.run(argv, check=False).stdout.split())

@@ -1,0 +1,57 @@
+"""Local accounts' folders: owner, group and mode of a share's root folder and the private preset's per-user
+folders (install -d; not recursive: files keep theirs)."""
+
+import re
+
+from hostlib.configfiles import InvalidShare, check_path
+from hostlib.runner import Transport
+
+ACCOUNT = re.compile(r"^[a-z_][a-z0-9_-]{0,31}$")  # the local account names Tarn makes and accepts as owners
+SHARED_GROUP = "users"  # Debian's group 100: every Samba user Tarn makes is in it; new share folders are 2775 to it
+
+
+# Modes offered for a share's root folder: what each means for Samba users (who reach files as themselves).
+FOLDER_MODES = {
+    "2775": "group writes, others read; new files keep the group (setgid)",
+    "2770": "group writes, others nothing; new files keep the group (setgid)",
+    "0755": "owner writes, everyone else reads",
+    "0750": "owner writes, group reads, others nothing",
+    "0700": "owner only",
+}
+
+
+def check_folder(path: str, owner: str, group: str, mode: str) -> None:
+    """A share's root folder change, checked before anything runs: a clean path, account names, a listed mode."""
+    problems: dict[str, str] = {}
+    check_path(path, problems)
+    for key, value in (("owner", owner), ("group", group)):
+        if not ACCOUNT.fullmatch(value):  # the same rule as the local accounts Tarn makes
+            problems[key] = "A local account name: lower-case letters, digits, _ and -, at most 32."
+    if mode not in FOLDER_MODES:
+        problems["mode"] = f"One of {', '.join(FOLDER_MODES)}."
+    if problems:
+        raise InvalidShare(problems)
+
+
+def set_folder(t: Transport, path: str, owner: str, group: str, mode: str) -> str:
+    """Owner, group and mode of a share's root folder (not recursive: files keep theirs), never through a
+    symlink; returns 'before → after'."""
+    check_folder(path, owner, group, mode)
+    return t.folder(path, owner, group, int(mode, 8))
+
+
+def shared_folder(t: Transport, path: str) -> str:
+    """A share's root folder that every Samba user may write (setgid: new files stay in the shared group)."""
+    return set_folder(t, path, "root", SHARED_GROUP, "2775")
+
+
+def user_dir(t: Transport, base: str, name: str) -> None:
+    """The private preset's per-user folder <share path>/<user>, owned by the user, 0700. Users can write the
+    share, so a link planted where the folder goes is refused, never followed (it would chown its target)."""
+    problems: dict[str, str] = {}
+    if not ACCOUNT.fullmatch(name):
+        problems["username"] = "A local account name: lower-case letters, digits, _ and -, at most 32."
+    check_path(base, problems)
+    if problems:
+        raise InvalidShare(problems)
+    t.folder(f"{base}/{name}", name, name, 0o700, create=True)

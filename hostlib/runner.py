@@ -1,0 +1,530 @@
+"""Run commands on a host: argv lists only, allowlisted tools, a timeout on every call, LC_ALL=C.
+
+Two transports with one interface: LocalTransport (subprocess here) and SSHTransport (the ssh
+client with a pinned host key and connection sharing). This is the only module that imports
+subprocess.
+"""
+
+import base64
+import hashlib
+import inspect
+import os
+import shlex
+import signal
+import stat
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hostlib import atomic
+from hostlib.errors import (
+    CommandFailed,
+    CommandTimeout,
+    HostKeyMismatch,
+    HostUnreachable,
+    PathNotAllowed,
+    ReadOnlyHost,
+    ToolNotAllowed,
+    UnknownParameter,
+    error_for,
+    last_line,
+)
+
+# Every tool Tarn may run on a host. Anything else is refused before a process exists.
+ALLOWED_TOOLS = frozenset(
+    {
+        "true",
+        "uname",
+        "nproc",
+        "cat",
+        "grep",
+        "find",
+        "which",
+        "python3",
+        "zpool",
+        "zfs",
+        "zdb",
+        "lsblk",
+        "blkid",
+        "wipefs",
+        "ip",
+        "bridge",
+        "ethtool",
+        "sysctl",
+        "modinfo",
+        "smbd",
+        "testparm",
+        "smbcontrol",
+        "smbstatus",
+        "pdbedit",
+        "smbpasswd",
+        "exportfs",
+        "showmount",
+        "systemctl",
+        "install",
+        "id",
+        "stat",
+        "useradd",
+        "groupadd",
+        "userdel",
+        "usermod",
+        "fio",
+        "iperf3",
+        "mount",
+        "umount",
+        "ping",
+        "printenv",
+        "systemd-run",
+        "networkctl",
+        "tc",
+    }
+)
+# Directories write_file may touch (config Tarn owns). Kernel parameters are not files: see kernel.py.
+CONFIG_DIRS = (
+    "/etc/samba/tarn",
+    "/etc/samba/smb.conf",  # one exact file: Tarn appends its include line once (shares.ensure_smb_include)
+    "/etc/exports.d",
+    "/etc/nfs.conf.d",
+    "/etc/sysctl.d",
+    "/etc/modprobe.d",
+    "/etc/systemd/network",
+    "/etc/tarn",
+    "/run/tarn",  # the `ip -batch` scripts of a network change and of its armed restore
+)
+# ssh's shared connection: when the host behind a master goes away (rebooted, or a lab guest restored) the next
+# client fails talking to the dying master. These messages come before the command reached the host (OpenSSH
+# mux.c: the alive check, the hello, or writing the session request), so any command may be tried again.
+MUX_NOT_SENT = (
+    "mux_client_request_alive",
+    "mux_client_hello_exchange",
+    "Control socket connect",
+    "mux_client_request_session: write packet",
+    "mux_client_request_session: send fds failed",
+)
+# After the request was written the master may have started the command: only reads are tried again.
+MUX_MAYBE_SENT = ("mux_client_",)
+SAFE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+DEFAULT_TIMEOUT = 60.0
+
+
+def retry_after_mux_failure(returncode: int, stderr: str, *, mutating: bool) -> bool:
+    """True when ssh failed on its shared connection in a way that makes trying once more safe."""
+    if returncode != 255:
+        return False
+    if any(m in stderr for m in MUX_NOT_SENT):
+        return True
+    return not mutating and any(m in stderr for m in MUX_MAYBE_SENT)
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    argv: list[str]
+    returncode: int
+    stdout: str
+    stderr: str
+    duration: float
+    mutating: bool = False
+
+
+AuditHook = Callable[[CommandResult], None]
+
+
+@dataclass
+class Transport:
+    """What both transports share: the allowlist, read-only mode, audit hook and error typing."""
+
+    read_only: bool = False
+    on_command: AuditHook | None = None
+    extra_tools: frozenset[str] = frozenset()
+    writable_dirs: tuple[str, ...] = CONFIG_DIRS
+
+    def run(
+        self,
+        argv: list[str],
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        input: str | None = None,
+        check: bool = True,
+        mutating: bool = False,
+    ) -> CommandResult:
+        argv = [str(a) for a in argv]
+        if not argv or argv[0] not in ALLOWED_TOOLS | self.extra_tools:
+            raise ToolNotAllowed(f"{argv[0] if argv else '(empty)'} is not an allowed tool")
+        if mutating and self.read_only:
+            raise ReadOnlyHost(f"read-only host: would run {shlex.join(argv)}")
+        result = self._execute(argv, timeout=timeout, input=input, mutating=mutating)
+        if mutating and self.on_command:
+            self.on_command(result)
+        if check and result.returncode != 0:
+            raise error_for(argv, result.returncode, result.stderr)
+        return result
+
+    def read_file(self, path: str, *, timeout: float = 10.0) -> str:
+        return self.run(["cat", "--", path], timeout=timeout).stdout
+
+    def write_file(self, path: str, text: str, *, mode: int = 0o644, timeout: float = 30.0) -> bool:
+        """Atomically write text unless the file already holds it; True if anything changed."""
+        if self.read_only:
+            raise ReadOnlyHost(f"read-only host: would write {path}")
+        started = time.monotonic()
+        changed = self._write(path, text.encode(), mode, timeout)
+        if self.on_command:
+            self.on_command(
+                CommandResult(
+                    ["write_file", path, format(mode, "o")],
+                    0,
+                    "changed" if changed else "unchanged",
+                    "",
+                    time.monotonic() - started,
+                    True,
+                )
+            )
+        return changed
+
+    def folder(self, path: str, owner: str, group: str, mode: int, *, create: bool = False) -> str:
+        """Owner, group and mode of a folder reached without following symlinks (atomic.folder); returns
+        'before → after'. Refused (PathNotAllowed) when any component is a link."""
+        if self.read_only:
+            raise ReadOnlyHost(f"read-only host: would change {path}")
+        started = time.monotonic()
+        outcome = self._folder(path, owner, group, mode, create)
+        if self.on_command:
+            argv = ["folder", path, owner, group, format(mode, "o"), *(["create"] if create else [])]
+            self.on_command(CommandResult(argv, 0, outcome, "", time.monotonic() - started, True))
+        return outcome
+
+    def scratch(self, path: str, *, create: bool) -> str:
+        """Make (new, mode 0777) or remove (with its contents) a benchmark's scratch folder tarnbench-<n>, never
+        through a link (atomic.scratch); returns created, removed or absent."""
+        if self.read_only:
+            raise ReadOnlyHost(f"read-only host: would change {path}")
+        started = time.monotonic()
+        outcome = self._scratch(path, create)
+        if self.on_command:
+            argv = ["scratch", "create" if create else "remove", path]
+            self.on_command(CommandResult(argv, 0, outcome, "", time.monotonic() - started, True))
+        return outcome
+
+    def remove_file(self, path: str, *, timeout: float = 30.0) -> bool:
+        """Remove a file Tarn owns (same allowlist and no-symlink rule as write_file); True if it existed."""
+        if self.read_only:
+            raise ReadOnlyHost(f"read-only host: would remove {path}")
+        started = time.monotonic()
+        removed = self._remove(path, timeout)
+        if self.on_command:
+            self.on_command(
+                CommandResult(["remove_file", path], 0, "removed" if removed else "absent", "",
+                              time.monotonic() - started, True)
+            )  # fmt: skip
+        return removed
+
+    def module_parameter(self, module: str, name: str, value: str) -> str:
+        """Set a kernel module's runtime parameter (atomic.module_parameter); returns the value before. A missing
+        parameter is UnknownParameter; a value the kernel refuses, CommandFailed."""
+        if self.read_only:
+            raise ReadOnlyHost(f"read-only host: would set {module}.{name}")
+        started = time.monotonic()
+        before = self._module_parameter(module, name, value)
+        if self.on_command:
+            argv = ["module_parameter", module, name, value]
+            self.on_command(CommandResult(argv, 0, before, "", time.monotonic() - started, True))
+        return before
+
+    def _execute(self, argv, *, timeout, input, mutating) -> CommandResult:
+        raise NotImplementedError
+
+    def _module_parameter(self, module, name, value) -> str:
+        raise NotImplementedError
+
+    def _remove(self, path, timeout) -> bool:
+        raise NotImplementedError
+
+    def _folder(self, path, owner, group, mode, create) -> str:
+        raise NotImplementedError
+
+    def _scratch(self, path, create) -> str:
+        raise NotImplementedError
+
+    def _write(self, path, data, mode, timeout) -> bool:
+        raise NotImplementedError
+
+
+def _spawn(argv: list[str], *, timeout: float, input: str | None, env: dict) -> tuple[int, str, str, float]:
+    """Run argv in its own process group; on timeout kill the whole group (children included).
+
+    Output goes to temporary files, not pipes: a process that outlives the command on purpose
+    (ssh's shared-connection master) must not hold the call open by keeping a pipe.
+    """
+    started = time.monotonic()
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+            env=env,
+            start_new_session=True,
+            close_fds=True,
+        )
+        try:
+            proc.communicate(input=input.encode() if input is not None else None, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:  # stuck in the kernel (D state): give up waiting, still report it
+                pass
+            raise CommandTimeout(argv, timeout) from None
+        out.seek(0)
+        err.seek(0)
+        return (
+            proc.returncode,
+            out.read().decode(errors="replace"),
+            err.read().decode(errors="replace"),
+            (time.monotonic() - started),
+        )
+
+
+@dataclass
+class LocalTransport(Transport):
+    """Commands on this machine."""
+
+    def _execute(self, argv, *, timeout, input, mutating):
+        env = {"LC_ALL": "C", "LANG": "C", "PATH": SAFE_PATH, "HOME": os.environ.get("HOME", "/root")}
+        rc, out, err, duration = _spawn(argv, timeout=timeout, input=input, env=env)
+        return CommandResult(argv, rc, out, err, duration, mutating)
+
+    def _write(self, path, data, mode, timeout):
+        try:
+            return atomic.write_if_changed(path, data, mode, self.writable_dirs)
+        except PermissionError as exc:
+            raise PathNotAllowed(str(exc)) from None
+
+    def _folder(self, path, owner, group, mode, create):
+        try:
+            return atomic.folder(path, owner, group, mode, create)
+        except (PermissionError, KeyError) as exc:
+            raise PathNotAllowed(str(exc)) from None
+
+    def _scratch(self, path, create):
+        try:
+            return atomic.scratch(path, create)
+        except PermissionError as exc:
+            raise PathNotAllowed(str(exc)) from None
+
+    def _remove(self, path, timeout):
+        try:
+            return atomic.remove_if_present(path, self.writable_dirs)
+        except PermissionError as exc:
+            raise PathNotAllowed(str(exc)) from None
+
+    def _module_parameter(self, module, name, value):
+        argv = ["module_parameter", module, name, value]
+        try:
+            return atomic.module_parameter(module, name, value)
+        except PermissionError as exc:
+            raise PathNotAllowed(str(exc)) from None
+        except FileNotFoundError as exc:
+            raise UnknownParameter(argv, 4, str(exc)) from None
+        except OSError as exc:
+            raise CommandFailed(argv, 5, f"{name}={value}: {exc.strerror}") from None
+
+
+_KEY_TYPES = ("ssh-ed25519", "ssh-rsa", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384", "ecdsa-sha2-nistp521")
+
+
+def _is_public_key(key_type: str, blob: str) -> bool:
+    """The base64 blob decodes to an SSH key whose embedded type is key_type."""
+    try:
+        raw = base64.b64decode(blob, validate=True)
+    except ValueError:
+        return False
+    n = int.from_bytes(raw[:4], "big")
+    return raw[4 : 4 + n] == key_type.encode()
+
+
+def parse_host_keys(text: str) -> list[str]:
+    """'type base64' pairs from ssh-keyscan output or pasted known_hosts lines; ValueError if none."""
+    keys = []
+    for line in text.strip().splitlines():
+        parts = line.split()
+        if not parts or parts[0].startswith("#"):
+            continue
+        if parts[0] not in _KEY_TYPES:
+            parts = parts[1:]  # drop the known_hosts host pattern
+        if len(parts) < 2 or parts[0] not in _KEY_TYPES or not _is_public_key(parts[0], parts[1]):
+            raise ValueError("not an SSH public host key (expected e.g. 'ssh-ed25519 AAAA…')")
+        keys.append(f"{parts[0]} {parts[1]}")
+    if not keys:
+        raise ValueError("no SSH host key given")
+    return keys
+
+
+def _control_dir() -> str:
+    """A short private directory for ssh's shared-connection sockets (socket paths max 108 bytes)."""
+    path = f"/tmp/tarn-ssh-{os.getuid()}"
+    os.makedirs(path, mode=0o700, exist_ok=True)
+    info = os.lstat(path)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
+        raise HostUnreachable(f"{path} is not a private directory of this user; refusing to use it")
+    return path
+
+
+def _ssh_base(address: str, port: int) -> str:
+    return address if port == 22 else f"[{address}]:{port}"
+
+
+def ssh_keyscan(address: str, port: int, *, timeout: float = 8.0) -> list[str]:
+    """The host keys a server presents now (to pin them when the host is added)."""
+    env = {"LC_ALL": "C", "PATH": SAFE_PATH}
+    argv = ["ssh-keyscan", "-T", str(int(timeout)), "-p", str(int(port)), "-t", "ed25519,ecdsa,rsa", "--", address]
+    rc, out, err, _ = _spawn(argv, timeout=timeout + 5, input=None, env=env)
+    try:
+        return parse_host_keys(out)
+    except ValueError:
+        raise HostUnreachable(f"no SSH server answered at {address}:{port}") from None
+
+
+@dataclass
+class SSHTransport(Transport):
+    """Commands on a remote host through the ssh client: key auth, pinned host key, shared connection."""
+
+    address: str = ""
+    port: int = 22
+    user: str = "root"
+    identity_file: str = ""
+    host_keys: Sequence[str] = ()
+    state_dir: str = "/tmp"
+    connect_timeout: int = 8
+    _known_hosts: Path | None = field(default=None, init=False, repr=False)
+
+    def _control_path(self) -> str:
+        """One shared connection per destination *and* pinned keys: a changed pin never reuses a master."""
+        ident = "\0".join([self.user, self.address, str(self.port), self.identity_file, *self.host_keys])
+        return f"{_control_dir()}/{hashlib.sha256(ident.encode()).hexdigest()[:32]}"
+
+    def _ssh_argv(self, remote_argv: list[str]) -> list[str]:
+        if self._known_hosts is None:
+            Path(self.state_dir).mkdir(parents=True, exist_ok=True, mode=0o700)
+            known = Path(self.state_dir) / f"known_hosts-{self.address}-{self.port}"
+            known.write_text("".join(f"{_ssh_base(self.address, self.port)} {k}\n" for k in self.host_keys))
+            self._known_hosts = known
+        # ssh hands its command to the remote shell: quote every argument so it arrives unchanged.
+        command = shlex.join(["env", "LC_ALL=C", "LANG=C", f"PATH={SAFE_PATH}", *remote_argv])
+        return [
+            "ssh",
+            "-F",
+            "/dev/null",
+            "-o",
+            "BatchMode=yes",
+            "-o",
+            "StrictHostKeyChecking=yes",
+            "-o",
+            f"UserKnownHostsFile={self._known_hosts}",
+            "-o",
+            "GlobalKnownHostsFile=/dev/null",
+            "-o",
+            f"ConnectTimeout={int(self.connect_timeout)}",
+            "-o",
+            "ServerAliveInterval=15",
+            "-o",
+            "ControlMaster=auto",
+            "-o",
+            f"ControlPath={self._control_path()}",
+            "-o",
+            "ControlPersist=300",
+            "-o",
+            "IdentitiesOnly=yes",
+            "-i",
+            self.identity_file,
+            *self._destination(),
+            command,
+        ]
+
+    def _destination(self) -> list[str]:
+        return ["-p", str(int(self.port)), "-l", self.user, "--", self.address]
+
+    def _execute(self, argv, *, timeout, input, mutating):
+        env = {"LC_ALL": "C", "PATH": SAFE_PATH, "HOME": os.environ.get("HOME", "/root")}
+        # Killing the local ssh client does not stop the remote command: coreutils timeout does.
+        remote = ["timeout", "-k", "5", f"{timeout:g}", *argv]
+        for attempt in range(4):
+            rc, out, err, duration = _spawn(self._ssh_argv(remote), timeout=timeout + 2, input=input, env=env)
+            if not retry_after_mux_failure(rc, err, mutating=mutating):
+                break
+            time.sleep(0.5 * (attempt + 1))  # let the dying master exit, then connect afresh
+        if rc == 124 and argv[0] != "timeout":
+            raise CommandTimeout(argv, timeout)
+        if rc == 255:
+            if "host key verification failed" in err.lower() or "remote host identification has changed" in err.lower():
+                raise HostKeyMismatch(
+                    f"{self.address}:{self.port} presented a different host key than the one pinned; refusing to connect"
+                )
+            if not err.strip() or "ssh:" in err or "Permission denied" in err or "Connection" in err:
+                raise HostUnreachable(
+                    f"cannot reach {self.address}:{self.port}: "
+                    f"{err.strip().splitlines()[-1] if err.strip() else 'ssh failed'}"
+                )
+        return CommandResult(argv, rc, out, err, duration, mutating)
+
+    def _folder(self, path, owner, group, mode, create):
+        argv = ["python3", "-c", inspect.getsource(atomic), "--folder", path, owner, group, format(mode, "o"),
+                "1" if create else "0"]  # fmt: skip
+        result = self._execute(argv, timeout=60, input=None, mutating=True)
+        if result.returncode == 3:
+            raise PathNotAllowed(result.stderr.strip())
+        if result.returncode != 0:
+            raise error_for(["folder", path], result.returncode, result.stderr)
+        return result.stdout.strip()
+
+    def _scratch(self, path, create):
+        argv = ["python3", "-c", inspect.getsource(atomic), "--scratch", path, "create" if create else "remove"]
+        result = self._execute(argv, timeout=600, input=None, mutating=True)
+        if result.returncode == 3:
+            raise PathNotAllowed(result.stderr.strip())
+        if result.returncode != 0:
+            raise error_for(["scratch", path], result.returncode, result.stderr)
+        return result.stdout.strip()
+
+    def _module_parameter(self, module, name, value):
+        argv = ["python3", "-c", inspect.getsource(atomic), "--module-parameter", module, name, value]
+        result = self._execute(argv, timeout=30, input=None, mutating=True)
+        short = ["module_parameter", module, name, value]
+        if result.returncode == 3:
+            raise PathNotAllowed(result.stderr.strip())
+        if result.returncode == 4:
+            raise UnknownParameter(short, 4, result.stderr)
+        if result.returncode != 0:
+            raise CommandFailed(short, result.returncode, f"{name}={value}: {last_line(result.stderr)}")
+        return result.stdout.strip()
+
+    def _remove(self, path, timeout):
+        argv = ["python3", "-c", inspect.getsource(atomic), "--remove", path, *self.writable_dirs]
+        result = self._execute(argv, timeout=timeout, input=None, mutating=True)
+        if result.returncode == 3:
+            raise PathNotAllowed(result.stderr.strip())
+        if result.returncode != 0:
+            raise error_for(["remove_file", path], result.returncode, result.stderr)
+        return result.stdout.strip() == "removed"
+
+    def _write(self, path, data, mode, timeout):
+        script = inspect.getsource(atomic)
+        argv = ["python3", "-c", script, path, format(mode, "o"), *self.writable_dirs]
+        # The data travels on stdin as text; config files are text.
+        result = self._execute(argv, timeout=timeout, input=data.decode(), mutating=True)
+        if result.returncode == 3:
+            raise PathNotAllowed(result.stderr.strip())
+        if result.returncode != 0:
+            raise error_for(["write_file", path], result.returncode, result.stderr)
+        return result.stdout.strip() == "changed"
+
+    def close(self):
+        """Stop the shared connection (tests and host removal)."""
+        argv = ["ssh", "-o", f"ControlPath={self._control_path()}", "-O", "exit", *self._destination()]
+        try:
+            _spawn(argv, timeout=5, input=None, env={"PATH": SAFE_PATH})
+        except CommandTimeout:
+            pass

@@ -1,0 +1,71 @@
+"""Transient systemd timers: work armed on the host itself, so it happens even when Tarn's worker, Tarn, or the
+link to the host is gone (the rollback of a network change that was not kept)."""
+
+import re
+
+from hostlib.runner import Transport
+
+UNIT = re.compile(r"^tarn-[a-z]+-\d{1,12}$")
+
+
+def _unit(name: str) -> str:
+    if not UNIT.fullmatch(name):
+        raise ValueError(f"not a Tarn unit name: {name[:60]!r}")
+    return name
+
+
+def arm(t: Transport, unit: str, seconds: int, argv: list[str], *, description: str, log: str) -> None:
+    """Run argv once, `seconds` from now, as the transient unit `unit` (its output appended to log)."""
+    t.run(
+        [
+            "systemd-run",
+            f"--unit={_unit(unit)}",
+            f"--on-active={int(seconds)}",
+            "--timer-property=AccuracySec=100ms",
+            f"--description={description}",
+            f"--property=StandardOutput=append:{log}",
+            f"--property=StandardError=append:{log}",
+            "--",
+            *argv,
+        ],
+        mutating=True,
+        timeout=30,
+    )
+
+
+def disarm(t: Transport, unit: str) -> bool:
+    """Stop the timer before it fires: True if it was still waiting, False if it is gone (it fired already)."""
+    result = t.run(["systemctl", "stop", "--", f"{_unit(unit)}.timer"], mutating=True, check=False, timeout=30)
+    return result.returncode == 0
+
+
+def armed(t: Transport, unit: str) -> bool:
+    """Is the timer still waiting? (A transient timer is unloaded once its service has run.)"""
+    argv = ["systemctl", "show", "-p", "ActiveState", "--value", "--", f"{_unit(unit)}.timer"]
+    return t.run(argv, check=False, timeout=30).stdout.strip() == "active"
+
+
+def stop(t: Transport, unit: str) -> None:
+    """Stop a transient service if it still runs (a one-shot server whose client never came)."""
+    t.run(["systemctl", "stop", "--", f"{_unit(unit)}.service"], mutating=True, check=False, timeout=30)
+
+
+def start(t: Transport, unit: str, argv: list[str], *, description: str) -> None:
+    """Run argv now as the transient service `unit`, detached from Tarn: it outlives a worker or an SSH link. Not
+    collected on failure, so service_state can tell a failure from a success (reset_failed cleans it up)."""
+    t.run(
+        ["systemd-run", f"--unit={_unit(unit)}", f"--description={description}", "--", *argv],
+        mutating=True,
+        timeout=30,
+    )
+
+
+def service_state(t: Transport, unit: str) -> tuple[str, str]:
+    """(ActiveState, Result) of a transient service; ("inactive", "") once it is gone (collected)."""
+    argv = ["systemctl", "show", "-p", "ActiveState", "-p", "Result", "--", f"{_unit(unit)}.service"]
+    values = dict(line.partition("=")[::2] for line in t.run(argv, check=False, timeout=30).stdout.splitlines())
+    return values.get("ActiveState", "inactive"), values.get("Result", "")
+
+
+def reset_failed(t: Transport, unit: str) -> None:
+    t.run(["systemctl", "reset-failed", "--", f"{_unit(unit)}.service"], mutating=True, check=False, timeout=30)

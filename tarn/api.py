@@ -1,0 +1,15 @@
+"""The API root (/api/v1/): the schema, its docs and each app's endpoints."""
+
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+urlpatterns = [
+    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
+    path("", include("appliance.api.urls")),
+    path("", include("pools.api.urls")),
+    path("", include("shares.api.urls")),
+    path("", include("tuning.api.urls")),
+    path("", include("benchmarks.api.urls")),
+    path("", include("analytics.api.urls")),
+]

@@ -1,0 +1,58 @@
+"""Output captured from the lab guest by `make fixtures` parses with Tarn's parsers (no invented output)."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from hostlib.facts import parse_meminfo, parse_zfs_version
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "host"
+MANIFEST = json.loads((FIXTURES / "MANIFEST.json").read_text())
+
+
+def read(name: str) -> str:
+    return (FIXTURES / name).read_text()
+
+
+def test_every_capture_succeeded_and_records_its_command_and_openzfs_version():
+    assert MANIFEST["openzfs"].startswith("2.3.")
+    for name, entry in MANIFEST["files"].items():
+        assert entry["exit"] == 0, name
+        assert entry["argv"] and entry["openzfs"] == MANIFEST["openzfs"]
+        assert (FIXTURES / name).stat().st_size > 0, name
+
+
+@pytest.mark.parametrize("name", sorted(n for n in MANIFEST["files"] if n.endswith(".json")))
+def test_json_outputs_parse(name):
+    assert json.loads(read(name))
+
+
+def test_zfs_version_parses():
+    user, kmod = parse_zfs_version(read("zfs_version.txt"))
+    assert user == MANIFEST["openzfs"] and kmod.startswith("2.3.")
+
+
+def test_meminfo_parses_to_bytes():
+    assert parse_meminfo(read("meminfo.txt")) > 512 * 1024 * 1024
+
+
+def test_zpool_status_json_has_the_captured_topology():
+    pool = json.loads(read("zpool_status.json"))["pools"]["tank"]
+    root = pool["vdevs"]["tank"]
+    classes = sorted((v["vdev_type"], v["class"]) for v in root["vdevs"].values())
+    assert ("mirror", "normal") in classes
+    disk = next(iter(next(iter(root["vdevs"].values()))["vdevs"].values()))
+    assert disk["path"].startswith("/dev/disk/by-id/virtio-zfsdisk")
+    assert isinstance(root["total_space"], int)  # --json-int gives numbers, not "2.75G"
+
+
+def test_zfs_list_json_and_hp_agree():
+    datasets = json.loads(read("zfs_list.json"))["datasets"]
+    rows = [line.split("\t") for line in read("zfs_list_hp.txt").splitlines()]
+    assert {row[0] for row in rows} == set(datasets)
+    for name, kind, used, *_ in rows:
+        assert datasets[name]["type"] == kind.upper() or datasets[name]["type"].lower() == kind
+        assert int(used) == datasets[name]["properties"]["used"]["value"]
+    assert datasets["tank/data@first"]["type"] == "SNAPSHOT"
+    assert datasets["tank/vol"]["type"] == "VOLUME"

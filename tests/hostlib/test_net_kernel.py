@@ -1,0 +1,179 @@
+"""Links, kernel tunables, iperf3 and networkd files: parsers on output captured from the lab, and the exact
+`ip -batch` lines and files Tarn builds; hostile names and values are refused before any argv exists."""
+
+from pathlib import Path
+
+import pytest
+
+from hostlib import iperf, kernel, net, systemd
+from hostlib.net import Address, Link
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "host"
+
+
+def read(name: str) -> str:
+    return (FIXTURES / name).read_text()
+
+
+def test_links_parse_from_the_lab_with_bridge_ports_addresses_and_mtu_ranges():
+    links = {x.name: x for x in net.parse_links(read("ip_addr_details.json"))}
+    assert set(links) == {"lo", "enp0s16", "enp0s17", "enp0s18", "br0"}
+    data = links["enp0s17"]
+    assert (data.kind, data.mtu, data.min_mtu, data.max_mtu) == ("ether", 1500, 68, 65535)
+    assert [a.cidr for a in data.static_addresses] == ["10.77.0.2/24"]
+    assert data.mac == "52:54:00:12:34:57" and data.up and data.counters["rx_packets"] >= 0
+    assert links["br0"].kind == "bridge" and links["enp0s18"].master == "br0"
+    assert links["lo"].kind == "loopback"
+    mgmt = links["enp0s16"]  # DHCP from QEMU: dynamic, so never moved by hand
+    assert any(a.dynamic and a.family == "inet" for a in mgmt.addresses) and not mgmt.static_addresses
+
+
+def test_ethtool_outputs_parse():
+    assert net.parse_driver(read("ethtool_driver.txt")) == "virtio_net"
+    assert net.parse_speed(read("ethtool_settings.txt")) is None  # a virtual NIC says "Unknown!"
+    assert net.parse_speed("\tSpeed: 10000Mb/s\n") == 10000
+    assert net.parse_rings(read("ethtool_rings.txt")) == {"rx_max": 256, "tx_max": 256, "rx": 256, "tx": 256}
+    features = net.parse_features(read("ethtool_features.txt"))
+    assert features["tcp-segmentation-offload"] == "on" and features["large-receive-offload"] == "off [fixed]"
+
+
+def test_sysctls_and_zfs_parameters_parse():
+    values = kernel.parse_sysctl(read("sysctl_tunables.txt"))
+    assert values["net.ipv4.tcp_rmem"] == "4096 131072 6291456"  # tabs become single spaces
+    assert values["net.core.default_qdisc"] == "fq_codel" and values["vm.swappiness"] == "60"
+    params = kernel.parse_parameters(read("zfs_parameters.txt"))
+    assert params["zfs_txg_timeout"] == "5" and params["zfs_arc_max"] == "0" and len(params) > 300
+
+
+@pytest.mark.parametrize(
+    ("kind", "key"),
+    [
+        ("sysctl", "kernel.panic"),
+        ("sysctl", "net.ipv4.ip_forward"),
+        ("sysctl", "net.ipv4.conf.all.rp_filter"),
+        ("sysctl", "net.core.rmem_max/../x"),
+        ("sysctl", "-w"),
+        ("sysctl", "vm.swappiness "),
+        ("zfs", "../../kernel/x"),
+        ("zfs", "zfs_arc_max;reboot"),
+        ("zfs", "printk"),
+        ("bogus", "vm.swappiness"),
+    ],
+)
+def test_keys_outside_the_allowlist_are_refused(kind, key):
+    with pytest.raises(ValueError):
+        kernel.check_key(kind, key)
+
+
+@pytest.mark.parametrize("value", ["1 2 3 4 5", "1\n2", "1;reboot", "a|b", "$(id)", "", "-1", "1.5", "CUBIC"])
+def test_values_with_spaces_newlines_or_symbols_are_refused(value):
+    with pytest.raises(ValueError):
+        kernel.check_value(value)
+
+
+def test_values_are_normalised_and_files_rendered_sorted():
+    assert kernel.check_value("4096\t87380   67108864") == "4096 87380 67108864"
+    text = kernel.render_sysctl({"vm.swappiness": "10", "net.core.rmem_max": "134217728"})
+    assert text.splitlines()[1:] == ["net.core.rmem_max = 134217728", "vm.swappiness = 10"]
+    assert kernel.render_modprobe({"zfs_txg_timeout": "5", "zfs_arc_max": "0"}).endswith(
+        "options zfs zfs_arc_max=0 zfs_txg_timeout=5\n"
+    )
+    assert kernel.render_modprobe({}) == kernel.HEADER
+
+
+@pytest.mark.parametrize("name", ["-br", "a/b", "..", ".", "a b", "toolongname12345", "", "eth0\n", "br;0"])
+def test_interface_names_are_checked(name):
+    with pytest.raises(ValueError):
+        net.check_ifname(name)
+
+
+def _nic(name, mac, mtu=1500, cidrs=(), master=""):
+    return Link(name=name, kind="ether", mac=mac, mtu=mtu, min_mtu=68, max_mtu=9000, state="UP", up=True,
+                master=master, addresses=[Address(c, "inet", False) for c in cidrs])  # fmt: skip
+
+
+def test_a_bridge_moves_the_addresses_and_its_restore_puts_them_back():
+    a, b = _nic("enp0s17", "52:54:00:12:34:57", cidrs=["10.77.0.2/24"]), _nic("enp0s18", "52:54:00:12:34:58")
+    apply, restore = net.bridge_lines("br0", [a, b])
+    assert apply == [
+        "link add name br0 address 52:54:00:12:34:57 mtu 1500 type bridge",
+        "address del 10.77.0.2/24 dev enp0s17",
+        "link set dev enp0s17 mtu 1500 master br0",
+        "link set dev enp0s17 up",
+        "link set dev enp0s18 mtu 1500 master br0",
+        "link set dev enp0s18 up",
+        "address add 10.77.0.2/24 dev br0",
+        "link set dev br0 up",
+    ]
+    assert restore == [
+        "link del dev br0",
+        "link set dev enp0s17 nomaster",
+        "link set dev enp0s17 mtu 1500",
+        "address add 10.77.0.2/24 dev enp0s17",
+        "link set dev enp0s18 nomaster",
+        "link set dev enp0s18 mtu 1500",
+    ]
+
+
+def test_deleting_a_bridge_gives_its_addresses_to_its_first_port_and_back():
+    bridge = Link("br0", "bridge", "52:54:00:12:34:57", 9000, 68, 65535, "UP", True,
+                  addresses=[Address("10.77.0.2/24", "inet", False)])  # fmt: skip
+    ports = [_nic("enp0s17", "52:54:00:12:34:57", 9000, master="br0"), _nic("enp0s18", "x", 9000, master="br0")]
+    apply, restore = net.unbridge_lines(bridge, ports)
+    assert apply == [
+        "address del 10.77.0.2/24 dev br0",
+        "link set dev enp0s17 nomaster",
+        "link set dev enp0s18 nomaster",
+        "link del dev br0",
+        "address add 10.77.0.2/24 dev enp0s17",
+    ]
+    assert restore[0] == "address del 10.77.0.2/24 dev enp0s17" and restore[-1] == "link set dev br0 up"
+
+
+def test_mtu_must_be_in_the_links_range():
+    link = _nic("enp0s17", "m")
+    assert net.mtu_lines(link, 9000) == (["link set dev enp0s17 mtu 9000"], ["link set dev enp0s17 mtu 1500"])
+    with pytest.raises(ValueError, match="68 to 9000"):
+        net.check_mtu(link, 9001)
+
+
+def test_networkd_files_match_nics_by_mac_and_type_and_bridges_by_name():
+    port = _nic("enp0s18", "52:54:00:12:34:58", 9000, master="br0")
+    nic = _nic("enp0s17", "52:54:00:12:34:57", 9000, cidrs=["10.77.0.2/24"])
+    bridge = Link("br0", "bridge", "52:54:00:12:34:58", 9000, 68, 65535, "UP", True,
+                  addresses=[Address("10.77.0.9/24", "inet", False)])  # fmt: skip
+    files = net.render_networkd([port, nic, bridge])
+    assert sorted(files) == [
+        "/etc/systemd/network/05-tarn-br0.netdev",
+        "/etc/systemd/network/05-tarn-br0.network",
+        "/etc/systemd/network/05-tarn-enp0s17.network",
+        "/etc/systemd/network/05-tarn-enp0s18.network",
+    ]
+    assert (
+        "MACAddress=52:54:00:12:34:57\nType=ether\n\n[Link]\nMTUBytes=9000\n\n[Network]\nAddress=10.77.0.2/24"
+        in (files["/etc/systemd/network/05-tarn-enp0s17.network"])
+    )
+    assert "Bridge=br0" in files["/etc/systemd/network/05-tarn-enp0s18.network"]
+    assert "Name=br0\nKind=bridge" in files["/etc/systemd/network/05-tarn-br0.netdev"]
+    assert "Name=br0\nType=bridge" in files["/etc/systemd/network/05-tarn-br0.network"]
+
+
+def test_iperf3_output_parses_and_the_client_argv_is_exact():
+    result = iperf.parse_client(read("iperf3.json"), reverse=True)
+    assert result.bps > 1e6 and result.reverse and result.seconds > 0
+    assert result.streams == 1 and len(result.intervals) == 3 and result.intervals[0] == 1101865016.4493346
+    assert iperf.client_argv("10.77.0.2", seconds=5, reverse=True) == [
+        "iperf3", "-c", "10.77.0.2", "-p", "5301", "-t", "5", "-J", "--connect-timeout", "5000", "-R",
+    ]  # fmt: skip
+    assert iperf.client_argv("10.77.0.2", seconds=5, reverse=False, port=5201, streams=4)[-4:] == [
+        "--connect-timeout", "5000", "-P", "4"]  # fmt: skip
+    with pytest.raises(ValueError):
+        iperf.client_argv("10.77.0.2 -R", seconds=5, reverse=False)
+    with pytest.raises(ValueError):
+        iperf.client_argv("10.77.0.2", seconds=5, reverse=False, streams=17)
+
+
+@pytest.mark.parametrize("unit", ["tarn-restore-1;x", "sshd", "tarn-restore-", "tarn-Restore-1", "tarn-restore-1 "])
+def test_only_tarn_units_are_armed_or_stopped(unit):
+    with pytest.raises(ValueError):
+        systemd._unit(unit)

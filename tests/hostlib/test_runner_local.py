@@ -1,0 +1,216 @@
+"""The local transport: real processes, exact argv, timeouts that kill, typed errors, read-only mode."""
+
+import grp
+import json
+import os
+import pwd
+import time
+
+import pytest
+
+from hostlib import errors
+from hostlib.errors import PathNotAllowed
+from hostlib.runner import LocalTransport, SSHTransport
+
+ECHO_ARGV = ["python3", "-c", "import json, sys; print(json.dumps(sys.argv[1:]))"]
+HOSTILE = [
+    "; rm -rf /",
+    "a|b",
+    "x && y",
+    "$(id)",
+    "`id`",
+    "line1\nline2",
+    "'single'",
+    '"double"',
+    "-rf",
+    "--help",
+    "back\\slash",
+    "  spaced  ",
+    "*",
+    "~",
+    "><@!#%",
+    "",
+]
+
+
+def test_it_passes_every_argument_unchanged_as_one_argument():
+    result = LocalTransport().run([*ECHO_ARGV, *HOSTILE])
+    assert json.loads(result.stdout) == HOSTILE
+
+
+def test_it_runs_with_the_c_locale_and_a_fixed_path():
+    script = "import os; print(os.environ['LC_ALL'], os.environ['PATH'])"
+    out = LocalTransport().run(["python3", "-c", script]).stdout.split()
+    assert out[0] == "C"
+    assert "/usr/sbin" in out[1] and ".pyenv" not in out[1]
+
+
+def test_it_refuses_a_tool_that_is_not_allowlisted():
+    with pytest.raises(errors.ToolNotAllowed):
+        LocalTransport().run(["rm", "-rf", "/tmp/nothing"])
+    with pytest.raises(errors.ToolNotAllowed):
+        LocalTransport().run(["/usr/bin/python3", "-c", "1"])  # paths are not a way around the list
+
+
+def test_timeout_kills_the_child_and_its_children(tmp_path):
+    pidfile = tmp_path / "child.pid"
+    # The child starts a grandchild that would outlive a plain kill of the direct child.
+    script = (
+        "import os, subprocess, sys, time\n"
+        f"p = subprocess.Popen(['sleep', '60']); open({str(pidfile)!r}, 'w').write(str(p.pid))\n"
+        "time.sleep(60)\n"
+    )
+    started = time.monotonic()
+    with pytest.raises(errors.CommandTimeout) as caught:
+        LocalTransport().run(["python3", "-c", script], timeout=1.5)
+    assert time.monotonic() - started < 5
+    assert "did not finish within 1.5 s" in str(caught.value)
+    grandchild = int(pidfile.read_text())
+    time.sleep(0.2)
+    assert not _alive(grandchild)
+
+
+def _alive(pid: int) -> bool:
+    """True while the process runs; a killed one waiting to be reaped (zombie) counts as dead."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.parametrize(
+    ("stderr", "expected"),
+    [
+        ("cannot open 'tank': no such pool\n", errors.NotFound),
+        ("cannot create 'tank/a': dataset already exists\n", errors.AlreadyExists),
+        ("cannot export 'tank': pool is busy\n", errors.Busy),
+        ("permission denied\n", errors.PermissionDenied),
+        ("something else broke\n", errors.CommandFailed),
+    ],
+)
+def test_non_zero_exit_becomes_a_typed_error_with_the_tools_message(stderr, expected):
+    script = f"import sys; sys.stderr.write({stderr!r}); sys.exit(1)"
+    with pytest.raises(expected) as caught:
+        LocalTransport().run(["python3", "-c", script])
+    assert type(caught.value) is expected
+    assert caught.value.returncode == 1
+    assert str(caught.value) == f"python3: {stderr.strip()}"
+
+
+def test_check_false_returns_the_result_instead_of_raising():
+    result = LocalTransport().run(["python3", "-c", "import sys; sys.exit(3)"], check=False)
+    assert result.returncode == 3
+
+
+def test_read_only_refuses_mutating_commands_and_runs_reads():
+    seen = []
+    ro = LocalTransport(read_only=True, on_command=seen.append)
+    with pytest.raises(errors.ReadOnlyHost):
+        ro.run(["true"], mutating=True)
+    assert ro.run(["true"]).returncode == 0
+    with pytest.raises(errors.ReadOnlyHost):
+        ro.write_file("/etc/tarn/x.conf", "x")
+    assert seen == []
+
+
+def test_mutating_commands_reach_the_audit_hook_and_reads_do_not():
+    seen = []
+    t = LocalTransport(on_command=seen.append)
+    t.run(["true"])
+    t.run(["true"], mutating=True)
+    assert [r.argv for r in seen] == [["true"]]
+    assert seen[0].mutating and seen[0].returncode == 0
+
+
+def test_write_file_is_atomic_reports_change_and_keeps_mode(tmp_path):
+    t = LocalTransport(writable_dirs=(str(tmp_path),))
+    target = tmp_path / "sub" / "a.conf"
+    assert t.write_file(str(target), "one\n", mode=0o640) is True
+    assert target.read_text() == "one\n" and (target.stat().st_mode & 0o777) == 0o640
+    assert t.write_file(str(target), "one\n", mode=0o640) is False
+    assert t.write_file(str(target), "two\n", mode=0o640) is True
+    assert target.read_text() == "two\n"
+    assert [p.name for p in target.parent.iterdir()] == ["a.conf"]  # no temp files left behind
+
+
+def test_write_file_refuses_symlinks_and_paths_outside_the_allowed_dirs(tmp_path):
+    allowed = tmp_path / "allowed"
+    allowed.mkdir()
+    (tmp_path / "secret").write_text("keep")
+    (allowed / "link.conf").symlink_to(tmp_path / "secret")
+    t = LocalTransport(writable_dirs=(str(allowed),))
+    with pytest.raises(errors.PathNotAllowed):
+        t.write_file(str(allowed / "link.conf"), "x")
+    with pytest.raises(errors.PathNotAllowed):
+        t.write_file(str(tmp_path / "elsewhere.conf"), "x")
+    with pytest.raises(errors.PathNotAllowed):
+        t.write_file(str(allowed / ".." / "escape.conf"), "x")
+    assert (tmp_path / "secret").read_text() == "keep"
+    assert not (tmp_path / "elsewhere.conf").exists() and not (tmp_path / "escape.conf").exists()
+
+
+def test_ssh_argv_is_exact_and_quotes_the_remote_command():
+    t = SSHTransport(
+        address="nas.example",
+        port=2200,
+        user="root",
+        identity_file="/k",
+        host_keys=["ssh-ed25519 AAAA"],
+        state_dir="/tmp/tarn-test-ssh",
+    )
+    argv = t._ssh_argv(["zfs", "list", "-H", "a b;c"])
+    assert argv[0] == "ssh" and argv[-3:-1] == ["--", "nas.example"]
+    assert (
+        argv[-1]
+        == "env LC_ALL=C LANG=C PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin zfs list -H 'a b;c'"
+    )
+    assert "StrictHostKeyChecking=yes" in argv and "BatchMode=yes" in argv
+    assert argv[argv.index("-p") + 1] == "2200"
+
+
+def test_a_folder_change_never_follows_a_link(tmp_path):
+    """Share trees are writable by users: a link planted where a folder goes is refused, its target untouched."""
+    target = tmp_path / "etc"
+    target.mkdir(mode=0o755)
+    share = tmp_path / "share"
+    share.mkdir()
+    (share / "alice").symlink_to(target)
+    t = LocalTransport()
+    owner = pwd.getpwuid(os.getuid()).pw_name
+    group = grp.getgrgid(os.getgid()).gr_name
+    with pytest.raises(PathNotAllowed, match="symlink"):
+        t.folder(str(share / "alice"), owner, group, 0o700, create=True)
+    assert target.stat().st_mode & 0o777 == 0o755
+    (tmp_path / "linked").symlink_to(share)  # a link higher up the path is refused too
+    with pytest.raises(PathNotAllowed, match="symlink"):
+        t.folder(str(tmp_path / "linked" / "bob"), owner, group, 0o700, create=True)
+    assert not (share / "bob").exists()
+    made = t.folder(str(share / "bob"), owner, group, 0o2770, create=True)
+    assert made.endswith(f"→ {owner}:{group} 2770") and (share / "bob").stat().st_mode & 0o7777 == 0o2770
+
+
+def test_a_benchmark_scratch_folder_is_made_new_and_removed_whole_never_through_a_link(tmp_path):
+    """In a share users can write: a name planted in advance (a link to /etc, or a folder) is refused; removal takes
+    everything in it but never what a link in it points to, and nothing that is not a tarnbench-<n> folder."""
+    t = LocalTransport()
+    share, target = tmp_path / "share", tmp_path / "etc"
+    share.mkdir()
+    target.mkdir(mode=0o755)
+    (target / "passwd").write_text("root")
+    (share / "tarnbench-1").symlink_to(target)
+    with pytest.raises(PathNotAllowed, match="exists already"):
+        t.scratch(str(share / "tarnbench-1"), create=True)
+    with pytest.raises(PathNotAllowed):
+        t.scratch(str(share / "tarnbench-1"), create=False)  # rmtree refuses a link
+    assert target.stat().st_mode & 0o777 == 0o755 and (target / "passwd").exists()
+    assert t.scratch(str(share / "tarnbench-2"), create=True) == "created"
+    assert (share / "tarnbench-2").stat().st_mode & 0o7777 == 0o777
+    (share / "tarnbench-2" / "job.0.0").write_bytes(b"x" * 10)
+    (share / "tarnbench-2" / "escape").symlink_to(target)
+    assert t.scratch(str(share / "tarnbench-2"), create=False) == "removed"
+    assert not (share / "tarnbench-2").exists() and (target / "passwd").exists()
+    assert t.scratch(str(share / "tarnbench-2"), create=False) == "absent"
+    for wrong in (share, share / "docs", share / "tarnbench-x", share / ".." / "tarnbench-3"):
+        with pytest.raises(PathNotAllowed):
+            t.scratch(str(wrong), create=True)
