@@ -64,12 +64,15 @@ def _start_run(*, host, user, target: dict, **data):
 
 
 def benchmark_run(request, pk):
-    run = get_object_or_404(Run.objects.select_related("host", "created_by", "peer", "suite"), pk=pk)
+    run = get_object_or_404(Run.objects.select_related("host", "created_by", "peer", "suite", "operation"), pk=pk)
+    # ended, but its operation still holds the host's benchmark target (removing the scratch dataset, or a suite's
+    # next runs): Run again would be refused until it ends, so the page keeps polling and offers it then
+    settling = not run.is_active and run.operation is not None and run.operation.is_active
     context = {"run": run, "host": run.host, "profile": selectors.profile_get(run.profile), "charts": selectors.run_charts(run),
-               "warnings": selectors.run_warnings(run)}  # fmt: skip
+               "warnings": selectors.run_warnings(run), "settling": settling}  # fmt: skip
     if request.htmx:
         response = render(request, "benchmarks/run_detail.html#run-status", context)
-        if not run.is_active:
+        if not run.is_active and not settling:
             response.status_code = 286  # htmx: stop polling
         return response
     return render(request, "benchmarks/run_detail.html", context)

@@ -2,6 +2,8 @@
 progress bar move, read its results, graphs and manifest, run it again, compare the two and download the
 comparison's chart as a PNG."""
 
+import re
+
 import pytest
 
 from tests.browser.conftest import login_on_lab, shot, wait_for_operation
@@ -28,6 +30,7 @@ def test_start_a_run_watch_it_and_open_its_graphs(page, lab_worker, guest, tmp_p
         page.check("#run-form input[name=cache_ok]")  # 32 MiB fits in the guest's ARC: a small, quick run
         page.click("#run-form button")
         page.wait_for_url("**/benchmarks/runs/*/")
+        first = page.url.rstrip("/").rsplit("/", 1)[-1]
         page.wait_for_selector("#run-status progress", timeout=60_000)
         page.wait_for_function("document.querySelector('#run-status progress')?.value > 0", timeout=60_000)
         seen = int(page.get_attribute("#run-status progress", "value"))
@@ -43,7 +46,8 @@ def test_start_a_run_watch_it_and_open_its_graphs(page, lab_worker, guest, tmp_p
             page.click("#csv")
         assert csv_file.value.path().read_text().startswith("run,profile,target,job,direction")
 
-        page.click("#again")
+        page.click("#again", timeout=120_000)  # enabled once the first run's operation has removed its scratch dataset
+        page.wait_for_url(re.compile(rf"/benchmarks/runs/(?!{first}/)\d+/$"))  # the new run's page, not a refusal
         page.wait_for_selector("#run-status .badge-succeeded", timeout=180_000)
         page.goto("/benchmarks/")
         boxes = page.locator("#runs input[name=runs]")
