@@ -13,7 +13,7 @@ perf:
 
 lint:
 	scripts/setup.sh test
-	.venv/bin/ruff check . && .venv/bin/ruff format --check .
+	.venv/bin/ruff check . && .venv/bin/ruff format --check . && .venv/bin/lint-imports --no-cache
 
 setup:
 	scripts/setup.sh test

@@ -3,16 +3,16 @@ datasets and snapshots, links' counters, ARC, open alerts, benchmarks' last band
 vdev's and dataset's I/O counters, nfsd operations, the last sample's throughput by SMB and NFS client and its cost. A collector builds the
 families per scrape; prometheus_client writes the text format."""
 
-from django.db.models import Count, Max, Sum
+from django.db.models import Count
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
 from analytics import series
 from analytics.choices import RAW
 from analytics.models import Alert, Sample, SamplerState
 from appliance.models import Host
-from benchmarks.models import Run
-from pools.models import Dataset, Pool, Snapshot, Vdev
-from tuning.models import KernelState, Link
+from benchmarks.selectors import runs_last_succeeded
+from pools.selectors import dataset_counts, device_errors_by_pool, pools_all, snapshot_counts
+from tuning.selectors import arc_by_host, link_counters
 
 
 class InventoryCollector:
@@ -33,8 +33,7 @@ class InventoryCollector:
         yield alerts
         bench = GaugeMetricFamily("tarn_benchmark_last_bandwidth_bytes", "Bytes/s of the last successful run",
                                   labels=["host", "profile", "target"])  # fmt: skip
-        last = Run.objects.filter(status="succeeded").values("host_id", "profile", "target").annotate(pk=Max("id"))
-        for run in Run.objects.filter(pk__in=[r["pk"] for r in last]).only("host_id", "profile", "target", "results"):
+        for run in runs_last_succeeded():
             bench.add_metric([hosts.get(run.host_id, ""), run.profile, run.target], run.bandwidth)
         yield bench
 
@@ -52,9 +51,8 @@ def _pools(hosts):
             "tarn_pool_last_scan_end_timestamp_seconds", "End of the last scrub or resilver", labels=["host", "pool"]
         ),  # fmt: skip
     }
-    errors = {row["pool_id"]: row["e"] or 0 for row in Vdev.objects.values("pool_id").annotate(
-        e=Sum("read_errors") + Sum("write_errors") + Sum("checksum_errors"))}  # fmt: skip
-    for pool in Pool.objects.all():
+    errors = device_errors_by_pool()
+    for pool in pools_all():
         labels = [hosts.get(pool.host_id, ""), pool.name]
         families["state"].add_metric([*labels, pool.state], 1)
         families["size"].add_metric(labels, pool.size)
@@ -68,12 +66,12 @@ def _pools(hosts):
 
 def _counts(hosts):
     datasets = GaugeMetricFamily("tarn_datasets", "Datasets and volumes", labels=["host"])
-    for row in Dataset.objects.values("host_id").annotate(n=Count("id")):
-        datasets.add_metric([hosts.get(row["host_id"], "")], row["n"])
+    for host_id, n in dataset_counts().items():
+        datasets.add_metric([hosts.get(host_id, "")], n)
     yield datasets
     snapshots = GaugeMetricFamily("tarn_snapshots", "Snapshots", labels=["host"])
-    for row in Snapshot.objects.values("dataset__host_id").annotate(n=Count("id")):
-        snapshots.add_metric([hosts.get(row["dataset__host_id"], "")], row["n"])
+    for host_id, n in snapshot_counts().items():
+        snapshots.add_metric([hosts.get(host_id, "")], n)
     yield snapshots
 
 
@@ -82,10 +80,10 @@ def _links(hosts):
                                                  f"Link {n} {'received' if d == 'rx' else 'sent'}, as last read",
                                                  labels=["host", "link"])
                 for d in ("rx", "tx") for n in ("bytes", "packets", "errors", "dropped")}  # fmt: skip
-    for link in Link.objects.exclude(kind="loopback").only("host_id", "name", "counters"):
+    for host_id, name, counters in link_counters():
         for key, family in families.items():
-            if key in link.counters:
-                family.add_metric([hosts.get(link.host_id, ""), link.name], link.counters[key])
+            if key in counters:
+                family.add_metric([hosts.get(host_id, ""), name], counters[key])
     yield from families.values()
 
 
@@ -94,8 +92,8 @@ def _arc(hosts):
     target = GaugeMetricFamily("tarn_arc_max_bytes", "ARC maximum", labels=["host"])
     hits = CounterMetricFamily("tarn_arc_hits", "ARC hits", labels=["host"])
     misses = CounterMetricFamily("tarn_arc_misses", "ARC misses", labels=["host"])
-    for state in KernelState.objects.only("host_id", "arc"):
-        name, arc = hosts.get(state.host_id, ""), state.arc or {}
+    for host_id, arc in arc_by_host().items():
+        name = hosts.get(host_id, "")
         for family, key in ((size, "size"), (target, "c_max"), (hits, "hits"), (misses, "misses")):
             if key in arc:
                 family.add_metric([name], arc[key])

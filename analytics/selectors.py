@@ -5,15 +5,15 @@ database, never a command), open and recent alerts."""
 from dataclasses import dataclass, replace
 from datetime import timedelta
 
-from django.db.models import Max, Sum
+from django.db.models import Max
 from django.utils import timezone
 
 from analytics.choices import BREAKDOWN_LIMIT, CHARTS, RULES, Chart, Level, Range, Rule
 from analytics.models import Alert, Channel, RuleSetting, Sample, SamplerSetting, SamplerState
 from appliance.models import Host
-from benchmarks.models import Run
-from pools.models import Pool, Snapshot, Vdev
-from tuning.models import ChangeSet
+from benchmarks.selectors import runs_failed_since, runs_flagged_since, runs_since
+from pools.selectors import device_errors_by_pool, pools_all, snapshot_counts
+from tuning.selectors import change_sets_since
 
 LEVELS = {Level.WARNING: 1, Level.CRITICAL: 2}
 
@@ -49,13 +49,12 @@ def conditions(host: Host, now=None) -> list[Condition]:
 
     if host.facts_error:
         add("host_unreachable", host.name, f"{host.name} is unreachable: {host.facts_error[:300]}")
-    errors = dict(Vdev.objects.filter(pool__host=host).values_list("pool__name").annotate(
-        e=Sum("read_errors") + Sum("write_errors") + Sum("checksum_errors")))  # fmt: skip
-    for pool in Pool.objects.filter(host=host):
+    errors = device_errors_by_pool(host=host)
+    for pool in pools_all(host=host):
         if pool.state != "ONLINE":
             add("pool_state", pool.name, f"Pool {pool.name} on {host.name} is {pool.state}.")
-        if errors.get(pool.name):
-            add("pool_errors", pool.name, f"Pool {pool.name} on {host.name}: {errors[pool.name]} device errors.")
+        if errors.get(pool.pk):
+            add("pool_errors", pool.name, f"Pool {pool.name} on {host.name}: {errors[pool.pk]} device errors.")
         critical = active.get("capacity_critical")
         if critical and pool.capacity >= critical.threshold:
             add("capacity_critical", pool.name, f"Pool {pool.name} on {host.name} is {pool.capacity}% full.")
@@ -72,15 +71,13 @@ def conditions(host: Host, now=None) -> list[Condition]:
             add("scrub_overdue", pool.name, f"{pool.name} on {host.name} has no scrub in {overdue.threshold:.0f} days.")
     budget = active.get("snapshot_budget")
     if budget:
-        count = Snapshot.objects.filter(dataset__host=host).count()
+        count = snapshot_counts(host=host).get(host.pk, 0)
         if count > budget.threshold:
             add("snapshot_budget", host.name, f"{host.name} has {count} snapshots (budget {budget.threshold:.0f}).")
     failed = active.get("benchmark_failed")
     if failed:
         since = now - timedelta(hours=failed.threshold)
-        for run in Run.objects.filter(host=host, status="failed", finished_at__gte=since).only(
-            "pk", "title", "message"
-        ):
+        for run in runs_failed_since(host=host, since=since):
             add(
                 "benchmark_failed",
                 f"run {run.pk}",
@@ -89,7 +86,7 @@ def conditions(host: Host, now=None) -> list[Condition]:
     drop = active.get("benchmark_drop")
     if drop:
         since = now - timedelta(days=drop.threshold)
-        for run in Run.objects.filter(host=host, created_at__gte=since).exclude(flag="").only("pk", "title", "flag"):
+        for run in runs_flagged_since(host=host, since=since):
             add("benchmark_drop", f"run {run.pk}", f"Benchmark #{run.pk} {run.title} on {host.name}: {run.flag}")
     return found
 
@@ -204,12 +201,10 @@ def markers(host: Host, period: Range, rows: list[tuple], now=None) -> list[dict
     now = now or timezone.now()
     since = now - timedelta(seconds=period.seconds)
     events = [
-        (r.created_at, f"Benchmark #{r.pk} {r.title}", r.get_absolute_url())
-        for r in Run.objects.filter(host=host, created_at__gte=since).only("pk", "title", "created_at")
+        (r.created_at, f"Benchmark #{r.pk} {r.title}", r.get_absolute_url()) for r in runs_since(host=host, since=since)
     ]
     events += [
-        (c.created_at, f"Tuning: {c.title}", c.get_absolute_url())
-        for c in ChangeSet.objects.filter(host=host, created_at__gte=since).only("pk", "title", "created_at")
+        (c.created_at, f"Tuning: {c.title}", c.get_absolute_url()) for c in change_sets_since(host=host, since=since)
     ]
     found = []
     times = [at for at, _ in rows]

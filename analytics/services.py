@@ -20,7 +20,7 @@ from appliance.connect import transport_for
 from appliance.models import Host
 from hostlib.errors import HostError
 from hostlib.sampling import sample
-from pools.models import Pool
+from pools.selectors import pool_states
 from pools.services import Scope, inventory_refresh
 
 
@@ -177,7 +177,7 @@ def sample_take(*, host: Host, transport=None, now=None) -> Sample | None:
 def _health_changed(host: Host, before: dict | None, now: dict) -> None:
     """A pool whose state (or a vdev's) changed since the last sample, or that differs from the inventory, is read
     again at once and the alert rules checked: a degraded pool is mailed within a sample, not the next poll."""
-    known = dict(Pool.objects.filter(host=host).values_list("name", "state"))
+    known = pool_states(host=host)
     changed = sorted(p for p, (state, vdevs) in now.items() if state != known.get(p) or
                      (before is not None and [state, vdevs] != list(before.get(p, ["", {}]))))  # fmt: skip
     if changed:

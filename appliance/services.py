@@ -139,7 +139,9 @@ def host_probe_run(tracker: Tracker) -> None:
         try:
             if host.identity_file and not is_private_key(Path(host.identity_file)):
                 raise HostError(f"no readable SSH private key at {host.identity_file}")
-            transport_for(host, operation=tracker.op).run(["true"], timeout=settings.TARN_SSH_CONNECT_TIMEOUT + 5)
+            host_facts.reachable(
+                transport_for(host, operation=tracker.op), timeout=settings.TARN_SSH_CONNECT_TIMEOUT + 5
+            )
         except HostError as exc:
             host.facts_error = f"Could not log in: {exc}"[:500]
             host.observed_at = timezone.now()

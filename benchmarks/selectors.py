@@ -2,15 +2,15 @@
 figures), suites, schedules and their history, the targets a run may use, and a run's results as CSV rows."""
 
 from django.core.paginator import Paginator
+from django.db.models import Max
 
 from appliance.models import Host
-from benchmarks.choices import RunKind
+from benchmarks.choices import RunKind, RunStatus
 from benchmarks.models import CustomProfile, Run, Schedule, Suite
 from benchmarks.profiles import BUILT_IN, PROFILES
 from hostlib.fio import size_bytes
-from pools.models import Dataset, Pool
-from pools.selectors import pool_estimate
-from shares.models import NfsExport, SmbShare
+from pools.selectors import mounted_filesystem_names, pool_estimate, pool_named
+from shares.selectors import writable_shares
 from tuning.selectors import host_addresses
 
 
@@ -34,17 +34,15 @@ def network_choices(*, host) -> tuple[list[Host], list[str]]:
 
 def run_targets(*, host) -> list[str]:
     """Mounted filesystems of the host (a run makes its scratch dataset under one)."""
-    names = Dataset.objects.filter(host=host, type="filesystem").exclude(mountpoint__in=["", "none", "legacy"])
-    return list(names.order_by("name").values_list("name", flat=True)[:500])
+    return mounted_filesystem_names(host=host)
 
 
 def share_targets(*, host) -> list[tuple[str, str]]:
     """Shares a run may mount over loopback: (value, label)."""
-    smb = [
-        (f"smb:{s.name}", f"SMB {s.name} ({s.dataset})") for s in SmbShare.objects.filter(host=host, read_only=False)
+    smb, nfs = writable_shares(host=host)
+    return [(f"smb:{s.name}", f"SMB {s.name} ({s.dataset})") for s in smb] + [
+        (f"nfs:{e.path}", f"NFS {e.path}") for e in nfs
     ]
-    nfs = [(f"nfs:{e.path}", f"NFS {e.path}") for e in NfsExport.objects.filter(host=host, read_only=False)]
-    return smb + nfs
 
 
 def storage_profile(key: str):
@@ -135,7 +133,7 @@ def run_compare(*, run_ids: list[int], host) -> dict:
     """Runs side by side: per job, direction and metric, each run's value and its difference from the first in
     percent (better or worse: more bandwidth and IOPS is better, more latency is worse), and the pool's expected
     figures from its layout beside the bandwidth."""
-    found = {r.pk: r for r in Run.objects.filter(host=host, pk__in=run_ids[:24], status="succeeded")}
+    found = {r.pk: r for r in Run.objects.filter(host=host, pk__in=run_ids[:24], status=RunStatus.SUCCEEDED)}
     return compare([found[i] for i in run_ids if i in found])
 
 
@@ -182,19 +180,21 @@ def _expected(runs: list[Run]):
     if len(pools) != 1 or len(pools) != len({r.kind for r in runs}) or not runs:
         return None
     host_id, name = pools.pop()
-    pool = Pool.objects.filter(host_id=host_id, name=name).first()
+    pool = pool_named(host_id=host_id, name=name)
     return pool_estimate(pool=pool) if pool else None
 
 
 def suite_detail(suite: Suite) -> dict:
     members = list(suite.runs.order_by("pk").defer("raw", "series"))
-    return {"suite": suite, **compare([r for r in members if r.status == "succeeded"]), "members": members,
+    return {"suite": suite, **compare([r for r in members if r.status == RunStatus.SUCCEEDED]), "members": members,
             "active_run": next((r for r in members if r.is_active), None)}  # fmt: skip
 
 
 def schedule_history(schedule: Schedule, limit: int = 200) -> dict:
     """The schedule's runs over time: bandwidth per profile (MB/s), flagged drops listed."""
-    runs = list(schedule.runs.filter(status="succeeded").order_by("-created_at").defer("raw", "series")[:limit])[::-1]
+    runs = list(
+        schedule.runs.filter(status=RunStatus.SUCCEEDED).order_by("-created_at").defer("raw", "series")[:limit]
+    )[::-1]
     labels = sorted({f"{r.created_at:%Y-%m-%d %H:%M}" for r in runs})
     chart = {"type": "line", "labels": labels, "datasets": [], "unit": "MB/s"}
     for profile in dict.fromkeys(r.profile for r in runs):
@@ -218,3 +218,25 @@ def results_rows(run: Run) -> list[list]:
                              side.get("iops"), side.get("lat_mean_ns"), side.get("p50_ns"), side.get("p95_ns"),
                              side.get("p99_ns"), side.get("p999_ns"), props, run.created_at.isoformat()])  # fmt: skip
     return rows
+
+
+def runs_last_succeeded() -> list[Run]:
+    """The newest successful run of each host, profile and target (for /metrics)."""
+    last = Run.objects.filter(status=RunStatus.SUCCEEDED).values("host_id", "profile", "target").annotate(pk=Max("id"))
+    return list(Run.objects.filter(pk__in=[r["pk"] for r in last]).only("host_id", "profile", "target", "results"))
+
+
+def runs_failed_since(*, host: Host, since) -> list[Run]:
+    return list(
+        Run.objects.filter(host=host, status=RunStatus.FAILED, finished_at__gte=since).only("pk", "title", "message")
+    )
+
+
+def runs_flagged_since(*, host: Host, since) -> list[Run]:
+    """Scheduled runs flagged as a drop against their history."""
+    return list(Run.objects.filter(host=host, created_at__gte=since).exclude(flag="").only("pk", "title", "flag"))
+
+
+def runs_since(*, host: Host, since) -> list[Run]:
+    """The host's runs started since then (for markers on charts)."""
+    return list(Run.objects.filter(host=host, created_at__gte=since).only("pk", "title", "created_at"))

@@ -68,3 +68,31 @@ def gather(transport: Transport) -> HostFacts:
         except (HostError, ValueError):
             facts.zfs_json = False
     return facts
+
+
+def reachable(t: Transport, *, timeout: float = 15) -> None:
+    """Raises the transport's error unless a command runs on the host within the timeout."""
+    t.run(["true"], timeout=timeout)
+
+
+def kernel_release(t: Transport) -> str:
+    return t.run(["uname", "-r"], check=False).stdout.strip()
+
+
+def cpu_count(t: Transport) -> int:
+    return int(t.run(["nproc"]).stdout.strip() or 1)
+
+
+def tools_found(t: Transport, tools: tuple[str, ...]) -> set[str]:
+    """Which of these tools the host has on its PATH."""
+    return parse_which(t.run(["which", *tools], check=False).stdout)
+
+
+VERSIONED = ("fio", "iperf3")
+
+
+def tool_version(t: Transport, tool: str) -> str:
+    """The first line of `tool --version` (fio, iperf3), or '' where it fails."""
+    if tool not in VERSIONED:
+        raise ValueError(f"no version read for {tool}")
+    return t.run([tool, "--version"], check=False).stdout.strip().split("\n")[0]

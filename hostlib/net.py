@@ -226,6 +226,16 @@ def run_batch(t: Transport, path: str, lines: list[str], *, timeout: float = 60)
     t.run(["ip", "-batch", path], mutating=True, timeout=timeout)
 
 
+def restore_argv(path: str) -> list[str]:
+    """An `ip -batch` restore script run to its end: every line is tried, whatever failed before it."""
+    return ["ip", "-force", "-batch", path]
+
+
+def restore_batch(t: Transport, path: str, *, timeout: float = 60) -> None:
+    """Put the original link settings back now from a restore script written before the change."""
+    t.run(restore_argv(path), mutating=True, check=False, timeout=timeout)
+
+
 def ping_df(t: Transport, address: str, mtu: int, *, count: int = 3, timeout: float = 30) -> tuple[bool, str]:
     """Does the path to address carry frames of mtu bytes unfragmented? `ping -M do -s <mtu - 28>` (IPv4)."""
     ip = ipaddress.ip_address(address)
@@ -298,3 +308,8 @@ def tarn_networkd_files(t: Transport) -> list[str]:
     """The networkd files Tarn wrote on this host."""
     argv = ["find", NETWORKD_DIR, "-maxdepth", "1", "-name", f"{PREFIX}*", "-type", "f"]
     return sorted(t.run(argv, check=False).stdout.split())
+
+
+def networkd_reload(t: Transport) -> None:
+    """networkd re-reads its files (Tarn's own sort first) and applies them to the links."""
+    t.run(["networkctl", "reload"], mutating=True, timeout=60)

@@ -55,3 +55,13 @@ def user_dir(t: Transport, base: str, name: str) -> None:
     if problems:
         raise InvalidShare(problems)
     t.folder(f"{base}/{name}", name, name, 0o700, create=True)
+
+
+def cat(t: Transport, *paths: str, timeout: float = 30) -> str:
+    """The files' contents, one after another, in one command ('' for those missing)."""
+    return t.run(["cat", "--", *paths], check=False, timeout=timeout).stdout
+
+
+def private_dir(t: Transport, path: str) -> None:
+    """A root-only directory (0700), made with its parents where missing."""
+    t.run(["install", "-d", "-m", "0700", "--", path], mutating=True)

@@ -212,3 +212,26 @@ def parse_arcstats(text: str) -> dict[str, int]:
         if len(parts) == 3 and parts[2].isdigit():
             stats[parts[0]] = int(parts[2])
     return stats
+
+
+def arcstats(t: Transport) -> dict[str, int]:
+    """The ARC's figures now ({} where the zfs module is not loaded)."""
+    return parse_arcstats(t.run(["cat", "--", ARCSTATS], check=False).stdout)
+
+
+def version_line(t: Transport) -> str:
+    """`zfs version`'s first line (the userland's version), or '' where it fails."""
+    return t.run(["zfs", "version"], check=False).stdout.split("\n")[0]
+
+
+def mountpoint(t: Transport, name: str) -> str:
+    """Where a filesystem is mounted now (its mountpoint property: a path, none or legacy)."""
+    return t.run(["zfs", "get", "-H", "-o", "value", "mountpoint", "--", names.dataset_name(name)]).stdout.strip()
+
+
+def properties(t: Transport, name: str) -> dict[str, str]:
+    """Every property of one dataset with its parsable value ({} where it is gone)."""
+    text = t.run(
+        ["zfs", "get", "-H", "-p", "-o", "property,value", "all", "--", names.dataset_name(name)], check=False
+    ).stdout
+    return dict(line.split("\t", 1) for line in text.splitlines() if "\t" in line)

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from hostlib import names
 from hostlib.errors import error_for
-from hostlib.runner import Transport
+from hostlib.runner import CommandResult, Transport
 
 DATA_KINDS = {"stripe": 1, "mirror": 2, "raidz1": 2, "raidz2": 3, "raidz3": 4, "draid1": 3, "draid2": 4, "draid3": 5}
 _DEVICE = re.compile(r"^/dev/(disk/by-id/[A-Za-z0-9._:+-]+|[a-z][a-z0-9]*)$")
@@ -372,3 +372,13 @@ def add_argv(pool: str, layout: PoolLayout, *, force: bool = False) -> list[str]
     check_layout(layout, new_pool=False)
     argv = ["zpool", "add", *(["-f"] if force else []), "--", pool]
     return argv + _layout_args(layout)
+
+
+def topology_text(t: Transport, pool: str) -> str:
+    """`zpool list -v -H -P` of one pool (its vdevs and devices with full paths), as text for a manifest."""
+    return t.run(["zpool", "list", "-v", "-H", "-P", "--", names.pool_name(pool)], check=False).stdout
+
+
+def import_scan(t: Transport) -> CommandResult:
+    """`zpool import` with no pool named: the pools that could be imported (it exits 1 when there are none)."""
+    return t.run(["zpool", "import"], timeout=300, check=False)

@@ -3,7 +3,7 @@
 from django import forms
 
 from hostlib.zpool import PoolLayout, VdevSpec
-from pools.choices import Layout
+from pools.choices import DatasetType, Layout
 from pools.models import SnapshotTask
 
 ROLE_LAYOUTS = [("", "None"), ("stripe", "Stripe"), ("mirror", "Mirror")]
@@ -199,7 +199,9 @@ INHERIT = [("", "inherit")]
 class DatasetCreateForm(forms.Form):
     parent = forms.ChoiceField(help_text="The filesystem it goes under.")
     name = forms.CharField(max_length=200, help_text="Letters, digits, _ . : -")
-    kind = forms.ChoiceField(choices=[("filesystem", "Filesystem"), ("volume", "Zvol (block device)")])
+    kind = forms.ChoiceField(
+        choices=[(DatasetType.FILESYSTEM, "Filesystem"), (DatasetType.VOLUME, "Zvol (block device)")]
+    )
     volsize = forms.CharField(required=False, label="Zvol size", help_text="For a zvol, e.g. 100G.")
     volblocksize = forms.ChoiceField(
         required=False,

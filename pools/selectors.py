@@ -4,11 +4,11 @@ import re
 from datetime import timedelta
 
 from django.core.paginator import Paginator
-from django.db.models import F, Max, Q, Sum
+from django.db.models import Count, F, Max, Q, Sum
 from django.utils import timezone
 
 from hostlib.names import DATASET_PROPERTIES
-from pools.choices import SNAPSHOT_BUDGET
+from pools.choices import SNAPSHOT_BUDGET, DatasetType
 from pools.estimates import PER_DISK, estimate
 from pools.models import Dataset, Disk, ImportablePool, MediaSpeed, Pool, ScrubSchedule, Snapshot, SnapshotTask, Vdev
 
@@ -104,7 +104,7 @@ def media_speeds() -> dict[str, tuple[int, int]]:
 
 
 def filesystem_names(*, pool) -> list[str]:
-    return list(pool.datasets.filter(type="filesystem").values_list("name", flat=True))
+    return list(pool.datasets.filter(type=DatasetType.FILESYSTEM).values_list("name", flat=True))
 
 
 def dataset_properties(*, dataset) -> list[tuple[str, dict]]:
@@ -140,7 +140,11 @@ def retention_victims(*, task, now, taking_one: bool = False) -> list:
 
 
 def filesystem_names_on(*, host) -> list[str]:
-    return list(Dataset.objects.filter(host=host, type="filesystem").values_list("name", flat=True)) if host else []
+    return (
+        list(Dataset.objects.filter(host=host, type=DatasetType.FILESYSTEM).values_list("name", flat=True))
+        if host
+        else []
+    )
 
 
 def snapshot_tasks_with_preview(*, host) -> list:
@@ -195,3 +199,62 @@ def pool_estimate(*, pool):
 
     layout = [(v.type, [(leaf.size, media_of(leaf.path)) for leaf in leaves(v)]) for v in children.get(None, [])]
     return estimate(layout, media_speeds()) if layout else None
+
+
+def pools_all(*, host=None):
+    """Every pool Tarn knows (on one host, or all), for alerts and /metrics."""
+    pools = Pool.objects.all()
+    return pools.filter(host=host) if host is not None else pools
+
+
+def pool_states(*, host) -> dict[str, str]:
+    """Each of the host's pools' state by name, as the inventory last saw it."""
+    return dict(Pool.objects.filter(host=host).values_list("name", "state"))
+
+
+def device_errors_by_pool(*, host=None) -> dict[int, int]:
+    """Read, write and checksum errors of each pool's devices, summed, by pool id."""
+    vdevs = Vdev.objects.filter(pool__host=host) if host is not None else Vdev.objects.all()
+    totals = vdevs.values("pool_id").annotate(e=Sum("read_errors") + Sum("write_errors") + Sum("checksum_errors"))
+    return {row["pool_id"]: row["e"] or 0 for row in totals}
+
+
+def dataset_counts() -> dict[int, int]:
+    """Datasets and volumes per host id."""
+    return {row["host_id"]: row["n"] for row in Dataset.objects.values("host_id").annotate(n=Count("id"))}
+
+
+def snapshot_counts(*, host=None) -> dict[int, int]:
+    """Snapshots per host id (one host's, or every host's)."""
+    snapshots = Snapshot.objects.filter(dataset__host=host) if host is not None else Snapshot.objects.all()
+    return {row["dataset__host_id"]: row["n"] for row in snapshots.values("dataset__host_id").annotate(n=Count("id"))}
+
+
+def pool_named(*, host_id: int, name: str):
+    return Pool.objects.filter(host_id=host_id, name=name).first()
+
+
+def filesystem(*, host, name: str):
+    """The host's filesystem dataset of that name (not a zvol), or None."""
+    return Dataset.objects.filter(host=host, name=name, type=DatasetType.FILESYSTEM).first()
+
+
+def is_mounted(dataset) -> bool:
+    """Tarn's one meaning of a mounted filesystem: its mountpoint is a path (not none, legacy or a zvol's '-')."""
+    return dataset.type == DatasetType.FILESYSTEM and dataset.mountpoint.startswith("/")
+
+
+def mounted_filesystem(*, host, name: str):
+    """The host's filesystem of that name if it is mounted (see is_mounted), else None."""
+    found = filesystem(host=host, name=name)
+    return found if found is not None and is_mounted(found) else None
+
+
+def mounted_filesystem_names(*, host, limit: int = 500) -> list[str]:
+    mounted = Dataset.objects.filter(host=host, type=DatasetType.FILESYSTEM, mountpoint__startswith="/")
+    return list(mounted.order_by("name").values_list("name", flat=True)[:limit])
+
+
+def snapshot_counts_of(*, host, names) -> dict[str, int]:
+    """Each named dataset's snapshot count as last read, by name."""
+    return dict(Dataset.objects.filter(host=host, name__in=set(names)).values_list("name", "snapshot_count"))

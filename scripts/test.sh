@@ -6,6 +6,8 @@ scripts/setup.sh test
 echo "==> ruff"
 .venv/bin/ruff check .
 .venv/bin/ruff format --check . >/dev/null || { .venv/bin/ruff format --diff . | head -40; exit 1; }
+echo "==> import contract"
+.venv/bin/lint-imports --no-cache
 echo "==> pytest"
 mkdir -p test-artifacts
 # A throw-away data dir so tests never touch the appliance's own database or keys.

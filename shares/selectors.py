@@ -3,7 +3,7 @@
 from django.db.models import Q
 
 from hostlib.posix import SHARED_GROUP
-from pools.models import Dataset
+from pools.selectors import snapshot_counts_of
 from shares.models import NfsExport, SambaUser, ShareSettings, ShareStatus, SmbShare
 
 
@@ -25,8 +25,7 @@ def share_overview(*, host) -> dict:
     """The shares page: SMB shares with each dataset's snapshot count (Previous Versions shows up to 512),
     NFS exports, Samba users and the last connection status."""
     smb = list(SmbShare.objects.filter(host=host))
-    shared = Dataset.objects.filter(host=host, name__in={s.dataset for s in smb})
-    counts = dict(shared.values_list("name", "snapshot_count"))
+    counts = snapshot_counts_of(host=host, names=[s.dataset for s in smb])
     for share in smb:
         share.snapshot_count = counts.get(share.dataset, 0)
     return {
@@ -50,3 +49,18 @@ def share_folder_accounts(*, host) -> tuple[list[str], list[str]]:
     or a Samba user's own group: useradd makes one of the same name)."""
     people = list(SambaUser.objects.filter(host=host).order_by("username").values_list("username", flat=True))
     return ["root", *people], [SHARED_GROUP, "root", *people]
+
+
+def smb_share_named(*, host, name: str) -> SmbShare | None:
+    return SmbShare.objects.filter(host=host, name=name).first()
+
+
+def nfs_export_at(*, host, path: str) -> NfsExport | None:
+    return NfsExport.objects.filter(host=host, path=path).first()
+
+
+def writable_shares(*, host) -> tuple[list[SmbShare], list[NfsExport]]:
+    """The host's SMB shares and NFS exports that are not read-only."""
+    return list(SmbShare.objects.filter(host=host, read_only=False)), list(
+        NfsExport.objects.filter(host=host, read_only=False)
+    )

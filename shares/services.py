@@ -14,7 +14,7 @@ from appliance.models import Operation
 from appliance.operations import Tracker, operation_runner, operation_start
 from hostlib import names, nfs, posix, samba, zfs
 from hostlib.configfiles import InvalidShare
-from pools.models import Dataset
+from pools.selectors import filesystem, is_mounted
 from pools.services import Scope, inventory_refresh
 from pools.services.commands import new_dataset_name
 from shares.choices import NFS_CONFIRMATION_FIELDS
@@ -88,13 +88,10 @@ def shares_render(host, *, smb_rows=None, nfs_rows=None, settings=None) -> dict[
 
 def _share_path(host, dataset_name: str) -> str:
     """A share's path is its dataset's mountpoint: inside a pool by construction, never into .zfs."""
-    dataset = Dataset.objects.filter(host=host, name=dataset_name, type="filesystem").first()
+    dataset = filesystem(host=host, name=dataset_name)
     if dataset is None:
         raise ValidationError({"dataset": f"{host.name} has no filesystem dataset {dataset_name}."})
-    if not dataset.mountpoint.startswith("/") or dataset.properties.get("mountpoint", {}).get("value") in (
-        "none",
-        "legacy",
-    ):
+    if not is_mounted(dataset):
         raise ValidationError({"dataset": f"{dataset_name} is not mounted (mountpoint {dataset.mountpoint})."})
     return dataset.mountpoint
 

@@ -81,3 +81,35 @@ def change_detail(*, change_set: ChangeSet) -> dict:
             if link.kind != "loopback"
         ],
     }
+
+
+def link_counters() -> list[tuple[int, str, dict]]:
+    """Every host's links but loopback, as (host id, name, counters last read)."""
+    links = Link.objects.exclude(kind="loopback").only("host_id", "name", "counters")
+    return [(link.host_id, link.name, link.counters) for link in links]
+
+
+def arc_by_host() -> dict[int, dict]:
+    """The ARC's figures (arcstats) each host had when last read, by host id."""
+    return {state.host_id: state.arc or {} for state in KernelState.objects.only("host_id", "arc")}
+
+
+def change_sets_since(*, host: Host, since) -> list[ChangeSet]:
+    """The host's tuning change sets made since then (for markers on charts)."""
+    return list(ChangeSet.objects.filter(host=host, created_at__gte=since).only("pk", "title", "created_at"))
+
+
+def host_arc(*, host: Host) -> dict:
+    """The host's ARC figures (arcstats) as last read, {} before the first read."""
+    return KernelState.objects.filter(host=host).values_list("arc", flat=True).first() or {}
+
+
+def link_mtus(*, host: Host) -> dict[str, int]:
+    """Each link's MTU (but loopback's) as last read."""
+    return {link.name: link.mtu for link in Link.objects.filter(host=host).exclude(kind="loopback")}
+
+
+def applied_titles(*, host: Host) -> list[str]:
+    """Titles of the host's change sets now in effect (applied or kept)."""
+    live = ChangeSet.objects.filter(host=host, status__in=[ChangeStatus.APPLIED, ChangeStatus.KEPT])
+    return list(live.values_list("title", flat=True))

@@ -9,23 +9,23 @@ from django.utils import timezone
 from appliance.operations import Tracker, operation_start
 from benchmarks.choices import DROP_HISTORY, HOST_EVERY, POLL_SECONDS, RunStatus
 from benchmarks.models import Run
-from hostlib import systemd, zfs
+from hostlib import facts, systemd, zfs
 from hostlib.errors import HostError
 from hostlib.runner import Transport
-from tuning.models import ChangeSet, Link
+from tuning.selectors import applied_titles, link_mtus
 
 
 def manifest_common(t: Transport, run: Run, arc: dict | None = None) -> dict:
     """arc: arcstats as read already (else read here)."""
     if arc is None:
-        arc = zfs.parse_arcstats(t.run(["cat", "--", zfs.ARCSTATS], check=False).stdout)
+        arc = zfs.arcstats(t)
     return {
-        "kernel": t.run(["uname", "-r"], check=False).stdout.strip(),
-        "openzfs": t.run(["zfs", "version"], check=False).stdout.split("\n")[0],
+        "kernel": facts.kernel_release(t),
+        "openzfs": zfs.version_line(t),
         "arc_c_max": arc.get("c_max"),
         "arc_size": arc.get("size"),
-        "mtu": {x.name: x.mtu for x in Link.objects.filter(host=run.host).exclude(kind="loopback")},
-        "tuning": list(ChangeSet.objects.filter(host=run.host, status__in=["applied", "kept"]).values_list("title", flat=True)),
+        "mtu": link_mtus(host=run.host),
+        "tuning": applied_titles(host=run.host),
         "argv": [],
     }  # fmt: skip
 

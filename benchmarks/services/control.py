@@ -2,6 +2,7 @@
 
 from django.core.exceptions import ValidationError
 
+from appliance.choices import OperationStatus
 from appliance.connect import transport_for
 from appliance.operations import Tracker, operation_runner, operation_start
 from benchmarks.choices import RunKind, RunStatus
@@ -32,7 +33,9 @@ def benchmark_cancel(*, run: Run, user) -> None:
 def runs_reconcile() -> int:
     """Beat: a run whose operation ended without it (the worker following it was killed and reaped, or its queued
     message was lost) is ended failed, and its unit and scratch dataset are removed on the host."""
-    orphans = Run.objects.filter(status__in=RunStatus.active(), operation__status__in=["failed", "succeeded"])
+    orphans = Run.objects.filter(
+        status__in=RunStatus.active(), operation__status__in=[OperationStatus.FAILED, OperationStatus.SUCCEEDED]
+    )
     count = 0
     for run in orphans.select_related("host"):
         finish(run, RunStatus.FAILED, "The worker following this run stopped; Tarn ended it and removed its files.")

@@ -12,7 +12,7 @@ from benchmarks.choices import RunKind, RunStatus
 from benchmarks.models import Run
 from benchmarks.selectors import profile_get
 from benchmarks.services.common import bench_operation, cancelled, finish, manifest_common
-from hostlib import iperf, systemd
+from hostlib import facts, iperf, systemd
 from hostlib.errors import HostError
 from tuning.selectors import host_addresses
 
@@ -65,8 +65,8 @@ def benchmark_network_run(tracker: Tracker) -> None:
     tag = str(tracker.op.pk)
     try:
         run.manifest = {**manifest_common(server, run), "peer": run.peer.name, "address": run.target,
-                        "iperf3": server.run(["iperf3", "--version"], check=False).stdout.split("\n")[0],
-                        "iperf3_peer": client.run(["iperf3", "--version"], check=False).stdout.split("\n")[0]}  # fmt: skip
+                        "iperf3": facts.tool_version(server, "iperf3"),
+                        "iperf3_peer": facts.tool_version(client, "iperf3")}  # fmt: skip
         Run.objects.filter(pk=run.pk).update(manifest=run.manifest)
         for n, job in enumerate(run.jobs):
             if Run.objects.filter(pk=run.pk, cancel_requested=True).exists():

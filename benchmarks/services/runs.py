@@ -17,11 +17,11 @@ from benchmarks.models import Run
 from benchmarks.selectors import storage_profile
 from benchmarks.services import targets
 from benchmarks.services.common import bench_operation, cancelled, finish, follow_unit, manifest_common
-from hostlib import fio, kernel, systemd, zfs
+from hostlib import facts, fio, kernel, posix, systemd, zfs, zpool
 from hostlib.errors import HostError
 from hostlib.runner import Transport
-from pools.models import Dataset
-from tuning.models import KernelState
+from pools.selectors import mounted_filesystem
+from tuning.selectors import host_arc
 
 
 def benchmark_start(*, host: Host, user, profile: str, dataset: str, size: str = "", runtime: int = 0,
@@ -75,15 +75,15 @@ def working_set(jobs: list[dict]) -> int:
 def queue_storage(run: Run, queue: bool = True) -> Run:
     """Checks against the host as last read (target, free space, ARC), then the row and its operation together."""
     host = run.host
-    target = Dataset.objects.filter(host=host, name=run.target, type="filesystem").first()
-    if target is None or not target.mountpoint.startswith("/"):
+    target = mounted_filesystem(host=host, name=run.target)
+    if target is None:
         raise ValidationError({"dataset": f"{host.name} has no mounted filesystem {run.target}."})
     need = working_set(run.jobs)
     if need > target.available * FREE_SPACE_SHARE:
         raise ValidationError(
             {"size": f"{need >> 20} MiB would use more than half of {run.target}'s free {target.available >> 20} MiB."}
         )
-    arc_max = (KernelState.objects.filter(host=host).values_list("arc", flat=True).first() or {}).get("c_max", 0)
+    arc_max = host_arc(host=host).get("c_max", 0)
     if arc_max and need < 2 * arc_max and not run.cache_ok:
         raise ValidationError(
             {"size": f"{need >> 20} MiB is less than twice the ARC's maximum ({arc_max >> 20} MiB): this would "
@@ -101,14 +101,13 @@ def queue_storage(run: Run, queue: bool = True) -> Run:
 
 
 def _manifest(t: Transport, run: Run, where: dict, arc: dict) -> dict:
-    props = t.run(["zfs", "get", "-H", "-p", "-o", "property,value", "all", "--", where["dataset"]], check=False).stdout
     pool = run.target.split("/")[0]
     return {
         **manifest_common(t, run, arc),
         **where,
-        "fio": t.run(["fio", "--version"], check=False).stdout.strip(),
-        "dataset_properties": dict(line.split("\t", 1) for line in props.splitlines() if "\t" in line),
-        "pool_topology": t.run(["zpool", "list", "-v", "-H", "-P", "--", pool], check=False).stdout[-20_000:],
+        "fio": facts.tool_version(t, "fio"),
+        "dataset_properties": zfs.properties(t, where["dataset"]),
+        "pool_topology": zpool.topology_text(t, pool)[-20_000:],
         "caches_dropped": True,
     }  # fmt: skip
 
@@ -130,7 +129,7 @@ def execute_storage(run: Run, tracker: Tracker) -> None:
         what = "dataset" if run.kind == RunKind.STORAGE else "folder"
         tracker.progress(2, f"Making the scratch {what} for {run.target}")
         directory, out, where = targets.prepare(t, run)
-        arc = zfs.parse_arcstats(t.run(["cat", "--", zfs.ARCSTATS], check=False).stdout)
+        arc = zfs.arcstats(t)
         arc_max = arc.get("c_max") or 0
         if arc_max and working_set(run.jobs) < 2 * arc_max and not run.cache_ok:
             raise HostError(f"The working set is less than twice the ARC's maximum ({arc_max >> 20} MiB) now.")
@@ -165,7 +164,7 @@ def execute_storage(run: Run, tracker: Tracker) -> None:
                 return cancelled(run, tracker)
             live = False
             done += job.runtime + job.ramp
-            both = t.run(["cat", "--", output, f"{bw_log}_bw.1.log"], check=False, timeout=60).stdout  # one command
+            both = posix.cat(t, output, f"{bw_log}_bw.1.log", timeout=60)  # one command
             text, log = fio.split_output(both)
             run.results.append({"job": job.name, **fio.parse_result(text).as_dict()})
             run.series.append(fio.parse_bw_log(log))
@@ -190,7 +189,7 @@ def _follow(t, run, unit, job, bw_log, tracker, done, total) -> bool:
 
     def on_poll(polls: int) -> None:
         if polls % BANDWIDTH_EVERY == 2:  # every command costs the host CPU fio is measuring: read it now and then
-            points = fio.parse_bw_log(t.run(["cat", "--", f"{bw_log}_bw.1.log"], check=False).stdout)
+            points = fio.parse_bw_log(posix.cat(t, f"{bw_log}_bw.1.log"))
             last = points[-1][0] // 1000 if points else -1  # read and write each log a line per second
             current["bytes_s"] = 1024 * sum(p[1] for p in points if p[0] // 1000 == last)
         elapsed = min(time.monotonic() - started, job.runtime + job.ramp)

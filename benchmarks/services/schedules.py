@@ -17,7 +17,7 @@ from appliance.operations import TargetBusy
 from benchmarks.models import Schedule
 from benchmarks.selectors import storage_profile
 from benchmarks.services.suites import suite_start
-from pools.models import Dataset
+from pools.selectors import filesystem
 
 CRON_FIELD = re.compile(r"^(\*|\d{1,2}(-\d{1,2})?)(/\d{1,2})?(,(\*|\d{1,2}(-\d{1,2})?)(/\d{1,2})?){0,11}$")
 TASK = "benchmarks.tasks.schedule_fire"
@@ -39,7 +39,7 @@ def check_cron(minute: str, hour: str, day_of_week: str) -> None:
 def schedule_save(*, host: Host, user, data: dict, pk: int | None = None) -> Schedule:
     """data: name, profiles, target, size, runtime, cache_ok, minute, hour, day_of_week, drop_percent, enabled."""
     check_cron(data["minute"], data["hour"], data["day_of_week"])
-    if not Dataset.objects.filter(host=host, name=data["target"], type="filesystem").exists():
+    if filesystem(host=host, name=data["target"]) is None:
         raise ValidationError({"target": f"{host.name} has no filesystem {data['target']}."})
     if not data["profiles"] or any(storage_profile(p) is None for p in data["profiles"]):
         raise ValidationError({"profiles": "Choose one or more storage profiles."})

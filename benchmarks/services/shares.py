@@ -15,7 +15,7 @@ from benchmarks.models import Run
 from benchmarks.selectors import storage_profile
 from benchmarks.services.runs import check_jobs, queue_storage
 from benchmarks.services.targets import BENCH_USER
-from shares.models import NfsExport, SmbShare
+from shares.selectors import nfs_export_at, smb_share_named
 
 
 def benchmark_share_start(*, host: Host, user, profile: str, protocol: str, share: str, size: str = "",
@@ -25,7 +25,7 @@ def benchmark_share_start(*, host: Host, user, profile: str, protocol: str, shar
     if chosen is None:
         raise ValidationError({"profile": "Choose one of the storage profiles."})
     if protocol == RunKind.SMB:
-        row = SmbShare.objects.filter(host=host, name=share).first()
+        row = smb_share_named(host=host, name=share)
         if row is None:
             raise ValidationError({"share": f"{host.name} has no SMB share {share}."})
         users = row.valid_users.replace(",", " ").split()
@@ -33,7 +33,7 @@ def benchmark_share_start(*, host: Host, user, profile: str, protocol: str, shar
             raise ValidationError({"share": f"{share} admits only {', '.join(users)}: Tarn connects as {BENCH_USER} "
                                             f"(its own account); add {BENCH_USER} to the share's users to benchmark it."})  # fmt: skip
     elif protocol == RunKind.NFS:
-        row = NfsExport.objects.filter(host=host, path=share).first()
+        row = nfs_export_at(host=host, path=share)
         if row is None:
             raise ValidationError({"share": f"{host.name} exports no {share} over NFS."})
         if row.sec != "sys":

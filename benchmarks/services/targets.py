@@ -5,9 +5,9 @@ import secrets
 
 from benchmarks.choices import RunKind
 from benchmarks.models import Run
-from hostlib import mounts, samba, zfs
+from hostlib import mounts, posix, samba, zfs
 from hostlib.runner import Transport
-from shares.models import NfsExport, SmbShare
+from shares.selectors import nfs_export_at, smb_share_named
 
 BENCH_USER = "tarnbench"  # SMB runs connect as Tarn's own account (a fresh random password each run)
 RUN_DIR = "/run/tarn"
@@ -18,7 +18,7 @@ def prepare(t: Transport, run: Run) -> tuple[str, str, dict]:
     """Returns (the folder fio works in, where its output and logs go, what the manifest says of the target)."""
     if run.kind == RunKind.STORAGE:
         t.run(zfs.create_argv(run.scratch, {**SCRATCH_PROPERTIES, **run.properties}), mutating=True, timeout=120)
-        mountpoint = t.run(["zfs", "get", "-H", "-o", "value", "mountpoint", "--", run.scratch]).stdout.strip()
+        mountpoint = zfs.mountpoint(t, run.scratch)
         return mountpoint, mountpoint, {"dataset": run.scratch, "mountpoint": mountpoint}
     folder, argv = mount_share(t, run)
     return folder, RUN_DIR, {"dataset": run.target, "share": run.share, "protocol": run.kind, "mount": argv}
@@ -42,9 +42,10 @@ def cleanup(t: Transport, run: Run, files: list[str] = ()) -> None:
 
 
 def share_path(run: Run) -> str:
-    model = SmbShare if run.kind == RunKind.SMB else NfsExport
-    lookup = {"name": run.share} if run.kind == RunKind.SMB else {"path": run.share}
-    row = model.objects.filter(host=run.host, **lookup).first()
+    if run.kind == RunKind.SMB:
+        row = smb_share_named(host=run.host, name=run.share)
+    else:
+        row = nfs_export_at(host=run.host, path=run.share)
     if row is None:
         raise ValueError(f"{run.share} is no longer shared")
     return row.path
@@ -55,7 +56,7 @@ def mount_share(t: Transport, run: Run) -> tuple[str, list[str]]:
     seen through the mount and the mount's argv."""
     t.scratch(f"{share_path(run)}/tarnbench-{run.pk}", create=True)
     mountpoint = f"{RUN_DIR}/tarnbench-{run.pk}"
-    t.run(["install", "-d", "-m", "0700", "--", RUN_DIR], mutating=True)  # the mount point is made new in it
+    posix.private_dir(t, RUN_DIR)  # the mount point is made new in it
     t.scratch(mountpoint, create=True)
     if run.kind == RunKind.SMB:
         credentials = f"{RUN_DIR}/bench-{run.pk}.credentials"

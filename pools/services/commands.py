@@ -8,6 +8,7 @@ from appliance.models import Host, Operation
 from appliance.operations import Tracker, operation_runner, operation_start
 from hostlib import names
 from hostlib.zpool import InvalidLayout
+from pools.choices import DatasetType
 from pools.dependents import dataset_users
 from pools.models import Dataset, Pool, Snapshot
 from pools.services.inventory import Scope, dataset_renamed, inventory_refresh
@@ -81,7 +82,7 @@ def new_dataset_name(host, name: str, field: str) -> None:
     if Dataset.objects.filter(host=host, name=name).exists():
         raise ValidationError({field: f"{name} exists already."})
     parent = name.rsplit("/", 1)[0]
-    if not Dataset.objects.filter(host=host, name=parent, type="filesystem").exists():
+    if not Dataset.objects.filter(host=host, name=parent, type=DatasetType.FILESYSTEM).exists():
         raise ValidationError({field: f"The parent {parent} is not a filesystem on {host.name}."})
 
 

@@ -96,7 +96,7 @@ def pool_import_scan_run(tracker: Tracker) -> None:
     """A read: `zpool import` scans the disks; what it finds is stored for the page to list."""
     op = tracker.op
     tracker.progress(10, "Scanning disks for pools")
-    result = transport_for(op.host, user=op.user, operation=op).run(["zpool", "import"], timeout=300, check=False)
+    result = zpool.import_scan(transport_for(op.host, user=op.user, operation=op))
     found = zpool.parse_import(result.stdout)
     now = timezone.now()
     with transaction.atomic():

@@ -53,7 +53,7 @@ def kernel_refresh(*, host: Host, t: Transport | None = None) -> KernelState:
 
 
 def _arc(t: Transport) -> dict:
-    stats = zfs.parse_arcstats(t.run(["cat", "--", zfs.ARCSTATS], check=False).stdout)
+    stats = zfs.arcstats(t)
     return {k: stats[k] for k in ("size", "c_max", "c_min", "hits", "misses") if k in stats}
 
 

@@ -11,7 +11,7 @@ from django.utils import timezone
 from appliance.connect import transport_for
 from appliance.models import Host, Operation
 from appliance.operations import TargetBusy, Tracker, operation_runner, operation_start
-from hostlib import net, systemd
+from hostlib import facts, net, systemd
 from hostlib.errors import HostError, HostUnreachable
 from hostlib.runner import Transport
 from tuning.choices import ROLLBACK_SECONDS_MAX, ROLLBACK_SECONDS_MIN, ChangeKind, ChangeStatus
@@ -179,13 +179,13 @@ def tuning_network_run(tracker: Tracker) -> None:
     tracker.progress(25, f"Arming the restore on {host.name} ({seconds} s)")
     t.write_file(restore_path, "".join(line + "\n" for line in restore), mode=0o600)
     systemd.arm(
-        t, unit, seconds, ["ip", "-force", "-batch", restore_path],
+        t, unit, seconds, net.restore_argv(restore_path),
         description=f"Tarn: undo change {cs.pk} ({cs.title}) unless kept", log=f"{RUN_DIR}/restore-{cs.pk}.log",
     )  # fmt: skip
     tracker.progress(45, "Applying")
     try:
         net.run_batch(t, f"{RUN_DIR}/apply-{cs.pk}.ip", apply)
-        t.run(["true"], timeout=15)
+        facts.reachable(t)
         problem = _path_problem(t, cs)
     except HostUnreachable as exc:
         change_end(
@@ -216,7 +216,7 @@ def _path_problem(t: Transport, cs: ChangeSet) -> str:
 
 def _restore_now(t: Transport, cs: ChangeSet, unit: str, restore_path: str) -> None:
     if systemd.disarm(t, unit):
-        t.run(["ip", "-force", "-batch", restore_path], mutating=True, check=False, timeout=60)
+        net.restore_batch(t, restore_path)
 
 
 def change_keep_start(*, change_set: ChangeSet, user) -> Operation:
@@ -264,7 +264,7 @@ def _persist_network(t: Transport, host: Host, names: set[str]) -> None:
         t.remove_file(path)
     for path, text in files.items():
         t.write_file(path, text)
-    t.run(["networkctl", "reload"], mutating=True, timeout=60)
+    net.networkd_reload(t)
     Link.objects.filter(host=host).update(managed=False)
     Link.objects.filter(host=host, name__in=[x.name for x in keep]).update(managed=True)
 

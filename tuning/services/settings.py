@@ -11,7 +11,7 @@ from django.utils import timezone
 from appliance.connect import transport_for
 from appliance.models import Host, Operation
 from appliance.operations import Tracker, operation_runner, operation_start
-from hostlib import iperf, kernel
+from hostlib import facts, iperf, kernel
 from hostlib.errors import HostError
 from hostlib.runner import Transport
 from shares.selectors import share_server_values
@@ -55,9 +55,9 @@ def tuning_plan_run(tracker: Tracker) -> None:
     }
     current[SettingKind.SERVICE] = share_server_values(host=cs.host)
     available = kernel.modules_available(t, sorted(set(NEEDS_MODULE.values())))
-    found = t.run(["which", "smbd", "exportfs"], check=False).stdout
-    servers = {SMB: "/smbd" in found, NFS: "/exportfs" in found}
-    cores = int(t.run(["nproc"]).stdout.strip() or 1)
+    found = facts.tools_found(t, ("smbd", "exportfs"))
+    servers = {SMB: "smbd" in found, NFS: "exportfs" in found}
+    cores = facts.cpu_count(t)
     rows = []
     for e in entries:
         value = current[e.kind].get(e.key)
