@@ -4,6 +4,8 @@
 #   lab/lab.sh reset    roll the guest back to its clean state (loadvm), a few seconds
 #   lab/lab.sh down     stop it      lab/lab.sh ssh [cmd…]   a shell or a command in the guest
 #   lab/lab.sh status   print where it is (lab.env)
+#   lab/lab.sh prepare  only build the image and the saved guest (make test runs it in the background while
+#                       the unit tier runs); `up` waits for a prepare under way (a lock in the cache)
 # Environment: TARN_LAB_CACHE (/var/cache/tarn-lab), TARN_LAB_RUN (/run/tarn-lab),
 #              TARN_LAB_SSH_PORT (2222), TARN_LAB_SMB_PORT (4450), TARN_LAB_DISKS (8), TARN_LAB_MEM (1024),
 #              TARN_LAB_NETNS (tarnlab), TARN_LAB_TAP (taplab), TARN_LAB_DATA_NET (10.77.0), TARN_LAB_BOOT_TIMEOUT (240)
@@ -249,12 +251,27 @@ ENV
 
 resync_clock() { gssh "date -s @$(date +%s) >/dev/null"; }
 
+# One build at a time: a second caller waits for the first's image and saved guest instead of making its own.
+locked_ensure() {
+  exec 9>"$CACHE/.lock"
+  flock 9
+  ensure_image
+  ensure_golden
+  flock -u 9
+}
+
+cmd_prepare() {
+  preflight
+  running && { say "the guest is running: nothing to prepare"; return 0; }
+  locked_ensure
+  say "ready: image $(IMG), saved guest $(GOLD)"
+}
+
 cmd_up() {
   preflight
   if running && gssh true </dev/null >/dev/null 2>&1; then ensure_master; write_env; say "already running"; cmd_status; return 0; fi
   stop_qemu
-  ensure_image
-  ensure_golden
+  locked_ensure
   mkdir -p "$RUN"
   local s; s=$(elapsed)
   for f in root $(seq -f 'disk%g' 1 "$DISKS"); do
@@ -300,10 +317,11 @@ TXT
 
 case "${1:-up}" in
   up) cmd_up ;;
+  prepare) cmd_prepare ;;
   reset) cmd_reset ;;
   down) stop_qemu; echo "lab: stopped" ;;
   status) cmd_status ;;
   ssh) shift; running || die "the lab is not running (make lab)"; if [ $# -eq 0 ]; then
          mapfile -t o < <(ssh_opts); exec ssh -t "${o[@]}" root@127.0.0.1; else gssh "$@"; fi ;;
-  *) die "usage: lab/lab.sh up|reset|down|status|ssh [cmd]" ;;
+  *) die "usage: lab/lab.sh up|prepare|reset|down|status|ssh [cmd]" ;;
 esac

@@ -1,16 +1,43 @@
 #!/usr/bin/env bash
 # Lint, then every test tier: unit, integration, lab and browser. Under CI=true nothing may be skipped.
+# With arguments, one pytest run with them (e.g. scripts/test.sh -m lab -k mtu); without, two runs: the unit and
+# integration tiers while the lab guest's image and saved state are made in the background (cold: ~10 min),
+# then the lab and browser tiers on that guest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh test
+mkdir -p test-artifacts
+# A throw-away data dir so tests never touch the appliance's own database or keys.
+export REDIS_URL=${TARN_TEST_REDIS_URL:-redis://127.0.0.1:6379/15}  # its own Redis db: never the running appliance queues
+export TARN_DATA_DIR=${TARN_TEST_DATA_DIR:-$(mktemp -d /tmp/tarn-test.XXXXXX)}
+
+prepare=""
+if [ $# -eq 0 ] && [ "$(id -u)" = 0 ] && command -v qemu-system-x86_64 >/dev/null; then
+  lab/lab.sh prepare >test-artifacts/lab-prepare.log 2>&1 &
+  prepare=$!
+fi
+
 echo "==> ruff"
 .venv/bin/ruff check .
 .venv/bin/ruff format --check . >/dev/null || { .venv/bin/ruff format --diff . | head -40; exit 1; }
 echo "==> import contract"
 .venv/bin/lint-imports --no-cache
-echo "==> pytest"
-mkdir -p test-artifacts
-# A throw-away data dir so tests never touch the appliance's own database or keys.
-export REDIS_URL=${TARN_TEST_REDIS_URL:-redis://127.0.0.1:6379/15}  # its own Redis db: never the running appliance queues
-export TARN_DATA_DIR=${TARN_TEST_DATA_DIR:-$(mktemp -d /tmp/tarn-test.XXXXXX)}
-exec .venv/bin/pytest "$@"
+
+if [ $# -gt 0 ]; then
+  echo "==> pytest $*"
+  exec .venv/bin/pytest "$@"
+fi
+started=$SECONDS
+echo "==> pytest: unit and integration tiers"
+status=0
+.venv/bin/pytest -m "not lab and not browser" || status=$?
+echo "==> unit and integration tiers: $((SECONDS - started)) s"
+if [ -n "$prepare" ]; then
+  waited=$SECONDS
+  wait "$prepare" || { echo "lab prepare failed (the lab tier will say why):"; tail -20 test-artifacts/lab-prepare.log; }
+  echo "==> waited $((SECONDS - waited)) s for the lab guest's image and saved state"
+fi
+echo "==> pytest: lab and browser tiers"
+echo "==> (the tiers so far: $((SECONDS - started)) s)"
+.venv/bin/pytest -m "lab or browser" || status=$?
+exit "$status"  # pytest's summary stays the last line
