@@ -22,27 +22,42 @@ from django.utils import timezone
 
 from appliance.audit.context import audit_note_operation
 from appliance.choices import OperationStatus
+from appliance.connect import transport_for
 from appliance.models import Operation, OperationSecret
 from hostlib.errors import HostError
+from hostlib.runner import Transport
 
 log = logging.getLogger(__name__)
 HEARTBEAT_SECONDS = 10
 OPERATION_TASK = "appliance.tasks.operation_run"  # the one task; queued by name so no service imports it
 LIMIT_MARGIN = 900  # seconds over a known duration (set-up, clean-up, a slow host) before Celery stops the work
 RUNNERS: dict[str, Callable[["Tracker"], None]] = {}
+LOCKS: dict[str, tuple[str, str]] = {}  # kind -> (what it holds under its host, its queue: host, bench or default)
 
 
-def operation_runner(*kinds: str):
-    """Register the function that does the work of Operations of these kinds: runner(tracker) -> None."""
+def operation_runner(*kinds: str, lock: str = "", queue: str = "host"):
+    """Declare operation kinds once with the function that does their work: runner(tracker) -> None.
+
+    lock: what an operation of these kinds holds under its host (`host:<name>:<lock>[:<subject>]`, one active
+    operation per target; "" holds the host itself, or the subject the service names); queue: "host" (a host's
+    changes one at a time), "bench" (one benchmark per host) or "default"."""
+    if queue not in ("host", "bench", "default"):
+        raise ValueError(f"unknown queue {queue}")
 
     def register(fn):
         for kind in kinds:
             if RUNNERS.get(kind, fn) is not fn:
                 raise ValueError(f"two runners for operation kind {kind}")
             RUNNERS[kind] = fn
+            LOCKS[kind] = (lock, queue)
         return fn
 
     return register
+
+
+def lock_key(host, *parts) -> str:
+    """The target an operation on host locks: host:<name>[:<part>…] (empty parts left out)."""
+    return ":".join(["host", host.name, *(str(p) for p in parts if p not in ("", None))])
 
 
 class TargetBusy(ValidationError):
@@ -50,16 +65,23 @@ class TargetBusy(ValidationError):
 
 
 def operation_start(
-    *, kind, target, host, user, runner: str = "", params=None, queue=None, secret=None, seconds: int | None = None
+    *, kind, host, user, subject="", runner: str = "", params=None, secret=None, seconds: int | None = None
 ) -> Operation:
     """Save the Operation row now and queue it once the surrounding transaction commits.
 
-    runner: the registered runner's kind when it differs from kind (many storage commands share one runner).
+    Its target (the lock) and queue come from the kind's declaration (operation_runner): subject narrows the lock
+    to one thing under it (a pool, a share, a run). runner: the registered runner's kind when it differs from kind
+    (many storage commands share one runner).
     seconds: how long the work may take when that is known and longer than the default limit (a benchmark's
     runtime): its Celery time limit, plus a margin.
     secret (a password) is split: the queued message carries it XOR a random pad, the pad waits in the database
     until the worker takes it; neither half alone is the secret, and both are gone once the operation starts.
     """
+    declared = LOCKS.get(runner or kind)
+    if declared is None:
+        raise ValueError(f"no runner is declared for operations of kind {runner or kind}")
+    lock, queue = declared
+    target = lock_key(host, lock, subject)
     try:
         with transaction.atomic():
             op = Operation.objects.create(
@@ -75,7 +97,7 @@ def operation_start(
     except IntegrityError:
         raise TargetBusy(f"Another operation is already running on {target}; wait for it to finish.") from None
     audit_note_operation(op)  # the request's audit entry links the operation it started
-    chosen = queue or (host.host_queue if host else "default")
+    chosen = {"host": host.host_queue, "bench": host.bench_queue}.get(queue, "default")
     transaction.on_commit(lambda: _enqueue(op, chosen, secret, seconds))
     return op
 
@@ -123,6 +145,11 @@ class Tracker:
     def __init__(self, op: Operation, secret: str | None = None):
         self.op = op
         self.secret = secret
+
+    def transport(self, host=None, *, read_only: bool | None = None) -> Transport:
+        """The operation's host (or another one it reaches, e.g. a benchmark's peer), its commands audited as this
+        operation's and its user's."""
+        return transport_for(host or self.op.host, user=self.op.user, operation=self.op, read_only=read_only)
 
     def progress(self, percent: int, message: str = "") -> None:
         self.op.progress = max(0, min(100, int(percent)))

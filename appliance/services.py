@@ -128,10 +128,10 @@ def _listen_on_host_queues(host: Host) -> None:
 
 
 def host_probe_start(*, host: Host, user) -> Operation:
-    return operation_start(kind="host.probe", target=f"host:{host.name}", host=host, user=user)
+    return operation_start(kind="host.probe", host=host, user=user)
 
 
-@operation_runner("host.probe")
+@operation_runner("host.probe", lock="")
 def host_probe_run(tracker: Tracker) -> None:
     host = tracker.op.host
     if not host.is_local:
@@ -139,9 +139,7 @@ def host_probe_run(tracker: Tracker) -> None:
         try:
             if host.identity_file and not is_private_key(Path(host.identity_file)):
                 raise HostError(f"no readable SSH private key at {host.identity_file}")
-            host_facts.reachable(
-                transport_for(host, operation=tracker.op), timeout=settings.TARN_SSH_CONNECT_TIMEOUT + 5
-            )
+            host_facts.reachable(tracker.transport(), timeout=settings.TARN_SSH_CONNECT_TIMEOUT + 5)
         except HostError as exc:
             host.facts_error = f"Could not log in: {exc}"[:500]
             host.observed_at = timezone.now()

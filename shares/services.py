@@ -125,7 +125,7 @@ def _shares_apply_start(host, user, what: str, parts, create=None, dataset="", f
     if create:
         scope = Scope(trees=[dataset], datasets=[dataset.rsplit("/", 1)[0]])
         params |= {"create": create, "folder": folder, "scope": scope.as_params()}
-    return operation_start(kind="shares.apply", target=f"host:{host.name}:shares", host=host, user=user, params=params)
+    return operation_start(kind="shares.apply", host=host, user=user, params=params)
 
 
 # Dataset properties each SMB preset wants when the share form creates its dataset (documented in the README).
@@ -193,15 +193,15 @@ def smb_share_folder_start(*, host, user, pk: int, owner: str, group: str, mode:
     except InvalidShare as exc:
         raise ValidationError(exc.problems) from None
     return operation_start(
-        kind="shares.folder", target=f"host:{host.name}:smb-share:{row.name}", host=host, user=user,
+        kind="shares.folder", subject=row.name, host=host, user=user,
         params={"path": row.path, "owner": owner, "group": group, "mode": mode},
     )  # fmt: skip
 
 
-@operation_runner("shares.folder")
+@operation_runner("shares.folder", lock="smb-share")
 def share_folder_run(tracker: Tracker) -> None:
     op = tracker.op
-    t = transport_for(op.host, user=op.user, operation=op)
+    t = tracker.transport()
     p = op.params
     tracker.progress(100, f"{p['path']}: {posix.set_folder(t, p['path'], p['owner'], p['group'], p['mode'])}")
 
@@ -277,11 +277,11 @@ def share_server_setting_apply(t, *, host, key: str, value: str) -> None:
     row.save()
 
 
-@operation_runner("shares.apply")
+@operation_runner("shares.apply", lock="shares")
 def shares_apply_run(tracker: Tracker) -> None:
     """Render from the rows, then SMB (testparm → write → reload) and NFS (write → exportfs -ra, nfs.conf)."""
     op = tracker.op
-    t = transport_for(op.host, user=op.user, operation=op)
+    t = tracker.transport()
     if op.params.get("create"):
         tracker.progress(5, "Creating the share's dataset")
         for argv in op.params["create"]:
@@ -325,7 +325,7 @@ def samba_user_start(*, host, user, action: str, username: str, password: str = 
         raise ValidationError({"confirm": f"Type the user's name ({username}) to delete the account."})
     return operation_start(
         kind=f"samba.user.{action}",
-        target=f"host:{host.name}:samba-user:{username}",
+        subject=username,
         host=host,
         user=user,
         params={"action": action, "username": username},
@@ -334,11 +334,11 @@ def samba_user_start(*, host, user, action: str, username: str, password: str = 
 
 
 @operation_runner("samba.user.add", "samba.user.password", "samba.user.enable", "samba.user.disable",
-                  "samba.user.delete")  # fmt: skip
+                  "samba.user.delete", lock="samba-user")  # fmt: skip
 def samba_user_run(tracker: Tracker) -> None:
     op = tracker.op
     action, name = op.params["action"], op.params["username"]
-    t = transport_for(op.host, user=op.user, operation=op)
+    t = tracker.transport()
     if action == "add":
         samba.user_add(t, name, tracker.secret or "")
         SambaUser.objects.get_or_create(host=op.host, username=name)
@@ -364,10 +364,10 @@ def share_status_refresh(*, host, operation=None) -> None:
 
 
 def share_status_start(*, host, user) -> Operation:
-    return operation_start(kind="shares.status", target=f"host:{host.name}:share-status", host=host, user=user)
+    return operation_start(kind="shares.status", host=host, user=user)
 
 
-@operation_runner("shares.status")
+@operation_runner("shares.status", lock="share-status")
 def share_status_run(tracker: Tracker) -> None:
     share_status_refresh(host=tracker.op.host, operation=tracker.op)
     tracker.progress(100, "Connections read")

@@ -9,6 +9,7 @@ from django.test import Client
 from appliance.choices import Role
 from appliance.models import Host, User
 from tarn.celery import app
+from tests.support import runners  # noqa: F401 - the kinds only tests declare
 from tests.support.inline import run_when_queued
 from tests.support.sshd import start_sshd
 

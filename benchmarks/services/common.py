@@ -30,11 +30,13 @@ def manifest_common(t: Transport, run: Run, arc: dict | None = None) -> dict:
     }  # fmt: skip
 
 
+BENCHMARK = "benchmark"  # the lock every run and suite of a host holds: one at a time per host, on its bench queue
+
+
 def bench_operation(kind: str, host, user, params: dict, seconds: int | None = None):
     """An operation on the host's bench queue under the host's one benchmark target: one run (or suite) at a time
     per host, whatever its kind."""
-    return operation_start(kind=kind, target=f"host:{host.name}:benchmark", host=host, user=user, params=params,
-                           queue=host.bench_queue, seconds=seconds)  # fmt: skip
+    return operation_start(kind=kind, host=host, user=user, params=params, seconds=seconds)
 
 
 def follow_unit(t: Transport, run: Run, unit: str, on_poll=None, expected: float = 0) -> bool:

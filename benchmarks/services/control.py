@@ -3,7 +3,6 @@
 from django.core.exceptions import ValidationError
 
 from appliance.choices import OperationStatus
-from appliance.connect import transport_for
 from appliance.operations import Tracker, operation_runner, operation_start
 from benchmarks.choices import RunKind, RunStatus
 from benchmarks.models import Run
@@ -39,16 +38,15 @@ def runs_reconcile() -> int:
     count = 0
     for run in orphans.select_related("host"):
         finish(run, RunStatus.FAILED, "The worker following this run stopped; Tarn ended it and removed its files.")
-        operation_start(kind="benchmark.cleanup", target=f"host:{run.host.name}:benchmark-cleanup:{run.pk}",
-                        host=run.host, user=None, params={"run": run.pk})  # fmt: skip
+        operation_start(kind="benchmark.cleanup", subject=run.pk, host=run.host, user=None, params={"run": run.pk})
         count += 1
     return count
 
 
-@operation_runner("benchmark.cleanup")
+@operation_runner("benchmark.cleanup", lock="benchmark-cleanup")
 def benchmark_cleanup_run(tracker: Tracker) -> None:
     run = Run.objects.get(pk=tracker.op.params["run"])
-    t = transport_for(run.host, operation=tracker.op)
+    t = tracker.transport()
     for unit in (f"tarn-bench-{run.pk}", iperf.server_unit(str(run.operation_id))):
         systemd.stop(t, unit)
         systemd.reset_failed(t, unit)

@@ -5,13 +5,12 @@ client runs on the peer, each direction in turn, and each direction's result and
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from appliance.connect import transport_for
 from appliance.models import Host
 from appliance.operations import Tracker, operation_runner
 from benchmarks.choices import RunKind, RunStatus
 from benchmarks.models import Run
 from benchmarks.selectors import profile_get
-from benchmarks.services.common import bench_operation, cancelled, finish, manifest_common
+from benchmarks.services.common import BENCHMARK, bench_operation, cancelled, finish, manifest_common
 from hostlib import facts, iperf, systemd
 from hostlib.errors import HostError
 from tuning.selectors import host_addresses
@@ -55,12 +54,12 @@ def _side(t: iperf.Throughput) -> dict:
             "streams": t.streams, "mss": t.mss}  # fmt: skip
 
 
-@operation_runner("benchmark.network")
+@operation_runner("benchmark.network", lock=BENCHMARK, queue="bench")
 def benchmark_network_run(tracker: Tracker) -> None:
     """Direction 'to' the NAS is a write for it (the peer sends), 'from' a read (the NAS sends, iperf3 -R)."""
     run = Run.objects.select_related("host", "peer").get(pk=tracker.op.params["run"])
-    server = transport_for(run.host, user=tracker.op.user, operation=tracker.op)
-    client = transport_for(run.peer, user=tracker.op.user, operation=tracker.op)
+    server = tracker.transport()
+    client = tracker.transport(run.peer)
     Run.objects.filter(pk=run.pk).update(status=RunStatus.RUNNING)
     tag = str(tracker.op.pk)
     try:

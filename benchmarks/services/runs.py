@@ -9,14 +9,13 @@ from dataclasses import asdict, replace
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from appliance.connect import transport_for
 from appliance.models import Host
 from appliance.operations import Tracker, operation_runner
 from benchmarks.choices import BANDWIDTH_EVERY, FREE_SPACE_SHARE, PROPERTIES, RAMP_ENOUGH, RunKind, RunStatus
 from benchmarks.models import Run
 from benchmarks.selectors import storage_profile
 from benchmarks.services import targets
-from benchmarks.services.common import bench_operation, cancelled, finish, follow_unit, manifest_common
+from benchmarks.services.common import BENCHMARK, bench_operation, cancelled, finish, follow_unit, manifest_common
 from hostlib import facts, fio, kernel, posix, systemd, zfs, zpool
 from hostlib.errors import HostError
 from hostlib.runner import Transport
@@ -112,7 +111,7 @@ def _manifest(t: Transport, run: Run, where: dict, arc: dict) -> dict:
     }  # fmt: skip
 
 
-@operation_runner("benchmark.run")
+@operation_runner("benchmark.run", lock=BENCHMARK, queue="bench")
 def benchmark_run(tracker: Tracker) -> None:
     execute_storage(Run.objects.select_related("host").get(pk=tracker.op.params["run"]), tracker)
 
@@ -121,7 +120,7 @@ def execute_storage(run: Run, tracker: Tracker) -> None:
     """Run a storage run's jobs on its host; the run ends succeeded, failed (HostError raised) or cancelled. The
     manifest's reads (a handful of commands) are made while nothing is measured: during the first job's layout or
     ramp when it has one."""
-    t = transport_for(run.host, user=tracker.op.user, operation=tracker.op)
+    t = tracker.transport()
     unit = f"tarn-bench-{run.pk}"
     Run.objects.filter(pk=run.pk).update(status=RunStatus.RUNNING)
     files, live = [], False  # live: a unit started and not seen ending well

@@ -9,7 +9,7 @@ from appliance.operations import Tracker, operation_runner
 from benchmarks.choices import PROPERTIES, RunStatus
 from benchmarks.models import Run, Suite
 from benchmarks.selectors import storage_profile
-from benchmarks.services.common import bench_operation, finish
+from benchmarks.services.common import BENCHMARK, bench_operation, finish
 from benchmarks.services.runs import benchmark_start, duration, execute_storage
 from hostlib.errors import HostError
 
@@ -46,11 +46,7 @@ def suite_start(*, host: Host, user, profiles: list[str], dataset: str, prop: st
     return suite
 
 
-def suite_cancel(*, suite: Suite, user) -> None:
-    suite.runs.filter(status__in=RunStatus.active()).update(cancel_requested=True)
-
-
-@operation_runner("benchmark.suite")
+@operation_runner("benchmark.suite", lock=BENCHMARK, queue="bench")
 def benchmark_suite_run(tracker: Tracker) -> None:
     """Each run in turn; a failed run does not stop the others, a cancelled one stops the rest."""
     suite = Suite.objects.get(pk=tracker.op.params["suite"])

@@ -3,7 +3,6 @@ the argvs on the host and refreshes only what they touched (the operation's Scop
 
 from django.core.exceptions import ValidationError
 
-from appliance.connect import transport_for
 from appliance.models import Host, Operation
 from appliance.operations import Tracker, operation_runner, operation_start
 from hostlib import names
@@ -21,17 +20,17 @@ def command_start(
     return operation_start(
         kind=kind,
         runner="storage.command",
-        target=f"host:{host.name}:{target}",
+        subject=target,
         host=host,
         user=user,
         params={"argvs": argvs, "done": done, "scope": scope.as_params(), **({"renamed": renamed} if renamed else {})},
     )
 
 
-@operation_runner("storage.command")
+@operation_runner("storage.command", lock="")
 def storage_command_run(tracker: Tracker) -> None:
     op = tracker.op
-    t = transport_for(op.host, user=op.user, operation=op)
+    t = tracker.transport()
     argvs = op.params["argvs"]
     for i, argv in enumerate(argvs):
         tracker.progress(int(80 * i / len(argvs)), " ".join(argv[:3]) + " …")

@@ -284,10 +284,10 @@ def _save_disks(host, infos: list[host_disks.DiskInfo], now) -> None:
 
 # --- as operations ----------------------------------------------------------------------------------------------
 def inventory_refresh_start(*, host: Host, user) -> Operation:
-    return operation_start(kind="inventory.refresh", target=f"host:{host.name}:inventory", host=host, user=user)
+    return operation_start(kind="inventory.refresh", host=host, user=user)
 
 
-@operation_runner("inventory.refresh")
+@operation_runner("inventory.refresh", lock="inventory")
 def inventory_refresh_run(tracker: Tracker) -> None:
     tracker.progress(10, "Reading pools, disks, datasets and snapshots")
     inventory_refresh(host=tracker.op.host, operation=tracker.op)

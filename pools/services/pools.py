@@ -6,7 +6,6 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from appliance.connect import transport_for
 from appliance.models import Host, Operation
 from appliance.operations import Tracker, operation_runner, operation_start
 from hostlib import names, zpool
@@ -88,15 +87,15 @@ def pool_export_start(*, host, user, name: str) -> Operation:
 
 
 def pool_import_scan_start(*, host, user) -> Operation:
-    return operation_start(kind="pool.import.scan", target=f"host:{host.name}:import-scan", host=host, user=user)
+    return operation_start(kind="pool.import.scan", host=host, user=user)
 
 
-@operation_runner("pool.import.scan")
+@operation_runner("pool.import.scan", lock="import-scan")
 def pool_import_scan_run(tracker: Tracker) -> None:
     """A read: `zpool import` scans the disks; what it finds is stored for the page to list."""
     op = tracker.op
     tracker.progress(10, "Scanning disks for pools")
-    result = zpool.import_scan(transport_for(op.host, user=op.user, operation=op))
+    result = zpool.import_scan(tracker.transport())
     found = zpool.parse_import(result.stdout)
     now = timezone.now()
     with transaction.atomic():

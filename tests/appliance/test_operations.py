@@ -42,7 +42,7 @@ def test_an_operation_is_saved_then_queued_on_commit_to_its_hosts_queue(
     local_host, admin_user, queued, django_capture_on_commit_callbacks
 ):
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
-        op = operation_start(kind="x", target="pool:tank", host=local_host, user=admin_user)
+        op = operation_start(kind="test.x", subject="tank", host=local_host, user=admin_user)
     assert Operation.objects.get(pk=op.pk).status == "queued" and queued == []
     callbacks[0]()
     assert queued == [(OPERATION_TASK, [op.pk], "host.local", {})]
@@ -53,7 +53,7 @@ def test_a_secret_is_split_between_the_message_and_a_pad_and_joined_once(
 ):
     with django_capture_on_commit_callbacks(execute=True):
         op = operation_start(
-            kind="test.record", target="t", host=local_host, user=admin_user, params={"u": "a"}, secret="s3cret-pw"
+            kind="test.record", subject="t", host=local_host, user=admin_user, params={"u": "a"}, secret="s3cret-pw"
         )
     [(_, args, _, kwargs)] = queued
     pad = bytes(OperationSecret.objects.get(operation=op).pad)
@@ -94,11 +94,26 @@ def test_two_runners_for_one_kind_are_refused_at_import():
 
 
 def test_only_one_active_operation_per_target(local_host, admin_user, queued):
-    operation_start(kind="x", target="pool:tank", host=local_host, user=admin_user)
+    assert (
+        operation_start(kind="test.x", subject="tank", host=local_host, user=admin_user).target
+        == "host:local:test:tank"
+    )
     with pytest.raises(TargetBusy):
-        operation_start(kind="y", target="pool:tank", host=local_host, user=admin_user)
+        operation_start(kind="test.y", subject="tank", host=local_host, user=admin_user)
+    operation_start(kind="test.y", subject="other", host=local_host, user=admin_user)  # another subject is free
     Operation.objects.update(status="succeeded")
-    operation_start(kind="y", target="pool:tank", host=local_host, user=admin_user)
+    operation_start(kind="test.y", subject="tank", host=local_host, user=admin_user)
+
+
+def test_the_lock_and_queue_come_from_the_kinds_declaration(
+    local_host, admin_user, queued, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        op = operation_start(kind="test.bench", host=local_host, user=admin_user)
+    assert op.target == "host:local:bench-test" and queued[-1][2] == "bench.local"
+    with pytest.raises(ValueError, match="no runner is declared for operations of kind no.such.kind"):
+        operation_start(kind="no.such.kind", host=local_host, user=admin_user)
+    assert not Operation.objects.filter(kind="no.such.kind").exists()
 
 
 def test_a_failing_body_ends_failed_with_the_hosts_message_shown(local_host, admin_client):

@@ -33,8 +33,10 @@ def broker():
 
 
 def test_a_queued_operation_whose_message_is_gone_is_failed_and_its_target_freed(broker, local_host, admin_user):
-    kept = operation_start(kind="x", target="t:kept", host=local_host, user=admin_user, secret="pw-not-read")
-    lost = Operation.objects.create(kind="x", target="t:lost", host=local_host)  # as if Redis had lost its message
+    kept = operation_start(kind="test.x", subject="kept", host=local_host, user=admin_user, secret="pw-not-read")
+    lost = Operation.objects.create(
+        kind="test.x", target="host:local:test:lost", host=local_host
+    )  # as if Redis had lost its message
     Operation.objects.update(created_at=timezone.now() - timedelta(hours=1))
     assert queued_operation_ids() == {kept.pk}
     assert operations_reap_stale() == 1
@@ -42,7 +44,7 @@ def test_a_queued_operation_whose_message_is_gone_is_failed_and_its_target_freed
     kept.refresh_from_db()
     assert lost.status == "failed" and "message was lost" in lost.message
     assert kept.status == "queued"
-    assert operation_start(kind="x", target="t:lost", host=local_host, user=admin_user).status == "queued"
+    assert operation_start(kind="test.x", subject="lost", host=local_host, user=admin_user).status == "queued"
 
 
 def test_a_young_queued_operation_is_left_alone(broker, local_host):

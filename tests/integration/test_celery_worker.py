@@ -51,14 +51,14 @@ def test_a_host_probe_round_trips_through_the_worker(worker, local_host, admin_u
 
 
 def test_a_task_that_raises_ends_failed_with_its_message_on_the_page(worker, local_host, admin_user, admin_client):
-    op = operation_start(kind="test.fail", target="t:fail", host=local_host, user=admin_user)
+    op = operation_start(kind="test.fail", subject="fail", host=local_host, user=admin_user)
     done = wait_for(lambda: Operation.objects.filter(pk=op.pk, status="failed").first())
     assert done.message == "zpool: cannot export 'tank': pool is busy"
     assert "pool is busy" in admin_client.get(f"/operations/{op.pk}/").content.decode()
 
 
 def test_a_killed_workers_operation_is_reaped(worker, local_host, admin_user):
-    op = operation_start(kind="test.slow", target="t:slow", host=local_host, user=admin_user)
+    op = operation_start(kind="test.slow", subject="slow", host=local_host, user=admin_user)
     wait_for(lambda: Operation.objects.filter(pk=op.pk, status="running").exists())
     stop_worker(worker, signal.SIGKILL)  # the whole worker, pool child included
     time.sleep(3)

@@ -22,11 +22,12 @@ CHECK = """
 import django; django.setup()
 from appliance.models import AuditEntry, Host, Operation
 from appliance.operations import TargetBusy, app, operation_start
+from tests.support import runners  # the test kinds
 host = Host.objects.get(name="local")
 app.send_task = lambda *args, **kwargs: None  # no broker needed: the constraint is what is tested
-operation_start(kind="x", target="pool:tank", host=host, user=None)
+operation_start(kind="test.x", subject="tank", host=host, user=None)
 try:
-    operation_start(kind="y", target="pool:tank", host=host, user=None)
+    operation_start(kind="test.y", subject="tank", host=host, user=None)
 except TargetBusy:
     print("busy-refused")
 entry = AuditEntry.objects.create(kind="request", method="POST", path="/x")

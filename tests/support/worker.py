@@ -29,7 +29,7 @@ def start_worker(queues: str, log: Path) -> subprocess.Popen:
         "-m",
         "celery",
         "-A",
-        "appliance",
+        "tarn",
         "worker",
         "-Q",
         queues,

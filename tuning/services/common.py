@@ -2,13 +2,10 @@
 
 from django.utils import timezone
 
-from appliance.models import Host
 from tuning.choices import ChangeStatus
 from tuning.models import ChangeSet
 
-
-def change_target(host: Host) -> str:
-    return f"host:{host.name}:tuning"
+TUNING = "tuning"  # the lock every change of a host's tuning holds (one at a time); plan, keep and refresh have theirs
 
 
 def change_end(cs: ChangeSet, status: str, message: str = "") -> None:

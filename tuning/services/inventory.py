@@ -11,7 +11,7 @@ from appliance.operations import TargetBusy, Tracker, operation_runner, operatio
 from hostlib import kernel, net, zfs
 from hostlib.runner import Transport
 from tuning.models import KernelState, Link
-from tuning.services.common import change_target
+from tuning.services.common import TUNING
 
 
 def links_refresh(*, host: Host, t: Transport | None = None) -> list[Link]:
@@ -77,10 +77,10 @@ def tuning_refresh_schedule() -> int:
 
 
 def tuning_refresh_start(*, host: Host, user) -> Operation:
-    return operation_start(kind="tuning.refresh", target=f"{change_target(host)}:refresh", host=host, user=user)
+    return operation_start(kind="tuning.refresh", host=host, user=user)
 
 
-@operation_runner("tuning.refresh")
+@operation_runner("tuning.refresh", lock=f"{TUNING}:refresh")
 def tuning_refresh_run(tracker: Tracker) -> None:
     tracker.progress(20, "Reading links and kernel values")
     tuning_refresh(host=tracker.op.host, operation=tracker.op)

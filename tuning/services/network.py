@@ -8,7 +8,6 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from appliance.connect import transport_for
 from appliance.models import Host, Operation
 from appliance.operations import TargetBusy, Tracker, operation_runner, operation_start
 from hostlib import facts, net, systemd
@@ -16,7 +15,7 @@ from hostlib.errors import HostError, HostUnreachable
 from hostlib.runner import Transport
 from tuning.choices import ROLLBACK_SECONDS_MAX, ROLLBACK_SECONDS_MIN, ChangeKind, ChangeStatus
 from tuning.models import ChangeSet, Link
-from tuning.services.common import change_end, change_target
+from tuning.services.common import TUNING, change_end
 from tuning.services.inventory import links_refresh, tuning_refresh_start
 
 RUN_DIR = "/run/tarn"
@@ -32,9 +31,7 @@ def _network_start(host: Host, user, *, kind: str, title: str, links: list[str],
             host=host, kind=kind, title=title, links=links, target={**target, "seconds": seconds},
             created_by=user, status=ChangeStatus.APPLYING,
         )  # fmt: skip
-        cs.operation = operation_start(
-            kind="tuning.network", target=change_target(host), host=host, user=user, params={"change_set": cs.pk}
-        )
+        cs.operation = operation_start(kind="tuning.network", host=host, user=user, params={"change_set": cs.pk})
         cs.save(update_fields=["operation"])
     return cs
 
@@ -153,13 +150,13 @@ def _lines(cs: ChangeSet, live: dict[str, net.Link], management: set[str]) -> tu
     return net.unbridge_lines(bridge, [p for p in live.values() if p.master == bridge.name])
 
 
-@operation_runner("tuning.network")
+@operation_runner("tuning.network", lock=TUNING)
 def tuning_network_run(tracker: Tracker) -> None:
     """Arm the restore on the host, apply, check the host still answers and the path carries the MTU; then wait
     for Keep (the countdown runs on the host)."""
     cs = ChangeSet.objects.get(pk=tracker.op.params["change_set"])
     host = cs.host
-    t = transport_for(host, user=tracker.op.user, operation=tracker.op)
+    t = tracker.transport()
     try:
         tracker.progress(10, "Reading the links")
         observed = net.read_links(t, details=False)
@@ -227,18 +224,17 @@ def change_keep_start(*, change_set: ChangeSet, user) -> Operation:
         raise ValidationError({"change_set": "Too late: the host has put the original settings back."})
     return operation_start(
         kind="tuning.keep",
-        target=f"{change_target(cs.host)}:keep",
         host=cs.host,
         user=user,
         params={"change_set": cs.pk},
     )
 
 
-@operation_runner("tuning.keep")
+@operation_runner("tuning.keep", lock=f"{TUNING}:keep")
 def tuning_keep_run(tracker: Tracker) -> None:
     """Disarm the restore first; if it already fired, the change is gone and nothing is written."""
     cs = ChangeSet.objects.get(pk=tracker.op.params["change_set"])
-    t = transport_for(cs.host, user=tracker.op.user, operation=tracker.op)
+    t = tracker.transport()
     if not systemd.disarm(t, cs.restore_unit):
         links_refresh(host=cs.host, t=t)
         change_end(cs, ChangeStatus.ROLLED_BACK, "Too late: the host had put the original settings back.")

@@ -8,7 +8,6 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from appliance.connect import transport_for
 from appliance.models import Host, Operation
 from appliance.operations import Tracker, operation_runner, operation_start
 from hostlib import facts, iperf, kernel
@@ -20,7 +19,7 @@ from tuning.choices import Action, ChangeKind, ChangeStatus, SettingKind
 from tuning.models import ChangeSet, KernelState, Setting
 from tuning.profiles import NFS, PROFILES, SMB, numbers, plan_entry, raised
 from tuning.selectors import host_addresses
-from tuning.services.common import change_end, change_target
+from tuning.services.common import TUNING, change_end
 from tuning.services.inventory import kernel_refresh
 
 NEEDS_MODULE = {("net.ipv4.tcp_congestion_control", "bbr"): "tcp_bbr", ("net.core.default_qdisc", "fq"): "sch_fq"}
@@ -36,17 +35,15 @@ def tuning_plan_start(*, host: Host, user, profile: str) -> ChangeSet:
         cs = ChangeSet.objects.create(
             host=host, kind=ChangeKind.PROFILE, profile=profile, title=f"Base tuning: {p.title}", created_by=user
         )
-        cs.operation = operation_start(
-            kind="tuning.plan", target=f"{change_target(host)}:plan", host=host, user=user, params={"change_set": cs.pk}
-        )
+        cs.operation = operation_start(kind="tuning.plan", host=host, user=user, params={"change_set": cs.pk})
         cs.save(update_fields=["operation"])
     return cs
 
 
-@operation_runner("tuning.plan")
+@operation_runner("tuning.plan", lock=f"{TUNING}:plan")
 def tuning_plan_run(tracker: Tracker) -> None:
     cs = ChangeSet.objects.get(pk=tracker.op.params["change_set"])
-    t = transport_for(cs.host, operation=tracker.op, read_only=True)  # a plan cannot change anything
+    t = tracker.transport(read_only=True)  # a plan cannot change anything
     tracker.progress(20, f"Reading {cs.host.name}'s current values")
     entries = PROFILES[cs.profile].entries
     current = {
@@ -136,9 +133,7 @@ def tuning_apply_start(*, change_set: ChangeSet, user, measure: bool = False, pe
 
 def _apply_start(cs: ChangeSet, user) -> Operation:
     cs.status = ChangeStatus.APPLYING
-    cs.operation = operation_start(
-        kind="tuning.apply", target=change_target(cs.host), host=cs.host, user=user, params={"change_set": cs.pk}
-    )
+    cs.operation = operation_start(kind="tuning.apply", host=cs.host, user=user, params={"change_set": cs.pk})
     cs.save(update_fields=["status", "operation"])
     return cs.operation
 
@@ -146,8 +141,8 @@ def _apply_start(cs: ChangeSet, user) -> Operation:
 def _measure(cs: ChangeSet, tracker: Tracker, label: str) -> dict:
     """iperf3 both ways between the peer and the tuned host: 'to' (peer sends) and 'from' (the host sends)."""
     seconds = settings.TARN_TUNING_MEASURE_SECONDS
-    server = transport_for(cs.host, operation=tracker.op)
-    client = transport_for(cs.measure_peer, operation=tracker.op)
+    server = tracker.transport()
+    client = tracker.transport(cs.measure_peer)
     results = {}
     for direction, reverse in (("to_host", False), ("from_host", True)):
         tracker.log(f"iperf3 {label}: {cs.measure_peer.name} {'←' if reverse else '→'} {cs.host.name}, {seconds} s")
@@ -178,10 +173,10 @@ def _persist_kernel(t: Transport, host: Host) -> None:
     t.write_file(kernel.MODPROBE_FILE, kernel.render_modprobe({s.key: s.value for s in active if s.kind == "zfs"}))
 
 
-@operation_runner("tuning.apply")
+@operation_runner("tuning.apply", lock=TUNING)
 def tuning_apply_run(tracker: Tracker) -> None:
     cs = ChangeSet.objects.get(pk=tracker.op.params["change_set"])
-    t = transport_for(cs.host, user=tracker.op.user, operation=tracker.op)
+    t = tracker.transport()
     try:
         if cs.measure:
             tracker.progress(5, "Measuring before")
@@ -230,7 +225,7 @@ def tuning_revert_start(*, host: Host, user, change_set: ChangeSet | None = None
     if not scope:
         raise ValidationError({"change_set": "Nothing of this change is in effect any more."})
     return operation_start(
-        kind="tuning.revert", target=change_target(host), host=host, user=user,
+        kind="tuning.revert", host=host, user=user,
         params={"settings": [s.pk for s in scope], "change_set": change_set.pk if change_set else None},
     )  # fmt: skip
 
@@ -244,13 +239,13 @@ def _revert(t: Transport, scope: list[Setting]) -> None:
     kernel_refresh(host=host, t=t)
 
 
-@operation_runner("tuning.revert")
+@operation_runner("tuning.revert", lock=TUNING)
 def tuning_revert_run(tracker: Tracker) -> None:
     scope = list(Setting.objects.filter(pk__in=tracker.op.params["settings"], active=True))
     if not scope:
         tracker.progress(100, "Nothing left to revert.")
         return
-    t = transport_for(tracker.op.host, user=tracker.op.user, operation=tracker.op)
+    t = tracker.transport()
     tracker.progress(30, f"Putting back {len(scope)} original value{'s' * (len(scope) != 1)}")
     _revert(t, scope)
     for cs in ChangeSet.objects.filter(pk__in={s.change_set_id for s in scope}):
@@ -266,18 +261,16 @@ def drift_start(*, host: Host, user, setting: Setting, action: str) -> Operation
     if action == "forget":
         with transaction.atomic():
             Setting.objects.filter(pk=setting.pk).update(active=False, note="Forgotten after it drifted.")
-            return operation_start(kind="tuning.persist", target=change_target(host), host=host, user=user)
+            return operation_start(kind="tuning.persist", host=host, user=user)
     if action != "reapply":
         raise ValidationError({"action": "Re-apply or forget."})
-    return operation_start(
-        kind="tuning.reapply", target=change_target(host), host=host, user=user, params={"settings": [setting.pk]}
-    )
+    return operation_start(kind="tuning.reapply", host=host, user=user, params={"settings": [setting.pk]})
 
 
-@operation_runner("tuning.reapply", "tuning.persist")
+@operation_runner("tuning.reapply", "tuning.persist", lock=TUNING)
 def tuning_reapply_run(tracker: Tracker) -> None:
     host = tracker.op.host
-    t = transport_for(host, user=tracker.op.user, operation=tracker.op)
+    t = tracker.transport()
     for s in Setting.objects.filter(pk__in=tracker.op.params.get("settings", []), active=True):
         _write(t, host, s.kind, s.key, s.value)
     _persist_kernel(t, host)
