@@ -1,0 +1,241 @@
+"""The storage benchmark runner's steps without the lab: a FakeHost answers with output captured from the lab guest
+and records every command, so each test asserts the order (scratch dataset, layout, dropped caches, fio as a
+transient unit, its result read, the scratch dataset destroyed whatever happened) and the run's status."""
+
+import time
+from types import SimpleNamespace
+
+import pytest
+
+from appliance.choices import Role
+from appliance.models import Operation, User
+from benchmarks.models import Run
+from benchmarks.services import benchmark_start, runs_reconcile
+from benchmarks.services import common as bench_common
+from hostlib import fio
+from tests.support.runners import FakeHost, captured
+
+ENDED_WELL = "ActiveState=inactive\nResult=success\n"
+
+
+@pytest.fixture
+def admin(db):
+    """An admin with no password hash (nobody logs in here; hashing costs a second a test)."""
+    return User.objects.create_user("alice", password=None, role=Role.ADMIN)
+
+
+@pytest.fixture
+def fake(tank, monkeypatch):
+    """The lab guest as a FakeHost: fio's units end well at once, having written the captured fio output and
+    bandwidth log where they were told to; following a unit does not sleep."""
+    host = FakeHost().install(monkeypatch)
+    monkeypatch.setattr(bench_common, "time", SimpleNamespace(sleep=lambda seconds: None, monotonic=time.monotonic))
+    host.answer("uname", "-r", stdout="6.1.0-28-amd64\n").answer("fio", "--version", stdout="fio-3.33\n")
+    host.answer("zfs", "get", "-H", "-p", "-o", "property,value", stdout="recordsize\t8192\ncompression\toff\n")
+    host.answer("systemctl", "show", stdout=ENDED_WELL)
+
+    def fio_writes(argv):
+        options = dict(a[2:].split("=", 1) for a in argv if a.startswith("--") and "=" in a)
+        if "output" in options:
+            host.files[options["output"]] = captured("fio_randrw_output.txt")
+            host.files[f"{options['write_bw_log']}_bw.1.log"] = captured("fio_bw.log")
+
+    host.on("systemd-run", call=fio_writes)
+    return host
+
+
+def heads(fake) -> list[list[str]]:
+    """Each command's tool and first argument: the order of the steps."""
+    return [argv[:2] for argv in fake.argvs]
+
+
+def test_a_read_run_lays_out_drops_the_caches_runs_fio_as_a_unit_reads_the_result_and_destroys_its_dataset(
+    run_queued, fake, tank, admin
+):
+    seen = []
+    fake.on("systemd-run", call=lambda argv: seen.append(Run.objects.get().status))
+    run = run_queued(
+        benchmark_start, host=tank, user=admin, profile="randrw-8k", dataset="tank/data", size="2g", runtime=5
+    )
+    n, scratch = run.pk, f"tank/data/tarnbench-{run.pk}"
+    where = f"/{scratch}"
+    layout = (
+        f"fio --name=randrw-8k --directory={where} --rw=randrw --bs=8k --size=2g --numjobs=1 --nrfiles=1 "
+        "--refill_buffers --buffer_compress_percentage=0 --create_only=1"
+    ).split()
+    measured = (
+        f"fio --name=randrw-8k --directory={where} --rw=randrw --bs=8k --size=2g --numjobs=1 --iodepth=1 "
+        "--ioengine=psync --nrfiles=1 --time_based --runtime=5 --ramp_time=10 --refill_buffers "
+        "--buffer_compress_percentage=0 --group_reporting --output-format=json+ --percentile_list=50:95:99:99.9 "
+        f"--output={where}/result-0.json --write_bw_log={where}/bw-0 --log_avg_msec=1000 --status-interval=1 "
+        "--rwmixread=67 --end_fsync=1"
+    ).split()
+    state = ["systemctl", "show", "-p", "ActiveState", "-p", "Result", "--", f"tarn-bench-{n}.service"]
+    assert fake.argvs == [
+        ["zfs", "create", "-o", "compression=off", "-o", "atime=off", "-o", "recordsize=8192", "--", scratch],
+        ["zfs", "get", "-H", "-o", "value", "mountpoint", "--", scratch],
+        ["cat", "--", "/proc/spl/kstat/zfs/arcstats"],
+        ["systemd-run", f"--unit=tarn-bench-{n}", f"--description=Tarn benchmark {n}: layout", "--", *layout],
+        # the manifest is read while the files are laid out, not while anything is measured
+        ["uname", "-r"],
+        ["zfs", "version"],
+        ["fio", "--version"],
+        ["zfs", "get", "-H", "-p", "-o", "property,value", "all", "--", scratch],
+        ["zpool", "list", "-v", "-H", "-P", "--", "tank"],
+        state,
+        ["sysctl", "-q", "-w", "vm.drop_caches=3"],
+        [
+            "systemd-run",
+            f"--unit=tarn-bench-{n}",
+            f"--description=Tarn benchmark {n}: Random 67/33 read/write 8k",
+            "--",
+            *measured,
+        ],
+        state,
+        ["cat", "--", f"{where}/result-0.json", f"{where}/bw-0_bw.1.log"],
+        ["zfs", "destroy", "-r", "--", scratch],
+    ]
+    assert seen == ["running", "running"]
+    assert (run.status, run.message, run.progress) == ("succeeded", "1 job done.", 100) and run.finished_at
+    result = fio.parse_result(captured("fio_randrw_output.txt")).as_dict()
+    assert run.results == [{"job": "randrw-8k", **result}] and result["read"]["bw_bytes"] > 0
+    series = [list(p) for p in fio.parse_bw_log(captured("fio_bw.log"))]
+    assert run.series == [series] and series[0] == [1000, 14528, 0]
+    manifest = run.manifest
+    assert manifest["argv"] == [layout, measured] and manifest["caches_dropped"] is True
+    assert (manifest["dataset"], manifest["mountpoint"]) == (scratch, where)
+    assert (manifest["kernel"], manifest["openzfs"], manifest["fio"]) == (
+        "6.1.0-28-amd64",
+        "zfs-2.3.2-2~bpo12+2",
+        "fio-3.33",
+    )
+    assert manifest["arc_c_max"] == 628075520 and manifest["dataset_properties"] == {
+        "recordsize": "8192",
+        "compression": "off",
+    }
+    op = Operation.objects.get(pk=run.operation_id)
+    assert (op.kind, op.status, op.message, op.target) == (
+        "benchmark.run",
+        "succeeded",
+        "1 job done.",
+        "host:local:benchmark",
+    )
+
+
+def test_a_write_run_with_a_short_ramp_reads_the_manifest_before_fio_starts_and_drops_no_caches(
+    run_queued, fake, tank, admin
+):
+    run = run_queued(
+        benchmark_start, host=tank, user=admin, profile="seq-write-1", dataset="tank/data", size="2g", runtime=5, ramp=0
+    )
+    assert heads(fake) == [
+        ["zfs", "create"],
+        ["zfs", "get"],
+        ["cat", "--"],
+        ["uname", "-r"],
+        ["zfs", "version"],
+        ["fio", "--version"],
+        ["zfs", "get"],
+        ["zpool", "list"],
+        ["systemd-run", f"--unit=tarn-bench-{run.pk}"],
+        ["systemctl", "show"],
+        ["cat", "--"],
+        ["zfs", "destroy"],
+    ]
+    assert "recordsize=1048576" in fake.argvs[0] and "--ramp_time=0" in fake.argvs[8]
+    assert "--rw=write" in fake.argvs[8] and "--end_fsync=1" in fake.argvs[8]
+    assert run.status == "succeeded" and [r["job"] for r in run.results] == ["seq-write-1"]
+
+
+def test_a_working_set_that_fits_in_the_arc_now_fails_the_run_and_still_destroys_its_dataset(
+    run_queued, fake, tank, admin
+):
+    run = run_queued(
+        benchmark_start, host=tank, user=admin, profile="seq-write-1", dataset="tank/data", size="64m", runtime=5
+    )
+    scratch = f"tank/data/tarnbench-{run.pk}"
+    assert fake.mutations == [
+        ["zfs", "create", "-o", "compression=off", "-o", "atime=off", "-o", "recordsize=1048576", "--", scratch],
+        ["zfs", "destroy", "-r", "--", scratch],
+    ]
+    assert heads(fake) == [["zfs", "create"], ["zfs", "get"], ["cat", "--"], ["zfs", "destroy"]]
+    message = "The working set is less than twice the ARC's maximum (598 MiB) now."
+    assert (run.status, run.message) == ("failed", message) and run.finished_at and not run.results
+    op = Operation.objects.get(pk=run.operation_id)
+    assert (op.status, op.message) == ("failed", message)
+
+
+def test_a_fio_unit_that_fails_is_stopped_forgotten_and_its_dataset_destroyed(run_queued, fake, tank, admin):
+    fake.answer("systemctl", "show", stdout="ActiveState=failed\nResult=exit-code\n")
+    run = run_queued(
+        benchmark_start, host=tank, user=admin, profile="seq-write-1", dataset="tank/data", size="2g", runtime=5
+    )
+    n = run.pk
+    assert [m[:2] for m in fake.mutations] == [
+        ["zfs", "create"],
+        ["systemd-run", f"--unit=tarn-bench-{n}"],
+        ["systemctl", "stop"],
+        ["systemctl", "reset-failed"],
+        ["zfs", "destroy"],
+    ]
+    assert fake.mutations[2:] == [
+        ["systemctl", "stop", "--", f"tarn-bench-{n}.service"],
+        ["systemctl", "reset-failed", "--", f"tarn-bench-{n}.service"],
+        ["zfs", "destroy", "-r", "--", f"tank/data/tarnbench-{n}"],
+    ]
+    assert heads(fake)[-4:] == [
+        ["systemctl", "show"],
+        ["systemctl", "stop"],
+        ["systemctl", "reset-failed"],
+        ["zfs", "destroy"],
+    ]
+    message = f"fio ended with exit-code; see the host's journal for tarn-bench-{n}"
+    assert (run.status, run.message) == ("failed", message) and not run.results
+    assert Operation.objects.get(pk=run.operation_id).status == "failed"
+
+
+def test_a_cancelled_run_stops_its_unit_and_removes_its_dataset(run_queued, fake, tank, admin):
+    fake.on("systemd-run", call=lambda argv: Run.objects.update(cancel_requested=True))
+    run = run_queued(
+        benchmark_start, host=tank, user=admin, profile="seq-write-1", dataset="tank/data", size="2g", runtime=5
+    )
+    n = run.pk
+    assert [m[:2] for m in fake.mutations[:2]] == [["zfs", "create"], ["systemd-run", f"--unit=tarn-bench-{n}"]]
+    assert fake.mutations[2:] == [
+        ["systemctl", "stop", "--", f"tarn-bench-{n}.service"],  # seen cancelled while following it
+        ["systemctl", "stop", "--", f"tarn-bench-{n}.service"],  # and again on the way out, as for any live unit
+        ["systemctl", "reset-failed", "--", f"tarn-bench-{n}.service"],
+        ["zfs", "destroy", "-r", "--", f"tank/data/tarnbench-{n}"],
+    ]
+    assert not any(argv[:2] == ["systemctl", "show"] for argv in fake.argvs)  # stopped before asking how it went
+    assert (run.status, run.message, run.results) == ("cancelled", "Cancelled; its files are removed.", [])
+    op = Operation.objects.get(pk=run.operation_id)
+    assert (op.status, op.message) == ("succeeded", "Cancelled; its files are removed.")
+
+
+def test_a_run_whose_worker_died_is_failed_and_its_unit_and_dataset_cleaned_up(run_queued, fake, tank, admin):
+    op = Operation.objects.create(kind="benchmark.run", target="host:local:benchmark", host=tank, status="failed")
+    run = Run.objects.create(
+        host=tank,
+        profile="seq-write-1",
+        title="Sequential write 1M",
+        target="tank/data",
+        status="running",
+        operation=op,
+        jobs=[{"name": "seq-write-1", "numjobs": 1}],
+    )
+    assert run_queued(runs_reconcile) == 1
+    run.refresh_from_db()
+    assert (run.status, run.message) == (
+        "failed",
+        "The worker following this run stopped; Tarn ended it and removed its files.",
+    )
+    assert fake.mutations == [
+        ["systemctl", "stop", "--", f"tarn-bench-{run.pk}.service"],
+        ["systemctl", "reset-failed", "--", f"tarn-bench-{run.pk}.service"],
+        ["systemctl", "stop", "--", f"tarn-iperf-{op.pk}.service"],
+        ["systemctl", "reset-failed", "--", f"tarn-iperf-{op.pk}.service"],
+        ["zfs", "destroy", "-r", "--", f"tank/data/tarnbench-{run.pk}"],
+    ]
+    cleanup = Operation.objects.get(kind="benchmark.cleanup")
+    assert (cleanup.status, cleanup.target) == ("succeeded", f"host:local:benchmark-cleanup:{run.pk}")
