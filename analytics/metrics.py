@@ -11,6 +11,7 @@ from analytics.choices import RAW
 from analytics.models import Alert, Sample, SamplerState
 from appliance.models import Host
 from benchmarks.selectors import runs_last_succeeded
+from hostlib.sampling import IoRow, NfsdRow, VdevRow
 from pools.selectors import dataset_counts, device_errors_by_pool, pools_all, snapshot_counts
 from tuning.selectors import arc_by_host, link_counters
 
@@ -112,12 +113,13 @@ def _sampled(hosts):
         host, c = hosts.get(state.host_id, ""), state.counters
         for pool, vdevs in c.get("vdevs", {}).items():
             for vdev, row in vdevs.items():
-                for i, n in enumerate(("read_ops", "write_ops", "read_bytes", "write_bytes")):
-                    io[f"vdev_{n}"].add_metric([host, pool, vdev], row[2 + i])
-        for dataset, row in c.get("datasets", {}).items():  # objset order: reads, writes, nread, nwritten
-            for i, n in enumerate(("read_ops", "write_ops", "read_bytes", "write_bytes")):
-                io[f"dataset_{n}"].add_metric([host, dataset], row[i])
-        nfsd.add_metric([host], c.get("nfsd", [0])[0])
+                for n, value in VdevRow(*row)._asdict().items():
+                    if f"vdev_{n}" in io:
+                        io[f"vdev_{n}"].add_metric([host, pool, vdev], value)
+        for dataset, row in c.get("datasets", {}).items():
+            for n, value in IoRow(*row)._asdict().items():
+                io[f"dataset_{n}"].add_metric([host, dataset], value)
+        nfsd.add_metric([host], NfsdRow(*c.get("nfsd", [0, 0, 0])).operations)
         cost.add_metric([host], c.get("cost_cpu_ms", 0) / 1000)
     yield from (*io.values(), nfsd, cost)
     clients = GaugeMetricFamily("tarn_client_bytes_per_second", "Throughput by SMB and NFS client in the last sample",

@@ -5,6 +5,8 @@ client that left costs nothing."""
 
 from collections import defaultdict
 
+from hostlib.sampling import ConnRow, CpuRow, IoRow, LinkRow, NfsdRow, VdevRow
+
 SEP = "|"
 # A counter that went backwards (a link recreated, a pool re-imported, a connection reused) gives no rate.
 NOT_SAMPLED = None
@@ -51,18 +53,32 @@ def _counters(values, group, subject, now, before, names, seconds, *, keep_zero=
         _put(values, group, subject, name, _per_second(a, b, seconds), keep_zero=keep_zero)
 
 
-def _pool_totals(vdevs: dict) -> dict[str, list[int]]:
+IO = ("r_ops", "w_ops", "r_bps", "w_bps")
+
+
+def _io(row: VdevRow | IoRow) -> tuple[int, int, int, int]:
+    return row.read_ops, row.write_ops, row.read_bytes, row.write_bytes
+
+
+def _vdevs(sample: dict) -> dict[str, dict[str, VdevRow]]:
+    return {
+        pool: {name: VdevRow(*row) for name, row in members.items()}
+        for pool, members in sample.get("vdevs", {}).items()
+    }
+
+
+def _pool_totals(vdevs: dict[str, dict[str, VdevRow]]) -> dict[str, list[int]]:
     """pool → [read ops, write ops, read bytes, write bytes]: the sum of its top-level vdevs (parent is the pool),
     without cache and spare devices (as zpool iostat's pool row)."""
     totals = {}
     for pool, members in vdevs.items():
-        rows = [v[2:6] for v in members.values() if v[0] == pool and v[1] not in ("cache", "spare")]
+        rows = [_io(v) for v in members.values() if v.parent == pool and v.vdev_class not in ("cache", "spare")]
         totals[pool] = [sum(col) for col in zip(*rows, strict=True)] if rows else [0, 0, 0, 0]
     return totals
 
 
-def _connections(sample: dict) -> dict[tuple, list]:
-    return {(c[0], c[1], c[2]): c for c in sample.get("conns", [])}
+def _connections(sample: dict) -> dict[tuple, ConnRow]:
+    return {(row.protocol, row.client, row.port): row for row in (ConnRow(*c) for c in sample.get("conns", []))}
 
 
 def rates(before: dict, now: dict) -> dict[str, float]:
@@ -71,12 +87,35 @@ def rates(before: dict, now: dict) -> dict[str, float]:
     if seconds <= 0:
         return {}
     values: dict[str, float] = {}
-    busy, total = now["cpu"][0] - before["cpu"][0], now["cpu"][1] - before["cpu"][1]
-    if total > 0:
-        _put(values, "cpu", "", "busy_pct", 100 * busy / total, keep_zero=True)
+    _cpu_rates(values, before, now)
+    _arc_rates(values, before, now)
+    _pool_rates(values, before, now, seconds)
+    for dataset, row in now.get("datasets", {}).items():
+        if old := before.get("datasets", {}).get(dataset):
+            _counters(values, "dataset", dataset, _io(IoRow(*row)), _io(IoRow(*old)), IO, seconds)
+    for link, row in now.get("links", {}).items():
+        if old := before.get("links", {}).get(link):
+            new, old = LinkRow(*row), LinkRow(*old)
+            _counters(values, "link", link, (new.rx_bytes, new.tx_bytes), (old.rx_bytes, old.tx_bytes),
+                      ("rx_bps", "tx_bps"), seconds)  # fmt: skip
+            _put(
+                values, "link", link, "errors", _per_second(new.errors + new.dropped, old.errors + old.dropped, seconds)
+            )
+    nfsd, nfsd0 = NfsdRow(*now.get("nfsd", [0, 0, 0])), NfsdRow(*before.get("nfsd", [0, 0, 0]))
+    _put(values, "nfs", "", "ops", _per_second(nfsd.operations, nfsd0.operations, seconds), keep_zero=True)
+    _client_rates(values, before, now, seconds)
+    return values
+
+
+def _cpu_rates(values: dict, before: dict, now: dict) -> None:
+    cpu, cpu0 = CpuRow(*now["cpu"]), CpuRow(*before["cpu"])
+    if cpu.total - cpu0.total > 0:
+        _put(values, "cpu", "", "busy_pct", 100 * (cpu.busy - cpu0.busy) / (cpu.total - cpu0.total), keep_zero=True)
     _put(values, "sampler", "", "cpu_ms", now.get("cost_cpu_ms", 0), keep_zero=True)
     _put(values, "sampler", "", "wall_ms", now.get("round_trip_ms", now.get("cost_wall_ms", 0)), keep_zero=True)
 
+
+def _arc_rates(values: dict, before: dict, now: dict) -> None:
     arc, arc0 = now["arc"], before["arc"]
     _put(values, "arc", "", "size", arc["size"], keep_zero=True)
     _put(values, "arc", "", "c_max", arc["c_max"], keep_zero=True)
@@ -85,12 +124,14 @@ def rates(before: dict, now: dict) -> dict[str, float]:
         if hits >= 0 and misses >= 0 and hits + misses:
             _put(values, "arc", "", name, 100 * hits / (hits + misses), keep_zero=True)
 
-    pools, pools0 = _pool_totals(now.get("vdevs", {})), _pool_totals(before.get("vdevs", {}))
+
+def _pool_rates(values: dict, before: dict, now: dict, seconds: float) -> None:
+    vdevs, vdevs0 = _vdevs(now), _vdevs(before)
+    pools, pools0 = _pool_totals(vdevs), _pool_totals(vdevs0)
     for pool, counters in pools.items():
         if pool not in pools0:
             continue
-        _counters(values, "pool", pool, counters, pools0[pool], ("r_ops", "w_ops", "r_bps", "w_bps"), seconds,
-                  keep_zero=True)  # fmt: skip
+        _counters(values, "pool", pool, counters, pools0[pool], IO, seconds, keep_zero=True)
         # zpool iostat -l reports average waits since import: wait × ops is the total wait, so the difference
         # of totals over the difference of ops is this interval's average.
         waits, waits0 = now.get("waits", {}).get(pool), before.get("waits", {}).get(pool)
@@ -100,46 +141,34 @@ def rates(before: dict, now: dict) -> dict[str, float]:
                 if ops > 0:
                     spent = waits[i] * counters[i] - waits0[i] * pools0[pool][i]
                     _put(values, "pool", pool, name, max(spent / ops, 0) / 1e6, keep_zero=True)
-        for vdev, row in now["vdevs"][pool].items():
-            old = before["vdevs"].get(pool, {}).get(vdev)
-            if old:
-                _counters(values, "vdev", f"{pool}/{vdev}", row[2:6], old[2:6], ("r_ops", "w_ops", "r_bps", "w_bps"),
-                          seconds)  # fmt: skip
+        for vdev, row in vdevs[pool].items():
+            if old := vdevs0.get(pool, {}).get(vdev):
+                _counters(values, "vdev", f"{pool}/{vdev}", _io(row), _io(old), IO, seconds)
 
-    for dataset, row in now.get("datasets", {}).items():
-        if old := before.get("datasets", {}).get(dataset):
-            _counters(values, "dataset", dataset, row, old, ("r_ops", "w_ops", "r_bps", "w_bps"), seconds)
 
-    for link, row in now.get("links", {}).items():
-        if old := before.get("links", {}).get(link):
-            _counters(values, "link", link, row[:2], old[:2], ("rx_bps", "tx_bps"), seconds)
-            _put(values, "link", link, "errors", _per_second(sum(row[4:6]), sum(old[4:6]), seconds))
-
-    nfsd, nfsd0 = now.get("nfsd", [0, 0, 0]), before.get("nfsd", [0, 0, 0])
-    _put(values, "nfs", "", "ops", _per_second(nfsd[0], nfsd0[0], seconds), keep_zero=True)
-
-    # By client: the bytes each SMB or NFS connection moved. The NAS sends what clients read and receives what they
-    # write. A connection new since the last sample counts from zero (it began within the interval).
+def _client_rates(values: dict, before: dict, now: dict, seconds: float) -> None:
+    """By client: the bytes each SMB or NFS connection moved. The NAS sends what clients read and receives what
+    they write. A connection new since the last sample counts from zero (it began within the interval)."""
     totals = defaultdict(float)
     smb = now.get("smb", {})
     v4 = set(now.get("nfs4", []))
     exports = now.get("nfs_exports", {})
     old_conns = _connections(before)
     for ident, row in _connections(now).items():
-        old = old_conns.get(ident, [None, None, None, 0, 0])
-        read, write = _per_second(row[3], old[3], seconds), _per_second(row[4], old[4], seconds)
+        old = old_conns.get(ident)
+        read = _per_second(row.sent, old.sent if old else 0, seconds)
+        write = _per_second(row.received, old.received if old else 0, seconds)
         if read is NOT_SAMPLED or write is NOT_SAMPLED:
             continue
-        protocol, client, port = ident
-        subjects = [(f"{protocol}_client", client)]
-        if protocol == "smb":
-            session = smb.get(f"{client} {port}", {})
+        subjects = [(f"{row.protocol}_client", row.client)]
+        if row.protocol == "smb":
+            session = smb.get(f"{row.client} {row.port}", {})
             subjects += [("smb_share", share) for share in session.get("shares", [])]
             subjects += [("smb_user", session["user"])] if session.get("user") else []
         else:
-            subjects += [("nfs_version", "4" if client in v4 else "3")]
-            subjects += [("nfs_export", path) for path in exports.get(client, [])]
-        for group, subject in [(protocol, "")] + subjects:
+            subjects += [("nfs_version", "4" if row.client in v4 else "3")]
+            subjects += [("nfs_export", path) for path in exports.get(row.client, [])]
+        for group, subject in [(row.protocol, "")] + subjects:
             totals[(group, subject, "read_bps")] += read
             totals[(group, subject, "write_bps")] += write
     for protocol in ("smb", "nfs"):
@@ -147,7 +176,6 @@ def rates(before: dict, now: dict) -> dict[str, float]:
             totals.setdefault((protocol, "", metric), 0.0)
     for (group, subject, metric), value in totals.items():
         _put(values, group, subject, metric, value, keep_zero=not subject)
-    return values
 
 
 GAUGES = ("_pct", "_ms", "size", "c_max")  # levels, not amounts: a row without them had none to report
