@@ -3,7 +3,6 @@
 reboot (/etc/sysctl.d, /etc/modprobe.d), rendered here from plain values."""
 
 import re
-from dataclasses import dataclass
 
 from hostlib.runner import Transport
 
@@ -18,13 +17,6 @@ SYSCTL_KEY = re.compile(r"^(?:net\.core\.|net\.ipv4\.tcp_|vm\.)[a-z0-9_]{1,64}$"
 ZFS_PARAMETER = re.compile(r"^(zfs|zfetch|l2arc|zil|spa|metaslab|dbuf|vdev)_?[a-z0-9_]{1,64}$")
 # A value: up to four numbers separated by single spaces (tcp_rmem), or a short word (cubic, fq).
 VALUE = re.compile(r"^(?:\d{1,19}(?: \d{1,19}){0,3}|[a-z][a-z0-9_]{0,31})$")
-
-
-@dataclass(frozen=True)
-class Tunable:
-    kind: str  # "sysctl" or "zfs"
-    key: str
-    value: str
 
 
 def check_key(kind: str, key: str) -> str:

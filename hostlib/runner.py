@@ -59,7 +59,6 @@ ALLOWED_TOOLS = frozenset(
         "testparm",
         "smbcontrol",
         "smbstatus",
-        "pdbedit",
         "smbpasswd",
         "exportfs",
         "showmount",

@@ -322,16 +322,6 @@ def user_delete(t: Transport, name: str) -> None:
     t.run(["userdel", "--", name], mutating=True)
 
 
-def parse_pdbedit(text: str) -> dict[str, bool]:
-    """`pdbedit -L -v`-free listing: `pdbedit -L -w` lines user:uid:lm:nt:[flags]:lct → user → enabled."""
-    users = {}
-    for line in text.splitlines():
-        parts = line.split(":")
-        if len(parts) >= 5:
-            users[parts[0]] = "D" not in parts[4].strip("[] ")
-    return users
-
-
 # --- status ---------------------------------------------------------------------------------------------
 @dataclass
 class SmbSession:

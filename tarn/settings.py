@@ -32,9 +32,9 @@ INSTALLED_APPS = [
     "appliance.apps.ApplianceConfig",
     "pools.apps.PoolsConfig",
     "shares.apps.SharesConfig",
-    "tuning",
-    "benchmarks",
-    "analytics",
+    "tuning.apps.TuningConfig",
+    "benchmarks.apps.BenchmarksConfig",
+    "analytics.apps.AnalyticsConfig",
 ]
 
 MIDDLEWARE = [

@@ -158,10 +158,6 @@ def test_user_names_and_passwords():
     for bad in ("short", "x" * 129, "two\nlines"):
         with pytest.raises(InvalidShare):
             samba.check_password(bad)
-    assert samba.parse_pdbedit("alice:1001:XX:YY:[U          ]:LCT-1\nbob:1002:XX:YY:[DU         ]:LCT-1\n") == {
-        "alice": True,
-        "bob": False,
-    }
 
 
 def test_testparm_warnings_count_as_problems():

@@ -1,0 +1,7 @@
+"""The benchmarks app."""
+
+from django.apps import AppConfig
+
+
+class BenchmarksConfig(AppConfig):
+    name = "benchmarks"

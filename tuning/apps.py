@@ -1,0 +1,7 @@
+"""The tuning app."""
+
+from django.apps import AppConfig
+
+
+class TuningConfig(AppConfig):
+    name = "tuning"
