@@ -3,11 +3,14 @@
 from dataclasses import dataclass
 from datetime import timedelta
 
+from django.db import connection
 from django.db.models import Q
+from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
 from appliance.models import AuditEntry, Host, Operation
 
+SEARCH_TABLE = "appliance_audit_search"  # SQLite's FTS5 trigram index of path and argv (migration 0007)
 SEARCH_WINDOW = timedelta(days=7)  # a text search with no dates looks this far back (an indexed range, not a scan)
 
 
@@ -87,6 +90,9 @@ def audit_filter(*, kind: str = "", user: str = "", host: str = "", q: str = "",
         qs = qs.filter(host_name=host)
     if q:
         qs = qs.filter(Q(path__icontains=q) | Q(argv__icontains=q))
+        if connection.vendor == "sqlite" and len(q) >= 3:  # answered from the trigram index, then checked as above
+            phrase = '"' + q.replace('"', '""') + '"'
+            qs = qs.filter(id__in=RawSQL(f"SELECT rowid FROM {SEARCH_TABLE} WHERE {SEARCH_TABLE} MATCH %s", [phrase]))
         if not since and not until:
             since = timezone.now() - SEARCH_WINDOW
     # Entries are appended in time order, so a time window is also an id range: bounding the id lets the newest-

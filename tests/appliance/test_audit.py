@@ -5,7 +5,7 @@ import json
 from datetime import timedelta
 
 import pytest
-from django.db import models
+from django.db import connection, models
 from django.test import override_settings
 from django.utils import timezone
 
@@ -138,3 +138,27 @@ def test_retention_exports_then_prunes_and_says_so(db, settings, tmp_path):
     said = AuditEntry.objects.get(kind="command")
     assert said.argv == ["audit-prune", "3", str(path)]
     assert audit_prune() == (0, None)  # nothing older left: no empty file
+
+
+def _indexed(text: str) -> int:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM appliance_audit_search WHERE appliance_audit_search MATCH %s", [text])
+        return cursor.fetchone()[0]
+
+
+def test_the_text_search_is_answered_from_the_trigram_index_and_kept_by_triggers(admin_client, db, settings, tmp_path):
+    assert connection.vendor == "sqlite"
+    AuditEntry.objects.create(kind="command", argv=["zfs", "snapshot", "--", "tank/data@auto-99999"])
+    AuditEntry.objects.create(kind="command", argv=["zfs", "snapshot", "--", "tank/data@auto-12345"])
+    AuditEntry.objects.create(kind="request", method="POST", path='/pools/"odd" OR *')
+    assert _indexed('"data@auto-99999"') == 1 and _indexed('"TANK/DATA"') == 2  # substrings, any case
+    found = admin_client.get("/audit/", {"q": "tank/data@auto-99999"}).context["page"]
+    assert [e.argv[-1] for e in found.object_list] == ["tank/data@auto-99999"]
+    odd = admin_client.get("/audit/", {"q": '"odd" OR *'}).context["page"]  # quotes and operators are text
+    assert [e.path for e in odd.object_list] == ['/pools/"odd" OR *']
+    short = admin_client.get("/audit/", {"q": "99"}).context["page"]  # under three characters: scanned instead
+    assert [e.argv[-1] for e in short.object_list] == ["tank/data@auto-99999"]
+    settings.DATA_DIR, settings.TARN_AUDIT_RETENTION_DAYS = tmp_path, 30
+    backdate(AuditEntry.objects.filter(kind="command"), days=40)
+    audit_prune()
+    assert _indexed('"tank/data"') == 0  # pruned rows leave the index with them
