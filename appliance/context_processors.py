@@ -10,7 +10,7 @@ NAV = [
     ("Dashboard", "dashboard"),
     ("Pools", "pool-list"),
     ("Shares", "share-list"),
-    ("Tuning", "tuning-overview"),
+    ("Network & tuning", "tuning-overview"),  # links, MTU and bridges live there too
     ("Benchmarks", "benchmark-list"),
     ("Analytics", "analytics"),
     ("Hosts", "host-list"),

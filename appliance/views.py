@@ -21,10 +21,35 @@ from appliance.selectors import host_current
 from hostlib.keys import public_key
 
 
-def start_or_back(request, start, back, **kwargs):
-    """Start an operation through a service for the current host; on a refusal go back and say why."""
+def host_follow(request, host_id: int | None) -> None:
+    """An object's page shows its own host: the switcher follows it, so the header, the lists one click away and
+    what the page starts all name that host, whatever the switcher said. Never on an htmx request: a fragment
+    polled in a background tab must not move the switcher under the tab the admin is working in."""
+    if host_id is not None and not getattr(request, "htmx", False) and request.session.get("host_id") != host_id:
+        request.session["host_id"] = host_id
+
+
+def host_object(request, queryset, **lookup):
+    """The object on whichever host has it (an id names one object, hence its host), the switcher following it;
+    None when there is none. Who may read or change it is the view's role, as for any page."""
+    obj = queryset.filter(**lookup).first()
+    if obj is not None:
+        host_follow(request, obj.host_id)
+    return obj
+
+
+def host_object_or_404(request, queryset, **lookup):
+    """host_object, or 404 when there is none."""
+    obj = get_object_or_404(queryset, **lookup)
+    host_follow(request, obj.host_id)
+    return obj
+
+
+def start_or_back(request, start, back, *, host=None, **kwargs):
+    """Start an operation through a service for `host` (the current one if not given); on a refusal go back and
+    say why."""
     try:
-        op = start(host=host_current(request), user=request.user, **kwargs)
+        op = start(host=host or host_current(request), user=request.user, **kwargs)
     except ValidationError as exc:
         messages.error(request, " ".join(exc.messages))
         return redirect(back)
@@ -164,6 +189,7 @@ def operation_list(request):
 
 def operation_detail(request, pk):
     op = get_object_or_404(Operation.objects.select_related("host", "user"), pk=pk)
+    host_follow(request, op.host_id)
     template = "appliance/operation_detail.html"
     if request.htmx:
         template += "#operation-status"

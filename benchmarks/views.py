@@ -10,7 +10,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from appliance.models import Host
 from appliance.selectors import host_current
-from appliance.views import attempt
+from appliance.views import attempt, host_object_or_404
 from benchmarks import selectors, services
 from benchmarks.forms import NetworkForm, ProfileForm, RunForm, ScheduleForm, SuiteForm
 from benchmarks.models import CustomProfile, Run, Schedule, Suite
@@ -64,7 +64,9 @@ def _start_run(*, host, user, target: dict, **data):
 
 
 def benchmark_run(request, pk):
-    run = get_object_or_404(Run.objects.select_related("host", "created_by", "peer", "suite", "operation"), pk=pk)
+    run = host_object_or_404(
+        request, Run.objects.select_related("host", "created_by", "peer", "suite", "operation"), pk=pk
+    )
     # ended, but its operation still holds the host's benchmark target (removing the scratch dataset, or a suite's
     # next runs): Run again would be refused until it ends, so the page keeps polling and offers it then
     settling = not run.is_active and run.operation is not None and run.operation.is_active
@@ -115,7 +117,7 @@ def benchmark_compare(request):
 
 
 def benchmark_suite(request, pk):
-    suite = get_object_or_404(Suite.objects.select_related("host", "schedule"), pk=pk)
+    suite = host_object_or_404(request, Suite.objects.select_related("host", "schedule"), pk=pk)
     context = {"host": suite.host, **selectors.suite_detail(suite)}
     if request.htmx:
         response = render(request, "benchmarks/suite_detail.html#suite-runs", context)
@@ -140,7 +142,7 @@ def schedule_list(request):
 
 @require_http_methods(["GET", "POST"])
 def schedule_detail(request, pk):
-    schedule = get_object_or_404(Schedule.objects.select_related("host", "task"), pk=pk)
+    schedule = host_object_or_404(request, Schedule.objects.select_related("host", "task"), pk=pk)
     initial = {**{f: getattr(schedule, f) for f in ("name", "profiles", "size", "runtime", "cache_ok", "minute", "hour",
                                                     "day_of_week", "drop_percent", "enabled")},
                "dataset": schedule.target}  # fmt: skip

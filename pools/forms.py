@@ -273,6 +273,8 @@ class SnapshotCreateForm(forms.Form):
 
 
 class SnapshotTaskForm(forms.ModelForm):
+    """The schedule's fields; the rules (a retention, the interval, one per dataset and prefix) are the service's."""
+
     class Meta:
         model = SnapshotTask
         fields = ["dataset", "recursive", "every_minutes", "prefix", "keep_count", "keep_days", "exclude"]
@@ -281,11 +283,3 @@ class SnapshotTaskForm(forms.ModelForm):
     def __init__(self, *args, datasets=(), **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["dataset"] = forms.ChoiceField(choices=[(d, d) for d in datasets], help_text="What to snapshot.")
-
-    def clean(self):
-        data = super().clean()
-        if data.get("keep_count") is None and data.get("keep_days") is None:
-            self.add_error("keep_count", "Set a count, an age or both: snapshots kept forever fill the pool.")
-        if data.get("every_minutes") is not None and data["every_minutes"] < 5:
-            self.add_error("every_minutes", "At least every 5 minutes.")
-        return data

@@ -2,7 +2,7 @@
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST
 
@@ -10,7 +10,7 @@ from appliance.auth import requires
 from appliance.choices import Role
 from appliance.forms import add_service_errors
 from appliance.selectors import host_current
-from appliance.views import form_errors, safe_next, start_or_back
+from appliance.views import form_errors, host_object, host_object_or_404, safe_next, start_or_back
 from pools import selectors, services
 from pools.forms import (
     DatasetCreateForm,
@@ -25,6 +25,15 @@ from pools.forms import (
 from pools.models import Dataset, Pool
 
 
+def _pool(request, pk):
+    """The pool of the URL on whichever host has it; the switcher follows it."""
+    return host_object_or_404(request, Pool.objects.select_related("host"), pk=pk)
+
+
+def _dataset(request, pk):
+    return host_object_or_404(request, Dataset.objects.select_related("host", "pool"), pk=pk)
+
+
 def pool_list(request):
     host = host_current(request)
     pools = selectors.pool_list(host=host) if host else []
@@ -36,8 +45,8 @@ def pool_list(request):
 
 
 def pool_detail(request, pk):
-    host = host_current(request)
-    pool = get_object_or_404(Pool, host=host, pk=pk)
+    pool = _pool(request, pk)
+    host = pool.host
     return render(
         request,
         "pools/pool_detail.html",
@@ -87,13 +96,14 @@ def pool_create(request):
 @requires(write=Role.ADMIN)
 @require_POST
 def pool_destroy(request, pk):
-    pool = Pool.objects.filter(host=host_current(request), pk=pk).first()
-    if pool is None:
+    pool = host_object(request, Pool.objects.select_related("host"), pk=pk)
+    if pool is None:  # destroyed already (a second click)
         return redirect("pool-list")
     return start_or_back(
         request,
         services.pool_destroy_start,
         pool.get_absolute_url(),
+        host=pool.host,
         name=pool.name,
         confirm=request.POST.get("confirm", ""),
     )
@@ -139,11 +149,12 @@ def snapshot_list(request):
 
 @require_POST
 def pool_scrub(request, pk):
-    pool = get_object_or_404(Pool, host=host_current(request), pk=pk)
+    pool = _pool(request, pk)
     return start_or_back(
         request,
         services.pool_scrub_start,
         pool.get_absolute_url(),
+        host=pool.host,
         pool=pool.name,
         action=request.POST.get("action", ""),
     )
@@ -151,7 +162,7 @@ def pool_scrub(request, pk):
 
 @require_POST
 def dataset_create(request, pk):
-    pool = get_object_or_404(Pool, host=host_current(request), pk=pk)
+    pool = _pool(request, pk)
     form = DatasetCreateForm(request.POST, parents=selectors.filesystem_names(pool=pool))
     if not form.is_valid():
         messages.error(request, form_errors(form))
@@ -161,6 +172,7 @@ def dataset_create(request, pk):
         request,
         services.dataset_create_start,
         pool.get_absolute_url(),
+        host=pool.host,
         name=form.full_name(),
         props=form.props(),
         volume_size=size,
@@ -168,8 +180,8 @@ def dataset_create(request, pk):
 
 
 def dataset_detail(request, pk):
-    host = host_current(request)
-    dataset = get_object_or_404(Dataset, host=host, pk=pk)
+    dataset = _dataset(request, pk)
+    host = dataset.host
     return render(
         request,
         "pools/dataset_detail.html",
@@ -188,23 +200,29 @@ def dataset_detail(request, pk):
 
 @require_POST
 def dataset_edit(request, pk):
-    dataset = get_object_or_404(Dataset, host=host_current(request), pk=pk)
+    dataset = _dataset(request, pk)
     form = DatasetEditForm(request.POST)
     if not form.is_valid() or not form.changes():
         messages.error(request, "Nothing to change: fill in the properties to set.")
         return redirect(dataset.get_absolute_url())
     return start_or_back(
-        request, services.dataset_set_start, dataset.get_absolute_url(), name=dataset.name, props=form.changes()
+        request,
+        services.dataset_set_start,
+        dataset.get_absolute_url(),
+        host=dataset.host,
+        name=dataset.name,
+        props=form.changes(),
     )
 
 
 @require_POST
 def dataset_inherit(request, pk):
-    dataset = get_object_or_404(Dataset, host=host_current(request), pk=pk)
+    dataset = _dataset(request, pk)
     return start_or_back(
         request,
         services.dataset_inherit_start,
         dataset.get_absolute_url(),
+        host=dataset.host,
         name=dataset.name,
         key=request.POST.get("key", ""),
     )
@@ -212,11 +230,12 @@ def dataset_inherit(request, pk):
 
 @require_POST
 def dataset_destroy(request, pk):
-    dataset = get_object_or_404(Dataset, host=host_current(request), pk=pk)
+    dataset = _dataset(request, pk)
     return start_or_back(
         request,
         services.dataset_destroy_start,
         dataset.get_absolute_url(),
+        host=dataset.host,
         name=dataset.name,
         confirm=request.POST.get("confirm", ""),
     )
@@ -224,7 +243,7 @@ def dataset_destroy(request, pk):
 
 @require_POST
 def snapshot_create(request, pk):
-    dataset = get_object_or_404(Dataset, host=host_current(request), pk=pk)
+    dataset = _dataset(request, pk)
     form = SnapshotCreateForm(request.POST)
     if not form.is_valid():
         messages.error(request, "A snapshot needs a name.")
@@ -233,6 +252,7 @@ def snapshot_create(request, pk):
         request,
         services.snapshot_create_start,
         dataset.get_absolute_url(),
+        host=dataset.host,
         dataset=dataset.name,
         name=form.cleaned_data["name"],
         recursive=form.cleaned_data["recursive"],
@@ -241,11 +261,12 @@ def snapshot_create(request, pk):
 
 @require_POST
 def snapshot_rollback(request, pk):
-    dataset = get_object_or_404(Dataset, host=host_current(request), pk=pk)
+    dataset = _dataset(request, pk)
     return start_or_back(
         request,
         services.snapshot_rollback_start,
         dataset.get_absolute_url(),
+        host=dataset.host,
         snapshot=f"{dataset.name}@{request.POST.get('snapshot', '')}",
         destroy_newer=bool(request.POST.get("confirm")),
         confirm=request.POST.get("confirm", "").strip(),
@@ -263,9 +284,13 @@ def snapshot_task_list(request):
     host = host_current(request)
     form = SnapshotTaskForm(request.POST or None, datasets=selectors.filesystem_names_on(host=host))
     if request.method == "POST" and form.is_valid():
-        services.snapshot_task_save(host=host, form=form)
-        messages.success(request, f"Snapshots of {form.cleaned_data['dataset']} are scheduled.")
-        return redirect("snapshot-task-list")
+        try:
+            services.snapshot_task_save(host=host, data=form.cleaned_data)
+        except ValidationError as exc:
+            add_service_errors(form, exc)
+        else:
+            messages.success(request, f"Snapshots of {form.cleaned_data['dataset']} are scheduled.")
+            return redirect("snapshot-task-list")
     return render(
         request,
         "pools/snapshot_task_list.html",
@@ -283,8 +308,8 @@ def snapshot_task_delete(request, pk):
 @requires(write=Role.ADMIN)
 @require_POST
 def pool_export(request, pk):
-    pool = get_object_or_404(Pool, host=host_current(request), pk=pk)
-    return start_or_back(request, services.pool_export_start, pool.get_absolute_url(), name=pool.name)
+    pool = _pool(request, pk)
+    return start_or_back(request, services.pool_export_start, pool.get_absolute_url(), host=pool.host, name=pool.name)
 
 
 @require_POST
@@ -307,11 +332,12 @@ def pool_import(request):
 @requires(write=Role.ADMIN)
 @require_POST
 def pool_device(request, pk):
-    pool = get_object_or_404(Pool, host=host_current(request), pk=pk)
+    pool = _pool(request, pk)
     return start_or_back(
         request,
         services.pool_device_start,
         pool.get_absolute_url(),
+        host=pool.host,
         pool=pool.name,
         action=request.POST.get("action", ""),
         device=request.POST.get("device", ""),
@@ -322,23 +348,29 @@ def pool_device(request, pk):
 @requires(write=Role.ADMIN)
 @require_POST
 def pool_add(request, pk):
-    pool = get_object_or_404(Pool, host=host_current(request), pk=pk)
+    pool = _pool(request, pk)
     form = PoolAddForm(request.POST, free_disks=selectors.disk_free(host=pool.host))
     if not form.is_valid():
         messages.error(request, form_errors(form))
         return redirect(pool.get_absolute_url())
     return start_or_back(
-        request, services.pool_add_start, pool.get_absolute_url(), pool=pool.name, layout=form.pool_layout()
+        request,
+        services.pool_add_start,
+        pool.get_absolute_url(),
+        host=pool.host,
+        pool=pool.name,
+        layout=form.pool_layout(),
     )
 
 
 @require_POST
 def pool_trim(request, pk):
-    pool = get_object_or_404(Pool, host=host_current(request), pk=pk)
+    pool = _pool(request, pk)
     return start_or_back(
         request,
         services.pool_trim_start,
         pool.get_absolute_url(),
+        host=pool.host,
         pool=pool.name,
         action=request.POST.get("action", ""),
     )
@@ -346,11 +378,12 @@ def pool_trim(request, pk):
 
 @require_POST
 def dataset_rename(request, pk):
-    dataset = get_object_or_404(Dataset, host=host_current(request), pk=pk)
+    dataset = _dataset(request, pk)
     return start_or_back(
         request,
         services.dataset_rename_start,
         dataset.get_absolute_url(),
+        host=dataset.host,
         name=dataset.name,
         new_name=request.POST.get("new_name", "").strip(),
     )
@@ -358,11 +391,12 @@ def dataset_rename(request, pk):
 
 @require_POST
 def snapshot_clone(request, pk):
-    dataset = get_object_or_404(Dataset, host=host_current(request), pk=pk)
+    dataset = _dataset(request, pk)
     return start_or_back(
         request,
         services.snapshot_clone_start,
         dataset.get_absolute_url(),
+        host=dataset.host,
         snapshot=f"{dataset.name}@{request.POST.get('snapshot', '')}",
         target=request.POST.get("target", "").strip(),
     )
@@ -370,11 +404,12 @@ def snapshot_clone(request, pk):
 
 @require_POST
 def snapshot_hold(request, pk):
-    dataset = get_object_or_404(Dataset, host=host_current(request), pk=pk)
+    dataset = _dataset(request, pk)
     return start_or_back(
         request,
         services.snapshot_hold_start,
         dataset.get_absolute_url(),
+        host=dataset.host,
         snapshot=f"{dataset.name}@{request.POST.get('snapshot', '')}",
         tag=request.POST.get("tag", "").strip() or "tarn",
         release=request.POST.get("action") == "release",
@@ -383,7 +418,7 @@ def snapshot_hold(request, pk):
 
 @require_POST
 def scrub_schedule(request, pk):
-    pool = get_object_or_404(Pool, host=host_current(request), pk=pk)
+    pool = _pool(request, pk)
     try:
         every = int(request.POST.get("every_days") or 0)
         services.scrub_schedule_save(host=pool.host, pool=pool.name, every_days=every)

@@ -2,14 +2,14 @@
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from appliance.auth import requires
 from appliance.choices import Role
 from appliance.forms import add_service_errors
 from appliance.selectors import host_current
-from appliance.views import form_errors, start_or_back
+from appliance.views import form_errors, host_object, host_object_or_404, start_or_back
 from pools.selectors import filesystem_names_on
 from shares import selectors, services
 from shares.forms import NfsExportForm, SambaUserForm, ShareFolderForm, ShareSettingsForm, SmbShareForm
@@ -32,14 +32,14 @@ def share_list(request):
     )
 
 
-def _share_form(request, form_class, model, pk, save, template, extra=None):
-    host = host_current(request)
-    row = get_object_or_404(model, host=host, pk=pk) if pk else None
+def _share_form(request, form_class, row, save, template, extra=None):
+    """A share's form: a new one on the current host, or `row` on its own host (the switcher follows it)."""
+    host = row.host if row else host_current(request)
     form = form_class(request.POST or None, instance=row, datasets=filesystem_names_on(host=host))
     if request.method == "POST" and form.is_valid():
         data = {k: v for k, v in form.cleaned_data.items() if k in form._meta.fields}
         try:
-            op = save(host=host, user=request.user, data=data, pk=pk, **form.service_args())
+            op = save(host=host, user=request.user, data=data, pk=row.pk if row else None, **form.service_args())
         except ValidationError as exc:
             add_service_errors(form, exc)
         else:
@@ -47,46 +47,54 @@ def _share_form(request, form_class, model, pk, save, template, extra=None):
     return render(request, template, {"host": host, "form": form, "row": row, **(extra or {})})
 
 
+def _share(request, model, pk):
+    return host_object_or_404(request, model.objects.select_related("host"), pk=pk) if pk else None
+
+
 @require_http_methods(["GET", "POST"])
 def smb_share_form(request, pk=None):
+    row = _share(request, SmbShare, pk)
     folder = None
-    if pk and request.user.has_role(Role.ADMIN):
-        folder = ShareFolderForm(accounts=selectors.share_folder_accounts(host=host_current(request)))
-    return _share_form(
-        request, SmbShareForm, SmbShare, pk, services.smb_share_save_start, "shares/smb_share_form.html",
-        extra={"folder_form": folder},
-    )  # fmt: skip
+    if row and request.user.has_role(Role.ADMIN):
+        folder = ShareFolderForm(accounts=selectors.share_folder_accounts(host=row.host))
+    template = "shares/smb_share_form.html"
+    return _share_form(request, SmbShareForm, row, services.smb_share_save_start, template, {"folder_form": folder})
 
 
 @requires(write=Role.ADMIN)
 @require_POST
 def smb_share_folder(request, pk):
-    form = ShareFolderForm(request.POST, accounts=selectors.share_folder_accounts(host=host_current(request)))
+    row = _share(request, SmbShare, pk)
+    form = ShareFolderForm(request.POST, accounts=selectors.share_folder_accounts(host=row.host))
     if not form.is_valid():
         messages.error(request, form_errors(form))
         return redirect("smb-share-edit", pk=pk)
-    return start_or_back(request, services.smb_share_folder_start, "share-list", pk=pk, **form.cleaned_data)
+    return start_or_back(
+        request, services.smb_share_folder_start, "share-list", host=row.host, pk=pk, **form.cleaned_data
+    )
 
 
 @require_http_methods(["GET", "POST"])
 def nfs_export_form(request, pk=None):
-    return _share_form(
-        request, NfsExportForm, NfsExport, pk, services.nfs_export_save_start, "shares/nfs_export_form.html"
-    )
+    row = _share(request, NfsExport, pk)
+    return _share_form(request, NfsExportForm, row, services.nfs_export_save_start, "shares/nfs_export_form.html")
+
+
+def _delete(request, model, start, pk):
+    """Remove a share or export on its own host; one already gone is the service's message, not a 404."""
+    row = host_object(request, model.objects.select_related("host"), pk=pk)
+    host = row.host if row else None
+    return start_or_back(request, start, "share-list", host=host, pk=pk, confirm=request.POST.get("confirm", ""))
 
 
 @require_POST
 def smb_share_delete(request, pk):
-    return start_or_back(
-        request, services.smb_share_delete_start, "share-list", pk=pk, confirm=request.POST.get("confirm", "")
-    )
+    return _delete(request, SmbShare, services.smb_share_delete_start, pk)
 
 
 @require_POST
 def nfs_export_delete(request, pk):
-    return start_or_back(
-        request, services.nfs_export_delete_start, "share-list", pk=pk, confirm=request.POST.get("confirm", "")
-    )
+    return _delete(request, NfsExport, services.nfs_export_delete_start, pk)
 
 
 @requires(write=Role.ADMIN)

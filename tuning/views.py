@@ -9,7 +9,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from appliance.auth import requires
 from appliance.choices import Role
 from appliance.selectors import host_current
-from appliance.views import attempt, form_errors
+from appliance.views import attempt, form_errors, host_object_or_404
 from tuning import selectors, services
 from tuning.choices import ChangeStatus
 from tuning.forms import ApplyForm, BridgeDeleteForm, BridgeForm, MtuForm, PlanForm, SettingForm
@@ -98,7 +98,7 @@ def bridge_delete(request):
 @requires(write=Role.ADMIN)
 @require_http_methods(["GET", "POST"])
 def change_detail(request, pk):
-    cs = get_object_or_404(ChangeSet.objects.select_related("host", "operation", "measure_peer"), pk=pk)
+    cs = host_object_or_404(request, ChangeSet.objects.select_related("host", "operation", "measure_peer"), pk=pk)
     detail = selectors.change_detail(change_set=cs)
     form = ApplyForm(request.POST or None, peers=detail["peers"], addresses=detail["addresses"])
     if request.method == "POST" and form.is_valid():

@@ -1,10 +1,12 @@
 """API serializers for the storage inventory."""
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from appliance.api.serializers import HostField, HostRequest
 from hostlib.zpool import PoolLayout, VdevSpec
-from pools.models import Dataset, Disk, Pool, Snapshot, Vdev
+from pools import selectors
+from pools.models import Dataset, Disk, Pool, ScrubSchedule, Snapshot, SnapshotTask, Vdev
 
 
 class VdevSerializer(serializers.ModelSerializer):
@@ -52,11 +54,24 @@ class PoolSerializer(serializers.ModelSerializer):
         ]
 
 
+class ScrubScheduleSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = ScrubSchedule
+        fields = ["pool", "every_days", "last_run_at"]
+        read_only_fields = fields
+
+
 class PoolDetailSerializer(PoolSerializer):
     vdevs = VdevSerializer(many=True, read_only=True)
+    scrub_schedule = serializers.SerializerMethodField(help_text="null: no scrub schedule.")
 
     class Meta(PoolSerializer.Meta):
-        fields = [*PoolSerializer.Meta.fields, "vdevs"]
+        fields = [*PoolSerializer.Meta.fields, "vdevs", "scrub_schedule"]
+
+    @extend_schema_field(ScrubScheduleSerializer(allow_null=True))
+    def get_scrub_schedule(self, pool):
+        schedule = selectors.scrub_schedule(pool=pool)
+        return ScrubScheduleSerializer(schedule).data if schedule else None
 
 
 class DiskSerializer(serializers.ModelSerializer):
@@ -103,6 +118,39 @@ class DatasetSerializer(serializers.ModelSerializer):
             "snapshot_count",
             "observed_at",
         ]
+
+
+class MediaSpeedSerializer(serializers.Serializer):
+    """One disk's figures by media type, which the pool-creation preview multiplies."""
+
+    media = serializers.CharField(read_only=True)
+    mb_s = serializers.IntegerField(help_text="One disk's streaming speed, MB/s.")
+    iops = serializers.IntegerField(help_text="One disk's small random reads per second.")
+
+
+class SnapshotTaskSerializer(serializers.ModelSerializer):
+    """A snapshot schedule: shape only (the service checks the dataset, the retention and the interval)."""
+
+    host = HostField()
+
+    class Meta:
+        model = SnapshotTask
+        fields = [
+            "id",
+            "host",
+            "dataset",
+            "recursive",
+            "every_minutes",
+            "prefix",
+            "keep_count",
+            "keep_days",
+            "exclude",
+            "enabled",
+            "last_run_at",
+            "created_at",
+        ]
+        read_only_fields = ["id", "enabled", "last_run_at", "created_at"]
+        validators = []  # one schedule per dataset and prefix: the service says so, naming the prefix
 
 
 class SnapshotSerializer(serializers.ModelSerializer):
@@ -197,3 +245,7 @@ class HoldRequest(serializers.Serializer):
 
 class SnapshotDestroyRequest(HostRequest):
     snapshots = serializers.ListField(child=serializers.CharField(max_length=512), min_length=1, max_length=10_000)
+
+
+class ScrubScheduleRequest(serializers.Serializer):
+    every_days = serializers.IntegerField(min_value=1, help_text="Scrub every so many days (1 to 365; 30 is usual).")

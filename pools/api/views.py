@@ -1,19 +1,22 @@
-"""Storage API: the inventory (read) and every storage change (202 + the Operation to follow).
+"""Storage API: the inventory (read) and every storage change (202 + the Operation to follow); schedules and disk
+figures are rows saved at once (200, 201, 204).
 
 Requests are checked for shape here and for rules by the same services the pages call.
 """
 
-from drf_spectacular.utils import extend_schema
-from rest_framework import viewsets
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import status, viewsets
 from rest_framework.decorators import action
+from rest_framework.response import Response
 
 from appliance.api.serializers import ConfirmRequest
 from appliance.api.views import ACCEPTED, accepted, by_host, valid
+from appliance.auth import requires
 from appliance.choices import Role
 from appliance.models import Host
 from pools import selectors, services
 from pools.api import serializers as s
-from pools.models import Dataset, Disk, Pool, Snapshot
+from pools.models import Dataset, Disk, Pool, Snapshot, SnapshotTask
 
 
 class PoolViewSet(viewsets.ReadOnlyModelViewSet):
@@ -86,6 +89,22 @@ class PoolViewSet(viewsets.ReadOnlyModelViewSet):
         pool = self.get_object()
         return accepted(services.pool_export_start(host=pool.host, user=request.user, name=pool.name))
 
+    @extend_schema(request=s.ScrubScheduleRequest, responses={200: s.ScrubScheduleSerializer})
+    @action(detail=True, methods=["put"], url_path="scrub-schedule")
+    def scrub_schedule(self, request, pk=None):
+        """Scrub the pool every so many days (started by beat when due); DELETE removes the schedule."""
+        pool = self.get_object()
+        every = valid(s.ScrubScheduleRequest, request).validated_data["every_days"]
+        schedule = services.scrub_schedule_save(host=pool.host, pool=pool.name, every_days=every)
+        return Response(s.ScrubScheduleSerializer(schedule).data)
+
+    @extend_schema(request=None, responses={204: None})
+    @scrub_schedule.mapping.delete
+    def scrub_schedule_delete(self, request, pk=None):
+        pool = self.get_object()
+        services.scrub_schedule_save(host=pool.host, pool=pool.name, every_days=None)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
     @extend_schema(request=s.HostRequest, responses=ACCEPTED)
     @action(detail=False, methods=["post"])
     def refresh(self, request):
@@ -113,6 +132,50 @@ class DiskViewSet(viewsets.ReadOnlyModelViewSet):
 
     def get_queryset(self):
         return by_host(Disk.objects.select_related("host", "pool"), self.request)
+
+
+@requires(write=Role.ADMIN)
+class MediaSpeedViewSet(viewsets.ViewSet):
+    """Each media type's per-disk figures that the pool-creation preview multiplies (the defaults, or what an
+    admin entered); PUT …/<media>/ changes one."""
+
+    @extend_schema(responses={200: s.MediaSpeedSerializer(many=True)})
+    def list(self, request):
+        speeds = [{"media": m, "mb_s": mb_s, "iops": iops} for m, (mb_s, iops) in selectors.media_speeds().items()]
+        return Response(s.MediaSpeedSerializer(speeds, many=True).data)
+
+    @extend_schema(
+        request=s.MediaSpeedSerializer,
+        responses={200: s.MediaSpeedSerializer},
+        parameters=[OpenApiParameter("id", str, OpenApiParameter.PATH, description="hdd, ssd or nvme.")],
+    )
+    def update(self, request, pk=None):
+        data = valid(s.MediaSpeedSerializer, request).validated_data
+        services.media_speed_save(media=pk, **data)
+        return Response(s.MediaSpeedSerializer({"media": pk, **data}).data)
+
+
+class SnapshotTaskViewSet(viewsets.ModelViewSet):
+    """Snapshot schedules (filter: ?host=name): each takes <prefix>-YYYY-MM-DD_HH-MM snapshots and prunes only its
+    own by its retention. A change names only the fields it changes; a refusal is a 400 naming the field."""
+
+    serializer_class = s.SnapshotTaskSerializer
+
+    def get_queryset(self):
+        return by_host(SnapshotTask.objects.select_related("host"), self.request)
+
+    def perform_create(self, serializer):
+        data = dict(serializer.validated_data)
+        serializer.instance = services.snapshot_task_save(host=data.pop("host"), data=data)
+
+    def perform_update(self, serializer):
+        data = dict(serializer.validated_data)
+        data.pop("host", None)  # a schedule stays on its host
+        task = serializer.instance
+        serializer.instance = services.snapshot_task_save(host=task.host, data=data, pk=task.pk)
+
+    def perform_destroy(self, instance):
+        services.snapshot_task_delete(host=instance.host, pk=instance.pk)
 
 
 class DatasetViewSet(viewsets.ReadOnlyModelViewSet):

@@ -5,7 +5,8 @@ from django.utils import timezone
 
 from appliance.models import Operation
 from hostlib import zfs
-from pools.models import Pool, ScrubSchedule, SnapshotTask
+from pools.choices import DatasetType
+from pools.models import Dataset, Pool, ScrubSchedule, SnapshotTask
 from pools.selectors import retention_victims
 from pools.services.commands import checked, command_start, require_pool
 from pools.services.inventory import Scope
@@ -44,26 +45,62 @@ def snapshot_task_start(*, task, now, user=None) -> Operation:
     return op
 
 
-def snapshot_task_save(*, host, form):
-    task = form.save(commit=False)
-    task.host = host
+SNAPSHOT_TASK_FIELDS = frozenset(
+    {"dataset", "recursive", "every_minutes", "prefix", "keep_count", "keep_days", "exclude"}
+)
+
+
+def snapshot_task_save(*, host, data: dict, pk: int | None = None) -> SnapshotTask:
+    """Create a snapshot schedule, or change the one with this pk (only the fields in data change).
+
+    Every rule is here, for the page and the API alike; each refusal names its field."""
+    unknown = set(data) - SNAPSHOT_TASK_FIELDS
+    if unknown:
+        raise TypeError(f"Not a snapshot schedule's field: {', '.join(sorted(unknown))}")
+    task = SnapshotTask.objects.get(host=host, pk=pk) if pk else SnapshotTask(host=host)
+    for key, value in data.items():
+        setattr(task, key, value)
+    _snapshot_task_check(task)
     task.save()
     return task
+
+
+def _snapshot_task_check(task: SnapshotTask) -> None:
+    errors = {}
+    try:
+        task.clean_fields(exclude=["host", "last_run_at"])
+    except ValidationError as exc:
+        errors = exc.message_dict
+    if (
+        "dataset" not in errors
+        and not Dataset.objects.filter(host=task.host, name=task.dataset, type=DatasetType.FILESYSTEM).exists()
+    ):
+        errors["dataset"] = [f"No filesystem {task.dataset} on {task.host.name} (refresh the inventory?)."]
+    if task.keep_count is None and task.keep_days is None:
+        errors.setdefault("keep_count", []).append("Set a count, an age or both: snapshots kept forever fill the pool.")
+    if "every_minutes" not in errors and task.every_minutes < 5:
+        errors["every_minutes"] = ["At least every 5 minutes."]
+    clash = SnapshotTask.objects.filter(host=task.host, dataset=task.dataset, prefix=task.prefix).exclude(pk=task.pk)
+    if "prefix" not in errors and clash.exists():
+        errors["prefix"] = [f"{task.dataset} already has a schedule with the prefix {task.prefix}."]
+    if errors:
+        raise ValidationError(errors)
 
 
 def snapshot_task_delete(*, host, pk: int) -> None:
     SnapshotTask.objects.filter(host=host, pk=pk).delete()
 
 
-def scrub_schedule_save(*, host, pool: str, every_days: int | None) -> None:
-    """every_days None or 0 removes the schedule."""
+def scrub_schedule_save(*, host, pool: str, every_days: int | None) -> ScrubSchedule | None:
+    """Scrub the pool every so many days; every_days None or 0 removes the schedule (None returned)."""
     require_pool(host, pool)
     if not every_days:
         ScrubSchedule.objects.filter(host=host, pool=pool).delete()
-        return
+        return None
     if not 1 <= every_days <= 365:
         raise ValidationError({"every_days": "From 1 to 365 days."})
-    ScrubSchedule.objects.update_or_create(host=host, pool=pool, defaults={"every_days": every_days})
+    schedule, _ = ScrubSchedule.objects.update_or_create(host=host, pool=pool, defaults={"every_days": every_days})
+    return schedule
 
 
 def scrub_schedules_run_due() -> int:

@@ -86,6 +86,7 @@ def objects(local_host, admin_user):
         "pool": pool.pk,
         "disk": disk.pk,
         "dataset": dataset.pk,
+        "media-speed": "hdd",
         "snapshot-task": task.pk,  # before "snapshot": the first key found in a URL name wins
         "snapshot": snapshot.pk,
     }

@@ -1,9 +1,11 @@
 """Log in, open every top-level page, log out: in a real browser."""
 
 import pytest
+from django.utils import timezone
 
 from appliance.choices import Role
-from appliance.models import User
+from appliance.models import Host, Operation, User
+from pools.models import Pool
 from tests.browser.conftest import login, shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -12,7 +14,7 @@ PAGES = [
     ("Dashboard", "/"),
     ("Pools", "/pools/"),
     ("Shares", "/shares/"),
-    ("Tuning", "/tuning/"),
+    ("Network & tuning", "/tuning/"),
     ("Benchmarks", "/benchmarks/"),
     ("Hosts", "/hosts/"),
     ("Operations", "/operations/"),
@@ -59,3 +61,42 @@ def test_htmx_is_served_locally_and_sends_the_csrf_header(page, local_host):
         ".filter(u => !u.startsWith(location.origin))"
     )
     assert external == []
+
+
+def _switch_to(page, name: str) -> None:
+    if page.locator("header select[name=host] option:checked").inner_text() != name:
+        with page.expect_navigation():
+            page.select_option("header select[name=host]", label=name)  # the switcher submits on change
+
+
+def test_every_dashboard_link_opens_with_the_switcher_on_another_host(page, local_host):
+    """Two hosts with a pool each (lab is a row only, never reached: pages read the inventory). Whichever host the
+    switcher is on, every link on the dashboard opens its page, and a pool's page switches to the pool's host."""
+    now = timezone.now()
+    lab = Host.objects.create(
+        name="lab", transport="ssh", address="192.0.2.7", facts={"zfs_version": "2.3.4"}, observed_at=now
+    )
+    Host.objects.filter(pk=local_host.pk).update(facts={"zfs_version": "2.3.4"}, observed_at=now)
+    pools = {
+        host.name: Pool.objects.create(host=host, name="tank", guid=str(host.pk), state="ONLINE", observed_at=now)
+        for host in (local_host, lab)
+    }
+    Operation.objects.create(kind="pool.scrub.start", target="pool:tank:scrub", host=lab, status="succeeded")
+    login(page, "admin", Role.ADMIN)
+    hrefs = page.eval_on_selector_all("main a[href]", "links => links.map(a => a.getAttribute('href'))")
+    assert {f"/pools/{pools['lab'].pk}/", f"/pools/{pools['local'].pk}/", f"/hosts/{lab.pk}/"} <= set(hrefs)
+    for switcher in ("local", "lab"):
+        for href in dict.fromkeys(hrefs):
+            page.goto("/")
+            _switch_to(page, switcher)
+            with page.expect_navigation() as navigation:
+                page.click(f'main a[href="{href}"] >> nth=0')
+            assert navigation.value.status != 404, (switcher, href)
+            assert page.locator("header form[action='/logout/']").count() == 1, (switcher, href)
+    page.goto("/")
+    _switch_to(page, "local")
+    page.click(f'main a[href="/pools/{pools["lab"].pk}/"]')
+    page.wait_for_url(f"**/pools/{pools['lab'].pk}/")
+    assert page.locator("header select[name=host] option:checked").inner_text() == "lab"
+    assert "on lab" in page.inner_text("h1")
+    shot(page, "11-pool-of-another-host")

@@ -1,12 +1,14 @@
 """Tuning API: links, change sets (plan → apply → keep or revert), single settings, MTU and bridges. Reads are
-open to viewers; every change is admin-only and answers 202 with the change set to follow."""
+open to viewers; every change is admin-only and answers 202 with the change set to follow (a refresh of links and
+values: the operation)."""
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from appliance.api.views import accepted, by_host, valid
+from appliance.api.serializers import HostRequest
+from appliance.api.views import ACCEPTED, accepted, by_host, valid
 from appliance.choices import Role
 from tuning import services
 from tuning.api import serializers as s
@@ -32,6 +34,13 @@ class LinkViewSet(_AdminWrites, viewsets.ReadOnlyModelViewSet):
 
     def get_queryset(self):
         return by_host(Link.objects.select_related("host"), self.request)
+
+    @extend_schema(request=HostRequest, responses=ACCEPTED)
+    @action(detail=False, methods=["post"])
+    def refresh(self, request):
+        """Read the host's links and its kernel and ZFS values again (202: the operation)."""
+        host = valid(HostRequest, request).validated_data["host"]
+        return accepted(services.tuning_refresh_start(host=host, user=request.user))
 
     @extend_schema(request=s.MtuRequest, responses=CHANGE)
     @action(detail=False, methods=["post"])
