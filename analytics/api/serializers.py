@@ -33,3 +33,11 @@ class RuleSerializer(serializers.Serializer):
     level = serializers.ChoiceField(choices=Level.choices)
     threshold = serializers.FloatField(required=False, allow_null=True)
     unit = serializers.CharField(read_only=True)
+
+
+class SamplerSettingSerializer(serializers.Serializer):
+    """How often every host is sampled and how long samples and averages are kept (limits in the service)."""
+
+    interval = serializers.IntegerField(help_text="Seconds between samples, 5–300.")
+    raw_hours = serializers.IntegerField(help_text="Hours every sample is kept, 1–168.")
+    rollup_days = serializers.IntegerField(help_text="Days the 5-minute and hourly averages are kept, 1–365.")

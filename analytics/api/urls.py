@@ -9,4 +9,8 @@ router = SimpleRouter(trailing_slash=True)
 router.register("alerts", views.AlertViewSet, basename="alert")
 router.register("alert-channels", views.ChannelViewSet, basename="alert-channel")
 router.register("alert-rules", views.RuleViewSet, basename="alert-rule")
-urlpatterns = [path("analytics/", views.AnalyticsView.as_view(), name="analytics"), *router.urls]
+urlpatterns = [
+    path("analytics/", views.AnalyticsView.as_view(), name="analytics"),
+    path("analytics/sampling/", views.SamplerSettingView.as_view(), name="analytics-sampling"),
+    *router.urls,
+]

@@ -110,3 +110,21 @@ class AnalyticsView(APIView):
         return Response({"host": host.name, "range": q["range"].key, "points": data["points"], "charts": charts,
                          "markers": [{**m, "at": m["at"].isoformat()} for m in data["markers"]],
                          "sample_cost": data["cost"]})  # fmt: skip
+
+
+class SamplerSettingView(APIView):
+    """The sampler's settings (GET; PUT: admin)."""
+
+    def get_required_role(self, request):
+        return Role.ADMIN if request.method not in ("GET", "HEAD", "OPTIONS") else None
+
+    @extend_schema(responses={200: s.SamplerSettingSerializer})
+    def get(self, request):
+        return Response(s.SamplerSettingSerializer(selectors.sampler_initial()).data)
+
+    @extend_schema(request=s.SamplerSettingSerializer, responses={200: s.SamplerSettingSerializer})
+    def put(self, request):
+        data = s.SamplerSettingSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        services.sampler_setting_save(**data.validated_data)
+        return Response(s.SamplerSettingSerializer(selectors.sampler_initial()).data)

@@ -9,6 +9,7 @@ from rest_framework.response import Response
 from appliance import selectors, services
 from appliance.api.serializers import (
     AuditEntrySerializer,
+    ConfirmRequest,
     HostCreateSerializer,
     HostSerializer,
     OperationSerializer,
@@ -37,13 +38,20 @@ def valid(serializer_class, request):
 
 
 class HostViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin, viewsets.GenericViewSet):
-    """Hosts Tarn manages. Adding one (admin) pins its SSH host key and probes it."""
+    """Hosts Tarn manages. Adding one (admin) pins its SSH host key and probes it; removing one (admin, its name
+    typed as `confirm`) forgets Tarn's rows for it and changes nothing on the host."""
 
     queryset = Host.objects.all()
     serializer_class = HostSerializer
 
     def get_required_role(self, request):
-        return Role.ADMIN if self.action == "create" else None
+        return Role.ADMIN if self.action in ("create", "destroy") else None
+
+    @extend_schema(request=ConfirmRequest, responses={204: None})
+    def destroy(self, request, pk=None):
+        confirm = request.data.get("confirm") or request.query_params.get("confirm", "")
+        services.host_remove(host=self.get_object(), confirm=str(confirm), user=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
     @extend_schema(request=HostCreateSerializer, responses={201: HostSerializer})
     def create(self, request):

@@ -5,7 +5,7 @@ from rest_framework import serializers
 from appliance.api.serializers import HostField, HostRequest
 from hostlib.posix import FOLDER_MODES
 from shares.choices import NFS_CONFIRMATION_FIELDS
-from shares.models import NfsExport, SambaUser, ShareSettings, SmbShare
+from shares.models import NfsExport, SambaUser, ShareSettings, ShareStatus, SmbShare
 
 SMB_FIELDS = [
     "name", "dataset", "comment", "preset", "read_only", "browseable", "guest_ok", "valid_users", "hosts_allow",
@@ -85,3 +85,11 @@ class ShareFolderRequest(serializers.Serializer):
     owner = serializers.CharField(max_length=32, help_text="root or a Samba user.")
     group = serializers.CharField(max_length=32, help_text="users, root or a Samba user's own group.")
     mode = serializers.ChoiceField(choices=list(FOLDER_MODES), help_text="2775, 2770, 0755, 0750 or 0700.")
+
+
+class ShareStatusSerializer(serializers.ModelSerializer):
+    host = serializers.CharField(source="host.name", read_only=True)
+
+    class Meta:
+        model = ShareStatus
+        fields = ["host", "smb_sessions", "nfs_clients", "observed_at"]

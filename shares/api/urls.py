@@ -9,4 +9,5 @@ router.register("smb-shares", views.SmbShareViewSet, basename="smb-share")
 router.register("nfs-exports", views.NfsExportViewSet, basename="nfs-export")
 router.register("samba-users", views.SambaUserViewSet, basename="samba-user")
 router.register("share-settings", views.ShareSettingsViewSet, basename="share-settings")
+router.register("share-status", views.ShareStatusViewSet, basename="share-status")
 urlpatterns = router.urls

@@ -12,7 +12,7 @@ from appliance.choices import Role
 from appliance.models import Host
 from shares import selectors, services
 from shares.api import serializers as s
-from shares.models import NfsExport, SambaUser, ShareSettings, SmbShare
+from shares.models import NfsExport, SambaUser, ShareSettings, ShareStatus, SmbShare
 
 
 class _SavedAndAppliedViewSet(viewsets.ReadOnlyModelViewSet):
@@ -173,3 +173,24 @@ class SambaUserViewSet(viewsets.ReadOnlyModelViewSet):
                 host=row.host, user=request.user, action="delete", username=row.username, confirm=confirm
             )
         )
+
+
+class ShareStatusViewSet(viewsets.GenericViewSet):
+    """Who is connected to a host's shares, as last read (GET /share-status/<host>/); POST …/refresh/ reads
+    smbstatus and nfsd's clients again (an operation)."""
+
+    serializer_class = s.ShareStatusSerializer
+    lookup_field = "host__name"
+    lookup_url_kwarg = "host"
+
+    def get_queryset(self):
+        return ShareStatus.objects.select_related("host")
+
+    def retrieve(self, request, host=None):
+        row = selectors.share_overview(host=get_object_or_404(Host, name=host))["status"]
+        return Response(s.ShareStatusSerializer(row).data if row else {})
+
+    @extend_schema(request=None, responses=ACCEPTED)
+    @action(detail=True, methods=["post"])
+    def refresh(self, request, host=None):
+        return accepted(services.share_status_start(host=get_object_or_404(Host, name=host), user=request.user))

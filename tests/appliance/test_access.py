@@ -76,6 +76,7 @@ def objects(local_host, admin_user):
         "tunable": setting.pk,
         "api:link": link.pk,
         "share-settings": local_host.name,
+        "share-status": local_host.name,
         "samba-user": samba_user.pk,
         "smb-share": smb.pk,
         "nfs-export": nfs.pk,
