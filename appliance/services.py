@@ -18,6 +18,7 @@ from appliance.choices import AuditKind, OperationStatus, TransportKind
 from appliance.connect import transport_for
 from appliance.models import ApiToken, AuditEntry, Host, LoginAttempts, Operation
 from appliance.operations import Tracker, operation_runner, operation_start, operations_reap, operations_reap_lost
+from appliance.probes import READERS
 from hostlib import facts as host_facts
 from hostlib.errors import HostError
 from hostlib.keys import is_private_key
@@ -149,6 +150,13 @@ def host_probe_run(tracker: Tracker) -> None:
     host_refresh_facts(host=host, operation=tracker.op)
     if host.facts_error:
         raise HostError(host.facts_error)
+    # What the pages show of a new host (pools, free disks, links, kernel values) is read now, not at the next beat.
+    for n, (title, reader) in enumerate(READERS):
+        tracker.progress(20 + 70 * n // max(len(READERS), 1), title)
+        try:
+            reader(host=host, operation=tracker.op)
+        except HostError as exc:
+            tracker.log(f"{title}: {exc}")
     tracker.progress(100, "ZFS found" if host.has_zfs else "No OpenZFS on this host")
 
 

@@ -283,6 +283,12 @@ def _save_disks(host, infos: list[host_disks.DiskInfo], now) -> None:
 
 
 # --- as operations ----------------------------------------------------------------------------------------------
+def inventory_first_read(*, host: Host, operation: Operation | None = None) -> None:
+    """A host just probed: its storage read at once (a host without OpenZFS has none to read)."""
+    if host.has_zfs:
+        inventory_refresh(host=host, operation=operation)
+
+
 def inventory_refresh_start(*, host: Host, user) -> Operation:
     return operation_start(kind="inventory.refresh", host=host, user=user)
 

@@ -10,6 +10,7 @@ from appliance.models import AuditEntry, Host, Operation
 from appliance.services import host_refresh_facts
 from hostlib.errors import HostKeyMismatch
 from tests.support.sshd import free_port, keygen
+from tuning.models import KernelState, Link
 
 GOOD = {"name": "nas1", "address": "127.0.0.1", "port": 22, "username": "root"}
 
@@ -67,6 +68,8 @@ def test_adding_an_ssh_host_pins_its_key_and_the_worker_logs_in(admin_client, ss
     assert host.facts_error == ""
     assert host.facts["cpus"] >= 1 and host.facts["memory_bytes"] > 0
     assert host.facts["tools"]["ip"] is True
+    # the pages' first look at a new host needs no beat: its links and kernel values were read by the probe
+    assert Link.objects.filter(host=host).exists() and KernelState.objects.filter(host=host).exists(), op.log
 
 
 @pytest.mark.integration
