@@ -16,10 +16,17 @@ from analytics.models import Channel
 
 
 def payload(event: str, alert) -> dict:
-    return {"event": event, "rule": alert.rule, "title": alert.title, "level": alert.level, "message": alert.message,
-            "host": alert.host.name if alert.host else None, "subject": alert.subject,
-            "raised_at": alert.raised_at.isoformat() if alert.raised_at else None,
-            "cleared_at": alert.cleared_at.isoformat() if alert.cleared_at else None}  # fmt: skip
+    return {
+        "event": event,
+        "rule": alert.rule,
+        "title": alert.title,
+        "level": alert.level,
+        "message": alert.message,
+        "host": alert.host.name if alert.host else None,
+        "subject": alert.subject,
+        "raised_at": alert.raised_at.isoformat() if alert.raised_at else None,
+        "cleared_at": alert.cleared_at.isoformat() if alert.cleared_at else None,
+    }
 
 
 def signature(secret: str, body: bytes) -> str:
@@ -35,11 +42,16 @@ def send(channel: Channel, data: dict) -> tuple[bool, str]:
 
 def send_email(channel: Channel, data: dict) -> tuple[bool, str]:
     connection = get_connection(
-        "django.core.mail.backends.smtp.EmailBackend", host=channel.smtp_host, port=channel.smtp_port,
-        username=channel.smtp_username or None, password=channel.smtp_password or None,
-        use_tls=channel.smtp_security == SmtpSecurity.STARTTLS, use_ssl=channel.smtp_security == SmtpSecurity.TLS,
-        timeout=SMTP_TIMEOUT, fail_silently=False,
-    )  # fmt: skip
+        "django.core.mail.backends.smtp.EmailBackend",
+        host=channel.smtp_host,
+        port=channel.smtp_port,
+        username=channel.smtp_username or None,
+        password=channel.smtp_password or None,
+        use_tls=channel.smtp_security == SmtpSecurity.STARTTLS,
+        use_ssl=channel.smtp_security == SmtpSecurity.TLS,
+        timeout=SMTP_TIMEOUT,
+        fail_silently=False,
+    )
     what = "cleared" if data["event"] == "cleared" else data["level"].upper()
     subject = f"[Tarn {what}] {data['message']}"[:200]
     body = "\n".join(f"{k}: {v}" for k, v in data.items() if v is not None)

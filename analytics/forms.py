@@ -7,15 +7,33 @@ from analytics.models import Channel
 
 
 class ChannelForm(forms.ModelForm):
-    smtp_password = forms.CharField(required=False, widget=forms.PasswordInput, label="SMTP password",
-                                    help_text="Empty keeps the saved one.")  # fmt: skip
-    secret = forms.CharField(required=False, widget=forms.PasswordInput, label="Shared secret",
-                             help_text="Signs each body (X-Tarn-Signature: sha256=HMAC). Empty keeps the saved one.")  # fmt: skip
+    smtp_password = forms.CharField(
+        required=False, widget=forms.PasswordInput, label="SMTP password", help_text="Empty keeps the saved one."
+    )
+    secret = forms.CharField(
+        required=False,
+        widget=forms.PasswordInput,
+        label="Shared secret",
+        help_text="Signs each body (X-Tarn-Signature: sha256=HMAC). Empty keeps the saved one.",
+    )
 
     class Meta:
         model = Channel
-        fields = ["name", "kind", "enabled", "min_level", "smtp_host", "smtp_port", "smtp_security", "smtp_username",
-                  "smtp_password", "sender", "recipients", "url", "secret"]  # fmt: skip
+        fields = [
+            "name",
+            "kind",
+            "enabled",
+            "min_level",
+            "smtp_host",
+            "smtp_port",
+            "smtp_security",
+            "smtp_username",
+            "smtp_password",
+            "sender",
+            "recipients",
+            "url",
+            "secret",
+        ]
         widgets = {"kind": forms.Select(choices=ChannelKind.choices)}
 
 
@@ -27,10 +45,13 @@ class RuleForm(forms.Form):
 
 
 class SamplerForm(forms.Form):
-    interval = forms.IntegerField(label="Sample every (s)", help_text="5–300 s. Each sample is one command on the "
-                                  "NAS; its cost is shown below the charts.")  # fmt: skip
-    raw_hours = forms.IntegerField(label="Keep every sample (h)", help_text="1–168 h; older samples remain as "
-                                   "5-minute and hourly averages.")  # fmt: skip
+    interval = forms.IntegerField(
+        label="Sample every (s)",
+        help_text="5–300 s. Each sample is one command on the NAS; its cost is shown below the charts.",
+    )
+    raw_hours = forms.IntegerField(
+        label="Keep every sample (h)", help_text="1–168 h; older samples remain as 5-minute and hourly averages."
+    )
     rollup_days = forms.IntegerField(label="Keep averages (days)", help_text="1–365 days.")
 
 

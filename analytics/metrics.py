@@ -32,8 +32,11 @@ class InventoryCollector:
         for row in Alert.objects.filter(cleared_at__isnull=True).values("level").annotate(n=Count("id")):
             alerts.add_metric([row["level"]], row["n"])
         yield alerts
-        bench = GaugeMetricFamily("tarn_benchmark_last_bandwidth_bytes", "Bytes/s of the last successful run",
-                                  labels=["host", "profile", "target"])  # fmt: skip
+        bench = GaugeMetricFamily(
+            "tarn_benchmark_last_bandwidth_bytes",
+            "Bytes/s of the last successful run",
+            labels=["host", "profile", "target"],
+        )
         for run in runs_last_succeeded():
             bench.add_metric([hosts.get(run.host_id, ""), run.profile, run.target], run.bandwidth)
         yield bench
@@ -47,10 +50,10 @@ def _pools(hosts):
         "capacity": GaugeMetricFamily("tarn_pool_capacity_ratio", "Allocated share, 0-1", labels=["host", "pool"]),
         "errors": GaugeMetricFamily(
             "tarn_pool_device_errors", "Read, write and checksum errors of its devices", labels=["host", "pool"]
-        ),  # fmt: skip
+        ),
         "scrub": GaugeMetricFamily(
             "tarn_pool_last_scan_end_timestamp_seconds", "End of the last scrub or resilver", labels=["host", "pool"]
-        ),  # fmt: skip
+        ),
     }
     errors = device_errors_by_pool()
     for pool in pools_all():
@@ -77,10 +80,15 @@ def _counts(hosts):
 
 
 def _links(hosts):
-    families = {f"{d}_{n}": CounterMetricFamily(f"tarn_link_{'receive' if d == 'rx' else 'transmit'}_{n}",
-                                                 f"Link {n} {'received' if d == 'rx' else 'sent'}, as last read",
-                                                 labels=["host", "link"])
-                for d in ("rx", "tx") for n in ("bytes", "packets", "errors", "dropped")}  # fmt: skip
+    families = {
+        f"{d}_{n}": CounterMetricFamily(
+            f"tarn_link_{'receive' if d == 'rx' else 'transmit'}_{n}",
+            f"Link {n} {'received' if d == 'rx' else 'sent'}, as last read",
+            labels=["host", "link"],
+        )
+        for d in ("rx", "tx")
+        for n in ("bytes", "packets", "errors", "dropped")
+    }
     for host_id, name, counters in link_counters():
         for key, family in families.items():
             if key in counters:
@@ -103,10 +111,15 @@ def _arc(hosts):
 
 def _sampled(hosts):
     """The sampler's last counters (cumulative: Prometheus takes the rates) and its last throughput by client."""
-    io = {f"{kind}_{n}": CounterMetricFamily(f"tarn_{kind}_{n}", f"{kind.capitalize()} {n.replace('_', ' ')} since "
-                                             "import or mount", labels=["host", "pool", kind] if kind == "vdev"
-                                             else ["host", kind])
-          for kind in ("vdev", "dataset") for n in ("read_ops", "write_ops", "read_bytes", "write_bytes")}  # fmt: skip
+    io = {
+        f"{kind}_{n}": CounterMetricFamily(
+            f"tarn_{kind}_{n}",
+            f"{kind.capitalize()} {n.replace('_', ' ')} since import or mount",
+            labels=["host", "pool", kind] if kind == "vdev" else ["host", kind],
+        )
+        for kind in ("vdev", "dataset")
+        for n in ("read_ops", "write_ops", "read_bytes", "write_bytes")
+    }
     nfsd = CounterMetricFamily("tarn_nfsd_operations", "NFS server operations (v3 and v4)", labels=["host"])
     cost = GaugeMetricFamily("tarn_sample_cpu_seconds", "CPU the last sample cost on the host", labels=["host"])
     for state in SamplerState.objects.exclude(counters={}).only("host_id", "counters"):
@@ -122,8 +135,11 @@ def _sampled(hosts):
         nfsd.add_metric([host], NfsdRow(*c.get("nfsd", [0, 0, 0])).operations)
         cost.add_metric([host], c.get("cost_cpu_ms", 0) / 1000)
     yield from (*io.values(), nfsd, cost)
-    clients = GaugeMetricFamily("tarn_client_bytes_per_second", "Throughput by SMB and NFS client in the last sample",
-                                labels=["host", "protocol", "client", "direction"])  # fmt: skip
+    clients = GaugeMetricFamily(
+        "tarn_client_bytes_per_second",
+        "Throughput by SMB and NFS client in the last sample",
+        labels=["host", "protocol", "client", "direction"],
+    )
     for host_id in hosts:
         latest = Sample.objects.filter(host_id=host_id, step=RAW).order_by("-at").values_list("values", flat=True)[:1]
         for name, value in series.unpack(latest[0] if latest else {}).items():

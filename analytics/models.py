@@ -35,9 +35,12 @@ class Alert(models.Model):
     class Meta:
         ordering = ["-raised_at", "-id"]
         constraints = [
-            models.UniqueConstraint(fields=["host", "rule", "subject"], condition=Q(cleared_at__isnull=True),
-                                    name="one_open_alert_per_condition"),
-        ]  # fmt: skip
+            models.UniqueConstraint(
+                fields=["host", "rule", "subject"],
+                condition=Q(cleared_at__isnull=True),
+                name="one_open_alert_per_condition",
+            ),
+        ]
         indexes = [models.Index(fields=["cleared_at", "-raised_at"], name="alert_open_recent")]
 
     def __str__(self):
@@ -52,8 +55,9 @@ class Channel(models.Model):
     name = models.CharField(max_length=80, unique=True)
     kind = models.CharField(max_length=8, choices=ChannelKind.choices)
     enabled = models.BooleanField(default=True)
-    min_level = models.CharField(max_length=10, choices=Level.choices, default=Level.WARNING,
-                                 help_text="Send alerts of this level and above.")  # fmt: skip
+    min_level = models.CharField(
+        max_length=10, choices=Level.choices, default=Level.WARNING, help_text="Send alerts of this level and above."
+    )
     # e-mail
     smtp_host = models.CharField(max_length=253, blank=True)
     smtp_port = models.PositiveIntegerField(default=587)
@@ -80,8 +84,9 @@ class SamplerSetting(models.Model):
 
     interval = models.PositiveIntegerField(default=10, help_text="Seconds between samples of each host (5–300).")
     raw_hours = models.PositiveIntegerField(default=24, help_text="Keep every sample this many hours (1–168).")
-    rollup_days = models.PositiveIntegerField(default=30, help_text="Keep 5-minute and hourly averages this many "
-                                              "days (1–365).")  # fmt: skip
+    rollup_days = models.PositiveIntegerField(
+        default=30, help_text="Keep 5-minute and hourly averages this many days (1–365)."
+    )
 
     def __str__(self):
         return f"every {self.interval} s"

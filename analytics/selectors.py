@@ -32,8 +32,12 @@ def rules() -> dict[str, tuple[Rule, bool]]:
     found = {}
     for rule in RULES:
         s = saved.get(rule.key)
-        found[rule.key] = (replace(rule, level=s.level, threshold=s.threshold if s.threshold is not None
-                                   else rule.threshold) if s else rule, s.enabled if s else True)  # fmt: skip
+        found[rule.key] = (
+            replace(rule, level=s.level, threshold=s.threshold if s.threshold is not None else rule.threshold)
+            if s
+            else rule,
+            s.enabled if s else True,
+        )
     return found
 
 
@@ -137,8 +141,9 @@ def hosts_due(now=None) -> list[Host]:
 
 def _rows(host: Host, period: Range, now) -> list[tuple]:
     since = now - timedelta(seconds=period.seconds)
-    return list(Sample.objects.filter(host=host, step=period.step, at__gte=since).order_by("at")
-                .values_list("at", "values"))  # fmt: skip
+    return list(
+        Sample.objects.filter(host=host, step=period.step, at__gte=since).order_by("at").values_list("at", "values")
+    )
 
 
 def _line(label: str, points: list) -> dict:
@@ -154,8 +159,11 @@ def time_labels(rows: list[tuple]) -> list[str]:
 
 def _levels(chart: Chart, group: str, subjects, rows: list[tuple]) -> list[dict]:
     """A gauge chart's lines: each subject's each metric, side by side."""
-    return [_line(f"{subject} {label}", [v.get(group, {}).get(subject, {}).get(metric) for _, v in rows])
-            for subject in subjects for metric, label in chart.metrics]  # fmt: skip
+    return [
+        _line(f"{subject} {label}", [v.get(group, {}).get(subject, {}).get(metric) for _, v in rows])
+        for subject in subjects
+        for metric, label in chart.metrics
+    ]
 
 
 def chart_data(chart: Chart, rows: list[tuple], by: str | None = None, labels: list[str] | None = None) -> dict:
@@ -190,8 +198,10 @@ def chart_data(chart: Chart, rows: list[tuple], by: str | None = None, labels: l
                 datasets.append(_line(subject, points))
             rest = set(totals) - set(top)
             if rest:
-                points = [round(sum(f.get(m, 0) for s_, f in v.get(by, {}).items() if s_ in rest for m in metrics), 2)
-                          for _, v in rows]  # fmt: skip
+                points = [
+                    round(sum(f.get(m, 0) for s_, f in v.get(by, {}).items() if s_ in rest for m in metrics), 2)
+                    for _, v in rows
+                ]
                 datasets.append(_line("others", points))
     return {"type": "line", "labels": labels, "datasets": datasets, "unit": chart.unit, "subjects": top}
 
@@ -234,8 +244,11 @@ def analytics(host: Host, period: Range, focus: str | None = None, by: str | Non
     cost = None
     if state and state.at and state.counters:
         cpu_ms = state.counters.get("cost_cpu_ms", 0)
-        cost = {"round_trip_ms": state.counters.get("round_trip_ms", 0), "cpu_ms": cpu_ms,
-                "cpu_pct": cpu_ms / (10 * setting.interval)}  # fmt: skip
+        cost = {
+            "round_trip_ms": state.counters.get("round_trip_ms", 0),
+            "cpu_ms": cpu_ms,
+            "cpu_pct": cpu_ms / (10 * setting.interval),
+        }
     latest = Sample.objects.filter(host=host, step=0).order_by("-at").values_list("values", flat=True).first() or {}
     table = []
     if focus and by:
@@ -270,8 +283,16 @@ def dashboard_live(*, hosts) -> dict:
         def total(group, metrics, v=v):
             return sum(f.get(m, 0) for f in v.get(group, {}).values() for m in metrics)
 
-        rows.append({"host": host, "at": at, "pool": total("pool", ("r_bps", "w_bps")),
-                     "smb": total("smb", ("read_bps", "write_bps")), "nfs": total("nfs", ("read_bps", "write_bps")),
-                     "link": total("link", ("rx_bps", "tx_bps")), "arc": v.get("arc", {}).get("", {}).get("hit_pct"),
-                     "cpu": v.get("cpu", {}).get("", {}).get("busy_pct")})  # fmt: skip
+        rows.append(
+            {
+                "host": host,
+                "at": at,
+                "pool": total("pool", ("r_bps", "w_bps")),
+                "smb": total("smb", ("read_bps", "write_bps")),
+                "nfs": total("nfs", ("read_bps", "write_bps")),
+                "link": total("link", ("rx_bps", "tx_bps")),
+                "arc": v.get("arc", {}).get("", {}).get("hit_pct"),
+                "cpu": v.get("cpu", {}).get("", {}).get("busy_pct"),
+            }
+        )
     return {"live": rows}

@@ -96,8 +96,15 @@ def rates(before: dict, now: dict) -> dict[str, float]:
     for link, row in now.get("links", {}).items():
         if old := before.get("links", {}).get(link):
             new, old = LinkRow(*row), LinkRow(*old)
-            _counters(values, "link", link, (new.rx_bytes, new.tx_bytes), (old.rx_bytes, old.tx_bytes),
-                      ("rx_bps", "tx_bps"), seconds)  # fmt: skip
+            _counters(
+                values,
+                "link",
+                link,
+                (new.rx_bytes, new.tx_bytes),
+                (old.rx_bytes, old.tx_bytes),
+                ("rx_bps", "tx_bps"),
+                seconds,
+            )
             _put(
                 values, "link", link, "errors", _per_second(new.errors + new.dropped, old.errors + old.dropped, seconds)
             )

@@ -34,8 +34,11 @@ def alerts_evaluate(*, host: Host, now=None, deliver=None) -> tuple[list[Alert],
     with transaction.atomic():
         for key, c in holding.items():
             if key not in open_:
-                raised.append(Alert.objects.create(host=host, rule=c.rule, subject=c.subject, level=c.level,
-                                                   message=c.message[:500]))  # fmt: skip
+                raised.append(
+                    Alert.objects.create(
+                        host=host, rule=c.rule, subject=c.subject, level=c.level, message=c.message[:500]
+                    )
+                )
         for key, alert in open_.items():
             if key not in holding:
                 alert.cleared_at = now
@@ -75,8 +78,9 @@ def rule_save(*, key: str, enabled: bool, level: str, threshold: float | None) -
         threshold = None
     elif threshold is None or not rule.low <= threshold <= rule.high:
         raise ValidationError({"threshold": f"{rule.title}: {rule.low:g} to {rule.high:g} {rule.unit}."})
-    row, _ = RuleSetting.objects.update_or_create(key=key, defaults={"enabled": enabled, "level": level,
-                                                                     "threshold": threshold})  # fmt: skip
+    row, _ = RuleSetting.objects.update_or_create(
+        key=key, defaults={"enabled": enabled, "level": level, "threshold": threshold}
+    )
     return row
 
 
@@ -126,12 +130,21 @@ def channel_save(*, data: dict, pk: int | None = None) -> Channel:
 
 def channel_test(*, channel: Channel) -> tuple[bool, str]:
     """Send a test message now (in the request: the admin waits for the answer, bounded by the timeouts)."""
-    data = {"event": "test", "rule": "test", "title": "Test", "level": "warning", "host": None, "subject": "",
-            "message": f"A test from Tarn's channel {channel.name}.", "raised_at": timezone.now().isoformat(),
-            "cleared_at": None}  # fmt: skip
+    data = {
+        "event": "test",
+        "rule": "test",
+        "title": "Test",
+        "level": "warning",
+        "host": None,
+        "subject": "",
+        "message": f"A test from Tarn's channel {channel.name}.",
+        "raised_at": timezone.now().isoformat(),
+        "cleared_at": None,
+    }
     ok, result = channels.send(channel, data)
-    Channel.objects.filter(pk=channel.pk).update(last_result=f"{'ok' if ok else 'failed'}: {result}"[:500],
-                                                 last_at=timezone.now())  # fmt: skip
+    Channel.objects.filter(pk=channel.pk).update(
+        last_result=f"{'ok' if ok else 'failed'}: {result}"[:500], last_at=timezone.now()
+    )
     return ok, result
 
 
@@ -149,8 +162,11 @@ def sample_claim(*, host: Host, now=None, seconds: int = 60) -> bool:
     """Mark host as being sampled (one sample at a time per host, across workers); False if one is under way."""
     now = now or timezone.now()
     SamplerState.objects.get_or_create(host=host)
-    claimed = SamplerState.objects.filter(host=host).filter(
-        Q(busy_until__isnull=True) | Q(busy_until__lt=now)).update(busy_until=now + timedelta(seconds=seconds))  # fmt: skip
+    claimed = (
+        SamplerState.objects.filter(host=host)
+        .filter(Q(busy_until__isnull=True) | Q(busy_until__lt=now))
+        .update(busy_until=now + timedelta(seconds=seconds))
+    )
     return bool(claimed)
 
 
@@ -178,8 +194,11 @@ def _health_changed(host: Host, before: dict | None, now: dict) -> None:
     """A pool whose state (or a vdev's) changed since the last sample, or that differs from the inventory, is read
     again at once and the alert rules checked: a degraded pool is mailed within a sample, not the next poll."""
     known = pool_states(host=host)
-    changed = sorted(p for p, (state, vdevs) in now.items() if state != known.get(p) or
-                     (before is not None and [state, vdevs] != list(before.get(p, ["", {}]))))  # fmt: skip
+    changed = sorted(
+        p
+        for p, (state, vdevs) in now.items()
+        if state != known.get(p) or (before is not None and [state, vdevs] != list(before.get(p, ["", {}])))
+    )
     if changed:
         try:
             inventory_refresh(host=host, scope=Scope(pools=changed))
@@ -228,5 +247,6 @@ def sampler_setting_save(*, interval: int, raw_hours: int, rollup_days: int) -> 
         if value is None or not low <= value <= high:
             raise ValidationError({name: f"{name}: from {low} to {high} {unit}."})
     row, _ = SamplerSetting.objects.update_or_create(
-        pk=1, defaults={"interval": interval, "raw_hours": raw_hours, "rollup_days": rollup_days})  # fmt: skip
+        pk=1, defaults={"interval": interval, "raw_hours": raw_hours, "rollup_days": rollup_days}
+    )
     return row

@@ -24,11 +24,18 @@ def analytics(request):
         messages.error(request, form_errors(query))
         return redirect("analytics")
     q = query.cleaned_data
-    context = {"host": host, "range": q["range"], "focus": q["chart"], "by": q["by"],
-               "ranges": RANGES.values(), "form": SamplerForm(initial=selectors.sampler_initial()),
-               **(selectors.analytics(host, q["range"], q["chart"], q["by"]) if host else {})}  # fmt: skip
-    return render(request, "analytics/analytics.html#analytics-charts" if request.htmx else "analytics/analytics.html",
-                  context)  # fmt: skip
+    context = {
+        "host": host,
+        "range": q["range"],
+        "focus": q["chart"],
+        "by": q["by"],
+        "ranges": RANGES.values(),
+        "form": SamplerForm(initial=selectors.sampler_initial()),
+        **(selectors.analytics(host, q["range"], q["chart"], q["by"]) if host else {}),
+    }
+    return render(
+        request, "analytics/analytics.html#analytics-charts" if request.htmx else "analytics/analytics.html", context
+    )
 
 
 @requires(write=Role.ADMIN)
@@ -43,9 +50,13 @@ def sampler_save(request):
 
 
 def alert_list(request):
-    context = {"open": selectors.open_alerts(), "cleared": selectors.recent_cleared(),
-               "rules": [(r, on) for r, on in selectors.rules().values()], "channels": list(Channel.objects.all()),
-               "levels": Level.choices}  # fmt: skip
+    context = {
+        "open": selectors.open_alerts(),
+        "cleared": selectors.recent_cleared(),
+        "rules": [(r, on) for r, on in selectors.rules().values()],
+        "channels": list(Channel.objects.all()),
+        "levels": Level.choices,
+    }
     return render(request, "analytics/alert_list.html", context)
 
 

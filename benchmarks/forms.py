@@ -14,9 +14,11 @@ CACHE_HELP = "Run although the working set fits in the ARC: the result then meas
 class SizedRun(forms.Form):
     dataset = forms.ChoiceField(choices=[], help_text="Tarn makes a scratch dataset under it and removes it after.")
     size = forms.CharField(
-        required=False, max_length=8, help_text="Per job, e.g. 4g. Empty: the profile's. At least twice the ARC's "
+        required=False,
+        max_length=8,
+        help_text="Per job, e.g. 4g. Empty: the profile's. At least twice the ARC's "
         "maximum, or the result measures RAM.",
-    )  # fmt: skip
+    )
     runtime = forms.IntegerField(required=False, min_value=1, max_value=86400, help_text="Seconds per job.")
     cache_ok = forms.BooleanField(required=False, label="Measure the cache", help_text=CACHE_HELP)
 
@@ -41,15 +43,19 @@ class RunForm(SizedRun):
     """dataset is replaced by target: a dataset, or a share mounted over loopback (its value says which)."""
 
     profile = forms.ChoiceField(choices=STORAGE)
-    target = forms.ChoiceField(choices=[], help_text="A dataset: Tarn makes a scratch dataset under it. A share: "
-                               "Tarn mounts it on the NAS itself over SMB3 or NFSv3 and writes in a scratch folder.")  # fmt: skip
+    target = forms.ChoiceField(
+        choices=[],
+        help_text="A dataset: Tarn makes a scratch dataset under it. A share: "
+        "Tarn mounts it on the NAS itself over SMB3 or NFSv3 and writes in a scratch folder.",
+    )
     field_order = ["profile", "target", "size", "runtime", "cache_ok"]
 
     def __init__(self, *args, datasets=(), shares=(), **kwargs):
         super().__init__(*args, datasets=datasets, **kwargs)
         del self.fields["dataset"]
         self.fields["target"].choices = [("Datasets", [(f"dataset:{d}", d) for d in datasets])] + (
-            [("Shares (over loopback)", list(shares))] if shares else [])  # fmt: skip
+            [("Shares (over loopback)", list(shares))] if shares else []
+        )
 
     def clean_target(self):
         kind, _, name = self.cleaned_data["target"].partition(":")
@@ -58,8 +64,11 @@ class RunForm(SizedRun):
 
 class SuiteForm(SizedRun):
     profiles = forms.MultipleChoiceField(choices=STORAGE, widget=forms.CheckboxSelectMultiple)
-    prop = forms.ChoiceField(choices=[("", "(none: just these profiles)")] + [(p, p) for p in PROPERTIES],
-                             required=False, label="Sweep property")  # fmt: skip
+    prop = forms.ChoiceField(
+        choices=[("", "(none: just these profiles)")] + [(p, p) for p in PROPERTIES],
+        required=False,
+        label="Sweep property",
+    )
     values = forms.CharField(required=False, max_length=200, help_text="Comma-separated, e.g. standard,always.")
     field_order = ["profiles", "prop", "values", "dataset", "size", "runtime", "cache_ok"]
 
@@ -78,10 +87,14 @@ class SuiteForm(SizedRun):
 
 class NetworkForm(forms.Form):
     profile = forms.ChoiceField(choices=NETWORK)
-    peer = forms.ChoiceField(choices=[], help_text="Where iperf3's client runs: another host Tarn manages, or this "
-                             "machine.")  # fmt: skip
-    address = forms.ChoiceField(choices=[], help_text="The NAS's address the client reaches: a data link's says more "
-                                "about clients than the management link's.")  # fmt: skip
+    peer = forms.ChoiceField(
+        choices=[], help_text="Where iperf3's client runs: another host Tarn manages, or this machine."
+    )
+    address = forms.ChoiceField(
+        choices=[],
+        help_text="The NAS's address the client reaches: a data link's says more "
+        "about clients than the management link's.",
+    )
     runtime = forms.IntegerField(required=False, min_value=1, max_value=300, help_text="Seconds per direction.")
 
     def __init__(self, *args, peers=(), addresses=(), **kwargs):
@@ -99,11 +112,27 @@ class ScheduleForm(SizedRun):
     minute = forms.CharField(max_length=60, initial="0", help_text="Cron fields: numbers, *, 1-5, */15, 0,30.")
     hour = forms.CharField(max_length=60, initial="3")
     day_of_week = forms.CharField(max_length=60, initial="0", help_text="0 is Sunday; * every day.")
-    drop_percent = forms.IntegerField(min_value=1, max_value=90, initial=10, label="Flag a drop beyond (%)",
-                                      help_text="Against the median of the same profile's previous 5 scheduled runs.")  # fmt: skip
+    drop_percent = forms.IntegerField(
+        min_value=1,
+        max_value=90,
+        initial=10,
+        label="Flag a drop beyond (%)",
+        help_text="Against the median of the same profile's previous 5 scheduled runs.",
+    )
     enabled = forms.BooleanField(required=False, initial=True)
-    field_order = ["name", "profiles", "dataset", "size", "runtime", "cache_ok", "minute", "hour", "day_of_week",
-                   "drop_percent", "enabled"]  # fmt: skip
+    field_order = [
+        "name",
+        "profiles",
+        "dataset",
+        "size",
+        "runtime",
+        "cache_ok",
+        "minute",
+        "hour",
+        "day_of_week",
+        "drop_percent",
+        "enabled",
+    ]
 
 
 class ProfileForm(forms.Form):
@@ -117,25 +146,49 @@ class ProfileForm(forms.Form):
     runtime = forms.IntegerField(min_value=1, max_value=86400, help_text="Seconds.")
     ramp = forms.IntegerField(min_value=0, max_value=3600, help_text="Seconds not counted at the start.")
     numjobs = forms.IntegerField(min_value=1, max_value=64, label="Processes")
-    iodepth = forms.IntegerField(min_value=1, max_value=256, label="Queue depth",
-                                 help_text="Above 1 only with libaio or io_uring: psync runs at depth 1.")  # fmt: skip
+    iodepth = forms.IntegerField(
+        min_value=1,
+        max_value=256,
+        label="Queue depth",
+        help_text="Above 1 only with libaio or io_uring: psync runs at depth 1.",
+    )
     ioengine = forms.ChoiceField(choices=[(x, x) for x in ENGINES], label="Engine")
-    rwmixread = forms.IntegerField(min_value=0, max_value=100, required=False, label="Read share (%)",
-                                   help_text="Mixed patterns only.")  # fmt: skip
+    rwmixread = forms.IntegerField(
+        min_value=0, max_value=100, required=False, label="Read share (%)", help_text="Mixed patterns only."
+    )
     nrfiles = forms.IntegerField(min_value=1, max_value=10000, label="Files per process")
     sync = forms.BooleanField(required=False, label="O_SYNC writes", help_text="As NFS, ESXi and databases write.")
     direct = forms.BooleanField(required=False, label="O_DIRECT", help_text="Honoured by OpenZFS from 2.3.")
     end_fsync = forms.BooleanField(required=False, label="fsync at the end", help_text="Counts the dirty data.")
-    recordsize = forms.ChoiceField(choices=[("", "(the dataset's)")] + [(v, v) for v in PROPERTIES["recordsize"]],
-                                   required=False)  # fmt: skip
-    dataset_sync = forms.ChoiceField(choices=[("", "(the dataset's)")] + [(v, v) for v in PROPERTIES["sync"]],
-                                     required=False, label="Dataset sync")  # fmt: skip
-    JOB = ("rw", "bs", "size", "runtime", "ramp", "numjobs", "iodepth", "ioengine", "rwmixread", "nrfiles", "sync",
-           "direct", "end_fsync")  # fmt: skip
+    recordsize = forms.ChoiceField(
+        choices=[("", "(the dataset's)")] + [(v, v) for v in PROPERTIES["recordsize"]], required=False
+    )
+    dataset_sync = forms.ChoiceField(
+        choices=[("", "(the dataset's)")] + [(v, v) for v in PROPERTIES["sync"]], required=False, label="Dataset sync"
+    )
+    JOB = (
+        "rw",
+        "bs",
+        "size",
+        "runtime",
+        "ramp",
+        "numjobs",
+        "iodepth",
+        "ioengine",
+        "rwmixread",
+        "nrfiles",
+        "sync",
+        "direct",
+        "end_fsync",
+    )
 
     def split(self) -> dict:
         """cleaned_data as profile_copy's arguments."""
         data = self.cleaned_data
         properties = {k: data[f] for k, f in (("recordsize", "recordsize"), ("sync", "dataset_sync")) if data[f]}
-        return {"title": data["title"], "represents": data["represents"], "properties": properties,
-                "job": {k: data[k] for k in self.JOB}}  # fmt: skip
+        return {
+            "title": data["title"],
+            "represents": data["represents"],
+            "properties": properties,
+            "job": {k: data[k] for k in self.JOB},
+        }

@@ -32,8 +32,13 @@ class CustomProfile(models.Model):
         return f"custom-{self.pk}"
 
     def as_profile(self) -> Profile:
-        return Profile(self.key, self.title, self.represents or f"A copy of {self.based_on}",
-                       tuple(FioJob(**j) for j in self.jobs), properties=dict(self.properties))  # fmt: skip
+        return Profile(
+            self.key,
+            self.title,
+            self.represents or f"A copy of {self.based_on}",
+            tuple(FioJob(**j) for j in self.jobs),
+            properties=dict(self.properties),
+        )
 
 
 class Suite(models.Model):
@@ -80,8 +85,9 @@ class Schedule(models.Model):
     enabled = models.BooleanField(default=True)
     last_fired_at = models.DateTimeField(null=True, blank=True)
     last_message = models.CharField(max_length=500, blank=True)
-    task = models.OneToOneField("django_celery_beat.PeriodicTask", null=True, blank=True, on_delete=models.SET_NULL,
-                                related_name="+")  # fmt: skip
+    task = models.OneToOneField(
+        "django_celery_beat.PeriodicTask", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_by = models.ForeignKey("appliance.User", null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -107,14 +113,26 @@ class Run(models.Model):
     profile = models.CharField(max_length=40)
     title = models.CharField(max_length=200)
     kind = models.CharField(max_length=10, choices=RunKind.choices, default=RunKind.STORAGE)
-    target = models.CharField(max_length=255, help_text="The dataset the scratch dataset is made under, the share, "
-                              "or (network) the host's address iperf3 reaches.")  # fmt: skip
-    share = models.CharField(max_length=1024, blank=True, help_text="SMB and NFS runs: the share's name or the "
-                             "export's path, mounted on the host over loopback.")  # fmt: skip
+    target = models.CharField(
+        max_length=255,
+        help_text="The dataset the scratch dataset is made under, the share, "
+        "or (network) the host's address iperf3 reaches.",
+    )
+    share = models.CharField(
+        max_length=1024,
+        blank=True,
+        help_text="SMB and NFS runs: the share's name or the export's path, mounted on the host over loopback.",
+    )
     properties = models.JSONField(default=dict, help_text="Scratch dataset properties set for this run.")
     cache_ok = models.BooleanField(default=False, help_text="Run although the working set fits in the ARC.")
-    peer = models.ForeignKey(Host, null=True, blank=True, on_delete=models.CASCADE, related_name="+",
-                             help_text="Network runs: the host iperf3's client runs on.")  # fmt: skip
+    peer = models.ForeignKey(
+        Host,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="+",
+        help_text="Network runs: the host iperf3's client runs on.",
+    )
     suite = models.ForeignKey(Suite, null=True, blank=True, on_delete=models.SET_NULL, related_name="runs")
     schedule = models.ForeignKey(Schedule, null=True, blank=True, on_delete=models.SET_NULL, related_name="runs")
     flag = models.CharField(max_length=200, blank=True, help_text="A drop against the schedule's history.")

@@ -103,8 +103,7 @@ def run_warnings(run: Run) -> list[str]:
     """What makes this result less than it seems (shown beside it)."""
     warnings = []
     arc_max = (run.manifest or {}).get("arc_c_max") or 0
-    working = max((size_bytes(j["size"]) * j.get("numjobs", 1) for j in run.jobs
-                   if j.get("size")), default=0)  # fmt: skip
+    working = max((size_bytes(j["size"]) * j.get("numjobs", 1) for j in run.jobs if j.get("size")), default=0)
     if arc_max and working and working < 2 * arc_max:
         warnings.append(
             f"The working set ({working >> 20} MiB) is smaller than twice the ARC's maximum ({arc_max >> 20} MiB): "
@@ -115,13 +114,18 @@ def run_warnings(run: Run) -> list[str]:
     if run.kind == RunKind.NETWORK and any(
         (r.get(d) or {}).get("retransmits") for r in run.results for d in ("read", "write")
     ):
-        warnings.append("TCP retransmitted segments: the path drops packets (a duplex mismatch, a full buffer, or an "
-                        "MTU the switch does not carry).")  # fmt: skip
+        warnings.append(
+            "TCP retransmitted segments: the path drops packets (a duplex mismatch, a full buffer, or an "
+            "MTU the switch does not carry)."
+        )
     return warnings
 
 
-METRICS = (("bw_bytes", "Bandwidth (MB/s)", 1e6, True), ("iops", "IOPS", 1, True), ("p99_ns", "p99 latency (µs)", 1e3,
-           False))  # fmt: skip
+METRICS = (
+    ("bw_bytes", "Bandwidth (MB/s)", 1e6, True),
+    ("iops", "IOPS", 1, True),
+    ("p99_ns", "p99 latency (µs)", 1e3, False),
+)
 
 
 def run_label(run: Run) -> str:
@@ -153,10 +157,13 @@ def compare(runs: list[Run]) -> dict:
                 values.append(side[metric] / scale if side and side.get(metric) is not None else None)
             base = values[0] if values else None
             cells = [
-                {"value": v, "diff": (v / base - 1) * 100 if v is not None and base else None,
-                 "better": v is not None and base and ((v > base) == higher_better) and v != base}
+                {
+                    "value": v,
+                    "diff": (v / base - 1) * 100 if v is not None and base else None,
+                    "better": v is not None and base and ((v > base) == higher_better) and v != base,
+                }
                 for v in values
-            ]  # fmt: skip
+            ]
             rows.append({"job": job, "direction": direction, "metric": label, "cells": cells})
     chart["labels"] = [f"{job} {direction}" for job, direction in keys]
     for run in runs:
@@ -168,10 +175,10 @@ def compare(runs: list[Run]) -> dict:
     expected = _expected(runs)
     if expected:
         figures = {"read": expected.read_mbs, "write": expected.write_mbs}
-        chart["datasets"].append({"label": "Pool's estimate from its layout",
-                                  "data": [figures[direction] for _, direction in keys]})  # fmt: skip
-    return {"runs": runs, "rows": rows, "chart": chart, "expected": expected,
-            "labels": [run_label(r) for r in runs]}  # fmt: skip
+        chart["datasets"].append(
+            {"label": "Pool's estimate from its layout", "data": [figures[direction] for _, direction in keys]}
+        )
+    return {"runs": runs, "rows": rows, "chart": chart, "expected": expected, "labels": [run_label(r) for r in runs]}
 
 
 def _expected(runs: list[Run]):
@@ -186,8 +193,12 @@ def _expected(runs: list[Run]):
 
 def suite_detail(suite: Suite) -> dict:
     members = list(suite.runs.order_by("pk").defer("raw", "series"))
-    return {"suite": suite, **compare([r for r in members if r.status == RunStatus.SUCCEEDED]), "members": members,
-            "active_run": next((r for r in members if r.is_active), None)}  # fmt: skip
+    return {
+        "suite": suite,
+        **compare([r for r in members if r.status == RunStatus.SUCCEEDED]),
+        "members": members,
+        "active_run": next((r for r in members if r.is_active), None),
+    }
 
 
 def schedule_history(schedule: Schedule, limit: int = 200) -> dict:
@@ -206,17 +217,46 @@ def schedule_history(schedule: Schedule, limit: int = 200) -> dict:
 
 def results_rows(run: Run) -> list[list]:
     """One row per job and direction: what a spreadsheet wants."""
-    header = ["run", "profile", "target", "job", "direction", "bandwidth_bytes_s", "iops", "lat_mean_ns", "p50_ns",
-              "p95_ns", "p99_ns", "p99.9_ns", "properties", "started"]  # fmt: skip
+    header = [
+        "run",
+        "profile",
+        "target",
+        "job",
+        "direction",
+        "bandwidth_bytes_s",
+        "iops",
+        "lat_mean_ns",
+        "p50_ns",
+        "p95_ns",
+        "p99_ns",
+        "p99.9_ns",
+        "properties",
+        "started",
+    ]
     rows = [header]
     props = " ".join(f"{k}={v}" for k, v in sorted((run.properties or {}).items()))
     for result in run.results:
         for direction in ("read", "write"):
             side = result.get(direction)
             if side:
-                rows.append([run.pk, run.profile, run.target, result.get("job"), direction, side.get("bw_bytes"),
-                             side.get("iops"), side.get("lat_mean_ns"), side.get("p50_ns"), side.get("p95_ns"),
-                             side.get("p99_ns"), side.get("p999_ns"), props, run.created_at.isoformat()])  # fmt: skip
+                rows.append(
+                    [
+                        run.pk,
+                        run.profile,
+                        run.target,
+                        result.get("job"),
+                        direction,
+                        side.get("bw_bytes"),
+                        side.get("iops"),
+                        side.get("lat_mean_ns"),
+                        side.get("p50_ns"),
+                        side.get("p95_ns"),
+                        side.get("p99_ns"),
+                        side.get("p999_ns"),
+                        props,
+                        run.created_at.isoformat(),
+                    ]
+                )
     return rows
 
 

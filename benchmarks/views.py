@@ -27,10 +27,10 @@ def _forms(request, host, posted: str = ""):
         "form": RunForm(data if posted == "run" else None, datasets=datasets, shares=shares, profiles=profiles),
         "suite_form": SuiteForm(
             data if posted == "suite" else None, datasets=datasets, profiles=profiles, prefix="suite"
-        ),  # fmt: skip
+        ),
         "network_form": NetworkForm(
             data if posted == "network" else None, peers=peers, addresses=addresses, prefix="net"
-        ),  # fmt: skip
+        ),
     }
 
 
@@ -51,9 +51,14 @@ def benchmark_list(request):
         data["peer"] = Host.objects.filter(pk=data["peer"]).first()
         if run := attempt(request, services.benchmark_network_start, host=host, user=request.user, **data):
             return redirect("benchmark-run", pk=run.pk)
-    context = {"host": host, **forms, "runs": selectors.run_page(host=host, page=request.GET.get("page")) if host
-               else [], "suites": selectors.suite_list(host=host) if host else [],
-               "profiles": selectors.storage_profiles(), "network_profiles": selectors.network_profiles()}  # fmt: skip
+    context = {
+        "host": host,
+        **forms,
+        "runs": selectors.run_page(host=host, page=request.GET.get("page")) if host else [],
+        "suites": selectors.suite_list(host=host) if host else [],
+        "profiles": selectors.storage_profiles(),
+        "network_profiles": selectors.network_profiles(),
+    }
     return render(request, "benchmarks/run_list.html", context)
 
 
@@ -70,8 +75,14 @@ def benchmark_run(request, pk):
     # ended, but its operation still holds the host's benchmark target (removing the scratch dataset, or a suite's
     # next runs): Run again would be refused until it ends, so the page keeps polling and offers it then
     settling = not run.is_active and run.operation is not None and run.operation.is_active
-    context = {"run": run, "host": run.host, "profile": selectors.profile_get(run.profile), "charts": selectors.run_charts(run),
-               "warnings": selectors.run_warnings(run), "settling": settling}  # fmt: skip
+    context = {
+        "run": run,
+        "host": run.host,
+        "profile": selectors.profile_get(run.profile),
+        "charts": selectors.run_charts(run),
+        "warnings": selectors.run_warnings(run),
+        "settling": settling,
+    }
     if request.htmx:
         response = render(request, "benchmarks/run_detail.html#run-status", context)
         if not run.is_active and not settling:
@@ -85,10 +96,21 @@ def benchmark_results(request, pk, fmt):
     run = get_object_or_404(Run, pk=pk)
     name = f"tarn-run-{run.pk}-{run.profile}"
     if fmt == "json":
-        data = {"id": run.pk, "host": run.host.name, "kind": run.kind, "profile": run.profile, "title": run.title,
-                "target": run.target, "properties": run.properties, "status": run.status, "jobs": run.jobs,
-                "results": run.results, "series": run.series, "manifest": run.manifest,
-                "created_at": run.created_at.isoformat()}  # fmt: skip
+        data = {
+            "id": run.pk,
+            "host": run.host.name,
+            "kind": run.kind,
+            "profile": run.profile,
+            "title": run.title,
+            "target": run.target,
+            "properties": run.properties,
+            "status": run.status,
+            "jobs": run.jobs,
+            "results": run.results,
+            "series": run.series,
+            "manifest": run.manifest,
+            "created_at": run.created_at.isoformat(),
+        }
         response = JsonResponse(data, json_dumps_params={"indent": 1})
     else:
         response = HttpResponse(content_type="text/csv; charset=utf-8")
@@ -129,8 +151,11 @@ def benchmark_suite(request, pk):
 @require_http_methods(["GET", "POST"])
 def schedule_list(request):
     host = host_current(request)
-    form = ScheduleForm(request.POST or None, datasets=selectors.run_targets(host=host) if host else (),
-                        profiles=selectors.profile_choices())  # fmt: skip
+    form = ScheduleForm(
+        request.POST or None,
+        datasets=selectors.run_targets(host=host) if host else (),
+        profiles=selectors.profile_choices(),
+    )
     if request.method == "POST" and form.is_valid():
         data = dict(form.cleaned_data)
         data["target"] = data.pop("dataset")
@@ -143,9 +168,24 @@ def schedule_list(request):
 @require_http_methods(["GET", "POST"])
 def schedule_detail(request, pk):
     schedule = host_object_or_404(request, Schedule.objects.select_related("host", "task"), pk=pk)
-    initial = {**{f: getattr(schedule, f) for f in ("name", "profiles", "size", "runtime", "cache_ok", "minute", "hour",
-                                                    "day_of_week", "drop_percent", "enabled")},
-               "dataset": schedule.target}  # fmt: skip
+    initial = {
+        **{
+            f: getattr(schedule, f)
+            for f in (
+                "name",
+                "profiles",
+                "size",
+                "runtime",
+                "cache_ok",
+                "minute",
+                "hour",
+                "day_of_week",
+                "drop_percent",
+                "enabled",
+            )
+        },
+        "dataset": schedule.target,
+    }
     datasets = selectors.run_targets(host=schedule.host)
     form = ScheduleForm(request.POST or None, initial=initial, datasets=datasets, profiles=selectors.profile_choices())
     if request.method == "POST" and form.is_valid():
@@ -168,8 +208,12 @@ def schedule_delete(request, pk):
 
 
 def profile_list(request):
-    context = {"host": host_current(request), "profiles": selectors.storage_profiles(),
-               "network_profiles": selectors.network_profiles(), "custom": list(CustomProfile.objects.all())}  # fmt: skip
+    context = {
+        "host": host_current(request),
+        "profiles": selectors.storage_profiles(),
+        "network_profiles": selectors.network_profiles(),
+        "custom": list(CustomProfile.objects.all()),
+    }
     return render(request, "benchmarks/profile_list.html", context)
 
 
@@ -180,9 +224,13 @@ def profile_copy(request):
         messages.error(request, "Choose a storage profile to copy.")
         return profile_list(request)
     job = original.jobs[0]
-    initial = {**{k: getattr(job, k) for k in ProfileForm.JOB}, "title": f"{original.title} (copy)",
-               "represents": original.represents, "recordsize": original.properties.get("recordsize", ""),
-               "dataset_sync": original.properties.get("sync", "")}  # fmt: skip
+    initial = {
+        **{k: getattr(job, k) for k in ProfileForm.JOB},
+        "title": f"{original.title} (copy)",
+        "represents": original.represents,
+        "recordsize": original.properties.get("recordsize", ""),
+        "dataset_sync": original.properties.get("sync", ""),
+    }
     form = ProfileForm(request.POST or None, initial=initial)
     if request.method == "POST" and form.is_valid():
         if attempt(request, services.profile_copy, user=request.user, based_on=original.key, **form.split()):

@@ -75,17 +75,36 @@ def argv(job: FioJob, directory: str, *, output: str, bw_log: str, status_interv
         raise ValueError("; ".join(f"{k}: {v}" for k, v in found.items()))
     directory, output, bw_log = check_directory(directory), check_directory(output), check_directory(bw_log)
     command = [
-        "fio", f"--name={job.name}", f"--directory={directory}", f"--rw={job.rw}", f"--bs={job.bs}",
-        f"--size={job.size}", f"--numjobs={job.numjobs}", f"--iodepth={job.iodepth}", f"--ioengine={job.ioengine}",
-        f"--nrfiles={job.nrfiles}", "--time_based", f"--runtime={job.runtime}", f"--ramp_time={job.ramp}",
-        "--refill_buffers", "--buffer_compress_percentage=0", "--group_reporting", "--output-format=json+",
-        "--percentile_list=50:95:99:99.9", f"--output={output}", f"--write_bw_log={bw_log}", "--log_avg_msec=1000",
+        "fio",
+        f"--name={job.name}",
+        f"--directory={directory}",
+        f"--rw={job.rw}",
+        f"--bs={job.bs}",
+        f"--size={job.size}",
+        f"--numjobs={job.numjobs}",
+        f"--iodepth={job.iodepth}",
+        f"--ioengine={job.ioengine}",
+        f"--nrfiles={job.nrfiles}",
+        "--time_based",
+        f"--runtime={job.runtime}",
+        f"--ramp_time={job.ramp}",
+        "--refill_buffers",
+        "--buffer_compress_percentage=0",
+        "--group_reporting",
+        "--output-format=json+",
+        "--percentile_list=50:95:99:99.9",
+        f"--output={output}",
+        f"--write_bw_log={bw_log}",
+        "--log_avg_msec=1000",
         f"--status-interval={int(status_interval)}",
-    ]  # fmt: skip
+    ]
     if job.rwmixread is not None:
         command.append(f"--rwmixread={job.rwmixread}")
-    command += [flag for flag, on in (("--sync=1", job.sync), ("--direct=1", job.direct),
-                                      ("--end_fsync=1", job.end_fsync)) if on]  # fmt: skip
+    command += [
+        flag
+        for flag, on in (("--sync=1", job.sync), ("--direct=1", job.direct), ("--end_fsync=1", job.end_fsync))
+        if on
+    ]
     return command
 
 
@@ -99,10 +118,18 @@ def layout_argv(job: FioJob, directory: str) -> list[str]:
     if found:
         raise ValueError("; ".join(f"{k}: {v}" for k, v in found.items()))
     return [
-        "fio", f"--name={job.name}", f"--directory={check_directory(directory)}", f"--rw={job.rw}", f"--bs={job.bs}",
-        f"--size={job.size}", f"--numjobs={job.numjobs}", f"--nrfiles={job.nrfiles}", "--refill_buffers",
-        "--buffer_compress_percentage=0", "--create_only=1",
-    ]  # fmt: skip
+        "fio",
+        f"--name={job.name}",
+        f"--directory={check_directory(directory)}",
+        f"--rw={job.rw}",
+        f"--bs={job.bs}",
+        f"--size={job.size}",
+        f"--numjobs={job.numjobs}",
+        f"--nrfiles={job.nrfiles}",
+        "--refill_buffers",
+        "--buffer_compress_percentage=0",
+        "--create_only=1",
+    ]
 
 
 @dataclass(frozen=True)
@@ -129,9 +156,11 @@ class FioResult:
     def as_dict(self) -> dict:
         return {
             "version": self.version,
-            **{d: ({f.name: getattr(s, f.name) for f in fields(Side)} if s else None)
-               for d, s in (("read", self.read), ("write", self.write))},
-        }  # fmt: skip
+            **{
+                d: ({f.name: getattr(s, f.name) for f in fields(Side)} if s else None)
+                for d, s in (("read", self.read), ("write", self.write))
+            },
+        }
 
 
 def _side(raw: dict) -> Side | None:

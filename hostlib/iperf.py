@@ -62,8 +62,17 @@ def server_unit(tag: str) -> str:
     return f"tarn-iperf-{tag}"
 
 
-def measure(server: Transport, client: Transport, address: str, *, seconds: int, reverse: bool, tag: str,
-            port: int = PORT, streams: int = 1) -> Throughput:  # fmt: skip
+def measure(
+    server: Transport,
+    client: Transport,
+    address: str,
+    *,
+    seconds: int,
+    reverse: bool,
+    tag: str,
+    port: int = PORT,
+    streams: int = 1,
+) -> Throughput:
     """One run: a one-off server on `server` (unit tarn-iperf-<tag>: it never outlives one test), the client on
     `client` to address. Stopping that unit (a cancel) ends the client's test early with an error."""
     unit = server_unit(tag)

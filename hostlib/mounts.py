@@ -23,8 +23,16 @@ def mount_smb(t: Transport, share: str, mountpoint: str, *, credentials: str) ->
 
 
 def mount_nfs(t: Transport, path: str, mountpoint: str) -> list[str]:
-    argv = ["mount", "-t", "nfs", "-o", NFS_OPTIONS, "--", f"127.0.0.1:{check_directory(path)}",
-            check_directory(mountpoint)]  # fmt: skip
+    argv = [
+        "mount",
+        "-t",
+        "nfs",
+        "-o",
+        NFS_OPTIONS,
+        "--",
+        f"127.0.0.1:{check_directory(path)}",
+        check_directory(mountpoint),
+    ]
     t.run(argv, mutating=True, timeout=60)
     return argv
 

@@ -215,9 +215,10 @@ class Transport:
         removed = self._remove(path, timeout)
         if self.on_command:
             self.on_command(
-                CommandResult(["remove_file", path], 0, "removed" if removed else "absent", "",
-                              time.monotonic() - started, True)
-            )  # fmt: skip
+                CommandResult(
+                    ["remove_file", path], 0, "removed" if removed else "absent", "", time.monotonic() - started, True
+                )
+            )
         return removed
 
     def module_parameter(self, module: str, name: str, value: str) -> str:
@@ -470,8 +471,17 @@ class SSHTransport(Transport):
         return CommandResult(argv, rc, out, err, duration, mutating)
 
     def _folder(self, path, owner, group, mode, create):
-        argv = ["python3", "-c", inspect.getsource(atomic), "--folder", path, owner, group, format(mode, "o"),
-                "1" if create else "0"]  # fmt: skip
+        argv = [
+            "python3",
+            "-c",
+            inspect.getsource(atomic),
+            "--folder",
+            path,
+            owner,
+            group,
+            format(mode, "o"),
+            "1" if create else "0",
+        ]
         result = self._execute(argv, timeout=60, input=None, mutating=True)
         if result.returncode == 3:
             raise PathNotAllowed(result.stderr.strip())

@@ -25,8 +25,10 @@ SMB_INCLUDE = "/etc/samba/tarn/shares.conf"
 SHARE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,79}$")  # no spaces, brackets, %, $ or separators
 RESERVED_SHARES = {"global", "homes", "printers", "print$", "ipc$"}
 USER = re.compile(r"^@?[a-z_][a-z0-9_.-]{0,31}$")
-HOST_PATTERN = re.compile(r"^(?:[0-9]{1,3}(?:\.[0-9]{1,3}){0,3}\.?(?:/[0-9]{1,2})?|[0-9a-fA-F:]+(?:/[0-9]{1,3})?|"
-                          r"[A-Za-z0-9][A-Za-z0-9.-]{0,252}|ALL|EXCEPT)$")  # fmt: skip
+HOST_PATTERN = re.compile(
+    r"^(?:[0-9]{1,3}(?:\.[0-9]{1,3}){0,3}\.?(?:/[0-9]{1,2})?|[0-9a-fA-F:]+(?:/[0-9]{1,3})?|"
+    r"[A-Za-z0-9][A-Za-z0-9.-]{0,252}|ALL|EXCEPT)$"
+)
 
 
 PRESETS = {

@@ -23,8 +23,15 @@ import time
 KSTAT = "/proc/spl/kstat/zfs"
 SMB_PORT, NFS_PORT = 445, 2049
 VDEV_PROPS = "parent,read_ops,write_ops,read_bytes,write_bytes"
-ARC_FIELDS = {"size": "size", "c_max": "c_max", "hits": "hits", "misses": "misses", "l2_hits": "l2_hits",
-              "l2_misses": "l2_misses", "l2_size": "l2_size"}  # fmt: skip
+ARC_FIELDS = {
+    "size": "size",
+    "c_max": "c_max",
+    "hits": "hits",
+    "misses": "misses",
+    "l2_hits": "l2_hits",
+    "l2_misses": "l2_misses",
+    "l2_size": "l2_size",
+}
 ENV = {"LC_ALL": "C", "LANG": "C", "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
 
 
@@ -128,8 +135,11 @@ def parse_smbstatus(text):
         address, _, port = endpoint.rpartition(":")
         if kind not in ("ipv4", "ipv6") or not port.isdigit():
             continue
-        entry = {"user": session.get("username", ""), "shares": [],
-                 "dialect": (session.get("session_dialect") or "").replace("SMB", "").strip("_ ")}  # fmt: skip
+        entry = {
+            "user": session.get("username", ""),
+            "shares": [],
+            "dialect": (session.get("session_dialect") or "").replace("SMB", "").strip("_ "),
+        }
         sessions[f"{address.strip('[]')} {port}"] = by_id[str(session.get("session_id"))] = entry
     for tcon in (data.get("tcons") or {}).values():
         entry = by_id.get(str(tcon.get("session_id")))
@@ -150,16 +160,25 @@ def parse_vdev_props(text):
         def value(key, props=props):
             return (props.get(key) or {}).get("value", 0)
 
-        vdevs[name] = [value("parent") or "", vdev.get("class", "normal"), int(value("read_ops")),
-                       int(value("write_ops")), int(value("read_bytes")), int(value("write_bytes"))]  # fmt: skip
+        vdevs[name] = [
+            value("parent") or "",
+            vdev.get("class", "normal"),
+            int(value("read_ops")),
+            int(value("write_ops")),
+            int(value("read_bytes")),
+            int(value("write_bytes")),
+        ]
     return vdevs
 
 
 def parse_health(text):
     """(pool state, {vdev: state} of the vdevs not ONLINE) from the same `zpool get -j` document."""
     data = json.loads(text)
-    vdevs = {name: v.get("state", "") for name, v in (data.get("vdevs") or {}).items()
-             if v.get("vdev_type") != "root" and v.get("state") != "ONLINE"}  # fmt: skip
+    vdevs = {
+        name: v.get("state", "")
+        for name, v in (data.get("vdevs") or {}).items()
+        if v.get("vdev_type") != "root" and v.get("state") != "ONLINE"
+    }
     return (data.get("pool") or {}).get("state", ""), vdevs
 
 
@@ -176,8 +195,13 @@ def parse_iostat_waits(text):
 
 def parse_nfs4_clients(text):
     """The addresses of NFSv4 clients from /proc/fs/nfsd/clients/*/info (v3 is stateless: not listed)."""
-    return sorted({_address(line.split('"')[1])[0] for line in text.splitlines()
-                   if line.startswith("address:") and line.count('"') == 2})  # fmt: skip
+    return sorted(
+        {
+            _address(line.split('"')[1])[0]
+            for line in text.splitlines()
+            if line.startswith("address:") and line.count('"') == 2
+        }
+    )
 
 
 def parse_rmtab(text):
@@ -258,8 +282,26 @@ def collect():
     sample["waits"] = parse_iostat_waits(out)
     if err:
         sample["errors"]["zpool iostat"] = err
-    out, err = _run(["ss", "-t", "-i", "-n", "-H", "state", "established",
-                     "(", "sport", "=", f":{SMB_PORT}", "or", "sport", "=", f":{NFS_PORT}", ")"])  # fmt: skip
+    out, err = _run(
+        [
+            "ss",
+            "-t",
+            "-i",
+            "-n",
+            "-H",
+            "state",
+            "established",
+            "(",
+            "sport",
+            "=",
+            f":{SMB_PORT}",
+            "or",
+            "sport",
+            "=",
+            f":{NFS_PORT}",
+            ")",
+        ]
+    )
     sample["conns"] = parse_ss(out)
     if err:
         sample["errors"]["ss"] = err

@@ -10,10 +10,31 @@ from hostlib.runner import Transport
 
 # What the inventory keeps per dataset: one `zfs list` per pool reads all of it.
 LIST_PROPERTIES = (
-    "used", "available", "referenced", "compressratio", "mountpoint", "compression", "recordsize", "quota",
-    "refquota", "reservation", "refreservation", "sync", "atime", "relatime", "volsize", "volblocksize",
-    "primarycache", "secondarycache", "dedup", "xattr", "acltype", "casesensitivity", "snapdir", "creation",
-)  # fmt: skip
+    "used",
+    "available",
+    "referenced",
+    "compressratio",
+    "mountpoint",
+    "compression",
+    "recordsize",
+    "quota",
+    "refquota",
+    "reservation",
+    "refreservation",
+    "sync",
+    "atime",
+    "relatime",
+    "volsize",
+    "volblocksize",
+    "primarycache",
+    "secondarycache",
+    "dedup",
+    "xattr",
+    "acltype",
+    "casesensitivity",
+    "snapdir",
+    "creation",
+)
 SNAPSHOT_FIELDS = ("name", "used", "referenced", "creation", "userrefs")  # userrefs: how many holds
 
 
@@ -82,8 +103,19 @@ def _depth(depth: int | None) -> list[str]:
 def list_datasets_argv(name: str, depth: int | None = None) -> list[str]:
     """Filesystems and zvols at and below a pool or dataset, with every property the inventory keeps."""
     props = ",".join(LIST_PROPERTIES)
-    return ["zfs", "list", "-j", "--json-int", *_depth(depth), "-t", "filesystem,volume", "-o", props, "--",
-            names.dataset_name(name)]  # fmt: skip
+    return [
+        "zfs",
+        "list",
+        "-j",
+        "--json-int",
+        *_depth(depth),
+        "-t",
+        "filesystem,volume",
+        "-o",
+        props,
+        "--",
+        names.dataset_name(name),
+    ]
 
 
 def list_snapshots_argv(name: str, depth: int | None = None) -> list[str]:

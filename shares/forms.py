@@ -18,9 +18,20 @@ class SmbShareForm(_DatasetChoiceMixin, forms.ModelForm):
     class Meta:
         model = SmbShare
         fields = [
-            "name", "dataset", "comment", "preset", "read_only", "browseable", "guest_ok", "valid_users",
-            "hosts_allow", "hosts_deny", "previous_versions", "snapshot_prefix", "time_machine_quota",
-        ]  # fmt: skip
+            "name",
+            "dataset",
+            "comment",
+            "preset",
+            "read_only",
+            "browseable",
+            "guest_ok",
+            "valid_users",
+            "hosts_allow",
+            "hosts_deny",
+            "previous_versions",
+            "snapshot_prefix",
+            "time_machine_quota",
+        ]
 
     new_dataset = forms.CharField(
         required=False,
@@ -89,9 +100,16 @@ class ShareSettingsForm(forms.ModelForm):
     class Meta:
         model = ShareSettings
         fields = [
-            "smb_min_protocol", "smb_multichannel", "smb_encryption", "smb_signing", "workgroup", "server_string",
-            "nfs_v3", "nfs_v4", "nfs_threads",
-        ]  # fmt: skip
+            "smb_min_protocol",
+            "smb_multichannel",
+            "smb_encryption",
+            "smb_signing",
+            "workgroup",
+            "server_string",
+            "nfs_v3",
+            "nfs_v4",
+            "nfs_threads",
+        ]
 
 
 class SambaUserForm(forms.Form):

@@ -76,17 +76,22 @@ class ShareSettings(models.Model):
 
     host = models.OneToOneField(Host, on_delete=models.CASCADE, related_name="share_settings")
     smb_min_protocol = models.CharField(
-        "SMB minimum protocol", max_length=4, default="SMB2", choices=[("SMB2", "SMB2"), ("SMB3", "SMB3")],
+        "SMB minimum protocol",
+        max_length=4,
+        default="SMB2",
+        choices=[("SMB2", "SMB2"), ("SMB3", "SMB3")],
         help_text="SMB1 is never offered: it is slow and unsafe. SMB3 shuts out very old clients.",
-    )  # fmt: skip
+    )
     smb_multichannel = models.BooleanField(
         "SMB multichannel", default=False, help_text="Lets one client use several NICs or queues at once."
     )
     smb_encryption = models.CharField(
-        "SMB encryption", max_length=12, default="default",
+        "SMB encryption",
+        max_length=12,
+        default="default",
         choices=[(v, v) for v in ("default", "if_required", "desired", "required")],
         help_text="required refuses clients that cannot encrypt; costs CPU on 10GbE.",
-    )  # fmt: skip
+    )
     smb_signing = models.CharField(
         "SMB signing", max_length=12, default="default", choices=[(v, v) for v in ("default", "auto", "mandatory")]
     )

@@ -193,9 +193,12 @@ def smb_share_folder_start(*, host, user, pk: int, owner: str, group: str, mode:
     except InvalidShare as exc:
         raise ValidationError(exc.problems) from None
     return operation_start(
-        kind="shares.folder", subject=row.name, host=host, user=user,
+        kind="shares.folder",
+        subject=row.name,
+        host=host,
+        user=user,
         params={"path": row.path, "owner": owner, "group": group, "mode": mode},
-    )  # fmt: skip
+    )
 
 
 @operation_runner("shares.folder", lock="smb-share")
@@ -333,8 +336,14 @@ def samba_user_start(*, host, user, action: str, username: str, password: str = 
     )
 
 
-@operation_runner("samba.user.add", "samba.user.password", "samba.user.enable", "samba.user.disable",
-                  "samba.user.delete", lock="samba-user")  # fmt: skip
+@operation_runner(
+    "samba.user.add",
+    "samba.user.password",
+    "samba.user.enable",
+    "samba.user.disable",
+    "samba.user.delete",
+    lock="samba-user",
+)
 def samba_user_run(tracker: Tracker) -> None:
     op = tracker.op
     action, name = op.params["action"], op.params["username"]
@@ -350,17 +359,25 @@ def samba_user_run(tracker: Tracker) -> None:
     elif action == "delete":
         samba.user_delete(t, name)
         SambaUser.objects.filter(host=op.host, username=name).delete()
-    tracker.progress(100, {"add": "Added", "password": "Password set", "enable": "Enabled",
-                           "disable": "Disabled", "delete": "Deleted"}[action] + f": {name}")  # fmt: skip
+    tracker.progress(
+        100,
+        {"add": "Added", "password": "Password set", "enable": "Enabled", "disable": "Disabled", "delete": "Deleted"}[
+            action
+        ]
+        + f": {name}",
+    )
 
 
 def share_status_refresh(*, host, operation=None) -> None:
     t = transport_for(host, operation=operation)
     ShareStatus.objects.update_or_create(
         host=host,
-        defaults={"smb_sessions": [asdict(s) for s in samba.sessions(t)], "nfs_clients": nfs.clients(t),
-                  "observed_at": timezone.now()},
-    )  # fmt: skip
+        defaults={
+            "smb_sessions": [asdict(s) for s in samba.sessions(t)],
+            "nfs_clients": nfs.clients(t),
+            "observed_at": timezone.now(),
+        },
+    )
 
 
 def share_status_start(*, host, user) -> Operation:

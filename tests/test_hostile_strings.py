@@ -13,11 +13,39 @@ from shares.models import NfsExport, SmbShare
 from tarn.celery import app
 
 SEEDS = [
-    "a\nb", "a\rb", "x\x00y", "\x1b[31m", "\u202eevil", "a\u200bb", "\ufeff", "\u2066x\u2069",  # control, bidi
-    "../../etc/passwd", "/tank/../etc", "tank/.zfs", "~root", "%U$(id)", "`id`", "a;b", "a|b", "a&b",  # path, shell
-    "-rf", "--help", "x(rw,no_root_squash)", "*(rw)", "[global]", "include = /etc/shadow", "@root",  # options
-    "x" * 300, "ä" * 200, "", " ", "\t", "null", "{}", "0",
-]  # fmt: skip
+    "a\nb",
+    "a\rb",
+    "x\x00y",
+    "\x1b[31m",
+    "\u202eevil",
+    "a\u200bb",
+    "\ufeff",
+    "\u2066x\u2069",  # control, bidi
+    "../../etc/passwd",
+    "/tank/../etc",
+    "tank/.zfs",
+    "~root",
+    "%U$(id)",
+    "`id`",
+    "a;b",
+    "a|b",
+    "a&b",  # path, shell
+    "-rf",
+    "--help",
+    "x(rw,no_root_squash)",
+    "*(rw)",
+    "[global]",
+    "include = /etc/shadow",
+    "@root",  # options
+    "x" * 300,
+    "ä" * 200,
+    "",
+    " ",
+    "\t",
+    "null",
+    "{}",
+    "0",
+]
 
 
 def hostile(n: int = 40) -> list[str]:
@@ -32,27 +60,56 @@ def hostile(n: int = 40) -> list[str]:
 def inventory(local_host):
     pool = Pool.objects.create(host=local_host, name="tank", guid="1", state="ONLINE", observed_at=timezone.now())
     now = timezone.now()
-    Dataset.objects.create(host=local_host, pool=pool, name="tank", type="filesystem", mountpoint="/tank",
-                           observed_at=now)  # fmt: skip
-    docs = Dataset.objects.create(host=local_host, pool=pool, name="tank/docs", type="filesystem", depth=1,
-                                  mountpoint="/tank/docs", observed_at=now)  # fmt: skip
+    Dataset.objects.create(
+        host=local_host, pool=pool, name="tank", type="filesystem", mountpoint="/tank", observed_at=now
+    )
+    docs = Dataset.objects.create(
+        host=local_host,
+        pool=pool,
+        name="tank/docs",
+        type="filesystem",
+        depth=1,
+        mountpoint="/tank/docs",
+        observed_at=now,
+    )
     Snapshot.objects.create(dataset=docs, name="s1", created_at=now)
     return docs
 
 
 ENDPOINTS = [  # (url, a valid body, the string fields to attack)
-    ("/api/v1/smb-shares/", {"host": "local", "name": "docs", "dataset": "tank/docs"},
-     ["name", "dataset", "comment", "valid_users", "hosts_allow", "hosts_deny", "snapshot_prefix",
-      "time_machine_quota", "preset"]),
-    ("/api/v1/nfs-exports/", {"host": "local", "dataset": "tank/docs", "clients": "10.0.0.0/24"},
-     ["dataset", "clients", "comment", "squash", "sec"]),
-    ("/api/v1/samba-users/", {"host": "local", "username": "alice", "password": "a-long-password-1"},
-     ["username", "password"]),
+    (
+        "/api/v1/smb-shares/",
+        {"host": "local", "name": "docs", "dataset": "tank/docs"},
+        [
+            "name",
+            "dataset",
+            "comment",
+            "valid_users",
+            "hosts_allow",
+            "hosts_deny",
+            "snapshot_prefix",
+            "time_machine_quota",
+            "preset",
+        ],
+    ),
+    (
+        "/api/v1/nfs-exports/",
+        {"host": "local", "dataset": "tank/docs", "clients": "10.0.0.0/24"},
+        ["dataset", "clients", "comment", "squash", "sec"],
+    ),
+    (
+        "/api/v1/samba-users/",
+        {"host": "local", "username": "alice", "password": "a-long-password-1"},
+        ["username", "password"],
+    ),
     ("/api/v1/datasets/", {"host": "local", "name": "tank/new"}, ["name", "volsize"]),
     ("/api/v1/snapshots/", {"host": "local", "dataset": "tank/docs", "name": "s2"}, ["dataset", "name"]),
-    ("/api/v1/pools/", {"host": "local", "name": "p", "data": [{"kind": "mirror", "disks": ["/dev/x", "/dev/y"]}]},
-     ["name"]),
-]  # fmt: skip
+    (
+        "/api/v1/pools/",
+        {"host": "local", "name": "p", "data": [{"kind": "mirror", "disks": ["/dev/x", "/dev/y"]}]},
+        ["name"],
+    ),
+]
 
 
 @pytest.mark.parametrize("url, valid, fields", ENDPOINTS, ids=[e[0] for e in ENDPOINTS])

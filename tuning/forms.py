@@ -13,9 +13,12 @@ SECONDS_HELP = "If you do not press Keep within this time, the host itself puts 
 
 def _seconds():
     return forms.IntegerField(
-        initial=ROLLBACK_SECONDS_DEFAULT, min_value=ROLLBACK_SECONDS_MIN, max_value=ROLLBACK_SECONDS_MAX,
-        label="Roll back after (s)", help_text=SECONDS_HELP,
-    )  # fmt: skip
+        initial=ROLLBACK_SECONDS_DEFAULT,
+        min_value=ROLLBACK_SECONDS_MIN,
+        max_value=ROLLBACK_SECONDS_MAX,
+        label="Roll back after (s)",
+        help_text=SECONDS_HELP,
+    )
 
 
 class PlanForm(forms.Form):
@@ -26,9 +29,11 @@ class PlanForm(forms.Form):
 
 class ApplyForm(forms.Form):
     measure = forms.BooleanField(
-        required=False, initial=True, label="Measure the effect",
+        required=False,
+        initial=True,
+        label="Measure the effect",
         help_text="iperf3 both ways between another host and this one, before and after.",
-    )  # fmt: skip
+    )
     peer = forms.ModelChoiceField(queryset=Host.objects.none(), required=False, label="Measure from")
     address = forms.ChoiceField(choices=[], required=False, label="To this host's address")
     revert_if_worse = forms.BooleanField(
@@ -55,9 +60,11 @@ class MtuForm(forms.Form):
     link = forms.CharField(max_length=15)
     mtu = forms.IntegerField(min_value=68, max_value=65535, initial=JUMBO_MTU, label="MTU")
     peers = forms.CharField(
-        required=False, max_length=500, label="Must reach (DF ping)",
+        required=False,
+        max_length=500,
+        label="Must reach (DF ping)",
         help_text="Addresses that must answer a full-size unfragmented ping before the MTU may stay; space-separated.",
-    )  # fmt: skip
+    )
     seconds = _seconds()
 
     def clean_peers(self):
@@ -74,9 +81,10 @@ class BridgeForm(forms.Form):
     name = forms.CharField(max_length=15, initial="br0")
     ports = forms.MultipleChoiceField(choices=[], widget=forms.CheckboxSelectMultiple)
     management_ok = forms.BooleanField(
-        required=False, label="Yes, bridge the management link",
+        required=False,
+        label="Yes, bridge the management link",
         help_text="The link Tarn or your browser reach this host through: it moves to the bridge.",
-    )  # fmt: skip
+    )
     seconds = _seconds()
 
     def __init__(self, *args, nics=(), **kwargs):

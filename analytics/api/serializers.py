@@ -21,8 +21,24 @@ class ChannelSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Channel
-        fields = ["id", "name", "kind", "enabled", "min_level", "smtp_host", "smtp_port", "smtp_security",
-                  "smtp_username", "smtp_password", "sender", "recipients", "url", "secret", "last_result", "last_at"]  # fmt: skip
+        fields = [
+            "id",
+            "name",
+            "kind",
+            "enabled",
+            "min_level",
+            "smtp_host",
+            "smtp_port",
+            "smtp_security",
+            "smtp_username",
+            "smtp_password",
+            "sender",
+            "recipients",
+            "url",
+            "secret",
+            "last_result",
+            "last_at",
+        ]
         read_only_fields = ["id", "last_result", "last_at"]
 
 

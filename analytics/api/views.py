@@ -47,8 +47,10 @@ class ChannelViewSet(viewsets.ModelViewSet):
         services.channel_delete(channel=self.get_object(), confirm=request.query_params.get("confirm", ""))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
-    @extend_schema(request=None, responses={200: {"type": "object", "properties": {"ok": {"type": "boolean"},
-                                                                                    "result": {"type": "string"}}}})  # fmt: skip
+    @extend_schema(
+        request=None,
+        responses={200: {"type": "object", "properties": {"ok": {"type": "boolean"}, "result": {"type": "string"}}}},
+    )
     @action(detail=True, methods=["post"])
     def test(self, request, pk=None):
         ok, result = services.channel_test(channel=self.get_object())
@@ -65,8 +67,11 @@ class RuleViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
     def get_queryset(self):
         return [{**r.__dict__, "enabled": on} for r, on in selectors.rules().values()]
 
-    @extend_schema(request=s.RuleSerializer, responses={200: s.RuleSerializer},
-                   parameters=[OpenApiParameter("id", str, OpenApiParameter.PATH, description="The rule's key.")])  # fmt: skip
+    @extend_schema(
+        request=s.RuleSerializer,
+        responses={200: s.RuleSerializer},
+        parameters=[OpenApiParameter("id", str, OpenApiParameter.PATH, description="The rule's key.")],
+    )
     def update(self, request, pk=None):
         data = s.RuleSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -91,25 +96,40 @@ class AnalyticsView(APIView):
     ?chart=<key>&by=<breakdown> for one chart broken down."""
 
     @extend_schema(
-        parameters=[OpenApiParameter(p, str, description=d) for p, d in (
-            ("host", "The host's name (default: the first)."), ("range", "15m, 1h (default), 6h, 24h, 7d or 30d."),
-            ("chart", "One chart: pool_bw, pool_ops, pool_lat, arc, link, smb, nfs, cpu."),
-            ("by", "Its breakdown: pool, vdev, dataset, link, smb_client, smb_share, smb_user, nfs_client…"))],
+        parameters=[
+            OpenApiParameter(p, str, description=d)
+            for p, d in (
+                ("host", "The host's name (default: the first)."),
+                ("range", "15m, 1h (default), 6h, 24h, 7d or 30d."),
+                ("chart", "One chart: pool_bw, pool_ops, pool_lat, arc, link, smb, nfs, cpu."),
+                ("by", "Its breakdown: pool, vdev, dataset, link, smb_client, smb_share, smb_user, nfs_client…"),
+            )
+        ],
         responses={200: dict},
-    )  # fmt: skip
+    )
     def get(self, request):
         query = AnalyticsQuery(request.query_params)
-        host = Host.objects.filter(name=request.query_params.get("host")).first() if "host" in request.query_params \
-            else Host.objects.order_by("pk").first()  # fmt: skip
+        host = (
+            Host.objects.filter(name=request.query_params.get("host")).first()
+            if "host" in request.query_params
+            else Host.objects.order_by("pk").first()
+        )
         if not query.is_valid() or host is None:
             errors = dict(query.errors) if not query.is_valid() else {"host": ["No such host."]}
             return Response(errors, status=status.HTTP_400_BAD_REQUEST)
         q = query.cleaned_data
         data = selectors.analytics(host, q["range"], q["chart"], q["by"])
         charts = [{"key": c["chart"].key, "title": c["chart"].title, **c["spec"]} for c in data["charts"]]
-        return Response({"host": host.name, "range": q["range"].key, "points": data["points"], "charts": charts,
-                         "markers": [{**m, "at": m["at"].isoformat()} for m in data["markers"]],
-                         "sample_cost": data["cost"]})  # fmt: skip
+        return Response(
+            {
+                "host": host.name,
+                "range": q["range"].key,
+                "points": data["points"],
+                "charts": charts,
+                "markers": [{**m, "at": m["at"].isoformat()} for m in data["markers"]],
+                "sample_cost": data["cost"],
+            }
+        )
 
 
 class SamplerSettingView(APIView):

@@ -16,9 +16,31 @@ class RunSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Run
-        fields = ["id", "host", "kind", "profile", "title", "target", "share", "peer", "properties", "jobs", "status",
-                  "progress", "current", "manifest", "results", "series", "message", "flag", "suite", "schedule",
-                  "operation", "created_at", "finished_at"]  # fmt: skip
+        fields = [
+            "id",
+            "host",
+            "kind",
+            "profile",
+            "title",
+            "target",
+            "share",
+            "peer",
+            "properties",
+            "jobs",
+            "status",
+            "progress",
+            "current",
+            "manifest",
+            "results",
+            "series",
+            "message",
+            "flag",
+            "suite",
+            "schedule",
+            "operation",
+            "created_at",
+            "finished_at",
+        ]
         read_only_fields = fields
 
 
@@ -39,8 +61,9 @@ class Sized(HostRequest):
     dataset = serializers.CharField(max_length=255)
     size = serializers.RegexField(SIZE, required=False, default="", allow_blank=True, max_length=8)
     runtime = serializers.IntegerField(required=False, default=0, min_value=0, max_value=86400)
-    cache_ok = serializers.BooleanField(required=False, default=False, help_text="Measure the cache: run although "
-                                        "the working set fits in the ARC.")  # fmt: skip
+    cache_ok = serializers.BooleanField(
+        required=False, default=False, help_text="Measure the cache: run although the working set fits in the ARC."
+    )
 
 
 class RunRequest(Sized):
@@ -70,14 +93,26 @@ class SuiteSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Suite
-        fields = ["id", "host", "title", "target", "profiles", "prop", "values", "schedule", "operation", "runs",
-                  "created_at"]  # fmt: skip
+        fields = [
+            "id",
+            "host",
+            "title",
+            "target",
+            "profiles",
+            "prop",
+            "values",
+            "schedule",
+            "operation",
+            "runs",
+            "created_at",
+        ]
         read_only_fields = fields
 
 
 class SuiteRequest(Sized):
-    profiles = serializers.ListField(child=serializers.CharField(max_length=40), min_length=1, max_length=24,
-                                     help_text=PROFILE_HELP)  # fmt: skip
+    profiles = serializers.ListField(
+        child=serializers.CharField(max_length=40), min_length=1, max_length=24, help_text=PROFILE_HELP
+    )
     prop = serializers.ChoiceField(choices=list(PROPERTIES), required=False, default="", allow_blank=True)
     values = serializers.ListField(child=serializers.CharField(max_length=16), required=False, default=list)
 
@@ -91,15 +126,32 @@ class SuiteRequest(Sized):
 
 class ScheduleSerializer(serializers.ModelSerializer):
     host = HostField()
-    profiles = serializers.ListField(child=serializers.CharField(max_length=40), min_length=1, max_length=24,
-                                     help_text=PROFILE_HELP)  # fmt: skip
+    profiles = serializers.ListField(
+        child=serializers.CharField(max_length=40), min_length=1, max_length=24, help_text=PROFILE_HELP
+    )
     size = serializers.RegexField(SIZE, required=False, default="", allow_blank=True, max_length=8)
     drop_percent = serializers.IntegerField(min_value=1, max_value=90, default=10)
 
     class Meta:
         model = Schedule
-        fields = ["id", "host", "name", "profiles", "target", "size", "runtime", "cache_ok", "minute", "hour",
-                  "day_of_week", "drop_percent", "enabled", "last_fired_at", "last_message", "created_at"]  # fmt: skip
+        fields = [
+            "id",
+            "host",
+            "name",
+            "profiles",
+            "target",
+            "size",
+            "runtime",
+            "cache_ok",
+            "minute",
+            "hour",
+            "day_of_week",
+            "drop_percent",
+            "enabled",
+            "last_fired_at",
+            "last_message",
+            "created_at",
+        ]
         read_only_fields = ["id", "last_fired_at", "last_message", "created_at"]
 
 
@@ -120,6 +172,10 @@ class ProfileCopyRequest(serializers.Serializer):
     based_on = serializers.CharField(max_length=40, help_text=PROFILE_HELP)
     title = serializers.CharField(max_length=80)
     represents = serializers.CharField(max_length=200, required=False, default="", allow_blank=True)
-    job = serializers.DictField(required=False, default=dict, help_text="Fields to change in the first job: rw, bs, "
-                                "size, runtime, ramp, numjobs, iodepth, ioengine, rwmixread, sync, direct, end_fsync, nrfiles.")  # fmt: skip
+    job = serializers.DictField(
+        required=False,
+        default=dict,
+        help_text="Fields to change in the first job: rw, bs, "
+        "size, runtime, ramp, numjobs, iodepth, ioengine, rwmixread, sync, direct, end_fsync, nrfiles.",
+    )
     properties = Properties(required=False, default=dict)

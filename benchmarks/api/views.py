@@ -70,8 +70,19 @@ class SuiteViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         return Response(s.SuiteSerializer(suite).data, status=status.HTTP_202_ACCEPTED)
 
 
-EDITABLE = ["name", "profiles", "target", "size", "runtime", "cache_ok", "minute", "hour", "day_of_week",
-            "drop_percent", "enabled"]  # fmt: skip
+EDITABLE = [
+    "name",
+    "profiles",
+    "target",
+    "size",
+    "runtime",
+    "cache_ok",
+    "minute",
+    "hour",
+    "day_of_week",
+    "drop_percent",
+    "enabled",
+]
 
 
 class ScheduleViewSet(viewsets.ModelViewSet):
@@ -91,8 +102,9 @@ class ScheduleViewSet(viewsets.ModelViewSet):
         data.pop("host", None)
         instance = serializer.instance
         current = {f: getattr(instance, f) for f in EDITABLE}
-        serializer.instance = services.schedule_save(host=instance.host, user=self.request.user,
-                                                     data={**current, **data}, pk=instance.pk)  # fmt: skip
+        serializer.instance = services.schedule_save(
+            host=instance.host, user=self.request.user, data={**current, **data}, pk=instance.pk
+        )
 
     def perform_destroy(self, instance):
         services.schedule_delete(
@@ -102,8 +114,16 @@ class ScheduleViewSet(viewsets.ModelViewSet):
 
 def _profile(p) -> dict:
     custom = int(p.key.removeprefix("custom-")) if p.key.startswith("custom-") else None
-    return {"key": p.key, "title": p.title, "represents": p.represents, "jobs": [asdict(j) for j in p.jobs],
-            "properties": p.properties, "caveat": p.caveat, "iperf_streams": p.iperf_streams, "custom": custom}  # fmt: skip
+    return {
+        "key": p.key,
+        "title": p.title,
+        "represents": p.represents,
+        "jobs": [asdict(j) for j in p.jobs],
+        "properties": p.properties,
+        "caveat": p.caveat,
+        "iperf_streams": p.iperf_streams,
+        "custom": custom,
+    }
 
 
 class ProfileViewSet(viewsets.ViewSet):
@@ -119,8 +139,11 @@ class ProfileViewSet(viewsets.ViewSet):
         row = services.profile_copy(user=request.user, **valid(s.ProfileCopyRequest, request).validated_data)
         return Response(_profile(row.as_profile()), status=status.HTTP_201_CREATED)
 
-    @extend_schema(request=None, responses={204: None},
-                   parameters=[OpenApiParameter("id", int, OpenApiParameter.PATH, description="The copy's id.")])  # fmt: skip
+    @extend_schema(
+        request=None,
+        responses={204: None},
+        parameters=[OpenApiParameter("id", int, OpenApiParameter.PATH, description="The copy's id.")],
+    )
     def destroy(self, request, pk=None):
         row = get_object_or_404(CustomProfile, pk=pk)
         services.profile_delete(profile=row, user=request.user, confirm=request.query_params.get("confirm", ""))

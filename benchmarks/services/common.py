@@ -27,7 +27,7 @@ def manifest_common(t: Transport, run: Run, arc: dict | None = None) -> dict:
         "mtu": link_mtus(host=run.host),
         "tuning": applied_titles(host=run.host),
         "argv": [],
-    }  # fmt: skip
+    }
 
 
 BENCHMARK = "benchmark"  # the lock every run and suite of a host holds: one at a time per host, on its bench queue
@@ -69,8 +69,12 @@ def cancelled(run: Run, tracker: Tracker) -> None:
 
 def finish(run: Run, status: str, message: str) -> None:
     run.status, run.message, run.finished_at = status, message[:1000], timezone.now()
-    Run.objects.filter(pk=run.pk).update(status=status, message=run.message, finished_at=run.finished_at,
-                                         progress=100 if status == RunStatus.SUCCEEDED else run.progress)  # fmt: skip
+    Run.objects.filter(pk=run.pk).update(
+        status=status,
+        message=run.message,
+        finished_at=run.finished_at,
+        progress=100 if status == RunStatus.SUCCEEDED else run.progress,
+    )
     if status == RunStatus.SUCCEEDED and run.schedule_id:
         history_check(run)
 
@@ -78,14 +82,17 @@ def finish(run: Run, status: str, message: str) -> None:
 def history_check(run: Run) -> str:
     """Flag a scheduled run whose bandwidth fell more than the schedule's threshold below the median of the same
     profile's previous scheduled runs (at least two of them)."""
-    before = Run.objects.filter(schedule_id=run.schedule_id, profile=run.profile, status=RunStatus.SUCCEEDED,
-                                pk__lt=run.pk)  # fmt: skip
+    before = Run.objects.filter(
+        schedule_id=run.schedule_id, profile=run.profile, status=RunStatus.SUCCEEDED, pk__lt=run.pk
+    )
     previous = [r.bandwidth for r in before.order_by("-pk")[:DROP_HISTORY]]
     if len(previous) < 2 or not run.results:
         return ""
     median, now, threshold = statistics.median(previous), run.bandwidth, run.schedule.drop_percent
     if median and now < median * (1 - threshold / 100):
-        run.flag = (f"{(1 - now / median) * 100:.0f}% below the median of the previous {len(previous)} runs "
-                    f"({now / 1e6:.1f} vs {median / 1e6:.1f} MB/s; threshold {threshold}%).")  # fmt: skip
+        run.flag = (
+            f"{(1 - now / median) * 100:.0f}% below the median of the previous {len(previous)} runs "
+            f"({now / 1e6:.1f} vs {median / 1e6:.1f} MB/s; threshold {threshold}%)."
+        )
         Run.objects.filter(pk=run.pk).update(flag=run.flag)
     return run.flag

@@ -15,8 +15,19 @@ from hostlib import iperf, systemd
 
 def benchmark_again(*, run: Run, user) -> Run:
     """Run again exactly what a run ran (its jobs and properties, on its target), checked again against the host."""
-    again = Run(host=run.host, kind=run.kind, profile=run.profile, title=run.title, target=run.target, jobs=run.jobs,
-                share=run.share, properties=run.properties, cache_ok=run.cache_ok, peer=run.peer, created_by=user)  # fmt: skip
+    again = Run(
+        host=run.host,
+        kind=run.kind,
+        profile=run.profile,
+        title=run.title,
+        target=run.target,
+        jobs=run.jobs,
+        share=run.share,
+        properties=run.properties,
+        cache_ok=run.cache_ok,
+        peer=run.peer,
+        created_by=user,
+    )
     return queue_network(again) if run.kind == RunKind.NETWORK else queue_storage(again)
 
 

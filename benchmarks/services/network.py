@@ -18,8 +18,9 @@ from tuning.selectors import host_addresses
 MAX_SECONDS = 300
 
 
-def benchmark_network_start(*, host: Host, user, profile: str, peer: Host | None, address: str,
-                            runtime: int = 0) -> Run:  # fmt: skip
+def benchmark_network_start(
+    *, host: Host, user, profile: str, peer: Host | None, address: str, runtime: int = 0
+) -> Run:
     """runtime: each direction's seconds (empty: the profile's)."""
     chosen = profile_get(profile)
     if chosen is None or not chosen.network:
@@ -27,10 +28,20 @@ def benchmark_network_start(*, host: Host, user, profile: str, peer: Host | None
     seconds = runtime or chosen.seconds
     if not 1 <= seconds <= MAX_SECONDS:
         raise ValidationError({"runtime": f"1 to {MAX_SECONDS} seconds per direction."})
-    jobs = [{"name": f"to-{host.name}"[:40], "streams": chosen.iperf_streams, "seconds": seconds, "reverse": False},
-            {"name": f"from-{host.name}"[:40], "streams": chosen.iperf_streams, "seconds": seconds, "reverse": True}]  # fmt: skip
-    run = Run(host=host, kind=RunKind.NETWORK, profile=profile, title=chosen.title, target=address, peer=peer,
-              jobs=jobs, created_by=user)  # fmt: skip
+    jobs = [
+        {"name": f"to-{host.name}"[:40], "streams": chosen.iperf_streams, "seconds": seconds, "reverse": False},
+        {"name": f"from-{host.name}"[:40], "streams": chosen.iperf_streams, "seconds": seconds, "reverse": True},
+    ]
+    run = Run(
+        host=host,
+        kind=RunKind.NETWORK,
+        profile=profile,
+        title=chosen.title,
+        target=address,
+        peer=peer,
+        jobs=jobs,
+        created_by=user,
+    )
     return queue_network(run)
 
 
@@ -49,9 +60,19 @@ def queue_network(run: Run) -> Run:
 
 def _side(t: iperf.Throughput) -> dict:
     """The shape of a fio direction (so results compare and chart alike), plus iperf3's own figures."""
-    return {"bw_bytes": int(t.bps / 8), "iops": None, "lat_mean_ns": None, "p50_ns": None, "p95_ns": None,
-            "p99_ns": None, "p999_ns": None, "retransmits": t.retransmits, "seconds": t.seconds,
-            "streams": t.streams, "mss": t.mss}  # fmt: skip
+    return {
+        "bw_bytes": int(t.bps / 8),
+        "iops": None,
+        "lat_mean_ns": None,
+        "p50_ns": None,
+        "p95_ns": None,
+        "p99_ns": None,
+        "p999_ns": None,
+        "retransmits": t.retransmits,
+        "seconds": t.seconds,
+        "streams": t.streams,
+        "mss": t.mss,
+    }
 
 
 @operation_runner("benchmark.network", lock=BENCHMARK, queue="bench")
@@ -63,9 +84,13 @@ def benchmark_network_run(tracker: Tracker) -> None:
     Run.objects.filter(pk=run.pk).update(status=RunStatus.RUNNING)
     tag = str(tracker.op.pk)
     try:
-        run.manifest = {**manifest_common(server, run), "peer": run.peer.name, "address": run.target,
-                        "iperf3": facts.tool_version(server, "iperf3"),
-                        "iperf3_peer": facts.tool_version(client, "iperf3")}  # fmt: skip
+        run.manifest = {
+            **manifest_common(server, run),
+            "peer": run.peer.name,
+            "address": run.target,
+            "iperf3": facts.tool_version(server, "iperf3"),
+            "iperf3_peer": facts.tool_version(client, "iperf3"),
+        }
         Run.objects.filter(pk=run.pk).update(manifest=run.manifest)
         for n, job in enumerate(run.jobs):
             if Run.objects.filter(pk=run.pk, cancel_requested=True).exists():
@@ -74,12 +99,28 @@ def benchmark_network_run(tracker: Tracker) -> None:
             percent = int(100 * n / len(run.jobs))
             Run.objects.filter(pk=run.pk).update(progress=percent, current={"job": job["name"], "bytes_s": 0})
             tracker.progress(percent, f"iperf3 {way}, {job['streams']} stream(s), {job['seconds']} s")
-            result = iperf.measure(server, client, run.target, seconds=job["seconds"], reverse=job["reverse"],
-                                   tag=tag, port=iperf.BENCH_PORT, streams=job["streams"])  # fmt: skip
+            result = iperf.measure(
+                server,
+                client,
+                run.target,
+                seconds=job["seconds"],
+                reverse=job["reverse"],
+                tag=tag,
+                port=iperf.BENCH_PORT,
+                streams=job["streams"],
+            )
             run.manifest["argv"].append(list(result.argv))
             side = "read" if job["reverse"] else "write"
-            run.results.append({"job": job["name"], "version": run.manifest["iperf3"], "read": None, "write": None,
-                                side: _side(result), "network": result.as_dict()})  # fmt: skip
+            run.results.append(
+                {
+                    "job": job["name"],
+                    "version": run.manifest["iperf3"],
+                    "read": None,
+                    "write": None,
+                    side: _side(result),
+                    "network": result.as_dict(),
+                }
+            )
             direction = 0 if job["reverse"] else 1
             run.series.append(
                 [[1000 * (i + 1), int(bps / 8 / 1024), direction] for i, bps in enumerate(result.intervals)]

@@ -14,8 +14,9 @@ from hostlib import fio
 EDITABLE = tuple(f.name for f in fields(fio.FioJob) if f.name != "name")
 
 
-def profile_copy(*, user, based_on: str, title: str, represents: str = "", job: dict | None = None,
-                 properties: dict | None = None) -> CustomProfile:  # fmt: skip
+def profile_copy(
+    *, user, based_on: str, title: str, represents: str = "", job: dict | None = None, properties: dict | None = None
+) -> CustomProfile:
     """job: fields changed from the original's first job (a sweep's other jobs are not copied)."""
     original = storage_profile(based_on)
     if original is None:
@@ -35,10 +36,13 @@ def profile_copy(*, user, based_on: str, title: str, represents: str = "", job: 
     try:
         with transaction.atomic():
             return CustomProfile.objects.create(
-                title=title, represents=" ".join(represents.split())[:200], based_on=original.key,
-                jobs=[asdict(copied)], created_by=user,
+                title=title,
+                represents=" ".join(represents.split())[:200],
+                based_on=original.key,
+                jobs=[asdict(copied)],
+                created_by=user,
                 properties={**original.properties, **check_properties(properties or {})},
-            )  # fmt: skip
+            )
     except IntegrityError:
         raise ValidationError({"title": f"A profile named {title} exists already."}) from None
 

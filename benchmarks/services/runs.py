@@ -23,9 +23,21 @@ from pools.selectors import mounted_filesystem
 from tuning.selectors import host_arc
 
 
-def benchmark_start(*, host: Host, user, profile: str, dataset: str, size: str = "", runtime: int = 0,
-                    ramp: int | None = None, properties: dict | None = None, cache_ok: bool = False,
-                    suite=None, schedule=None, queue: bool = True) -> Run:  # fmt: skip
+def benchmark_start(
+    *,
+    host: Host,
+    user,
+    profile: str,
+    dataset: str,
+    size: str = "",
+    runtime: int = 0,
+    ramp: int | None = None,
+    properties: dict | None = None,
+    cache_ok: bool = False,
+    suite=None,
+    schedule=None,
+    queue: bool = True,
+) -> Run:
     """size / runtime / ramp: override every job's (a quick run, or a working set sized to the pool); properties:
     the scratch dataset's (recordsize, sync…); cache_ok: run although the working set fits in the ARC; queue=False:
     checked and saved, run by a suite's operation."""
@@ -33,9 +45,18 @@ def benchmark_start(*, host: Host, user, profile: str, dataset: str, size: str =
     if chosen is None:
         raise ValidationError({"profile": "Choose one of the storage profiles."})
     jobs = check_jobs(chosen, size=size, runtime=runtime, ramp=ramp)
-    run = Run(host=host, profile=profile, title=chosen.title, target=dataset, created_by=user, suite=suite,
-              schedule=schedule, cache_ok=cache_ok, jobs=[asdict(j) for j in jobs],
-              properties={**chosen.properties, **check_properties(properties or {})})  # fmt: skip
+    run = Run(
+        host=host,
+        profile=profile,
+        title=chosen.title,
+        target=dataset,
+        created_by=user,
+        suite=suite,
+        schedule=schedule,
+        cache_ok=cache_ok,
+        jobs=[asdict(j) for j in jobs],
+        properties={**chosen.properties, **check_properties(properties or {})},
+    )
     return queue_storage(run, queue=queue)
 
 
@@ -85,10 +106,12 @@ def queue_storage(run: Run, queue: bool = True) -> Run:
     arc_max = host_arc(host=host).get("c_max", 0)
     if arc_max and need < 2 * arc_max and not run.cache_ok:
         raise ValidationError(
-            {"size": f"{need >> 20} MiB is less than twice the ARC's maximum ({arc_max >> 20} MiB): this would "
-                     "measure RAM. Use a size of at least "
-                     f"{(2 * arc_max >> 30) + 1}g, or allow a cached working set (measuring the cache)."}
-        )  # fmt: skip
+            {
+                "size": f"{need >> 20} MiB is less than twice the ARC's maximum ({arc_max >> 20} MiB): this would "
+                "measure RAM. Use a size of at least "
+                f"{(2 * arc_max >> 30) + 1}g, or allow a cached working set (measuring the cache)."
+            }
+        )
     if not queue:
         run.save()
         return run
@@ -108,7 +131,7 @@ def _manifest(t: Transport, run: Run, where: dict, arc: dict) -> dict:
         "dataset_properties": zfs.properties(t, where["dataset"]),
         "pool_topology": zpool.topology_text(t, pool)[-20_000:],
         "caches_dropped": True,
-    }  # fmt: skip
+    }
 
 
 @operation_runner("benchmark.run", lock=BENCHMARK, queue="bench")

@@ -24,8 +24,11 @@ TASK = "benchmarks.tasks.schedule_fire"
 
 
 def check_cron(minute: str, hour: str, day_of_week: str) -> None:
-    problems = {name: "Numbers, *, ranges (1-5), steps (*/15) and lists (0,30)" for name, value in
-                (("minute", minute), ("hour", hour), ("day_of_week", day_of_week)) if not CRON_FIELD.fullmatch(value)}  # fmt: skip
+    problems = {
+        name: "Numbers, *, ranges (1-5), steps (*/15) and lists (0,30)"
+        for name, value in (("minute", minute), ("hour", hour), ("day_of_week", day_of_week))
+        if not CRON_FIELD.fullmatch(value)
+    }
     if not problems:
         for name, value in (("minute", minute), ("hour", hour), ("day_of_week", day_of_week)):
             try:
@@ -50,9 +53,13 @@ def schedule_save(*, host: Host, user, data: dict, pk: int | None = None) -> Sch
         setattr(schedule, key, value)
     with transaction.atomic():
         cron, _ = CrontabSchedule.objects.get_or_create(
-            minute=schedule.minute, hour=schedule.hour, day_of_week=schedule.day_of_week, day_of_month="*",
-            month_of_year="*", timezone=settings.TIME_ZONE,
-        )  # fmt: skip
+            minute=schedule.minute,
+            hour=schedule.hour,
+            day_of_week=schedule.day_of_week,
+            day_of_month="*",
+            month_of_year="*",
+            timezone=settings.TIME_ZONE,
+        )
         schedule.save()
         task = schedule.task or PeriodicTask(name=f"Tarn benchmark schedule {schedule.pk}", task=TASK)
         task.crontab, task.interval = cron, None
@@ -83,9 +90,17 @@ def schedule_fire(schedule_id: int):
         return None
     suite, message = None, ""
     try:
-        suite = suite_start(host=schedule.host, user=None, profiles=schedule.profiles, dataset=schedule.target,
-                            size=schedule.size, runtime=schedule.runtime, cache_ok=schedule.cache_ok,
-                            schedule=schedule, title=f"{schedule.name} (scheduled)")  # fmt: skip
+        suite = suite_start(
+            host=schedule.host,
+            user=None,
+            profiles=schedule.profiles,
+            dataset=schedule.target,
+            size=schedule.size,
+            runtime=schedule.runtime,
+            cache_ok=schedule.cache_ok,
+            schedule=schedule,
+            title=f"{schedule.name} (scheduled)",
+        )
         message = f"Started suite {suite.pk}."
     except TargetBusy:  # before ValidationError, which it is
         message = "Skipped: another benchmark was running on the host."

@@ -18,8 +18,18 @@ from benchmarks.services.targets import BENCH_USER
 from shares.selectors import nfs_export_at, smb_share_named
 
 
-def benchmark_share_start(*, host: Host, user, profile: str, protocol: str, share: str, size: str = "",
-                          runtime: int = 0, ramp: int | None = None, cache_ok: bool = False) -> Run:  # fmt: skip
+def benchmark_share_start(
+    *,
+    host: Host,
+    user,
+    profile: str,
+    protocol: str,
+    share: str,
+    size: str = "",
+    runtime: int = 0,
+    ramp: int | None = None,
+    cache_ok: bool = False,
+) -> Run:
     """share: an SMB share's name, or an NFS export's path."""
     chosen = storage_profile(profile)
     if chosen is None:
@@ -30,8 +40,12 @@ def benchmark_share_start(*, host: Host, user, profile: str, protocol: str, shar
             raise ValidationError({"share": f"{host.name} has no SMB share {share}."})
         users = row.valid_users.replace(",", " ").split()
         if users and BENCH_USER not in users:
-            raise ValidationError({"share": f"{share} admits only {', '.join(users)}: Tarn connects as {BENCH_USER} "
-                                            f"(its own account); add {BENCH_USER} to the share's users to benchmark it."})  # fmt: skip
+            raise ValidationError(
+                {
+                    "share": f"{share} admits only {', '.join(users)}: Tarn connects as {BENCH_USER} "
+                    f"(its own account); add {BENCH_USER} to the share's users to benchmark it."
+                }
+            )
     elif protocol == RunKind.NFS:
         row = nfs_export_at(host=host, path=share)
         if row is None:
@@ -39,15 +53,28 @@ def benchmark_share_start(*, host: Host, user, profile: str, protocol: str, shar
         if row.sec != "sys":
             raise ValidationError({"share": f"{share} needs Kerberos ({row.sec}): a loopback mount cannot log in."})
         if not admits_loopback(row.clients):
-            raise ValidationError({"share": f"{share} is not exported to this host itself: add 127.0.0.1 to its "
-                                            "clients to benchmark it over loopback."})  # fmt: skip
+            raise ValidationError(
+                {
+                    "share": f"{share} is not exported to this host itself: add 127.0.0.1 to its "
+                    "clients to benchmark it over loopback."
+                }
+            )
     else:
         raise ValidationError({"protocol": "smb or nfs."})
     if row.read_only:
         raise ValidationError({"share": f"{share} is read-only: a benchmark writes its files."})
     jobs = check_jobs(chosen, size=size, runtime=runtime, ramp=ramp)
-    run = Run(host=host, kind=protocol, profile=profile, title=f"{chosen.title} over {protocol.upper()}",
-              target=row.dataset, share=share, created_by=user, cache_ok=cache_ok, jobs=[asdict(j) for j in jobs])  # fmt: skip
+    run = Run(
+        host=host,
+        kind=protocol,
+        profile=profile,
+        title=f"{chosen.title} over {protocol.upper()}",
+        target=row.dataset,
+        share=share,
+        created_by=user,
+        cache_ok=cache_ok,
+        jobs=[asdict(j) for j in jobs],
+    )
     return queue_storage(run)
 
 

@@ -16,9 +16,21 @@ from hostlib.errors import HostError
 MAX_RUNS = 24
 
 
-def suite_start(*, host: Host, user, profiles: list[str], dataset: str, prop: str = "", values: list[str] = (),
-                size: str = "", runtime: int = 0, ramp: int | None = None, cache_ok: bool = False,
-                schedule=None, title: str = "") -> Suite:  # fmt: skip
+def suite_start(
+    *,
+    host: Host,
+    user,
+    profiles: list[str],
+    dataset: str,
+    prop: str = "",
+    values: list[str] = (),
+    size: str = "",
+    runtime: int = 0,
+    ramp: int | None = None,
+    cache_ok: bool = False,
+    schedule=None,
+    title: str = "",
+) -> Suite:
     """Every run is checked as a single run would be (profile, target, size, ARC) before anything is queued."""
     if not profiles or any(storage_profile(p) is None for p in profiles):
         raise ValidationError({"profiles": "Choose one or more storage profiles."})
@@ -30,14 +42,32 @@ def suite_start(*, host: Host, user, profiles: list[str], dataset: str, prop: st
     swept = [{prop: v} for v in values] if prop else [{}]
     sweep = f" × {prop} {', '.join(values)}" if prop else ""
     with transaction.atomic():
-        suite = Suite.objects.create(host=host, title=title or f"{', '.join(profiles)}{sweep}"[:200], target=dataset,
-                                     profiles=list(profiles), prop=prop, values=values, schedule=schedule,
-                                     created_by=user)  # fmt: skip
+        suite = Suite.objects.create(
+            host=host,
+            title=title or f"{', '.join(profiles)}{sweep}"[:200],
+            target=dataset,
+            profiles=list(profiles),
+            prop=prop,
+            values=values,
+            schedule=schedule,
+            created_by=user,
+        )
         for profile in profiles:
             for properties in swept:
-                benchmark_start(host=host, user=user, profile=profile, dataset=dataset, size=size, runtime=runtime,
-                                ramp=ramp, properties=properties, cache_ok=cache_ok, suite=suite, schedule=schedule,
-                                queue=False)  # fmt: skip
+                benchmark_start(
+                    host=host,
+                    user=user,
+                    profile=profile,
+                    dataset=dataset,
+                    size=size,
+                    runtime=runtime,
+                    ramp=ramp,
+                    properties=properties,
+                    cache_ok=cache_ok,
+                    suite=suite,
+                    schedule=schedule,
+                    queue=False,
+                )
         suite.operation = bench_operation(
             "benchmark.suite", host, user, {"suite": suite.pk}, sum(duration(r.jobs) for r in suite.runs.all())
         )

@@ -17,27 +17,42 @@ def dataset_create_start(*, host, user, name: str, props: dict, volume_size: str
     new_dataset_name(host, name, "name")
     kind = "zvol" if volume_size else "dataset"
     return command_start(
-        host=host, user=user, kind=f"{kind}.create", target=f"dataset:{name}", argvs=[argv], done=f"Created {name}",
+        host=host,
+        user=user,
+        kind=f"{kind}.create",
+        target=f"dataset:{name}",
+        argvs=[argv],
+        done=f"Created {name}",
         scope=Scope(trees=[name], datasets=_parent(name)),
-    )  # fmt: skip
+    )
 
 
 def dataset_set_start(*, host, user, name: str, props: dict) -> Operation:
     dataset_row(host, name)
     argv = checked(lambda: zfs.set_argv(name, props))
     return command_start(
-        host=host, user=user, kind="dataset.set", target=f"dataset:{name}", argvs=[argv],
-        done=f"Set {', '.join(props)} on {name}", scope=Scope(trees=[name]),
-    )  # fmt: skip
+        host=host,
+        user=user,
+        kind="dataset.set",
+        target=f"dataset:{name}",
+        argvs=[argv],
+        done=f"Set {', '.join(props)} on {name}",
+        scope=Scope(trees=[name]),
+    )
 
 
 def dataset_inherit_start(*, host, user, name: str, key: str) -> Operation:
     dataset_row(host, name)
     argv = checked(lambda: zfs.inherit_argv(name, key))
     return command_start(
-        host=host, user=user, kind="dataset.inherit", target=f"dataset:{name}", argvs=[argv],
-        done=f"{key} on {name} is inherited again", scope=Scope(trees=[name]),
-    )  # fmt: skip
+        host=host,
+        user=user,
+        kind="dataset.inherit",
+        target=f"dataset:{name}",
+        argvs=[argv],
+        done=f"{key} on {name} is inherited again",
+        scope=Scope(trees=[name]),
+    )
 
 
 def dataset_destroy_start(*, host, user, name: str, confirm: str) -> Operation:
@@ -49,9 +64,14 @@ def dataset_destroy_start(*, host, user, name: str, confirm: str) -> Operation:
     refuse_if_in_use(host, name)
     argv = checked(lambda: zfs.destroy_argv(name, recursive=True))
     return command_start(
-        host=host, user=user, kind="dataset.destroy", target=f"dataset:{name}", argvs=[argv], done=f"Destroyed {name}",
+        host=host,
+        user=user,
+        kind="dataset.destroy",
+        target=f"dataset:{name}",
+        argvs=[argv],
+        done=f"Destroyed {name}",
         scope=Scope(trees=[name], datasets=_parent(name)),
-    )  # fmt: skip
+    )
 
 
 def dataset_rename_start(*, host, user, name: str, new_name: str) -> Operation:
@@ -63,7 +83,12 @@ def dataset_rename_start(*, host, user, name: str, new_name: str) -> Operation:
         raise ValidationError({"new_name": str(exc)}) from None
     new_dataset_name(host, new_name, "new_name")
     return command_start(
-        host=host, user=user, kind="dataset.rename", target=f"dataset:{name}", argvs=[argv],
-        done=f"{name} is now {new_name}", scope=Scope(trees=[new_name], datasets=_parent(name) + _parent(new_name)),
+        host=host,
+        user=user,
+        kind="dataset.rename",
+        target=f"dataset:{name}",
+        argvs=[argv],
+        done=f"{name} is now {new_name}",
+        scope=Scope(trees=[new_name], datasets=_parent(name) + _parent(new_name)),
         renamed=[name, new_name],
-    )  # fmt: skip
+    )

@@ -26,8 +26,17 @@ from pools.models import Dataset, Disk, Pool, Snapshot, Vdev
 
 BATCH = 5000
 log = logging.getLogger(__name__)
-DATASET_FIELDS = ("pool_id", "type", "depth", "used", "available", "referenced", "compressratio", "mountpoint",
-                  "properties")  # fmt: skip
+DATASET_FIELDS = (
+    "pool_id",
+    "type",
+    "depth",
+    "used",
+    "available",
+    "referenced",
+    "compressratio",
+    "mountpoint",
+    "properties",
+)
 SNAPSHOT_FIELDS = ("used", "referenced", "created_at", "holds")
 DISK_FIELDS = ("path", "by_id", "size", "model", "serial", "media", "fstype", "mounted", "pool_id", "vdev_role")
 
@@ -145,10 +154,21 @@ def _save_vdevs(pool: Pool, tree: list[zpool.Vdev]) -> None:
         position += 1
         key = (vdev.role, path + (vdev.name,))
         row = by_key.get(key) or Vdev(pool=pool)
-        values = dict(parent=parent, position=position, depth=len(path), name=vdev.name, type=vdev.type,
-                      role=vdev.role, state=vdev.state, path=vdev.path, size=vdev.size, allocated=vdev.allocated,
-                      read_errors=vdev.read_errors, write_errors=vdev.write_errors,
-                      checksum_errors=vdev.checksum_errors)  # fmt: skip
+        values = dict(
+            parent=parent,
+            position=position,
+            depth=len(path),
+            name=vdev.name,
+            type=vdev.type,
+            role=vdev.role,
+            state=vdev.state,
+            path=vdev.path,
+            size=vdev.size,
+            allocated=vdev.allocated,
+            read_errors=vdev.read_errors,
+            write_errors=vdev.write_errors,
+            checksum_errors=vdev.checksum_errors,
+        )
         if row.pk is None or any(getattr(row, k) != v for k, v in values.items()):
             for k, v in values.items():
                 setattr(row, k, v)
@@ -195,9 +215,12 @@ def _save_datasets(host, pool: Pool, root: str, depth, infos: list[zfs.DatasetIn
     seen = {info.name for info in infos}
     _delete(Dataset, [pk for name, (pk, _) in existing.items() if name not in seen])  # their snapshots go with them
     Dataset.objects.bulk_create(
-        changed, batch_size=BATCH, update_conflicts=True, unique_fields=["host", "name"],
+        changed,
+        batch_size=BATCH,
+        update_conflicts=True,
+        unique_fields=["host", "name"],
         update_fields=[_field(f) for f in DATASET_FIELDS] + ["observed_at"],
-    )  # fmt: skip
+    )
     scope.update(observed_at=now)
     ids = dict(scope.values_list("name", "id"))
     _save_snapshots(host, ids, snapshot_text)
@@ -223,14 +246,26 @@ def _save_snapshots(host, dataset_ids: dict[str, int], text: str) -> None:
         created = datetime.fromtimestamp(snap.creation, UTC)
         old = existing.get(key)
         if old is None or old[1] != (snap.used, snap.referenced, created, snap.holds):
-            changed.append(Snapshot(host=host, dataset_id=dataset_id, name=snap.name, used=snap.used,
-                                    referenced=snap.referenced, created_at=created, holds=snap.holds))  # fmt: skip
+            changed.append(
+                Snapshot(
+                    host=host,
+                    dataset_id=dataset_id,
+                    name=snap.name,
+                    used=snap.used,
+                    referenced=snap.referenced,
+                    created_at=created,
+                    holds=snap.holds,
+                )
+            )
     gone = [pk for key, (pk, _) in existing.items() if key not in seen]
     _delete(Snapshot, gone)
     Snapshot.objects.bulk_create(
-        changed, batch_size=BATCH, update_conflicts=True, unique_fields=["dataset", "name"],
+        changed,
+        batch_size=BATCH,
+        update_conflicts=True,
+        unique_fields=["dataset", "name"],
         update_fields=list(SNAPSHOT_FIELDS),
-    )  # fmt: skip
+    )
     if changed or gone:
         counts = dict(
             Snapshot.objects.filter(dataset_id__in=ids).values_list("dataset_id").annotate(n=Count("id")).order_by()
@@ -270,15 +305,27 @@ def _save_disks(host, infos: list[host_disks.DiskInfo], now) -> None:
     changed = []
     for info in infos:
         pool_id, role = members.get(info.by_id) or members.get(info.path) or (None, "")
-        values = dict(path=info.path, by_id=info.by_id, size=info.size, model=info.model, serial=info.serial,
-                      media=info.media, fstype=info.fstype, mounted=info.mounted, pool_id=pool_id, vdev_role=role)  # fmt: skip
+        values = dict(
+            path=info.path,
+            by_id=info.by_id,
+            size=info.size,
+            model=info.model,
+            serial=info.serial,
+            media=info.media,
+            fstype=info.fstype,
+            mounted=info.mounted,
+            pool_id=pool_id,
+            vdev_role=role,
+        )
         if tuple(values.values()) != tuple(existing.get(info.name, ())):
             changed.append(Disk(host=host, name=info.name, observed_at=now, **values))
     Disk.objects.filter(host=host).exclude(name__in=[i.name for i in infos]).delete()
     Disk.objects.bulk_create(
-        changed, update_conflicts=True, unique_fields=["host", "name"],
+        changed,
+        update_conflicts=True,
+        unique_fields=["host", "name"],
         update_fields=[_field(f) for f in DISK_FIELDS] + ["observed_at"],
-    )  # fmt: skip
+    )
     Disk.objects.filter(host=host).update(observed_at=now)
 
 

@@ -37,9 +37,14 @@ def pool_create_start(
     if errors:
         raise ValidationError(errors)
     return command_start(
-        host=host, user=user, kind="pool.create", target=f"pool:{name}", argvs=[argv], done=f"Pool {name} created",
+        host=host,
+        user=user,
+        kind="pool.create",
+        target=f"pool:{name}",
+        argvs=[argv],
+        done=f"Pool {name} created",
         scope=Scope(pools=[name], trees=[name], disks=True),
-    )  # fmt: skip
+    )
 
 
 def pool_destroy_start(*, host: Host, user, name: str, confirm: str) -> Operation:
@@ -53,9 +58,14 @@ def pool_destroy_start(*, host: Host, user, name: str, confirm: str) -> Operatio
         zpool.labelclear_argv(path) for path in members.values_list("path", flat=True)
     ]
     return command_start(
-        host=host, user=user, kind="pool.destroy", target=f"pool:{name}", argvs=argvs, done=f"Pool {name} destroyed",
+        host=host,
+        user=user,
+        kind="pool.destroy",
+        target=f"pool:{name}",
+        argvs=argvs,
+        done=f"Pool {name} destroyed",
         scope=Scope(pools=[name], disks=True),
-    )  # fmt: skip
+    )
 
 
 def pool_scrub_start(*, host, user, pool: str, action: str) -> Operation:
@@ -112,7 +122,7 @@ def pool_import_scan_run(tracker: Tracker) -> None:
                     observed_at=now,
                 )
                 for p in found
-            ]  # fmt: skip
+            ]
         )
     tracker.progress(100, f"Found {len(found)} pool{'s' if len(found) != 1 else ''} to import")
 
@@ -129,9 +139,14 @@ def pool_import_start(*, host, user, guid: str, new_name: str = "") -> Operation
     argv = checked(lambda: zpool.import_argv(guid, new_name))
     ImportablePool.objects.filter(pk=candidate.pk).delete()
     return command_start(
-        host=host, user=user, kind="pool.import", target=f"pool:{name}", argvs=[argv], done=f"Pool {name} imported",
+        host=host,
+        user=user,
+        kind="pool.import",
+        target=f"pool:{name}",
+        argvs=[argv],
+        done=f"Pool {name} imported",
         scope=Scope(pools=[name], trees=[name], disks=True),
-    )  # fmt: skip
+    )
 
 
 DEVICE_DONE = {
@@ -175,9 +190,14 @@ def pool_device_start(*, host, user, pool: str, action: str, device: str = "", n
     if action == "detach":  # detach leaves the ZFS label, which keeps the disk from counting as free
         argvs.append(zpool.labelclear_argv(device))
     return command_start(
-        host=host, user=user, kind=f"pool.{action}", target=f"pool:{pool}", argvs=argvs, done=DEVICE_DONE[action],
+        host=host,
+        user=user,
+        kind=f"pool.{action}",
+        target=f"pool:{pool}",
+        argvs=argvs,
+        done=DEVICE_DONE[action],
         scope=Scope(pools=[pool], disks=True),
-    )  # fmt: skip
+    )
 
 
 def pool_trim_start(*, host, user, pool: str, action: str) -> Operation:
@@ -185,9 +205,14 @@ def pool_trim_start(*, host, user, pool: str, action: str) -> Operation:
     argv = checked(lambda: zpool.trim_argv(pool, action))
     done = {"start": "TRIM started", "suspend": "TRIM suspended", "cancel": "TRIM cancelled"}[action]
     return command_start(
-        host=host, user=user, kind=f"pool.trim.{action}", target=f"pool:{pool}:trim", argvs=[argv], done=done,
+        host=host,
+        user=user,
+        kind=f"pool.trim.{action}",
+        target=f"pool:{pool}:trim",
+        argvs=[argv],
+        done=done,
         scope=Scope(pools=[pool]),
-    )  # fmt: skip
+    )
 
 
 def pool_add_start(*, host, user, pool: str, layout: PoolLayout, force: bool = False) -> Operation:
@@ -199,9 +224,14 @@ def pool_add_start(*, host, user, pool: str, layout: PoolLayout, force: bool = F
         raise ValidationError({"disks": str(exc)}) from None
     _disks_free(host, layout.disks())
     return command_start(
-        host=host, user=user, kind="pool.add", target=f"pool:{pool}", argvs=[argv], done=f"Added to {pool}",
+        host=host,
+        user=user,
+        kind="pool.add",
+        target=f"pool:{pool}",
+        argvs=[argv],
+        done=f"Added to {pool}",
         scope=Scope(pools=[pool], disks=True),
-    )  # fmt: skip
+    )
 
 
 def _disks_free(host, paths: list[str]) -> None:

@@ -17,9 +17,14 @@ def snapshot_create_start(*, host, user, dataset: str, name: str, recursive: boo
     if Snapshot.objects.filter(dataset__host=host, dataset__name=dataset, name=name).exists():
         raise ValidationError({"name": f"{full} exists already."})
     return command_start(
-        host=host, user=user, kind="snapshot.create", target=f"dataset:{dataset}", argvs=[argv], done=f"Took {full}",
+        host=host,
+        user=user,
+        kind="snapshot.create",
+        target=f"dataset:{dataset}",
+        argvs=[argv],
+        done=f"Took {full}",
         scope=Scope(trees=[dataset]) if recursive else Scope(datasets=[dataset]),
-    )  # fmt: skip
+    )
 
 
 def snapshot_rollback_start(*, host, user, snapshot: str, destroy_newer: bool, confirm: str = "") -> Operation:

@@ -8,9 +8,20 @@ from shares.choices import NFS_CONFIRMATION_FIELDS
 from shares.models import NfsExport, SambaUser, ShareSettings, ShareStatus, SmbShare
 
 SMB_FIELDS = [
-    "name", "dataset", "comment", "preset", "read_only", "browseable", "guest_ok", "valid_users", "hosts_allow",
-    "hosts_deny", "previous_versions", "snapshot_prefix", "time_machine_quota",
-]  # fmt: skip
+    "name",
+    "dataset",
+    "comment",
+    "preset",
+    "read_only",
+    "browseable",
+    "guest_ok",
+    "valid_users",
+    "hosts_allow",
+    "hosts_deny",
+    "previous_versions",
+    "snapshot_prefix",
+    "time_machine_quota",
+]
 NFS_FIELDS = ["dataset", "clients", "read_only", "squash", "anonuid", "anongid", "sec", "async_writes", "comment"]
 
 
@@ -59,9 +70,17 @@ class ShareSettingsSerializer(serializers.ModelSerializer):
     class Meta:
         model = ShareSettings
         fields = [
-            "host", "smb_min_protocol", "smb_multichannel", "smb_encryption", "smb_signing", "workgroup",
-            "server_string", "nfs_v3", "nfs_v4", "nfs_threads",
-        ]  # fmt: skip
+            "host",
+            "smb_min_protocol",
+            "smb_multichannel",
+            "smb_encryption",
+            "smb_signing",
+            "workgroup",
+            "server_string",
+            "nfs_v3",
+            "nfs_v4",
+            "nfs_threads",
+        ]
 
 
 class SambaUserSerializer(serializers.ModelSerializer):

@@ -21,8 +21,15 @@ from tests.support.receivers import evaluate, free_port
 
 @pytest.fixture
 def tank(local_host):
-    return Pool.objects.create(host=local_host, name="tank", guid="1", state="ONLINE", capacity=40,
-                               scan_end=timezone.now(), observed_at=timezone.now())  # fmt: skip
+    return Pool.objects.create(
+        host=local_host,
+        name="tank",
+        guid="1",
+        state="ONLINE",
+        capacity=40,
+        scan_end=timezone.now(),
+        observed_at=timezone.now(),
+    )
 
 
 def test_a_degraded_pool_is_raised_once_delivered_by_mail_and_webhook_and_cleared(
@@ -30,8 +37,15 @@ def test_a_degraded_pool_is_raised_once_delivered_by_mail_and_webhook_and_cleare
 ):
     controller, inbox = smtp
     url, got, _ = receiver
-    Channel.objects.create(name="ops mail", kind="email", smtp_host="127.0.0.1", smtp_port=controller.port,
-                           smtp_security="none", sender="tarn@example.org", recipients="ops@example.org, me@example.org")  # fmt: skip
+    Channel.objects.create(
+        name="ops mail",
+        kind="email",
+        smtp_host="127.0.0.1",
+        smtp_port=controller.port,
+        smtp_security="none",
+        sender="tarn@example.org",
+        recipients="ops@example.org, me@example.org",
+    )
     Channel.objects.create(name="hook", kind="webhook", url=url, secret="s3cret")
     Channel.objects.create(name="dead", kind="webhook", url=f"http://127.0.0.1:{free_port()}/")  # nothing listens
     assert evaluate(local_host, django_capture_on_commit_callbacks) == ([], [])
@@ -57,22 +71,44 @@ def test_a_degraded_pool_is_raised_once_delivered_by_mail_and_webhook_and_cleare
     assert json.loads(got[1][1])["event"] == "cleared"
 
 
-def test_capacity_errors_scrubs_hosts_and_benchmarks_raise_their_rules(local_host, tank, admin_user,
-                                                                       django_capture_on_commit_callbacks):  # fmt: skip
+def test_capacity_errors_scrubs_hosts_and_benchmarks_raise_their_rules(
+    local_host, tank, admin_user, django_capture_on_commit_callbacks
+):
     Pool.objects.filter(pk=tank.pk).update(capacity=85)
     assert [a.rule for a in evaluate(local_host, django_capture_on_commit_callbacks)[0]] == ["capacity_warning"]
-    Pool.objects.filter(pk=tank.pk).update(capacity=93, scan_function="scrub", scan_errors=2,
-                                           scan_end=timezone.now() - timedelta(days=40))  # fmt: skip
+    Pool.objects.filter(pk=tank.pk).update(
+        capacity=93, scan_function="scrub", scan_errors=2, scan_end=timezone.now() - timedelta(days=40)
+    )
     Vdev.objects.create(pool=tank, position=0, name="sda", type="disk", role="data", state="ONLINE", checksum_errors=4)
     local_host.facts_error = "ssh: connect to host nas port 22: No route to host"
     local_host.save()
-    Run.objects.create(host=local_host, profile="seq-write-1", title="Seq", target="tank/a", status="failed",
-                       message="fio ended with exit-code", finished_at=timezone.now())  # fmt: skip
-    Run.objects.create(host=local_host, profile="seq-write-1", title="Nightly", target="tank/a", status="succeeded",
-                       flag="40% below the median of the previous 5 runs")  # fmt: skip
+    Run.objects.create(
+        host=local_host,
+        profile="seq-write-1",
+        title="Seq",
+        target="tank/a",
+        status="failed",
+        message="fio ended with exit-code",
+        finished_at=timezone.now(),
+    )
+    Run.objects.create(
+        host=local_host,
+        profile="seq-write-1",
+        title="Nightly",
+        target="tank/a",
+        status="succeeded",
+        flag="40% below the median of the previous 5 runs",
+    )
     raised, cleared = evaluate(local_host, django_capture_on_commit_callbacks)
-    assert sorted(a.rule for a in raised) == ["benchmark_drop", "benchmark_failed", "capacity_critical",
-                                              "host_unreachable", "pool_errors", "scrub_errors", "scrub_overdue"]  # fmt: skip
+    assert sorted(a.rule for a in raised) == [
+        "benchmark_drop",
+        "benchmark_failed",
+        "capacity_critical",
+        "host_unreachable",
+        "pool_errors",
+        "scrub_errors",
+        "scrub_overdue",
+    ]
     assert [a.rule for a in cleared] == ["capacity_warning"]  # became critical: the warning ends
     assert "No route to host" in Alert.objects.get(rule="host_unreachable").message
 
@@ -97,15 +133,22 @@ def test_the_bell_counts_open_alerts_on_every_page(admin_client, local_host, tan
     assert "tank is FAULTED" in admin_client.get("/alerts/").content.decode()
 
 
-@pytest.mark.parametrize(("data", "says"), [
-    ({"kind": "webhook", "url": "ftp://example.org/x"}, "An http:// or https:// URL"),
-    ({"kind": "webhook", "url": "https://user:pw@example.org/x"}, "No credentials in the URL"),
-    ({"kind": "email", "smtp_host": "mail", "smtp_port": 70000, "sender": "a@b.org", "recipients": "c@d.org"},
-     "a port from 1 to 65535"),
-    ({"kind": "email", "smtp_host": "mail", "sender": "a@b.org", "recipients": "not an address"},
-     "each recipient: an e-mail address"),
-    ({"kind": "email", "smtp_host": "", "sender": "a@b.org", "recipients": "c@d.org"}, "The SMTP server"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("data", "says"),
+    [
+        ({"kind": "webhook", "url": "ftp://example.org/x"}, "An http:// or https:// URL"),
+        ({"kind": "webhook", "url": "https://user:pw@example.org/x"}, "No credentials in the URL"),
+        (
+            {"kind": "email", "smtp_host": "mail", "smtp_port": 70000, "sender": "a@b.org", "recipients": "c@d.org"},
+            "a port from 1 to 65535",
+        ),
+        (
+            {"kind": "email", "smtp_host": "mail", "sender": "a@b.org", "recipients": "not an address"},
+            "each recipient: an e-mail address",
+        ),
+        ({"kind": "email", "smtp_host": "", "sender": "a@b.org", "recipients": "c@d.org"}, "The SMTP server"),
+    ],
+)
 def test_bad_channels_are_refused_saying_why_and_nothing_is_saved(admin_client, data, says):
     body = {"name": "x", "enabled": "on", "min_level": "warning", "smtp_port": 587, "smtp_security": "starttls", **data}
     page = admin_client.post("/alerts/channels/add/", body, follow=True)
@@ -132,15 +175,24 @@ def test_the_api_keeps_secrets_write_only_and_names_the_field_of_bad_input(admin
     created = admin_client.post("/api/v1/alert-channels/", body, content_type="application/json")
     assert created.status_code == 201, created.content
     assert "secret" not in created.json() and Channel.objects.get().secret == "s3cret"
-    bad = admin_client.post("/api/v1/alert-channels/", {**body, "name": "two", "url": "https://u:p@example.org/"},
-                            content_type="application/json")  # fmt: skip
+    bad = admin_client.post(
+        "/api/v1/alert-channels/",
+        {**body, "name": "two", "url": "https://u:p@example.org/"},
+        content_type="application/json",
+    )
     assert bad.status_code == 400 and "url" in bad.json() and "u:p" not in bad.content.decode()
     assert operator_client.get("/api/v1/alert-channels/").status_code == 403  # admins only: it holds secrets
-    rule = admin_client.put("/api/v1/alert-rules/capacity_warning/", {"enabled": True, "level": "warning",
-                                                                      "threshold": 101}, content_type="application/json")  # fmt: skip
+    rule = admin_client.put(
+        "/api/v1/alert-rules/capacity_warning/",
+        {"enabled": True, "level": "warning", "threshold": 101},
+        content_type="application/json",
+    )
     assert rule.status_code == 400 and "threshold" in rule.json()
-    ok = admin_client.put("/api/v1/alert-rules/capacity_warning/", {"enabled": True, "level": "critical",
-                                                                    "threshold": 75}, content_type="application/json")  # fmt: skip
+    ok = admin_client.put(
+        "/api/v1/alert-rules/capacity_warning/",
+        {"enabled": True, "level": "critical", "threshold": 75},
+        content_type="application/json",
+    )
     assert ok.status_code == 200 and ok.json()["threshold"] == 75 and ok.json()["level"] == "critical"
     assert operator_client.get("/api/v1/alerts/?open=1").status_code == 200
 

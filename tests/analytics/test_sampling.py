@@ -115,8 +115,12 @@ def series_rows(local_host):
     now = timezone.now()
     rows = []
     for i in range(60):  # ten minutes of samples: two SMB clients, one of them twice as busy
-        values = {"smb||read_bps": 300.0, "smb_client|10.0.0.7|read_bps": 200.0, "smb_client|10.0.0.8|read_bps": 100.0,
-                  "cpu||busy_pct": 5.0}  # fmt: skip
+        values = {
+            "smb||read_bps": 300.0,
+            "smb_client|10.0.0.7|read_bps": 200.0,
+            "smb_client|10.0.0.8|read_bps": 100.0,
+            "cpu||busy_pct": 5.0,
+        }
         rows.append(
             Sample(host=local_host, at=now - timedelta(seconds=10 * (60 - i)), step=RAW, values=series.pack(values))
         )
@@ -163,7 +167,7 @@ def test_rollups_average_finished_periods_and_old_rows_are_dropped(local_host):
             values={"nfs": {"": {"read_bps": float(i % 2) * 100}}},
         )
         for i in range(30)
-    ]  # fmt: skip  (00:00–00:05)
+    ]  # (00:00–00:05)
     rows.append(
         Sample(host=local_host, at=now - timedelta(hours=30), step=RAW, values={"nfs": {"": {"read_bps": 1.0}}})
     )
@@ -222,12 +226,19 @@ def test_every_chart_has_a_title_unit_and_known_breakdowns():
 def test_metrics_export_the_sampled_counters_and_throughput_by_client(client, local_host, admin_user):
     after = json.loads(captured("sample_after.json"))
     SamplerState.objects.create(host=local_host, at=timezone.now(), counters=after)
-    Sample.objects.create(host=local_host, at=timezone.now(), step=RAW,
-                          values=series.pack(series.rates(json.loads(captured("sample_before.json")), after)))  # fmt: skip
+    Sample.objects.create(
+        host=local_host,
+        at=timezone.now(),
+        step=RAW,
+        values=series.pack(series.rates(json.loads(captured("sample_before.json")), after)),
+    )
     _, key = api_token_create(user=admin_user, name="prometheus")
     text = client.get("/metrics", headers={"Authorization": f"Bearer {key}"}).content.decode()
-    samples = {(s.name, tuple(sorted(s.labels.items()))): s.value
-               for f in text_string_to_metric_families(text) for s in f.samples}  # fmt: skip
+    samples = {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for f in text_string_to_metric_families(text)
+        for s in f.samples
+    }
     vdev = (("host", "local"), ("pool", "tp"), ("vdev", "mirror-0"))
     assert samples[("tarn_vdev_read_bytes_total", vdev)] == after["vdevs"]["tp"]["mirror-0"][4]
     assert (
@@ -250,8 +261,12 @@ def test_the_api_gives_the_charts_and_refuses_a_breakdown_naming_the_field(local
 
 
 def test_the_dashboard_shows_each_hosts_last_sample_while_it_is_fresh(local_host, viewer_client):
-    Sample.objects.create(host=local_host, at=timezone.now(), step=RAW,
-                          values=series.pack({"smb||read_bps": 50e6, "arc||hit_pct": 96.5, "cpu||busy_pct": 12.0}))  # fmt: skip
+    Sample.objects.create(
+        host=local_host,
+        at=timezone.now(),
+        step=RAW,
+        values=series.pack({"smb||read_bps": 50e6, "arc||hit_pct": 96.5, "cpu||busy_pct": 12.0}),
+    )
     page = viewer_client.get("/").content.decode()
     assert 'id="live"' in page and "47.7\xa0MB/s" in page and "96.5 %" in page
     Sample.objects.update(at=timezone.now() - timedelta(minutes=5))  # stale: no figures shown as if current

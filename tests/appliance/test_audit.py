@@ -71,9 +71,11 @@ def test_an_api_request_records_its_token_its_parameters_masked_and_the_operatio
     monkeypatch.setattr(app, "send_task", lambda *args, **kwargs: None)  # no broker needed: the row is what counts
     token, key = api_token_create(user=admin_user, name="ci")
     response = client.post(
-        "/api/v1/samba-users/", {"host": "local", "username": "alice", "password": "Tr0ub4dor&3xyz"},
-        content_type="application/json", headers={"Authorization": f"Bearer {key}"},
-    )  # fmt: skip
+        "/api/v1/samba-users/",
+        {"host": "local", "username": "alice", "password": "Tr0ub4dor&3xyz"},
+        content_type="application/json",
+        headers={"Authorization": f"Bearer {key}"},
+    )
     assert response.status_code == 202, response.content
     entry = AuditEntry.objects.get(path="/api/v1/samba-users/")
     assert (entry.auth, entry.token_id, entry.username) == ("token", token.pk, "alice")

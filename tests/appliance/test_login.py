@@ -67,14 +67,19 @@ def test_a_success_clears_the_count(client, admin_user):
 
 
 def test_a_user_changes_their_password_with_the_old_one_and_at_least_12_characters(viewer_client, viewer_user):
-    short = viewer_client.post("/account/password/", {"old_password": PASSWORD, "new_password1": "short-pw-1",
-                                                      "new_password2": "short-pw-1"})  # fmt: skip
+    short = viewer_client.post(
+        "/account/password/", {"old_password": PASSWORD, "new_password1": "short-pw-1", "new_password2": "short-pw-1"}
+    )
     assert "at least 12 characters" in short.content.decode()
-    wrong = viewer_client.post("/account/password/", {"old_password": "nope", "new_password1": "a-much-longer-pw",
-                                                      "new_password2": "a-much-longer-pw"})  # fmt: skip
+    wrong = viewer_client.post(
+        "/account/password/",
+        {"old_password": "nope", "new_password1": "a-much-longer-pw", "new_password2": "a-much-longer-pw"},
+    )
     assert "old password was entered incorrectly" in wrong.content.decode()
-    done = viewer_client.post("/account/password/", {"old_password": PASSWORD, "new_password1": "a-much-longer-pw",
-                                                     "new_password2": "a-much-longer-pw"})  # fmt: skip
+    done = viewer_client.post(
+        "/account/password/",
+        {"old_password": PASSWORD, "new_password1": "a-much-longer-pw", "new_password2": "a-much-longer-pw"},
+    )
     assert done.status_code == 302 and viewer_client.get("/").status_code == 200  # still logged in
     viewer_user.refresh_from_db()
     assert viewer_user.check_password("a-much-longer-pw")

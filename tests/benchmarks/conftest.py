@@ -10,12 +10,30 @@ from pools.models import Dataset, Disk, Pool, Vdev
 def tank(local_host):
     now = timezone.now()
     pool = Pool.objects.create(host=local_host, name="tank", guid="1", state="ONLINE", observed_at=now)
-    Dataset.objects.create(host=local_host, pool=pool, name="tank/data", type="filesystem", mountpoint="/tank/data",
-                           available=40 << 30, observed_at=now)  # fmt: skip
+    Dataset.objects.create(
+        host=local_host,
+        pool=pool,
+        name="tank/data",
+        type="filesystem",
+        mountpoint="/tank/data",
+        available=40 << 30,
+        observed_at=now,
+    )
     mirror = Vdev.objects.create(pool=pool, position=0, name="mirror-0", type="mirror", role="data", state="ONLINE")
     for n in (1, 2):
-        Vdev.objects.create(pool=pool, parent=mirror, position=n, depth=1, name=f"sd{n}", type="disk", role="data",
-                            state="ONLINE", path=f"/dev/sd{n}1", size=4 << 40)  # fmt: skip
-        Disk.objects.create(host=local_host, name=f"sd{n}", path=f"/dev/sd{n}", size=4 << 40, media="ssd", pool=pool,
-                            observed_at=now)  # fmt: skip
+        Vdev.objects.create(
+            pool=pool,
+            parent=mirror,
+            position=n,
+            depth=1,
+            name=f"sd{n}",
+            type="disk",
+            role="data",
+            state="ONLINE",
+            path=f"/dev/sd{n}1",
+            size=4 << 40,
+        )
+        Disk.objects.create(
+            host=local_host, name=f"sd{n}", path=f"/dev/sd{n}", size=4 << 40, media="ssd", pool=pool, observed_at=now
+        )
     return local_host

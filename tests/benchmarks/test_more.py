@@ -24,8 +24,9 @@ from tuning.models import KernelState, Link
 @pytest.fixture
 def nas(db):
     host = Host.objects.create(name="nas", transport="ssh", address="192.0.2.9")
-    Link.objects.create(host=host, name="eth1", kind="ether", mtu=1500, addresses=[{"cidr": "10.77.0.2/24"}],
-                        observed_at=timezone.now())  # fmt: skip
+    Link.objects.create(
+        host=host, name="eth1", kind="ether", mtu=1500, addresses=[{"cidr": "10.77.0.2/24"}], observed_at=timezone.now()
+    )
     return host
 
 
@@ -52,8 +53,11 @@ def test_bad_network_runs_are_a_400_naming_the_field_and_nothing_runs(operator_c
 
 
 def test_a_network_run_is_queued_both_ways_on_the_hosts_bench_queue(operator_client, nas, local_host):
-    response = api(operator_client, "benchmark-runs/network/",
-                   {"host": "nas", "profile": "iperf-4", "peer": "local", "address": "10.77.0.2", "runtime": 3})  # fmt: skip
+    response = api(
+        operator_client,
+        "benchmark-runs/network/",
+        {"host": "nas", "profile": "iperf-4", "peer": "local", "address": "10.77.0.2", "runtime": 3},
+    )
     assert response.status_code == 202, response.content
     run = Run.objects.get()
     assert run.kind == "network" and run.peer == local_host and run.target == "10.77.0.2"
@@ -63,11 +67,25 @@ def test_a_network_run_is_queued_both_ways_on_the_hosts_bench_queue(operator_cli
 
 def test_a_network_runs_page_shows_mbits_retransmits_and_the_iperf3_manifest(operator_client, nas, local_host):
     side = {"bw_bytes": 125_000_000, "iops": None, "retransmits": 7, "streams": 4, "mss": 1448}
-    run = Run.objects.create(host=nas, kind="network", peer=local_host, profile="iperf-4", title="Network",
-                             target="10.77.0.2", status="succeeded", jobs=[{"name": "to-nas"}],
-                             results=[{"job": "to-nas", "read": None, "write": side}], series=[[[1000, 122070, 1]]],
-                             manifest={"iperf3": "iperf 3.12", "iperf3_peer": "iperf 3.12", "peer": "local",
-                                       "mtu": {"eth1": 9000}, "argv": [["iperf3", "-c", "10.77.0.2", "-P", "4"]]})  # fmt: skip
+    run = Run.objects.create(
+        host=nas,
+        kind="network",
+        peer=local_host,
+        profile="iperf-4",
+        title="Network",
+        target="10.77.0.2",
+        status="succeeded",
+        jobs=[{"name": "to-nas"}],
+        results=[{"job": "to-nas", "read": None, "write": side}],
+        series=[[[1000, 122070, 1]]],
+        manifest={
+            "iperf3": "iperf 3.12",
+            "iperf3_peer": "iperf 3.12",
+            "peer": "local",
+            "mtu": {"eth1": 9000},
+            "argv": [["iperf3", "-c", "10.77.0.2", "-P", "4"]],
+        },
+    )
     page = operator_client.get(f"/benchmarks/runs/{run.pk}/").content.decode()
     assert "(1000 Mbit/s)" in page and "4 streams, 7 retransmits, MSS 1448" in page
     assert "local ⇄ nas (10.77.0.2)" in page and "eth1 9000" in page and "iperf3 -c 10.77.0.2 -P 4" in page
@@ -92,26 +110,48 @@ def test_a_working_set_that_fits_in_the_arc_is_refused_unless_the_cache_is_the_p
 
 
 def test_run_properties_are_the_profiles_plus_those_asked_for_and_only_known_ones(operator_client, tank):
-    bad = api(operator_client, "benchmark-runs/", {"host": "local", "profile": "randwrite-4k", "dataset": "tank/data",
-                                                   "properties": {"sync": "sometimes"}})  # fmt: skip
+    bad = api(
+        operator_client,
+        "benchmark-runs/",
+        {"host": "local", "profile": "randwrite-4k", "dataset": "tank/data", "properties": {"sync": "sometimes"}},
+    )
     assert bad.status_code == 400 and "properties" in bad.json()
-    worse = api(operator_client, "benchmark-runs/", {"host": "local", "profile": "randwrite-4k", "dataset": "tank/data",
-                                                     "properties": {"mountpoint": "/etc"}})  # fmt: skip
+    worse = api(
+        operator_client,
+        "benchmark-runs/",
+        {"host": "local", "profile": "randwrite-4k", "dataset": "tank/data", "properties": {"mountpoint": "/etc"}},
+    )
     assert worse.status_code == 400 and "properties" in worse.json() and not Run.objects.exists()
-    ok = api(operator_client, "benchmark-runs/", {"host": "local", "profile": "randwrite-4k", "dataset": "tank/data",
-                                                  "properties": {"sync": "always"}})  # fmt: skip
+    ok = api(
+        operator_client,
+        "benchmark-runs/",
+        {"host": "local", "profile": "randwrite-4k", "dataset": "tank/data", "properties": {"sync": "always"}},
+    )
     assert ok.status_code == 202 and Run.objects.get().properties == {"recordsize": "4K", "sync": "always"}
 
 
 def test_a_suite_makes_one_run_per_profile_and_value_under_one_operation(operator_client, tank):
-    response = api(operator_client, "benchmark-suites/", {"host": "local", "profiles": ["randwrite-4k", "seq-write-1"],
-                                                          "dataset": "tank/data", "prop": "sync",
-                                                          "values": ["standard", "always"], "size": "8g"})  # fmt: skip
+    response = api(
+        operator_client,
+        "benchmark-suites/",
+        {
+            "host": "local",
+            "profiles": ["randwrite-4k", "seq-write-1"],
+            "dataset": "tank/data",
+            "prop": "sync",
+            "values": ["standard", "always"],
+            "size": "8g",
+        },
+    )
     assert response.status_code == 202, response.content
     suite = Suite.objects.get()
     runs = list(suite.runs.order_by("pk"))
     assert [(r.profile, r.properties.get("sync")) for r in runs] == [
-        ("randwrite-4k", "standard"), ("randwrite-4k", "always"), ("seq-write-1", "standard"), ("seq-write-1", "always")]  # fmt: skip
+        ("randwrite-4k", "standard"),
+        ("randwrite-4k", "always"),
+        ("seq-write-1", "standard"),
+        ("seq-write-1", "always"),
+    ]
     assert Operation.objects.count() == 1 and {r.operation_id for r in runs} == {suite.operation_id}
     assert suite.operation.kind == "benchmark.suite"
     page = operator_client.get(f"/benchmarks/suites/{suite.pk}/").content.decode()
@@ -120,10 +160,16 @@ def test_a_suite_makes_one_run_per_profile_and_value_under_one_operation(operato
     assert Run.objects.filter(suite=suite, cancel_requested=True).count() == 4  # the rest of the suite too
 
 
-@pytest.mark.parametrize(("data", "field"), [({"prop": "sync", "values": ["standard", "never"]}, "values"),
-                                             ({"prop": "sync", "values": ["always"]}, "values"),
-                                             ({"prop": "mountpoint", "values": ["/a", "/b"]}, "prop"),
-                                             ({"profiles": []}, "profiles"), ({"profiles": ["iperf-1"]}, "profiles")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("data", "field"),
+    [
+        ({"prop": "sync", "values": ["standard", "never"]}, "values"),
+        ({"prop": "sync", "values": ["always"]}, "values"),
+        ({"prop": "mountpoint", "values": ["/a", "/b"]}, "prop"),
+        ({"profiles": []}, "profiles"),
+        ({"profiles": ["iperf-1"]}, "profiles"),
+    ],
+)
 def test_bad_suites_are_a_400_naming_the_field(operator_client, tank, data, field):
     body = {"host": "local", "profiles": ["randwrite-4k"], "dataset": "tank/data", "size": "8g", **data}
     response = api(operator_client, "benchmark-suites/", body)
@@ -132,8 +178,17 @@ def test_bad_suites_are_a_400_naming_the_field(operator_client, tank, data, fiel
 
 
 def schedule_body(**kw):
-    return {"host": "local", "name": "weekly", "profiles": ["seq-write-1"], "target": "tank/data", "size": "8g",
-            "minute": "30", "hour": "2", "day_of_week": "1-5", **kw}  # fmt: skip
+    return {
+        "host": "local",
+        "name": "weekly",
+        "profiles": ["seq-write-1"],
+        "target": "tank/data",
+        "size": "8g",
+        "minute": "30",
+        "hour": "2",
+        "day_of_week": "1-5",
+        **kw,
+    }
 
 
 def test_a_schedule_is_a_beat_entry_with_its_crontab_editable_and_deleted_with_its_name(operator_client, tank):
@@ -143,8 +198,11 @@ def test_a_schedule_is_a_beat_entry_with_its_crontab_editable_and_deleted_with_i
     task = PeriodicTask.objects.get(pk=schedule.task_id)
     assert task.task == "benchmarks.tasks.schedule_fire" and json.loads(task.args) == [schedule.pk] and task.enabled
     assert (task.crontab.minute, task.crontab.hour, task.crontab.day_of_week) == ("30", "2", "1-5")
-    patched = operator_client.patch(f"/api/v1/benchmark-schedules/{schedule.pk}/", {"hour": "*/6", "enabled": False},
-                                    content_type="application/json")  # fmt: skip
+    patched = operator_client.patch(
+        f"/api/v1/benchmark-schedules/{schedule.pk}/",
+        {"hour": "*/6", "enabled": False},
+        content_type="application/json",
+    )
     assert patched.status_code == 200, patched.content
     task.refresh_from_db()
     assert task.crontab.hour == "*/6" and task.crontab.minute == "30" and not task.enabled
@@ -153,9 +211,16 @@ def test_a_schedule_is_a_beat_entry_with_its_crontab_editable_and_deleted_with_i
     assert not Schedule.objects.exists() and not PeriodicTask.objects.filter(pk=task.pk).exists()
 
 
-@pytest.mark.parametrize(("data", "field"), [({"minute": "61"}, "minute"), ({"hour": "2;reboot"}, "hour"),
-                                             ({"day_of_week": "8"}, "day_of_week"), ({"target": "tank/nope"}, "target"),
-                                             ({"profiles": ["iperf-1"]}, "profiles")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("data", "field"),
+    [
+        ({"minute": "61"}, "minute"),
+        ({"hour": "2;reboot"}, "hour"),
+        ({"day_of_week": "8"}, "day_of_week"),
+        ({"target": "tank/nope"}, "target"),
+        ({"profiles": ["iperf-1"]}, "profiles"),
+    ],
+)
 def test_bad_schedules_are_a_400_naming_the_field_and_nothing_is_scheduled(operator_client, tank, data, field):
     response = api(operator_client, "benchmark-schedules/", schedule_body(**data))
     assert response.status_code == 400 and field in response.json(), response.content
@@ -163,8 +228,9 @@ def test_bad_schedules_are_a_400_naming_the_field_and_nothing_is_scheduled(opera
 
 
 def test_a_schedule_firing_starts_its_suite_or_says_why_it_skipped(tank, admin_user):
-    schedule = services.schedule_save(host=tank, user=admin_user, data={k: v for k, v in schedule_body().items()
-                                                                       if k != "host"})  # fmt: skip
+    schedule = services.schedule_save(
+        host=tank, user=admin_user, data={k: v for k, v in schedule_body().items() if k != "host"}
+    )
     suite = services.schedule_fire(schedule.pk)
     assert suite.schedule == schedule and suite.runs.get().schedule == schedule
     assert services.schedule_fire(schedule.pk) is None  # the first still runs: one benchmark at a time per host
@@ -174,16 +240,24 @@ def test_a_schedule_firing_starts_its_suite_or_says_why_it_skipped(tank, admin_u
 
 def _scheduled(host, schedule, bw):
     side = {"bw_bytes": bw, "iops": 1, "p99_ns": 1}
-    run = Run.objects.create(host=host, profile="seq-write-1", title="Sequential write", target="tank/data",
-                             status="running", schedule=schedule, results=[{"job": "seq", "write": side}])  # fmt: skip
+    run = Run.objects.create(
+        host=host,
+        profile="seq-write-1",
+        title="Sequential write",
+        target="tank/data",
+        status="running",
+        schedule=schedule,
+        results=[{"job": "seq", "write": side}],
+    )
     services.common.finish(run, "succeeded", "done")
     run.refresh_from_db()
     return run
 
 
 def test_a_scheduled_run_below_its_history_by_more_than_the_threshold_is_flagged(operator_client, tank, admin_user):
-    schedule = Schedule.objects.create(host=tank, name="nightly", profiles=["seq-write-1"], target="tank/data",
-                                       drop_percent=10)  # fmt: skip
+    schedule = Schedule.objects.create(
+        host=tank, name="nightly", profiles=["seq-write-1"], target="tank/data", drop_percent=10
+    )
     first, second = _scheduled(tank, schedule, 500e6), _scheduled(tank, schedule, 520e6)
     steady = _scheduled(tank, schedule, 480e6)  # 5% below the median of 500 and 520: within the threshold
     drop = _scheduled(tank, schedule, 300e6)  # 40% below the median (500)
@@ -196,11 +270,26 @@ def test_a_scheduled_run_below_its_history_by_more_than_the_threshold_is_flagged
 
 
 def test_results_download_as_csv_and_json(operator_client, tank):
-    side = {"bw_bytes": 100e6, "iops": 12207.0, "lat_mean_ns": 80000, "p50_ns": 70000, "p95_ns": 1, "p99_ns": 2,
-            "p999_ns": 3}  # fmt: skip
-    run = Run.objects.create(host=tank, profile="randrw-8k", title="Random", target="tank/data", status="succeeded",
-                             properties={"sync": "always"}, results=[{"job": "randrw-8k", "read": side, "write": side}],
-                             manifest={"fio": "fio-3.33"}, series=[[[1000, 5, 0]]])  # fmt: skip
+    side = {
+        "bw_bytes": 100e6,
+        "iops": 12207.0,
+        "lat_mean_ns": 80000,
+        "p50_ns": 70000,
+        "p95_ns": 1,
+        "p99_ns": 2,
+        "p999_ns": 3,
+    }
+    run = Run.objects.create(
+        host=tank,
+        profile="randrw-8k",
+        title="Random",
+        target="tank/data",
+        status="succeeded",
+        properties={"sync": "always"},
+        results=[{"job": "randrw-8k", "read": side, "write": side}],
+        manifest={"fio": "fio-3.33"},
+        series=[[[1000, 5, 0]]],
+    )
     response = operator_client.get(f"/benchmarks/runs/{run.pk}/results.csv")
     assert response["Content-Disposition"] == f'attachment; filename="tarn-run-{run.pk}-randrw-8k.csv"'
     rows = list(csv.reader(io.StringIO(response.content.decode())))
@@ -215,8 +304,17 @@ def test_a_comparison_draws_the_pools_expected_figures_from_its_layout(operator_
     estimate = pool_estimate(pool=Pool.objects.get(name="tank"))
     assert (estimate.read_mbs, estimate.write_mbs, estimate.iops) == (1000, 500, 50_000)  # a mirror of two SSDs
     side = {"bw_bytes": 100e6, "iops": 1, "p99_ns": 1}
-    a, b = (Run.objects.create(host=tank, profile="seq-read-1", title="Seq", target="tank/data", status="succeeded",
-                               results=[{"job": "seq", "read": side}]) for _ in range(2))  # fmt: skip
+    a, b = (
+        Run.objects.create(
+            host=tank,
+            profile="seq-read-1",
+            title="Seq",
+            target="tank/data",
+            status="succeeded",
+            results=[{"job": "seq", "read": side}],
+        )
+        for _ in range(2)
+    )
     page = operator_client.get(f"/benchmarks/compare/?runs={a.pk}&runs={b.pk}").content.decode()
     assert "about 1000 MB/s read, 500 MB/s write, 50000 random IOPS" in page
     assert "Pool's estimate from its layout" in page
@@ -253,30 +351,56 @@ def test_bad_share_runs_are_a_400_naming_the_field_and_nothing_runs(operator_cli
 def test_a_share_run_is_queued_against_its_dataset_from_the_page(operator_client, shares):
     page = operator_client.get("/benchmarks/").content.decode()
     assert 'value="smb:docs"' in page and 'value="nfs:/tank/data"' in page and 'value="smb:ro"' not in page
-    response = operator_client.post("/benchmarks/", {"start": "run", "profile": "seq-write-1", "target": "nfs:/tank/data",
-                                                     "size": "8g"})  # fmt: skip
+    response = operator_client.post(
+        "/benchmarks/", {"start": "run", "profile": "seq-write-1", "target": "nfs:/tank/data", "size": "8g"}
+    )
     run = Run.objects.get()
     assert response.status_code == 302 and response["Location"] == f"/benchmarks/runs/{run.pk}/"
-    assert (run.kind, run.share, run.target, run.title) == ("nfs", "/tank/data", "tank/data",
-                                                            "Sequential write 1M, 1 stream over NFS")  # fmt: skip
+    assert (run.kind, run.share, run.target, run.title) == (
+        "nfs",
+        "/tank/data",
+        "tank/data",
+        "Sequential write 1M, 1 stream over NFS",
+    )
 
 
-@pytest.mark.parametrize(("clients", "admits"), [("*", True), ("127.0.0.1", True), ("localhost(rw)", True),
-                                                 ("10.0.0.0/8\n127.0.0.0/8", True), ("10.0.0.0/8", False),
-                                                 ("host.example", False), ("", False)])  # fmt: skip
+@pytest.mark.parametrize(
+    ("clients", "admits"),
+    [
+        ("*", True),
+        ("127.0.0.1", True),
+        ("localhost(rw)", True),
+        ("10.0.0.0/8\n127.0.0.0/8", True),
+        ("10.0.0.0/8", False),
+        ("host.example", False),
+        ("", False),
+    ],
+)
 def test_an_export_admits_a_loopback_mount_only_when_its_clients_include_this_host(clients, admits):
     assert admits_loopback(clients) is admits
 
 
 def test_a_profile_is_copied_with_changed_fields_and_runs_like_a_built_in_one(operator_client, tank):
-    response = api(operator_client, "benchmark-profiles/", {
-        "based_on": "randread-4k", "title": "VM images 16k qd32", "job": {"bs": "16k", "iodepth": 32,
-        "ioengine": "io_uring"}, "properties": {"recordsize": "16K"}})  # fmt: skip
+    response = api(
+        operator_client,
+        "benchmark-profiles/",
+        {
+            "based_on": "randread-4k",
+            "title": "VM images 16k qd32",
+            "job": {"bs": "16k", "iodepth": 32, "ioengine": "io_uring"},
+            "properties": {"recordsize": "16K"},
+        },
+    )
     assert response.status_code == 201, response.content
     key = response.json()["key"]
     job = response.json()["jobs"][0]
     assert (job["rw"], job["bs"], job["iodepth"], job["ioengine"], job["name"]) == (
-        "randread", "16k", 32, "io_uring", "vm-images-16k-qd32")  # fmt: skip
+        "randread",
+        "16k",
+        32,
+        "io_uring",
+        "vm-images-16k-qd32",
+    )
     listed = operator_client.get("/api/v1/benchmark-profiles/").json()
     assert key in [p["key"] for p in listed] and "iperf-4" in [p["key"] for p in listed]
     started = api(
@@ -292,11 +416,19 @@ def test_a_profile_is_copied_with_changed_fields_and_runs_like_a_built_in_one(op
     assert gone.status_code == 204 and not CustomProfile.objects.exists()
 
 
-@pytest.mark.parametrize(("data", "field"), [
-    ({"job": {"bs": "4k\nfilename=/dev/sda"}}, "bs"), ({"job": {"ioengine": "exec"}}, "ioengine"),
-    ({"job": {"iodepth": 1000}}, "iodepth"), ({"job": {"exec_prerun": "rm -rf /"}}, "job"),
-    ({"job": {"name": "x"}}, "job"), ({"based_on": "iperf-1"}, "based_on"), ({"title": " "}, "title"),
-    ({"properties": {"sync": "maybe"}}, "properties")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("data", "field"),
+    [
+        ({"job": {"bs": "4k\nfilename=/dev/sda"}}, "bs"),
+        ({"job": {"ioengine": "exec"}}, "ioengine"),
+        ({"job": {"iodepth": 1000}}, "iodepth"),
+        ({"job": {"exec_prerun": "rm -rf /"}}, "job"),
+        ({"job": {"name": "x"}}, "job"),
+        ({"based_on": "iperf-1"}, "based_on"),
+        ({"title": " "}, "title"),
+        ({"properties": {"sync": "maybe"}}, "properties"),
+    ],
+)
 def test_a_bad_copy_is_a_400_naming_the_field_and_nothing_is_saved(operator_client, data, field):
     body = {"based_on": "randread-4k", "title": "mine", **data}
     response = api(operator_client, "benchmark-profiles/", body)
@@ -308,25 +440,45 @@ def test_the_copy_page_is_prefilled_from_the_original(operator_client):
     page = operator_client.get("/benchmarks/profiles/copy/?from=qd-sweep").content.decode()
     assert "a sweep of 9 jobs" in page and 'value="Queue-depth sweep 4k random read (9 to 33) (copy)"' in page
     assert 'name="iodepth" value="9"' in page
-    response = operator_client.post("/benchmarks/profiles/copy/?from=qd-sweep", {
-        "title": "qd 64", "rw": "randread", "bs": "4k", "size": "1g", "runtime": 30, "ramp": 5, "numjobs": 1,
-        "iodepth": 64, "ioengine": "io_uring", "nrfiles": 1, "recordsize": "4K"})  # fmt: skip
+    response = operator_client.post(
+        "/benchmarks/profiles/copy/?from=qd-sweep",
+        {
+            "title": "qd 64",
+            "rw": "randread",
+            "bs": "4k",
+            "size": "1g",
+            "runtime": 30,
+            "ramp": 5,
+            "numjobs": 1,
+            "iodepth": 64,
+            "ioengine": "io_uring",
+            "nrfiles": 1,
+            "recordsize": "4K",
+        },
+    )
     assert response.status_code == 302
     copy = CustomProfile.objects.get()
     assert copy.jobs[0]["iodepth"] == 64 and copy.based_on == "qd-sweep" and copy.properties == {"recordsize": "4K"}
     assert "qd 64" in operator_client.get("/benchmarks/profiles/").content.decode()
 
 
-def test_a_run_longer_than_the_default_task_limit_is_queued_with_its_own(operator_client, tank, monkeypatch,
-                                                                         django_capture_on_commit_callbacks):  # fmt: skip
+def test_a_run_longer_than_the_default_task_limit_is_queued_with_its_own(
+    operator_client, tank, monkeypatch, django_capture_on_commit_callbacks
+):
     sent = []
     monkeypatch.setattr(app, "send_task", lambda name, **kw: sent.append(kw))
     with django_capture_on_commit_callbacks(execute=True):
-        api(operator_client, "benchmark-runs/", {"host": "local", "profile": "seq-read-1", "dataset": "tank/data",
-                                                 "size": "8g", "runtime": 4 * 3600})  # an L2ARC warm-up  # fmt: skip
+        api(
+            operator_client,
+            "benchmark-runs/",
+            {"host": "local", "profile": "seq-read-1", "dataset": "tank/data", "size": "8g", "runtime": 4 * 3600},
+        )  # an L2ARC warm-up
     assert sent[-1]["soft_time_limit"] == 4 * 3600 + 10 + 900 and sent[-1]["time_limit"] > sent[-1]["soft_time_limit"]
     Operation.objects.update(status="succeeded")
     with django_capture_on_commit_callbacks(execute=True):
-        api(operator_client, "benchmark-runs/", {"host": "local", "profile": "seq-read-1", "dataset": "tank/data",
-                                                 "size": "8g", "runtime": 60})  # fmt: skip
+        api(
+            operator_client,
+            "benchmark-runs/",
+            {"host": "local", "profile": "seq-read-1", "dataset": "tank/data", "size": "8g", "runtime": 60},
+        )
     assert "soft_time_limit" not in sent[-1]  # the default limit (an hour) is enough

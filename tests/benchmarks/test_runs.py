@@ -38,8 +38,10 @@ def test_bad_input_is_a_400_naming_the_field_and_nothing_runs(operator_client, t
 
 
 def test_a_run_is_queued_on_the_hosts_bench_queue(operator_client, tank):
-    response = post(operator_client, {"host": tank.name, "profile": "randrw-8k", "dataset": "tank/data",
-                                      "size": "64m", "runtime": 5})  # fmt: skip
+    response = post(
+        operator_client,
+        {"host": tank.name, "profile": "randrw-8k", "dataset": "tank/data", "size": "64m", "runtime": 5},
+    )
     assert response.status_code == 202, response.content
     run = Run.objects.get(pk=response.json()["id"])
     assert run.status == "queued" and [j["runtime"] for j in run.jobs] == [5] and run.jobs[0]["size"] == "64m"
@@ -50,11 +52,24 @@ def test_a_finished_runs_page_shows_results_graphs_and_manifest(admin_client, ta
     result = fio.parse_result((FIXTURES / "fio_randrw_output.txt").read_text())
     series = fio.parse_bw_log((FIXTURES / "fio_bw.log").read_text())
     run = Run.objects.create(
-        host=tank, profile="randrw-8k", title="Random 67/33 read/write 8k", target="tank/data", status="succeeded",
-        jobs=[{"name": "randrw-8k", "size": "32m", "numjobs": 1}], results=[{"job": "randrw-8k", **result.as_dict()}], series=[series],
-        manifest={"fio": "fio-3.33", "openzfs": "zfs-2.3.2", "arc_c_max": 628075520, "arc_size": 4029808,
-                  "dataset_properties": {"compression": "off"}, "argv": [["fio", "--name=randrw-8k"]], "tuning": []},
-    )  # fmt: skip
+        host=tank,
+        profile="randrw-8k",
+        title="Random 67/33 read/write 8k",
+        target="tank/data",
+        status="succeeded",
+        jobs=[{"name": "randrw-8k", "size": "32m", "numjobs": 1}],
+        results=[{"job": "randrw-8k", **result.as_dict()}],
+        series=[series],
+        manifest={
+            "fio": "fio-3.33",
+            "openzfs": "zfs-2.3.2",
+            "arc_c_max": 628075520,
+            "arc_size": 4029808,
+            "dataset_properties": {"compression": "off"},
+            "argv": [["fio", "--name=randrw-8k"]],
+            "tuning": [],
+        },
+    )
     page = admin_client.get(f"/benchmarks/runs/{run.pk}/").content.decode()
     assert 'data-chart="timeline-data"' in page and 'data-chart="latency-data"' in page
     assert "fio --name=randrw-8k" in page and "compression off" in page and "randrw-8k</td><td>read" in page
@@ -65,8 +80,15 @@ def test_a_finished_runs_page_shows_results_graphs_and_manifest(admin_client, ta
 
 
 def test_a_running_runs_page_polls_and_offers_cancel(operator_client, tank):
-    run = Run.objects.create(host=tank, profile="seq-write-1", title="Sequential write 1M", target="tank/data",
-                             status="running", progress=40, current={"job": "seq-write-1", "bytes_s": 200 << 20})  # fmt: skip
+    run = Run.objects.create(
+        host=tank,
+        profile="seq-write-1",
+        title="Sequential write 1M",
+        target="tank/data",
+        status="running",
+        progress=40,
+        current={"job": "seq-write-1", "bytes_s": 200 << 20},
+    )
     page = operator_client.get(f"/benchmarks/runs/{run.pk}/").content.decode()
     assert 'value="40"' in page and 'id="cancel"' in page and "200.0\xa0MB" in page and "hx-trigger" in page
     operator_client.post(f"/benchmarks/runs/{run.pk}/cancel/")
@@ -74,11 +96,26 @@ def test_a_running_runs_page_polls_and_offers_cancel(operator_client, tank):
 
 
 def _finished(host, bw, p99, when="2026-11-20"):
-    side = {"bw_bytes": bw, "iops": bw / 8192, "io_bytes": 1, "runtime_ms": 1, "lat_mean_ns": 1, "p50_ns": 1,
-            "p95_ns": 1, "p99_ns": p99, "p999_ns": p99}  # fmt: skip
-    return Run.objects.create(host=host, profile="randrw-8k", title="Random 67/33 read/write 8k", target="tank/data",
-                              status="succeeded", jobs=[{"name": "randrw-8k", "size": "32m"}],
-                              results=[{"job": "randrw-8k", "read": side, "write": None}])  # fmt: skip
+    side = {
+        "bw_bytes": bw,
+        "iops": bw / 8192,
+        "io_bytes": 1,
+        "runtime_ms": 1,
+        "lat_mean_ns": 1,
+        "p50_ns": 1,
+        "p95_ns": 1,
+        "p99_ns": p99,
+        "p999_ns": p99,
+    }
+    return Run.objects.create(
+        host=host,
+        profile="randrw-8k",
+        title="Random 67/33 read/write 8k",
+        target="tank/data",
+        status="succeeded",
+        jobs=[{"name": "randrw-8k", "size": "32m"}],
+        results=[{"job": "randrw-8k", "read": side, "write": None}],
+    )
 
 
 def test_two_runs_compare_side_by_side_with_differences_in_percent(operator_client, tank):

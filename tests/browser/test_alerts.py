@@ -9,8 +9,9 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 def test_an_open_alert_shows_in_the_bell_and_on_the_alerts_page(page, local_host):
-    Alert.objects.create(host=local_host, rule="pool_state", subject="tank", level="critical",
-                         message="Pool tank on local is DEGRADED.")  # fmt: skip
+    Alert.objects.create(
+        host=local_host, rule="pool_state", subject="tank", level="critical", message="Pool tank on local is DEGRADED."
+    )
     login(page)
     assert page.locator("#bell .count").inner_text() == "1"
     page.click("#bell")

@@ -30,15 +30,20 @@ def test_drill_down_by_client_follows_new_samples_and_rings_the_bell(page, local
     SamplerSetting.objects.create(pk=1, interval=5)
     now = timezone.now()
     Sample.objects.bulk_create(
-        Sample(host=local_host, at=now - timedelta(seconds=10 * i), step=RAW,
-               values=values({"10.0.0.7": 50e6, "10.0.0.8": 20e6}))
+        Sample(
+            host=local_host,
+            at=now - timedelta(seconds=10 * i),
+            step=RAW,
+            values=values({"10.0.0.7": 50e6, "10.0.0.8": 20e6}),
+        )
         for i in range(1, 90)
-    )  # fmt: skip
+    )
     SamplerState.objects.create(host=local_host, at=now, counters={"round_trip_ms": 120, "cost_cpu_ms": 45})
     run = Run.objects.create(host=local_host, profile="seq-1m", title="Sequential 1M", target="tank")
     Run.objects.filter(pk=run.pk).update(created_at=now - timedelta(minutes=5))
-    Alert.objects.create(host=local_host, rule="pool_state", subject="tank", level="critical",
-                         message="Pool tank on local is DEGRADED.")  # fmt: skip
+    Alert.objects.create(
+        host=local_host, rule="pool_state", subject="tank", level="critical", message="Pool tank on local is DEGRADED."
+    )
     login(page)
     page.click("nav[aria-label='Main'] >> text=Analytics")
     page.wait_for_selector("#card-smb canvas[data-drawn]")
@@ -56,8 +61,12 @@ def test_drill_down_by_client_follows_new_samples_and_rings_the_bell(page, local
     assert table.startswith("Client") and "10.0.0.7\t47.7 MB/s" in table and "10.0.0.8\t19.1 MB/s" in table
     shot(page, "analytics-02-by-client")
 
-    Sample.objects.create(host=local_host, at=timezone.now(), step=RAW,
-                          values=values({"10.0.0.7": 50e6, "10.0.0.8": 20e6, "10.0.0.9": 90e6}))  # fmt: skip
+    Sample.objects.create(
+        host=local_host,
+        at=timezone.now(),
+        step=RAW,
+        values=values({"10.0.0.7": 50e6, "10.0.0.8": 20e6, "10.0.0.9": 90e6}),
+    )
     page.wait_for_function(
         "() => Chart.getChart(document.querySelector('#focus-smb canvas'))?.data.datasets.length === 3",
         timeout=15000,

@@ -38,9 +38,19 @@ def test_an_admin_shares_a_dataset_adds_a_user_and_sees_the_session(page, lab_wo
     shot(page, "shares-02-list")
 
     client = subprocess.Popen(  # an interactive smbclient stays connected while stdin is open
-        [require_tool("smbclient"), "//127.0.0.1/team", "-p", guest.env["LAB_SMB_PORT"], "-U", "alice%alice-password-1"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
+        [
+            require_tool("smbclient"),
+            "//127.0.0.1/team",
+            "-p",
+            guest.env["LAB_SMB_PORT"],
+            "-U",
+            "alice%alice-password-1",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         client.stdin.write("put /etc/hostname hello.txt\n")
         client.stdin.flush()

@@ -15,12 +15,30 @@ JOB = fio.FioJob(name="randrw-8k", rw="randrw", bs="8k", size="32m", runtime=3, 
 
 def test_the_argv_is_exact_and_keeps_the_result_honest():
     assert fio.argv(JOB, "/tank/bench", output="/tank/bench/result.json", bw_log="/tank/bench/bw") == [
-        "fio", "--name=randrw-8k", "--directory=/tank/bench", "--rw=randrw", "--bs=8k", "--size=32m",
-        "--numjobs=1", "--iodepth=1", "--ioengine=psync", "--nrfiles=1", "--time_based", "--runtime=3",
-        "--ramp_time=0", "--refill_buffers", "--buffer_compress_percentage=0", "--group_reporting",
-        "--output-format=json+", "--percentile_list=50:95:99:99.9", "--output=/tank/bench/result.json",
-        "--write_bw_log=/tank/bench/bw", "--log_avg_msec=1000", "--status-interval=1", "--rwmixread=67",
-    ]  # fmt: skip
+        "fio",
+        "--name=randrw-8k",
+        "--directory=/tank/bench",
+        "--rw=randrw",
+        "--bs=8k",
+        "--size=32m",
+        "--numjobs=1",
+        "--iodepth=1",
+        "--ioengine=psync",
+        "--nrfiles=1",
+        "--time_based",
+        "--runtime=3",
+        "--ramp_time=0",
+        "--refill_buffers",
+        "--buffer_compress_percentage=0",
+        "--group_reporting",
+        "--output-format=json+",
+        "--percentile_list=50:95:99:99.9",
+        "--output=/tank/bench/result.json",
+        "--write_bw_log=/tank/bench/bw",
+        "--log_avg_msec=1000",
+        "--status-interval=1",
+        "--rwmixread=67",
+    ]
     sync = fio.argv(replace(JOB, sync=True, end_fsync=True), "/tank/b", output="/tank/b/r.json", bw_log="/tank/b/bw")
     assert sync[-2:] == ["--sync=1", "--end_fsync=1"]
 
@@ -73,8 +91,17 @@ def test_the_bandwidth_log_parses_into_a_time_series():
 
 
 def test_every_built_in_profile_builds_a_valid_fio_command_or_is_a_network_profile():
-    assert {"seq-write-1", "seq-read-5", "randrw-4k", "qd-sweep", "sync-write-4k", "fileserver", "file-size-sweep",
-            "talk-randrw-128k", "iperf-4"} <= set(PROFILES)  # fmt: skip
+    assert {
+        "seq-write-1",
+        "seq-read-5",
+        "randrw-4k",
+        "qd-sweep",
+        "sync-write-4k",
+        "fileserver",
+        "file-size-sweep",
+        "talk-randrw-128k",
+        "iperf-4",
+    } <= set(PROFILES)
     for profile in BUILT_IN:
         assert profile.jobs or profile.iperf_streams, profile.key
         for job in profile.jobs:

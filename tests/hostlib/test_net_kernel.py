@@ -88,8 +88,18 @@ def test_interface_names_are_checked(name):
 
 
 def _nic(name, mac, mtu=1500, cidrs=(), master=""):
-    return Link(name=name, kind="ether", mac=mac, mtu=mtu, min_mtu=68, max_mtu=9000, state="UP", up=True,
-                master=master, addresses=[Address(c, "inet", False) for c in cidrs])  # fmt: skip
+    return Link(
+        name=name,
+        kind="ether",
+        mac=mac,
+        mtu=mtu,
+        min_mtu=68,
+        max_mtu=9000,
+        state="UP",
+        up=True,
+        master=master,
+        addresses=[Address(c, "inet", False) for c in cidrs],
+    )
 
 
 def test_a_bridge_moves_the_addresses_and_its_restore_puts_them_back():
@@ -116,8 +126,17 @@ def test_a_bridge_moves_the_addresses_and_its_restore_puts_them_back():
 
 
 def test_deleting_a_bridge_gives_its_addresses_to_its_first_port_and_back():
-    bridge = Link("br0", "bridge", "52:54:00:12:34:57", 9000, 68, 65535, "UP", True,
-                  addresses=[Address("10.77.0.2/24", "inet", False)])  # fmt: skip
+    bridge = Link(
+        "br0",
+        "bridge",
+        "52:54:00:12:34:57",
+        9000,
+        68,
+        65535,
+        "UP",
+        True,
+        addresses=[Address("10.77.0.2/24", "inet", False)],
+    )
     ports = [_nic("enp0s17", "52:54:00:12:34:57", 9000, master="br0"), _nic("enp0s18", "x", 9000, master="br0")]
     apply, restore = net.unbridge_lines(bridge, ports)
     assert apply == [
@@ -140,8 +159,17 @@ def test_mtu_must_be_in_the_links_range():
 def test_networkd_files_match_nics_by_mac_and_type_and_bridges_by_name():
     port = _nic("enp0s18", "52:54:00:12:34:58", 9000, master="br0")
     nic = _nic("enp0s17", "52:54:00:12:34:57", 9000, cidrs=["10.77.0.2/24"])
-    bridge = Link("br0", "bridge", "52:54:00:12:34:58", 9000, 68, 65535, "UP", True,
-                  addresses=[Address("10.77.0.9/24", "inet", False)])  # fmt: skip
+    bridge = Link(
+        "br0",
+        "bridge",
+        "52:54:00:12:34:58",
+        9000,
+        68,
+        65535,
+        "UP",
+        True,
+        addresses=[Address("10.77.0.9/24", "inet", False)],
+    )
     files = net.render_networkd([port, nic, bridge])
     assert sorted(files) == [
         "/etc/systemd/network/05-tarn-br0.netdev",
@@ -163,10 +191,24 @@ def test_iperf3_output_parses_and_the_client_argv_is_exact():
     assert result.bps > 1e6 and result.reverse and result.seconds > 0
     assert result.streams == 1 and len(result.intervals) == 3 and result.intervals[0] == 1101865016.4493346
     assert iperf.client_argv("10.77.0.2", seconds=5, reverse=True) == [
-        "iperf3", "-c", "10.77.0.2", "-p", "5301", "-t", "5", "-J", "--connect-timeout", "5000", "-R",
-    ]  # fmt: skip
+        "iperf3",
+        "-c",
+        "10.77.0.2",
+        "-p",
+        "5301",
+        "-t",
+        "5",
+        "-J",
+        "--connect-timeout",
+        "5000",
+        "-R",
+    ]
     assert iperf.client_argv("10.77.0.2", seconds=5, reverse=False, port=5201, streams=4)[-4:] == [
-        "--connect-timeout", "5000", "-P", "4"]  # fmt: skip
+        "--connect-timeout",
+        "5000",
+        "-P",
+        "4",
+    ]
     with pytest.raises(ValueError):
         iperf.client_argv("10.77.0.2 -R", seconds=5, reverse=False)
     with pytest.raises(ValueError):

@@ -193,12 +193,21 @@ def test_folder_permissions_refuse_what_is_not_a_name_a_mode_or_a_share_path(pat
 @pytest.mark.parametrize(
     "client, text, everyone",
     [
-        ("*", "*", True), ("**", "*", True), ("?*", "*", True), ("*.*", "*", True),
-        ("0.0.0.0/0", "0.0.0.0/0", True), ("::/0", "::/0", True), ("10.0.0.0/7", "10.0.0.0/7", True),
-        ("10.0.0.5/24", "10.0.0.0/24", False), ("10.0.0.5", "10.0.0.5", False), ("2001:db8::/32", "2001:db8::/32", False),
-        ("backup.lan", "backup.lan", False), ("*.lan", "*.lan", False), ("@backup", "@backup", False),
+        ("*", "*", True),
+        ("**", "*", True),
+        ("?*", "*", True),
+        ("*.*", "*", True),
+        ("0.0.0.0/0", "0.0.0.0/0", True),
+        ("::/0", "::/0", True),
+        ("10.0.0.0/7", "10.0.0.0/7", True),
+        ("10.0.0.5/24", "10.0.0.0/24", False),
+        ("10.0.0.5", "10.0.0.5", False),
+        ("2001:db8::/32", "2001:db8::/32", False),
+        ("backup.lan", "backup.lan", False),
+        ("*.lan", "*.lan", False),
+        ("@backup", "@backup", False),
     ],
-)  # fmt: skip
+)
 def test_nfs_clients_are_read_as_exportfs_would(client, text, everyone):
     assert nfs.parse_client(client) == nfs.Client(text, everyone)
 

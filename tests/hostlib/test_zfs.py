@@ -71,8 +71,12 @@ def test_change_argv_is_exact():
     assert zfs.rename_argv("tank/a", "tank/b/c") == ["zfs", "rename", "--", "tank/a", "tank/b/c"]
     assert zfs.rename_argv("tank/a@s1", "tank/a@s2") == ["zfs", "rename", "--", "tank/a@s1", "tank/a@s2"]
     assert zfs.clone_argv("tank/a@s1", "tank/restore", {}) == [
-        "zfs", "clone", "--", "tank/a@s1", "tank/restore",
-    ]  # fmt: skip
+        "zfs",
+        "clone",
+        "--",
+        "tank/a@s1",
+        "tank/restore",
+    ]
     assert zfs.hold_argv("tank/a@s1", "keep") == ["zfs", "hold", "--", "keep", "tank/a@s1"]
     assert zfs.hold_argv("tank/a@s1", "keep", release=True) == ["zfs", "release", "--", "keep", "tank/a@s1"]
 

@@ -177,8 +177,18 @@ def test_attach_detach_trim_and_add_are_exact_and_checked():
     assert zpool.trim_argv("tank", "cancel") == ["zpool", "trim", "-c", "--", "tank"]
     layout = PoolLayout(data=(VdevSpec("mirror", (D(3), D(4))),), log=(VdevSpec("stripe", (D(5),)),), spare=(D(6),))
     assert zpool.add_argv("tank", layout) == [
-        "zpool", "add", "--", "tank", "mirror", D(3), D(4), "log", D(5), "spare", D(6),
-    ]  # fmt: skip
+        "zpool",
+        "add",
+        "--",
+        "tank",
+        "mirror",
+        D(3),
+        D(4),
+        "log",
+        D(5),
+        "spare",
+        D(6),
+    ]
     assert zpool.add_argv("tank", PoolLayout(data=(), cache=(D(7),))) == ["zpool", "add", "--", "tank", "cache", D(7)]
     for call in (
         lambda: zpool.device_argv("attach", "tank", D(1), ""),

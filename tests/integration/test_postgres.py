@@ -125,11 +125,22 @@ def test_tarn_migrates_and_keeps_its_rules_on_postgresql(postgres, tmp_path):
 
 
 def test_the_inventory_updates_rows_in_place_on_postgresql(postgres, tmp_path):
-    env = {**os.environ, "DATABASE_URL": postgres, "TARN_DATA_DIR": str(tmp_path),
-           "DJANGO_SETTINGS_MODULE": "tarn.settings"}  # fmt: skip
-    subprocess.run([sys.executable, "manage.py", "migrate", "--noinput"], cwd=ROOT, env=env, check=True,
-                   capture_output=True, timeout=300)  # fmt: skip
-    run = subprocess.run([sys.executable, "-c", INVENTORY], cwd=ROOT, env=env, capture_output=True, text=True,
-                         timeout=120)  # fmt: skip
+    env = {
+        **os.environ,
+        "DATABASE_URL": postgres,
+        "TARN_DATA_DIR": str(tmp_path),
+        "DJANGO_SETTINGS_MODULE": "tarn.settings",
+    }
+    subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--noinput"],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", INVENTORY], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
     assert run.returncode == 0, run.stderr
     assert run.stdout.split() == ["kept", "True", "False", "True"]

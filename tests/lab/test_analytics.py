@@ -24,17 +24,31 @@ def smb_bytes_sent(guest) -> int:
 
 
 def test_sampling_moves_with_fio_and_tells_smb_and_nfs_clients_apart(guest, shared, lab_host):
-    shared(share_services.smb_share_save_start, data={"name": "docs", "dataset": "tank/docs", "path": "/tank/docs",
-                                                      "valid_users": "alice"})  # fmt: skip
-    shared(share_services.nfs_export_save_start, data={"dataset": "tank/other", "clients": "127.0.0.1",
-                                                       "squash": "root_squash"})  # fmt: skip
+    shared(
+        share_services.smb_share_save_start,
+        data={"name": "docs", "dataset": "tank/docs", "path": "/tank/docs", "valid_users": "alice"},
+    )
+    shared(
+        share_services.nfs_export_save_start,
+        data={"dataset": "tank/other", "clients": "127.0.0.1", "squash": "root_squash"},
+    )
     guest.sh(f"head -c {SIZE}M /dev/urandom > /tank/docs/big && cp /tank/docs/big /tank/other/big && sync")
     guest.sh("mkdir -p /mnt/other && mount -t nfs -o vers=3 127.0.0.1:/tank/other /mnt/other")
     # smbclient keeps its session open on stdin, so its connection is there in both samples
     smb = subprocess.Popen(
-        [require_tool("smbclient"), "//127.0.0.1/docs", "-p", guest.env["LAB_SMB_PORT"], "-U", "alice%alice-password-1"],
-        stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True,
-    )  # fmt: skip
+        [
+            require_tool("smbclient"),
+            "//127.0.0.1/docs",
+            "-p",
+            guest.env["LAB_SMB_PORT"],
+            "-U",
+            "alice%alice-password-1",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 30
         while not smb_bytes_sent(guest) and time.monotonic() < deadline:  # logged in

@@ -37,8 +37,16 @@ def no_leftovers(guest, run):
 
 
 def test_a_profile_runs_on_the_host_and_its_result_manifest_and_series_are_kept(guest, tank, admin_user, run_queued):
-    run = run_queued(services.benchmark_start, host=tank, user=admin_user, profile="randrw-8k", dataset="tank/data",
-                     size="16m", runtime=4, cache_ok=True)  # fmt: skip
+    run = run_queued(
+        services.benchmark_start,
+        host=tank,
+        user=admin_user,
+        profile="randrw-8k",
+        dataset="tank/data",
+        size="16m",
+        runtime=4,
+        cache_ok=True,
+    )
     run.refresh_from_db()
     assert run.status == "succeeded", run.message
     result = run.results[0]
@@ -62,8 +70,16 @@ def test_a_cancelled_run_leaves_no_fio_process_and_no_files(guest, tank, admin_u
     timer = threading.Timer(8, cancel)
     timer.start()
     try:
-        run_queued(services.benchmark_start, host=tank, user=admin_user, profile="seq-write-1", dataset="tank/data",
-                   size="64m", runtime=120, cache_ok=True)  # fmt: skip
+        run_queued(
+            services.benchmark_start,
+            host=tank,
+            user=admin_user,
+            profile="seq-write-1",
+            dataset="tank/data",
+            size="64m",
+            runtime=120,
+            cache_ok=True,
+        )
     finally:
         timer.cancel()
     run = Run.objects.get()
@@ -83,8 +99,15 @@ def test_a_run_whose_worker_is_killed_ends_failed_and_cleaned_never_stuck(
 ):
     worker = start_worker(tank.bench_queue, tmp_path / "worker.log")
     try:
-        run = services.benchmark_start(host=tank, user=admin_user, profile="seq-write-1", dataset="tank/data",
-                                       size="64m", runtime=120, cache_ok=True)  # fmt: skip
+        run = services.benchmark_start(
+            host=tank,
+            user=admin_user,
+            profile="seq-write-1",
+            dataset="tank/data",
+            size="64m",
+            runtime=120,
+            cache_ok=True,
+        )
         deadline = time.monotonic() + 120
         while not Run.objects.filter(pk=run.pk, progress__gt=0).exists():  # fio is running on the guest
             assert time.monotonic() < deadline, (tmp_path / "worker.log").read_text()[-2000:]
@@ -102,8 +125,17 @@ def test_a_run_whose_worker_is_killed_ends_failed_and_cleaned_never_stuck(
 
 def test_every_built_in_storage_profile_runs_at_a_tiny_size_and_its_result_parses(guest, tank, admin_user, run_queued):
     profiles = storage_profiles()
-    suite = run_queued(services.suite_start, host=tank, user=admin_user, profiles=[p.key for p in profiles],
-                       dataset="tank/data", size="16m", runtime=1, ramp=0, cache_ok=True)  # fmt: skip
+    suite = run_queued(
+        services.suite_start,
+        host=tank,
+        user=admin_user,
+        profiles=[p.key for p in profiles],
+        dataset="tank/data",
+        size="16m",
+        runtime=1,
+        ramp=0,
+        cache_ok=True,
+    )
     runs = list(Run.objects.filter(suite=suite).order_by("pk"))
     assert [r.profile for r in runs] == [p.key for p in profiles]
     for run, profile in zip(runs, profiles, strict=True):
@@ -116,14 +148,25 @@ def test_every_built_in_storage_profile_runs_at_a_tiny_size_and_its_result_parse
                 assert side and side["bw_bytes"] > 0 and side["iops"] > 0, (run.profile, direction, result)
         expected = {k: v for k, v in profile.properties.items()}
         assert {k: run.manifest["dataset_properties"][k] for k in expected} == {
-            k: str(size_bytes(v.lower())) for k, v in expected.items()}, run.profile  # fmt: skip
+            k: str(size_bytes(v.lower())) for k, v in expected.items()
+        }, run.profile
     assert "tarnbench" not in guest.sh("zfs list -H -o name")
 
 
 def test_sync_always_against_standard_compares_in_the_expected_direction(guest, tank, admin_user, run_queued):
-    suite = run_queued(services.suite_start, host=tank, user=admin_user, profiles=["randwrite-4k"],
-                       dataset="tank/data", prop="sync", values=["standard", "always"], size="16m", runtime=4, ramp=0,
-                       cache_ok=True)  # fmt: skip
+    suite = run_queued(
+        services.suite_start,
+        host=tank,
+        user=admin_user,
+        profiles=["randwrite-4k"],
+        dataset="tank/data",
+        prop="sync",
+        values=["standard", "always"],
+        size="16m",
+        runtime=4,
+        ramp=0,
+        cache_ok=True,
+    )
     standard, always = Run.objects.filter(suite=suite).order_by("pk")
     assert standard.manifest["dataset_properties"]["sync"] == "standard"
     assert always.manifest["dataset_properties"]["sync"] == "always"
@@ -137,8 +180,15 @@ def test_sync_always_against_standard_compares_in_the_expected_direction(guest, 
 def test_iperf3_over_the_lab_data_link_both_ways(guest, tank, local_host, admin_user, run_queued):
     links_refresh(host=tank)
     address = guest.env["LAB_GUEST_DATA_ADDR"].split("/")[0]
-    run = run_queued(services.benchmark_network_start, host=tank, user=admin_user, profile="iperf-4",
-                     peer=local_host, address=address, runtime=2)  # fmt: skip
+    run = run_queued(
+        services.benchmark_network_start,
+        host=tank,
+        user=admin_user,
+        profile="iperf-4",
+        peer=local_host,
+        address=address,
+        runtime=2,
+    )
     run.refresh_from_db()
     assert run.status == "succeeded", run.message
     to_nas, from_nas = run.results
@@ -151,9 +201,23 @@ def test_iperf3_over_the_lab_data_link_both_ways(guest, tank, local_host, admin_
 
 @pytest.mark.django_db(transaction=True)
 def test_a_schedule_fires_from_beat_and_its_run_joins_the_history(guest, tank, admin_user, tmp_path):
-    schedule = services.schedule_save(host=tank, user=admin_user, data={
-        "name": "every-minute", "profiles": ["seq-write-1"], "target": "tank/data", "size": "8m", "runtime": 2,
-        "cache_ok": True, "minute": "*", "hour": "*", "day_of_week": "*", "drop_percent": 10, "enabled": True})  # fmt: skip
+    schedule = services.schedule_save(
+        host=tank,
+        user=admin_user,
+        data={
+            "name": "every-minute",
+            "profiles": ["seq-write-1"],
+            "target": "tank/data",
+            "size": "8m",
+            "runtime": 2,
+            "cache_ok": True,
+            "minute": "*",
+            "hour": "*",
+            "day_of_week": "*",
+            "drop_percent": 10,
+            "enabled": True,
+        },
+    )
     worker = start_worker(f"default,{tank.bench_queue}", tmp_path / "worker.log")
     beat = start_beat(tmp_path / "beat.log")
     try:
@@ -177,14 +241,28 @@ def test_smb_and_nfs_loopback_targets_run_and_leave_nothing_behind(guest, tank, 
 
     guest.sh("zfs create tank/docs && touch /tank/docs/keep.txt")
     inventory_refresh(host=tank)
-    shared(share_services.smb_share_save_start, data={"name": "docs", "dataset": "tank/docs", "path": "/tank/docs",
-                                                      "valid_users": ""})  # fmt: skip
-    shared(share_services.nfs_export_save_start, data={"dataset": "tank/docs", "clients": "127.0.0.1",
-                                                       "squash": "root_squash"})  # fmt: skip
+    shared(
+        share_services.smb_share_save_start,
+        data={"name": "docs", "dataset": "tank/docs", "path": "/tank/docs", "valid_users": ""},
+    )
+    shared(
+        share_services.nfs_export_save_start,
+        data={"dataset": "tank/docs", "clients": "127.0.0.1", "squash": "root_squash"},
+    )
     results = {}
     for protocol, share in (("smb", "docs"), ("nfs", "/tank/docs")):
-        run = run_queued(services.benchmark_share_start, host=tank, user=admin_user, profile="randrw-8k",
-                         protocol=protocol, share=share, size="16m", runtime=3, ramp=0, cache_ok=True)  # fmt: skip
+        run = run_queued(
+            services.benchmark_share_start,
+            host=tank,
+            user=admin_user,
+            profile="randrw-8k",
+            protocol=protocol,
+            share=share,
+            size="16m",
+            runtime=3,
+            ramp=0,
+            cache_ok=True,
+        )
         run.refresh_from_db()
         assert run.status == "succeeded", (protocol, run.message)
         assert run.results[0]["read"]["iops"] > 0 and run.results[0]["write"]["iops"] > 0

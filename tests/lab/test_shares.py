@@ -17,8 +17,19 @@ from tests.lab.conftest import smbclient
 
 pytestmark = pytest.mark.lab
 D = "/dev/disk/by-id/virtio-zfsdisk{}".format
-SHARE = dict(comment="", preset="general", read_only=False, browseable=True, guest_ok=False, valid_users="alice",
-             hosts_allow="", hosts_deny="", previous_versions=True, snapshot_prefix="auto", time_machine_quota="")  # fmt: skip
+SHARE = dict(
+    comment="",
+    preset="general",
+    read_only=False,
+    browseable=True,
+    guest_ok=False,
+    valid_users="alice",
+    hosts_allow="",
+    hosts_deny="",
+    previous_versions=True,
+    snapshot_prefix="auto",
+    time_machine_quota="",
+)
 
 
 def test_an_smb_share_serves_its_user_and_refuses_everyone_else(guest, shared, tmp_path):
@@ -68,9 +79,18 @@ def test_bad_input_leaves_the_files_byte_identical(guest, shared, lab_host, admi
     shared(share_services.smb_share_save_start, data={"name": "docs", "dataset": "tank/docs", **SHARE})
     shared(
         share_services.nfs_export_save_start,
-        data={"dataset": "tank/docs", "clients": "127.0.0.1", "read_only": False, "squash": "root_squash",
-              "anonuid": None, "anongid": None, "sec": "sys", "async_writes": False, "comment": ""},
-    )  # fmt: skip
+        data={
+            "dataset": "tank/docs",
+            "clients": "127.0.0.1",
+            "read_only": False,
+            "squash": "root_squash",
+            "anonuid": None,
+            "anongid": None,
+            "sec": "sys",
+            "async_writes": False,
+            "comment": "",
+        },
+    )
     before = guest.sh(f"cat {samba.SMB_INCLUDE} {nfs.NFS_EXPORTS} {samba.SMB_CONF} | sha256sum")
     hostile = [
         {"name": "x]\n[y", "dataset": "tank/other", **SHARE},
@@ -86,9 +106,15 @@ def test_bad_input_leaves_the_files_byte_identical(guest, shared, lab_host, admi
         share_services.nfs_export_save_start(
             host=lab_host,
             user=admin_user,
-            data={"dataset": "tank/other", "clients": "127.0.0.1(rw,no_root_squash)", "squash": "root_squash",
-                  "sec": "sys", "read_only": False, "async_writes": False},
-        )  # fmt: skip
+            data={
+                "dataset": "tank/other",
+                "clients": "127.0.0.1(rw,no_root_squash)",
+                "squash": "root_squash",
+                "sec": "sys",
+                "read_only": False,
+                "async_writes": False,
+            },
+        )
     with pytest.raises(ConfigRejected, match="testparm"):  # the real tool's own check, last line of defence
         samba.apply_smb(guest.transport(), "[global]\n   frobnicate = yes\n")
     # testparm does not load VFS modules; smbd would refuse the share at connect. A module the new file names
@@ -103,8 +129,15 @@ def test_bad_input_leaves_the_files_byte_identical(guest, shared, lab_host, admi
 
 
 def test_nfs_exports_mount_over_v3_and_v4_and_squash_root(guest, shared, lab_host):
-    nfs = {"read_only": False, "squash": "root_squash", "anonuid": None, "anongid": None, "sec": "sys",
-           "async_writes": False, "comment": ""}  # fmt: skip
+    nfs = {
+        "read_only": False,
+        "squash": "root_squash",
+        "anonuid": None,
+        "anongid": None,
+        "sec": "sys",
+        "async_writes": False,
+        "comment": "",
+    }
     shared(share_services.nfs_export_save_start, data={"dataset": "tank/docs", "clients": "127.0.0.1", **nfs})
     shared(
         share_services.nfs_export_save_start,
@@ -160,15 +193,13 @@ def test_folder_permissions_decide_who_writes_once_samba_lets_them_in(guest, sha
     payload = tmp_path / "p.txt"
     payload.write_text("x")
     put = f"put {payload} f.txt"
-    op = shared(share_services.smb_share_folder_start, pk=share.pk,
-                owner="alice", group="alice", mode="0700")  # fmt: skip
+    op = shared(share_services.smb_share_folder_start, pk=share.pk, owner="alice", group="alice", mode="0700")
     assert op.message == "/tank/docs: root:root 777 → alice:alice 700", op.message
     assert guest.sh("stat -c '%U:%G %a' /tank/docs").strip() == "alice:alice 700"
     assert smbclient(guest, "docs", "-U", "alice%alice-password-1", command=put).returncode == 0
     refused = smbclient(guest, "docs", "-U", "bob%bob-password-1", command=put)
     assert refused.returncode != 0 and "NT_STATUS_ACCESS_DENIED" in refused.stdout + refused.stderr
-    shared(share_services.smb_share_folder_start, pk=share.pk,
-           owner="root", group="users", mode="2775")  # fmt: skip
+    shared(share_services.smb_share_folder_start, pk=share.pk, owner="root", group="users", mode="2775")
     assert smbclient(guest, "docs", "-U", "bob%bob-password-1", command=f"put {payload} g.txt").returncode == 0
     assert guest.sh("stat -c '%U:%G' /tank/docs/g.txt").strip() == "bob:users"  # setgid kept the group
 
@@ -181,8 +212,14 @@ def test_tarn_acts_only_on_accounts_it_made(guest, shared, lab_host, admin_user,
                 host=lab_host, user=admin_user, action="add", username=name, password="x" * 12
             )
     guest.sh("useradd --no-create-home carol")  # an account an admin made by hand
-    op = run_queued(share_services.samba_user_start, host=lab_host, user=admin_user, action="add", username="carol",
-                    password="carol-password-1")  # fmt: skip
+    op = run_queued(
+        share_services.samba_user_start,
+        host=lab_host,
+        user=admin_user,
+        action="add",
+        username="carol",
+        password="carol-password-1",
+    )
     assert op.status == "failed" and "Tarn did not make" in op.message
     assert "carol" not in guest.sh("pdbedit -L") and guest.sh("id -u carol").strip().isdigit()
     shared(share_services.samba_user_start, action="delete", username="alice", confirm="alice")  # Tarn made it

@@ -295,8 +295,12 @@ def test_attach_detach_add_vdevs_and_trim(guest, lab_host, admin_user, django_ca
     do(services.pool_add_start, layout=PoolLayout(data=(), log=(VdevSpec("stripe", (D(5),)),), cache=(D(6),)))
     do(services.pool_add_start, layout=PoolLayout(data=(), spare=(D(7),)))
     assert topology() == [
-        ("data", "mirror", 2), ("data", "mirror", 2), ("log", "disk", 0), ("cache", "disk", 0), ("spare", "disk", 0),
-    ]  # fmt: skip
+        ("data", "mirror", 2),
+        ("data", "mirror", 2),
+        ("log", "disk", 0),
+        ("cache", "disk", 0),
+        ("spare", "disk", 0),
+    ]
     with pytest.raises(ValidationError, match="Not free"):
         services.pool_add_start(host=lab_host, user=admin_user, pool="tank", layout=PoolLayout(data=(), cache=(D(3),)))
     second = Pool.objects.get(host=lab_host).vdevs.get(type="disk", path__startswith=D(2)).path

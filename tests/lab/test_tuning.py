@@ -16,9 +16,19 @@ from tuning.models import ChangeSet, Link, Setting
 from tuning.selectors import tuning_drift
 
 pytestmark = pytest.mark.lab
-PROFILE_KEYS = {"net.core.rmem_max", "net.core.wmem_max", "net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem",
-                "net.ipv4.tcp_mtu_probing", "net.ipv4.tcp_slow_start_after_idle", "net.core.netdev_max_backlog",
-                "vm.swappiness", "smb_min_protocol", "smb_multichannel", "nfs_threads"}  # fmt: skip
+PROFILE_KEYS = {
+    "net.core.rmem_max",
+    "net.core.wmem_max",
+    "net.ipv4.tcp_rmem",
+    "net.ipv4.tcp_wmem",
+    "net.ipv4.tcp_mtu_probing",
+    "net.ipv4.tcp_slow_start_after_idle",
+    "net.core.netdev_max_backlog",
+    "vm.swappiness",
+    "smb_min_protocol",
+    "smb_multichannel",
+    "nfs_threads",
+}
 
 
 MULTICHANNEL = "testparm -s --parameter-name='server multi channel support' 2>/dev/null"
@@ -92,8 +102,15 @@ def test_a_single_zfs_parameter_is_set_kept_for_boot_drifts_when_changed_by_hand
     guest, lab_host, admin_user, run_queued
 ):
     run_queued(services.tuning_refresh_start, host=lab_host, user=admin_user)
-    cs = run_queued(services.setting_start, host=lab_host, user=admin_user, kind="zfs", key="zfs_txg_timeout",
-                 value="7", reason="lab")  # fmt: skip
+    cs = run_queued(
+        services.setting_start,
+        host=lab_host,
+        user=admin_user,
+        kind="zfs",
+        key="zfs_txg_timeout",
+        value="7",
+        reason="lab",
+    )
     assert cs.status == "applied", cs.message
     assert guest.sh("cat /sys/module/zfs/parameters/zfs_txg_timeout").strip() == "7"
     assert "options zfs zfs_txg_timeout=7" in guest.sh("cat /etc/modprobe.d/tarn-zfs.conf")
@@ -119,13 +136,21 @@ def test_on_a_window_limited_path_base_tuning_measurably_beats_before(
     guest.sh(f"tc qdisc add dev {nic} root netem delay 100ms limit 100000")  # 100 ms RTT: the window is the limit
     run_queued(services.tuning_refresh_start, host=lab_host, user=admin_user)
     cs = run_queued(services.tuning_plan_start, host=lab_host, user=admin_user, profile="lan10g")
-    cs = run_queued(services.tuning_apply_start, change_set=cs, user=admin_user, measure=True, peer=local_host,
-                 address=guest.env["LAB_GUEST_DATA_ADDR"].split("/")[0])  # fmt: skip
+    cs = run_queued(
+        services.tuning_apply_start,
+        change_set=cs,
+        user=admin_user,
+        measure=True,
+        peer=local_host,
+        address=guest.env["LAB_GUEST_DATA_ADDR"].split("/")[0],
+    )
     assert cs.status == "applied", cs.message
     before, after = cs.before["from_host"]["bps"], cs.after["from_host"]["bps"]
-    print(f"\nbase tuning at 100 ms RTT, guest → this machine: {before / 1e6:.0f} → {after / 1e6:.0f} Mbit/s "
-          f"({after / before:.2f}x); to the guest: {cs.before['to_host']['bps'] / 1e6:.0f} → "
-          f"{cs.after['to_host']['bps'] / 1e6:.0f} Mbit/s")  # fmt: skip
+    print(
+        f"\nbase tuning at 100 ms RTT, guest → this machine: {before / 1e6:.0f} → {after / 1e6:.0f} Mbit/s "
+        f"({after / before:.2f}x); to the guest: {cs.before['to_host']['bps'] / 1e6:.0f} → "
+        f"{cs.after['to_host']['bps'] / 1e6:.0f} Mbit/s"
+    )
     assert after > 1.5 * before, "bigger buffers must beat the 4 MiB default where bandwidth × RTT exceeds it"
 
 
@@ -135,8 +160,9 @@ def test_jumbo_mtu_is_proven_both_ways_kept_and_survives_a_reboot(guest, lab_hos
     nic = data_nic(guest)
     run_queued(services.tuning_refresh_start, host=lab_host, user=admin_user)
     peer = guest.env["LAB_PEER_ADDR"].split("/")[0]
-    cs = run_queued(services.link_mtu_start, host=lab_host, user=admin_user, link=nic, mtu=9000, peers=[peer],
-                 seconds=120)  # fmt: skip
+    cs = run_queued(
+        services.link_mtu_start, host=lab_host, user=admin_user, link=nic, mtu=9000, peers=[peer], seconds=120
+    )
     assert cs.status == "pending", cs.message
     assert mtu(guest, nic) == 9000
     guest_ip = guest.env["LAB_GUEST_DATA_ADDR"].split("/")[0]
@@ -187,8 +213,13 @@ def peer_behind_a_1500_switch(guest):
             local(*argv, check=True)
         yield "10.77.0.5"
     finally:
-        for argv in (("ip", "link", "del", "tmtubr"), ("ip", "link", "del", "tmtu0"), ("ip", "netns", "del", "tarnmtu"),
-                     ("ip", "link", "set", tap, "mtu", "1500", "up"), ("ip", "addr", "add", peer_addr, "dev", tap)):  # fmt: skip
+        for argv in (
+            ("ip", "link", "del", "tmtubr"),
+            ("ip", "link", "del", "tmtu0"),
+            ("ip", "netns", "del", "tarnmtu"),
+            ("ip", "link", "set", tap, "mtu", "1500", "up"),
+            ("ip", "addr", "add", peer_addr, "dev", tap),
+        ):
             local(*argv)
 
 
@@ -199,8 +230,9 @@ def test_a_path_that_cannot_carry_9000_makes_validation_refuse_it(
     run_queued(services.tuning_refresh_start, host=lab_host, user=admin_user)
     peer = peer_behind_a_1500_switch
     assert " 0% packet loss" in guest.sh(f"ping -c 2 -W 3 {peer}"), "small packets pass"
-    cs = run_queued(services.link_mtu_start, host=lab_host, user=admin_user, link=nic, mtu=9000, peers=[peer],
-                 seconds=60)  # fmt: skip
+    cs = run_queued(
+        services.link_mtu_start, host=lab_host, user=admin_user, link=nic, mtu=9000, peers=[peer], seconds=60
+    )
     assert cs.status == "failed" and "does not carry MTU 9000" in cs.message, cs.message
     assert mtu(guest, nic) == 1500, "put back at once"
     assert "tarn-restore" not in guest.sh("systemctl list-timers --all --no-legend")

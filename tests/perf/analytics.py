@@ -55,8 +55,15 @@ def sample_cost():
 
 
 def _values(rng, busy: float) -> dict:
-    v = {"cpu||busy_pct": 5 + 20 * busy, "sampler||cpu_ms": 45.0, "sampler||wall_ms": 120.0,
-         "arc||size": 8e9, "arc||c_max": 16e9, "arc||hit_pct": 97.0 - 5 * busy, "nfs||ops": 300 * busy}  # fmt: skip
+    v = {
+        "cpu||busy_pct": 5 + 20 * busy,
+        "sampler||cpu_ms": 45.0,
+        "sampler||wall_ms": 120.0,
+        "arc||size": 8e9,
+        "arc||c_max": 16e9,
+        "arc||hit_pct": 97.0 - 5 * busy,
+        "nfs||ops": 300 * busy,
+    }
     for m in ("r_ops", "w_ops", "r_bps", "w_bps", "r_ms", "w_ms"):
         v[f"pool|tank|{m}"] = rng.uniform(1, 1e8) * busy
     for vdev in ("raidz2-0", "sda", "sdb"):
@@ -98,9 +105,17 @@ def page_and_size():
     started = time.monotonic()
     Sample.objects.all().delete()
     Sample.objects.bulk_create(
-        (Sample(host=host, at=now - timedelta(seconds=10 * i), step=RAW, values=series.pack(_values(rng, (i % 360) / 360)))
-         for i in range(8640)), batch_size=2000,
-    )  # fmt: skip
+        (
+            Sample(
+                host=host,
+                at=now - timedelta(seconds=10 * i),
+                step=RAW,
+                values=series.pack(_values(rng, (i % 360) / 360)),
+            )
+            for i in range(8640)
+        ),
+        batch_size=2000,
+    )
     SamplerState.objects.update_or_create(host=host, defaults={"at": now, "counters": {"cost_cpu_ms": 45}})
     services.series_maintain(now=now)
     cookie = admin_session_cookie(host.pk)  # the page shows this host (with a lab added, it is not the first)
@@ -113,10 +128,12 @@ def page_and_size():
     assert body.count(b'"label": "192.168.1.1') == 0 and b"chart-smb-data" in body and b"no-samples" not in body
     yield "analytics_fill_24h", time.monotonic() - started, "s", "8,640 samples (24 h at 10 s) and their rollups"
     with tarn_served() as base:
-        for name, path in (("analytics_page_1h", "/analytics/?range=1h"),
-                           ("analytics_page_24h", "/analytics/?range=24h"),
-                           ("analytics_drilldown_1h_by_client", "/analytics/?range=1h&chart=smb&by=smb_client"),
-                           ("analytics_poll_15m", "/analytics/?range=15m")):  # fmt: skip
+        for name, path in (
+            ("analytics_page_1h", "/analytics/?range=1h"),
+            ("analytics_page_24h", "/analytics/?range=24h"),
+            ("analytics_drilldown_1h_by_client", "/analytics/?range=1h&chart=smb&by=smb_client"),
+            ("analytics_poll_15m", "/analytics/?range=15m"),
+        ):
             p95, rate, errors = wrk(base + path, cookie, clients=10, pause_ms=1000, seconds=15)
             yield (
                 f"{name}_p95",
@@ -130,10 +147,19 @@ def page_and_size():
     before = _db_bytes(settings, connection)
     for n in range(10):
         other, _ = Host.objects.get_or_create(name=f"perf{n}", defaults={"transport": "ssh", "address": f"10.9.0.{n}"})
-        rows = [Sample(host=other, at=now - timedelta(seconds=FIVE_MINUTES * i), step=FIVE_MINUTES,
-                       values=series.pack(_values(rng, (i % 288) / 288))) for i in range(30 * 288)]  # fmt: skip
-        rows += [Sample(host=other, at=now - timedelta(seconds=HOUR * i), step=HOUR, values=series.pack(_values(rng, 0.5)))
-                 for i in range(30 * 24)]  # fmt: skip
+        rows = [
+            Sample(
+                host=other,
+                at=now - timedelta(seconds=FIVE_MINUTES * i),
+                step=FIVE_MINUTES,
+                values=series.pack(_values(rng, (i % 288) / 288)),
+            )
+            for i in range(30 * 288)
+        ]
+        rows += [
+            Sample(host=other, at=now - timedelta(seconds=HOUR * i), step=HOUR, values=series.pack(_values(rng, 0.5)))
+            for i in range(30 * 24)
+        ]
         Sample.objects.bulk_create(rows, batch_size=2000)
     after = _db_bytes(settings, connection)
     per_row = len(json.dumps(series.pack(_values(rng, 0.5)), separators=(",", ":")))

@@ -18,24 +18,46 @@ def _fill():
     started = time.monotonic()
     if Operation.objects.count() < OPERATIONS:
         Operation.objects.bulk_create(
-            [Operation(kind="snapshot.task", target=f"perf:{i}", host=host, status="succeeded", message="Took")
-             for i in range(OPERATIONS)], batch_size=5000,
-        )  # fmt: skip
+            [
+                Operation(kind="snapshot.task", target=f"perf:{i}", host=host, status="succeeded", message="Took")
+                for i in range(OPERATIONS)
+            ],
+            batch_size=5000,
+        )
     have = AuditEntry.objects.count()
     for first in range(have, ENTRIES, 20_000):
         AuditEntry.objects.bulk_create(
-            [AuditEntry(kind="command", username="tarn", host=host, host_name="local", exit_code=0, duration_ms=40,
-                        argv=["zfs", "snapshot", "--", f"tank/d{i % 997}@auto-{i}"]) if i % 2 else
-             AuditEntry(kind="request", username="admin", method="POST", path=f"/pools/datasets/{i % 997}/edit/",
-                        status_code=302, auth="session", params={"compression": "zstd"})
-             for i in range(first, min(first + 20_000, ENTRIES))],
-        )  # fmt: skip
+            [
+                AuditEntry(
+                    kind="command",
+                    username="tarn",
+                    host=host,
+                    host_name="local",
+                    exit_code=0,
+                    duration_ms=40,
+                    argv=["zfs", "snapshot", "--", f"tank/d{i % 997}@auto-{i}"],
+                )
+                if i % 2
+                else AuditEntry(
+                    kind="request",
+                    username="admin",
+                    method="POST",
+                    path=f"/pools/datasets/{i % 997}/edit/",
+                    status_code=302,
+                    auth="session",
+                    params={"compression": "zstd"},
+                )
+                for i in range(first, min(first + 20_000, ENTRIES))
+            ],
+        )
     # Spread the entries over the two years they stand for: one a minute, the newest now.
     table = AuditEntry._meta.db_table
     with connection.cursor() as cursor:
         if connection.vendor == "sqlite":
-            cursor.execute(f"UPDATE {table} SET at = strftime('%Y-%m-%d %H:%M:%f', 'now', "  # noqa: S608 - fixed names
-                           f"'-' || ((SELECT MAX(id) FROM {table}) - id) || ' minutes')")  # fmt: skip
+            cursor.execute(
+                f"UPDATE {table} SET at = strftime('%Y-%m-%d %H:%M:%f', 'now', "  # noqa: S608 - fixed names
+                f"'-' || ((SELECT MAX(id) FROM {table}) - id) || ' minutes')"
+            )
             cursor.execute("ANALYZE")
         else:
             cursor.execute(

@@ -113,14 +113,23 @@ def tarn_served():
 def wrk(url: str, cookie: str, *, clients: int, pause_ms: int, seconds: int) -> tuple[float, float, float]:
     """wrk (C) as the load, so the 2 cores serve Tarn, not the load generator: (p95 ms, req/s, errors)."""
     out = subprocess.run(
-        ["wrk", "-t2", f"-c{clients}", f"-d{seconds}s", "-H", f"Cookie: {cookie}", "-s",
-         str(ROOT / "tests/perf/p95.lua"), url],
+        [
+            "wrk",
+            "-t2",
+            f"-c{clients}",
+            f"-d{seconds}s",
+            "-H",
+            f"Cookie: {cookie}",
+            "-s",
+            str(ROOT / "tests/perf/p95.lua"),
+            url,
+        ],
         capture_output=True,
         text=True,
         timeout=seconds + 30,
         check=True,
         env={**os.environ, "TARN_WRK_DELAY_MS": str(pause_ms)},
-    ).stdout  # fmt: skip
+    ).stdout
     _, p95, count, errors, duration_us = next(x for x in out.splitlines() if x.startswith("TARN ")).split()
     return float(p95), int(count) / (int(duration_us) / 1e6), float(errors)
 

@@ -53,8 +53,11 @@ def lab_curve(lab, host):
         new = (datasets - have) * (1 + snaps)
         projected = new * per_object + 2 * datasets * (1 + snaps) * per_listed
         if have and spent + projected > budget:  # the first step always runs
-            print(f"# storage curve stops before {datasets * (1 + snaps):,} objects: projected {projected:.0f} s "
-                  f"more (budget {budget:.0f} s, TARN_PERF_STORAGE_BUDGET)", flush=True)  # fmt: skip
+            print(
+                f"# storage curve stops before {datasets * (1 + snaps):,} objects: projected {projected:.0f} s "
+                f"more (budget {budget:.0f} s, TARN_PERF_STORAGE_BUDGET)",
+                flush=True,
+            )
             break
         started = time.monotonic()
         _populate(lab, have, datasets, snaps)

@@ -21,9 +21,16 @@ def tank(local_host):
     mirror = Vdev.objects.create(pool=pool, position=1, name="mirror-0", type="mirror", role="data", state="ONLINE")
     for i in (1, 2):
         Vdev.objects.create(
-            pool=pool, parent=mirror, position=1 + i, depth=1, name=f"d{i}", type="disk", role="data",
-            state="ONLINE", path=D(i),
-        )  # fmt: skip
+            pool=pool,
+            parent=mirror,
+            position=1 + i,
+            depth=1,
+            name=f"d{i}",
+            type="disk",
+            role="data",
+            state="ONLINE",
+            path=D(i),
+        )
 
     Disk.objects.filter(by_id__in=[D(1), D(2)]).update(pool=pool, vdev_role="data")
     now = timezone.now()
@@ -43,13 +50,21 @@ def only_argv():
 @pytest.mark.parametrize(
     "url, form, argv",
     [
-        ("device", {"action": "attach", "device": D(1), "new_device": D(3)}, ["zpool", "attach", "--", "tank", D(1), D(3)]),
+        (
+            "device",
+            {"action": "attach", "device": D(1), "new_device": D(3)},
+            ["zpool", "attach", "--", "tank", D(1), D(3)],
+        ),
         ("device", {"action": "detach", "device": D(2)}, ["zpool", "detach", "--", "tank", D(2)]),  # then labelclear
         ("trim", {"action": "start"}, ["zpool", "trim", "--", "tank"]),
-        ("add", {"role": "data", "layout": "mirror", "disks": [D(3), D(4)]}, ["zpool", "add", "--", "tank", "mirror", D(3), D(4)]),
+        (
+            "add",
+            {"role": "data", "layout": "mirror", "disks": [D(3), D(4)]},
+            ["zpool", "add", "--", "tank", "mirror", D(3), D(4)],
+        ),
         ("add", {"role": "cache", "layout": "stripe", "disks": [D(5)]}, ["zpool", "add", "--", "tank", "cache", D(5)]),
     ],
-)  # fmt: skip
+)
 def test_pool_actions_queue_the_exact_argv(admin_client, tank, django_capture_on_commit_callbacks, url, form, argv):
     pool = tank[0]
     with django_capture_on_commit_callbacks(execute=False):
@@ -85,9 +100,13 @@ def test_rename_clone_and_hold_queue_the_exact_argv(operator_client, tank, djang
     data = tank[2]
     for url, form, argv in [
         ("rename", {"new_name": "tank/b"}, ["zfs", "rename", "--", "tank/a", "tank/b"]),
-        ("snapshots/clone", {"snapshot": "s1", "target": "tank/restore"}, ["zfs", "clone", "--", "tank/a@s1", "tank/restore"]),
+        (
+            "snapshots/clone",
+            {"snapshot": "s1", "target": "tank/restore"},
+            ["zfs", "clone", "--", "tank/a@s1", "tank/restore"],
+        ),
         ("snapshots/hold", {"snapshot": "s1", "tag": "keep"}, ["zfs", "hold", "--", "keep", "tank/a@s1"]),
-    ]:  # fmt: skip
+    ]:
         Operation.objects.all().delete()
         with django_capture_on_commit_callbacks(execute=False):
             operator_client.post(f"/pools/datasets/{data.pk}/{url}/", form)
@@ -130,10 +149,20 @@ def test_editable_disk_figures_drive_the_preview(admin_client, local_host):
     assert "<td>250</td><td>90</td>" in page
     preview = admin_client.post(
         "/pools/create/",
-        {"name": "tank", "layout": "mirror", "disks": [D(1), D(2)], "ashift": 12, "compression": "lz4", "atime": "off",
-         "xattr": "sa", "casesensitivity": "sensitive", "sync": "standard", "preview": "1"},
+        {
+            "name": "tank",
+            "layout": "mirror",
+            "disks": [D(1), D(2)],
+            "ashift": 12,
+            "compression": "lz4",
+            "atime": "off",
+            "xattr": "sa",
+            "casesensitivity": "sensitive",
+            "sync": "standard",
+            "preview": "1",
+        },
         headers={"HX-Request": "true"},
-    ).content.decode()  # fmt: skip
+    ).content.decode()
     assert "500 MB/s read" in preview and "90 IOPS" in preview
     bad = admin_client.post("/pools/disks/", {"media": "tape", "mb_s": 0, "iops": 90})
     assert bad.status_code == 200 and MediaSpeed.objects.count() == 1
@@ -148,27 +177,65 @@ def test_the_api_starts_the_same_operations(admin_client, tank, django_capture_o
     pool, _, data = tank
     snap = Snapshot.objects.get(name="s1")
     calls = [
-        ("post", "/api/v1/pools/", {"host": "local", "name": "pool2", "data": [{"kind": "mirror", "disks": [D(3), D(4)]}],
-                                    "root_properties": {"compression": "zstd"}},
-         ["zpool", "create", "-O", "compression=zstd", "--", "pool2", "mirror", D(3), D(4)]),
+        (
+            "post",
+            "/api/v1/pools/",
+            {
+                "host": "local",
+                "name": "pool2",
+                "data": [{"kind": "mirror", "disks": [D(3), D(4)]}],
+                "root_properties": {"compression": "zstd"},
+            },
+            ["zpool", "create", "-O", "compression=zstd", "--", "pool2", "mirror", D(3), D(4)],
+        ),
         ("post", f"/api/v1/pools/{pool.pk}/scrub/", {"action": "start"}, ["zpool", "scrub", "--", "tank"]),
         ("post", f"/api/v1/pools/{pool.pk}/add/", {"spare": [D(6)]}, ["zpool", "add", "--", "tank", "spare", D(6)]),
-        ("post", f"/api/v1/pools/{pool.pk}/device/", {"action": "offline", "device": D(1)},
-         ["zpool", "offline", "--", "tank", D(1)]),
-        ("post", "/api/v1/datasets/", {"host": "local", "name": "tank/vol", "volsize": "1G"},
-         ["zfs", "create", "-V", "1073741824", "--", "tank/vol"]),
-        ("patch", f"/api/v1/datasets/{data.pk}/", {"properties": {"compression": "zstd"}},
-         ["zfs", "set", "compression=zstd", "--", "tank/a"]),
-        ("post", f"/api/v1/datasets/{data.pk}/rename/", {"new_name": "tank/c"}, ["zfs", "rename", "--", "tank/a", "tank/c"]),
+        (
+            "post",
+            f"/api/v1/pools/{pool.pk}/device/",
+            {"action": "offline", "device": D(1)},
+            ["zpool", "offline", "--", "tank", D(1)],
+        ),
+        (
+            "post",
+            "/api/v1/datasets/",
+            {"host": "local", "name": "tank/vol", "volsize": "1G"},
+            ["zfs", "create", "-V", "1073741824", "--", "tank/vol"],
+        ),
+        (
+            "patch",
+            f"/api/v1/datasets/{data.pk}/",
+            {"properties": {"compression": "zstd"}},
+            ["zfs", "set", "compression=zstd", "--", "tank/a"],
+        ),
+        (
+            "post",
+            f"/api/v1/datasets/{data.pk}/rename/",
+            {"new_name": "tank/c"},
+            ["zfs", "rename", "--", "tank/a", "tank/c"],
+        ),
         ("delete", f"/api/v1/datasets/{data.pk}/", {"confirm": "tank/a"}, ["zfs", "destroy", "-r", "--", "tank/a"]),
-        ("post", "/api/v1/snapshots/", {"host": "local", "dataset": "tank/a", "name": "s2"},
-         ["zfs", "snapshot", "--", "tank/a@s2"]),
-        ("post", f"/api/v1/snapshots/{snap.pk}/clone/", {"target": "tank/r"}, ["zfs", "clone", "--", "tank/a@s1", "tank/r"]),
+        (
+            "post",
+            "/api/v1/snapshots/",
+            {"host": "local", "dataset": "tank/a", "name": "s2"},
+            ["zfs", "snapshot", "--", "tank/a@s2"],
+        ),
+        (
+            "post",
+            f"/api/v1/snapshots/{snap.pk}/clone/",
+            {"target": "tank/r"},
+            ["zfs", "clone", "--", "tank/a@s1", "tank/r"],
+        ),
         ("post", f"/api/v1/snapshots/{snap.pk}/hold/", {}, ["zfs", "hold", "--", "tarn", "tank/a@s1"]),
-        ("post", "/api/v1/snapshots/destroy/", {"host": "local", "snapshots": ["tank/a@s1"]},
-         ["zfs", "destroy", "--", "tank/a@s1"]),
+        (
+            "post",
+            "/api/v1/snapshots/destroy/",
+            {"host": "local", "snapshots": ["tank/a@s1"]},
+            ["zfs", "destroy", "--", "tank/a@s1"],
+        ),
         ("delete", f"/api/v1/pools/{pool.pk}/", {"confirm": "tank"}, None),
-    ]  # fmt: skip
+    ]
     for method, url, body, argv in calls:
         Operation.objects.all().delete()
         with django_capture_on_commit_callbacks(execute=False):
@@ -184,14 +251,32 @@ def test_the_api_starts_the_same_operations(admin_client, tank, django_capture_o
 def test_api_refusals_are_400s_naming_the_field(admin_client, operator_client, tank):
     pool, _, data = tank
     for client, method, url, body, field in [
-        (admin_client, "post", "/api/v1/pools/", {"host": "local", "name": "raidz", "data": [{"kind": "mirror", "disks": [D(3), D(4)]}]}, "name"),
-        (admin_client, "post", "/api/v1/pools/", {"host": "local", "name": "p", "data": [{"kind": "raid5", "disks": [D(3)]}]}, "data"),
+        (
+            admin_client,
+            "post",
+            "/api/v1/pools/",
+            {"host": "local", "name": "raidz", "data": [{"kind": "mirror", "disks": [D(3), D(4)]}]},
+            "name",
+        ),
+        (
+            admin_client,
+            "post",
+            "/api/v1/pools/",
+            {"host": "local", "name": "p", "data": [{"kind": "raid5", "disks": [D(3)]}]},
+            "data",
+        ),
         (admin_client, "post", "/api/v1/pools/", {"host": "nohost", "name": "p"}, "host"),
         (admin_client, "delete", f"/api/v1/pools/{pool.pk}/", {"confirm": "tan"}, "confirm"),
-        (admin_client, "post", f"/api/v1/pools/{pool.pk}/add/", {"data": [{"kind": "mirror", "disks": [D(1), D(3)]}]}, "disks"),
+        (
+            admin_client,
+            "post",
+            f"/api/v1/pools/{pool.pk}/add/",
+            {"data": [{"kind": "mirror", "disks": [D(1), D(3)]}]},
+            "disks",
+        ),
         (operator_client, "patch", f"/api/v1/datasets/{data.pk}/", {"properties": {"recordsize": "3K"}}, "recordsize"),
         (operator_client, "post", f"/api/v1/datasets/{data.pk}/rename/", {"new_name": "tank/a/b"}, "new_name"),
-    ]:  # fmt: skip
+    ]:
         response = getattr(client, method)(url, body, content_type="application/json")
         assert response.status_code == 400 and field in response.json(), (url, response.content)
     assert not Operation.objects.exists()
@@ -251,8 +336,9 @@ def test_a_device_action_missing_its_disk_is_a_400_naming_the_field(admin_client
 
 def test_the_page_and_the_api_find_the_same_snapshots(admin_client, tank, local_host):
     pool, root, data = tank
-    other = Dataset.objects.create(host=local_host, pool=pool, name="tank/photos", type="filesystem", depth=1,
-                                   observed_at=timezone.now())  # fmt: skip
+    other = Dataset.objects.create(
+        host=local_host, pool=pool, name="tank/photos", type="filesystem", depth=1, observed_at=timezone.now()
+    )
     now = timezone.now()
     for dataset, name in ((data, "auto-2026-11-01"), (data, "manual"), (other, "auto-2026-11-02"), (other, "keep")):
         Snapshot.objects.create(dataset=dataset, name=name, created_at=now)
@@ -284,9 +370,10 @@ def test_a_rollback_past_newer_snapshots_needs_an_admin_and_the_name_typed(
     wrong = admin_client.post(url, {"snapshot": "s1", "confirm": "s2"}, follow=True)
     assert "type the snapshot&#x27;s name (s1)" in wrong.content.decode() and not Operation.objects.exists()
     api = admin_client.post(
-        f"/api/v1/snapshots/{Snapshot.objects.get(name='s1').pk}/rollback/", {"destroy_newer": True},
+        f"/api/v1/snapshots/{Snapshot.objects.get(name='s1').pk}/rollback/",
+        {"destroy_newer": True},
         content_type="application/json",
-    )  # fmt: skip
+    )
     assert api.status_code == 400 and "confirm" in api.json()
     with django_capture_on_commit_callbacks(execute=False):
         admin_client.post(url, {"snapshot": "s1", "confirm": "s1"})

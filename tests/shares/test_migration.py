@@ -21,8 +21,9 @@ def test_shares_keep_their_rows_when_they_move_to_their_own_app():
     share = old.get_model("pools", "SmbShare").objects.create(
         host=host, name="docs", dataset="tank/docs", path="/tank/docs"
     )
-    export = old.get_model("pools", "NfsExport").objects.create(host=host, dataset="tank/docs", path="/tank/docs",
-                                                               clients="10.0.0.0/24")  # fmt: skip
+    export = old.get_model("pools", "NfsExport").objects.create(
+        host=host, dataset="tank/docs", path="/tank/docs", clients="10.0.0.0/24"
+    )
     old.get_model("pools", "SambaUser").objects.create(host=host, username="alice")
     old.get_model("pools", "ShareSettings").objects.create(host=host, workgroup="LAB")
 

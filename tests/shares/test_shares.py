@@ -9,8 +9,14 @@ from pools.models import Dataset, Pool
 from shares import services as share_services
 from shares.models import NfsExport, SambaUser, SmbShare
 
-SMB = {"name": "docs", "dataset": "tank/docs", "preset": "general", "browseable": "on", "previous_versions": "on",
-       "snapshot_prefix": "auto"}  # fmt: skip
+SMB = {
+    "name": "docs",
+    "dataset": "tank/docs",
+    "preset": "general",
+    "browseable": "on",
+    "previous_versions": "on",
+    "snapshot_prefix": "auto",
+}
 NFS = {"dataset": "tank/docs", "clients": "10.0.0.0/24", "squash": "root_squash", "sec": "sys"}
 
 
@@ -20,9 +26,15 @@ def tank(local_host):
     pool = Pool.objects.create(host=local_host, name="tank", guid="1", state="ONLINE", observed_at=now)
     for name, mp in (("tank", "/tank"), ("tank/docs", "/tank/docs"), ("tank/nomount", "none")):
         Dataset.objects.create(
-            host=local_host, pool=pool, name=name, type="filesystem", depth=name.count("/"), mountpoint=mp,
-            properties={"mountpoint": {"value": mp, "source": "default", "from": ""}}, observed_at=now,
-        )  # fmt: skip
+            host=local_host,
+            pool=pool,
+            name=name,
+            type="filesystem",
+            depth=name.count("/"),
+            mountpoint=mp,
+            properties={"mountpoint": {"value": mp, "source": "default", "from": ""}},
+            observed_at=now,
+        )
     return pool
 
 
@@ -174,9 +186,10 @@ def test_a_shares_folder_owner_and_mode_are_set_by_one_admin_operation(
     for bad in ({"owner": "mallory"}, {"group": "wheel"}, {"mode": "0777"}, {"owner": "-rf"}):
         admin_client.post(url, {"owner": "alice", "group": "users", "mode": "0700", **bad})
     api = admin_client.post(
-        f"/api/v1/smb-shares/{share.pk}/folder/", {"owner": "mallory", "group": "users", "mode": "0700"},
+        f"/api/v1/smb-shares/{share.pk}/folder/",
+        {"owner": "mallory", "group": "users", "mode": "0700"},
         content_type="application/json",
-    )  # fmt: skip
+    )
     assert api.status_code == 400 and "owner" in api.json()
     assert not Operation.objects.exists()  # every refusal above named its field and queued nothing
     with django_capture_on_commit_callbacks(execute=False):

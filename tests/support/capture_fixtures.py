@@ -134,14 +134,21 @@ def capture(lab) -> None:
         t.run(argv, mutating=True)
     for name, argv in CAPTURE.items():
         save(name, argv)
-    for name, argv in (("driver", ["ethtool", "-i"]), ("settings", ["ethtool"]), ("rings", ["ethtool", "-g"]),
-                       ("features", ["ethtool", "-k"])):  # fmt: skip
+    for name, argv in (
+        ("driver", ["ethtool", "-i"]),
+        ("settings", ["ethtool"]),
+        ("rings", ["ethtool", "-g"]),
+        ("features", ["ethtool", "-k"]),
+    ):
         save(f"ethtool_{name}.txt", [*argv, nic])
     # A fio run as Tarn builds it (status every second, then the result; the per-second bandwidth log).
     t.run(["zfs", "create", "tank/bench"], mutating=True)
     job = fio.FioJob(name="randrw-8k", rw="randrw", bs="8k", size="32m", runtime=3, rwmixread=67)
-    t.run(fio.argv(job, "/tank/bench", output="/tank/bench/result.json", bw_log="/tank/bench/bw"), timeout=120,
-          mutating=True)  # fmt: skip
+    t.run(
+        fio.argv(job, "/tank/bench", output="/tank/bench/result.json", bw_log="/tank/bench/bw"),
+        timeout=120,
+        mutating=True,
+    )
     save("fio_randrw_output.txt", ["cat", "/tank/bench/result.json"])
     save("fio_bw.log", ["cat", "/tank/bench/bw_bw.1.log"])
     # An exported pool, as `zpool import` lists it (no JSON output for that in 2.3).

@@ -56,13 +56,21 @@ def receiver():
 
 
 def channels_to(smtp_port: int, url: str, secret: str = "s") -> None:
-    Channel.objects.create(name="mail", kind="email", smtp_host="127.0.0.1", smtp_port=smtp_port,
-                           smtp_security="none", sender="tarn@example.org", recipients="ops@example.org")  # fmt: skip
+    Channel.objects.create(
+        name="mail",
+        kind="email",
+        smtp_host="127.0.0.1",
+        smtp_port=smtp_port,
+        smtp_security="none",
+        sender="tarn@example.org",
+        recipients="ops@example.org",
+    )
     Channel.objects.create(name="hook", kind="webhook", url=url, secret=secret)
 
 
 def evaluate(host, capture):
     """alerts_evaluate with its deliveries made inline when the transaction commits (no worker)."""
     with capture(execute=True):
-        return services.alerts_evaluate(host=host, deliver=lambda a, c, e: services.alert_deliver(
-            alert_id=a, channel_id=c, event=e))  # fmt: skip
+        return services.alerts_evaluate(
+            host=host, deliver=lambda a, c, e: services.alert_deliver(alert_id=a, channel_id=c, event=e)
+        )

@@ -13,18 +13,31 @@ from tuning.models import ChangeSet, KernelState, Link, Setting
 @pytest.fixture
 def inventory(local_host):
     now = timezone.now()
-    for name, kind, management, cidrs in (("eth0", "ether", True, ["192.0.2.10/24"]), ("eth1", "ether", False, []),
-                                          ("eth2", "ether", False, [])):  # fmt: skip
+    for name, kind, management, cidrs in (
+        ("eth0", "ether", True, ["192.0.2.10/24"]),
+        ("eth1", "ether", False, []),
+        ("eth2", "ether", False, []),
+    ):
         Link.objects.create(
-            host=local_host, name=name, kind=kind, mac=f"52:54:00:00:00:0{name[-1]}", mtu=1500, min_mtu=68,
-            max_mtu=9000, state="UP", up=True, management=management, observed_at=now,
+            host=local_host,
+            name=name,
+            kind=kind,
+            mac=f"52:54:00:00:00:0{name[-1]}",
+            mtu=1500,
+            min_mtu=68,
+            max_mtu=9000,
+            state="UP",
+            up=True,
+            management=management,
+            observed_at=now,
             addresses=[{"cidr": c, "family": "inet", "dynamic": False, "scope": "global"} for c in cidrs],
-        )  # fmt: skip
+        )
     KernelState.objects.create(
-        host=local_host, observed_at=now,
+        host=local_host,
+        observed_at=now,
         sysctl={"net.core.rmem_max": "212992", "net.ipv4.tcp_rmem": "4096 131072 6291456", "vm.swappiness": "60"},
         zfs={"zfs_txg_timeout": "5"},
-    )  # fmt: skip
+    )
     return local_host
 
 
@@ -84,12 +97,32 @@ def test_planning_queues_a_read_only_operation_and_a_planned_change_set(admin_cl
 
 
 def test_the_tuning_page_shows_links_drift_and_a_pending_change(admin_client, inventory):
-    cs = ChangeSet.objects.create(host=inventory, kind="mtu", title="MTU 9000 on eth1", status="pending",
-                                  deadline=timezone.now() + timedelta(seconds=45), restore_unit="tarn-restore-1")  # fmt: skip
-    done = ChangeSet.objects.create(host=inventory, kind="profile", title="Base tuning: 10G LAN", status="applied",
-                                    before={"from_host": {"bps": 2.5e8}}, after={"from_host": {"bps": 1.1e9}})  # fmt: skip
-    Setting.objects.create(change_set=done, host=inventory, kind="sysctl", key="vm.swappiness", original="60",
-                           value="10", active=True, reason="Keep Tarn resident")  # fmt: skip
+    cs = ChangeSet.objects.create(
+        host=inventory,
+        kind="mtu",
+        title="MTU 9000 on eth1",
+        status="pending",
+        deadline=timezone.now() + timedelta(seconds=45),
+        restore_unit="tarn-restore-1",
+    )
+    done = ChangeSet.objects.create(
+        host=inventory,
+        kind="profile",
+        title="Base tuning: 10G LAN",
+        status="applied",
+        before={"from_host": {"bps": 2.5e8}},
+        after={"from_host": {"bps": 1.1e9}},
+    )
+    Setting.objects.create(
+        change_set=done,
+        host=inventory,
+        kind="sysctl",
+        key="vm.swappiness",
+        original="60",
+        value="10",
+        active=True,
+        reason="Keep Tarn resident",
+    )
     page = admin_client.get("/tuning/").content.decode()
     assert "eth0" in page and "192.0.2.10/24" in page and "68–9000" in page
     assert "MTU 9000 on eth1</strong> is waiting for Keep" in page

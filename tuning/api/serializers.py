@@ -13,17 +13,48 @@ class LinkSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Link
-        fields = ["id", "host", "name", "kind", "mac", "mtu", "min_mtu", "max_mtu", "state", "up", "master",
-                  "addresses", "counters", "driver", "speed_mbps", "rings", "offloads", "managed", "management",
-                  "observed_at"]  # fmt: skip
+        fields = [
+            "id",
+            "host",
+            "name",
+            "kind",
+            "mac",
+            "mtu",
+            "min_mtu",
+            "max_mtu",
+            "state",
+            "up",
+            "master",
+            "addresses",
+            "counters",
+            "driver",
+            "speed_mbps",
+            "rings",
+            "offloads",
+            "managed",
+            "management",
+            "observed_at",
+        ]
         read_only_fields = fields
 
 
 class SettingSerializer(serializers.ModelSerializer):
     class Meta:
         model = Setting
-        fields = ["id", "change_set", "kind", "key", "original", "value", "reason", "source", "action", "note",
-                  "active", "reverted_at"]  # fmt: skip
+        fields = [
+            "id",
+            "change_set",
+            "kind",
+            "key",
+            "original",
+            "value",
+            "reason",
+            "source",
+            "action",
+            "note",
+            "active",
+            "reverted_at",
+        ]
         read_only_fields = fields
 
 
@@ -35,10 +66,33 @@ class ChangeSetSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = ChangeSet
-        fields = ["id", "host", "kind", "title", "profile", "status", "message", "reason", "links", "target",
-                  "apply_lines", "restore_lines", "restore_unit", "deadline", "measure", "measure_peer",
-                  "measure_address", "before", "after", "effect", "revert_if_worse", "operation", "created_at",
-                  "ended_at", "settings"]  # fmt: skip
+        fields = [
+            "id",
+            "host",
+            "kind",
+            "title",
+            "profile",
+            "status",
+            "message",
+            "reason",
+            "links",
+            "target",
+            "apply_lines",
+            "restore_lines",
+            "restore_unit",
+            "deadline",
+            "measure",
+            "measure_peer",
+            "measure_address",
+            "before",
+            "after",
+            "effect",
+            "revert_if_worse",
+            "operation",
+            "created_at",
+            "ended_at",
+            "settings",
+        ]
         read_only_fields = fields
 
 

@@ -28,13 +28,25 @@ def links_refresh(*, host: Host, t: Transport | None = None) -> list[Link]:
                 host=host,
                 name=x.name,
                 defaults={
-                    "kind": x.kind, "mac": x.mac, "mtu": x.mtu, "min_mtu": x.min_mtu, "max_mtu": x.max_mtu,
-                    "state": x.state, "up": x.up, "master": x.master,
-                    "addresses": [asdict(a) for a in x.addresses], "counters": x.counters, "driver": x.driver,
-                    "speed_mbps": x.speed_mbps, "rings": x.rings, "offloads": x.offloads,
-                    "managed": x.name in managed, "management": x.name in management, "observed_at": now,
+                    "kind": x.kind,
+                    "mac": x.mac,
+                    "mtu": x.mtu,
+                    "min_mtu": x.min_mtu,
+                    "max_mtu": x.max_mtu,
+                    "state": x.state,
+                    "up": x.up,
+                    "master": x.master,
+                    "addresses": [asdict(a) for a in x.addresses],
+                    "counters": x.counters,
+                    "driver": x.driver,
+                    "speed_mbps": x.speed_mbps,
+                    "rings": x.rings,
+                    "offloads": x.offloads,
+                    "managed": x.name in managed,
+                    "management": x.name in management,
+                    "observed_at": now,
                 },
-            )  # fmt: skip
+            )
     return list(Link.objects.filter(host=host))
 
 

@@ -28,9 +28,14 @@ def _network_start(host: Host, user, *, kind: str, title: str, links: list[str],
         raise ValidationError({"links": "A network change is waiting for Keep or its rollback: finish that first."})
     with transaction.atomic():
         cs = ChangeSet.objects.create(
-            host=host, kind=kind, title=title, links=links, target={**target, "seconds": seconds},
-            created_by=user, status=ChangeStatus.APPLYING,
-        )  # fmt: skip
+            host=host,
+            kind=kind,
+            title=title,
+            links=links,
+            target={**target, "seconds": seconds},
+            created_by=user,
+            status=ChangeStatus.APPLYING,
+        )
         cs.operation = operation_start(kind="tuning.network", host=host, user=user, params={"change_set": cs.pk})
         cs.save(update_fields=["operation"])
     return cs
@@ -58,9 +63,14 @@ def link_mtu_start(*, host: Host, user, link: str, mtu: int, peers: list[str], s
         raise ValidationError({"link": f"{name} is a port of {link.master}: set the MTU on {link.master}."})
     ports = list(Link.objects.filter(host=host, master=name))
     return _network_start(
-        host, user, kind=ChangeKind.MTU, title=f"MTU {mtu} on {name}", links=[name, *(p.name for p in ports)],
-        target={"link": name, "mtu": mtu, "peers": peers}, seconds=seconds,
-    )  # fmt: skip
+        host,
+        user,
+        kind=ChangeKind.MTU,
+        title=f"MTU {mtu} on {name}",
+        links=[name, *(p.name for p in ports)],
+        target={"link": name, "mtu": mtu, "peers": peers},
+        seconds=seconds,
+    )
 
 
 def bridge_create_start(*, host: Host, user, name: str, ports: list[str], seconds: int, management_ok=False):
@@ -82,9 +92,14 @@ def bridge_create_start(*, host: Host, user, name: str, ports: list[str], second
             {"management_ok": f"{', '.join(taken)} carries the management connection: confirm to bridge it."}
         )
     return _network_start(
-        host, user, kind=ChangeKind.BRIDGE, title=f"Bridge {name} over {', '.join(ports)}", links=[name, *ports],
-        target={"bridge": name, "ports": ports, "management_ok": management_ok}, seconds=seconds,
-    )  # fmt: skip
+        host,
+        user,
+        kind=ChangeKind.BRIDGE,
+        title=f"Bridge {name} over {', '.join(ports)}",
+        links=[name, *ports],
+        target={"bridge": name, "ports": ports, "management_ok": management_ok},
+        seconds=seconds,
+    )
 
 
 def bridge_delete_start(*, host: Host, user, name: str, confirm: str, seconds: int) -> ChangeSet:
@@ -95,9 +110,14 @@ def bridge_delete_start(*, host: Host, user, name: str, confirm: str, seconds: i
         raise ValidationError({"confirm": f"Type the bridge's name ({name}) to delete it."})
     ports = list(Link.objects.filter(host=host, master=name).values_list("name", flat=True))
     return _network_start(
-        host, user, kind=ChangeKind.UNBRIDGE, title=f"Delete bridge {name}", links=[name, *ports],
-        target={"bridge": name, "ports": ports}, seconds=seconds,
-    )  # fmt: skip
+        host,
+        user,
+        kind=ChangeKind.UNBRIDGE,
+        title=f"Delete bridge {name}",
+        links=[name, *ports],
+        target={"bridge": name, "ports": ports},
+        seconds=seconds,
+    )
 
 
 def network_revert_start(*, change_set: ChangeSet, user) -> ChangeSet:
@@ -107,14 +127,16 @@ def network_revert_start(*, change_set: ChangeSet, user) -> ChangeSet:
         raise ValidationError({"change_set": "Only a kept network change can be reverted."})
     seconds, target = cs.target.get("seconds", 60), cs.target
     if cs.kind == ChangeKind.MTU:
-        new = link_mtu_start(host=host, user=user, link=target["link"], mtu=target["original_mtu"], peers=[],
-                             seconds=seconds)  # fmt: skip
+        new = link_mtu_start(
+            host=host, user=user, link=target["link"], mtu=target["original_mtu"], peers=[], seconds=seconds
+        )
     elif cs.kind == ChangeKind.BRIDGE:
         name = target["bridge"]
         new = bridge_delete_start(host=host, user=user, name=name, confirm=name, seconds=seconds)
     else:
-        new = bridge_create_start(host=host, user=user, name=target["bridge"], ports=target["ports"],
-                                  seconds=seconds, management_ok=True)  # fmt: skip
+        new = bridge_create_start(
+            host=host, user=user, name=target["bridge"], ports=target["ports"], seconds=seconds, management_ok=True
+        )
     new.title = f"Revert: {cs.title}"
     new.target = {**new.target, "reverts": cs.pk}
     new.save(update_fields=["title", "target"])
@@ -176,9 +198,13 @@ def tuning_network_run(tracker: Tracker) -> None:
     tracker.progress(25, f"Arming the restore on {host.name} ({seconds} s)")
     t.write_file(restore_path, "".join(line + "\n" for line in restore), mode=0o600)
     systemd.arm(
-        t, unit, seconds, net.restore_argv(restore_path),
-        description=f"Tarn: undo change {cs.pk} ({cs.title}) unless kept", log=f"{RUN_DIR}/restore-{cs.pk}.log",
-    )  # fmt: skip
+        t,
+        unit,
+        seconds,
+        net.restore_argv(restore_path),
+        description=f"Tarn: undo change {cs.pk} ({cs.title}) unless kept",
+        log=f"{RUN_DIR}/restore-{cs.pk}.log",
+    )
     tracker.progress(45, "Applying")
     try:
         net.run_batch(t, f"{RUN_DIR}/apply-{cs.pk}.ip", apply)

@@ -69,10 +69,18 @@ def tuning_plan_run(tracker: Tracker) -> None:
         target = raised(e, value) if action == Action.SET else e.value
         rows.append(
             Setting(
-                change_set=cs, host=cs.host, kind=e.kind, key=e.key, original=value or "", value=target,
-                reason=e.why, source=e.source, action=action, note=note,
+                change_set=cs,
+                host=cs.host,
+                kind=e.kind,
+                key=e.key,
+                original=value or "",
+                value=target,
+                reason=e.why,
+                source=e.source,
+                action=action,
+                note=note,
             )
-        )  # fmt: skip
+        )
     Setting.objects.bulk_create(rows)
     change_end(cs, ChangeStatus.PLANNED)
     changes = sum(r.action == Action.SET for r in rows)
@@ -101,19 +109,36 @@ def setting_start(*, host: Host, user, kind: str, key: str, value: str, reason: 
         raise ValidationError({"value": f"{key} takes a value shaped like its current one: {current}"})
     with transaction.atomic():
         cs = ChangeSet.objects.create(
-            host=host, kind=ChangeKind.TUNABLE, title=f"{key} = {value}", reason=reason, created_by=user,
+            host=host,
+            kind=ChangeKind.TUNABLE,
+            title=f"{key} = {value}",
+            reason=reason,
+            created_by=user,
             status=ChangeStatus.PLANNED,
-        )  # fmt: skip
+        )
         Setting.objects.create(
-            change_set=cs, host=host, kind=kind, key=key, original=current, value=value, reason=reason,
+            change_set=cs,
+            host=host,
+            kind=kind,
+            key=key,
+            original=current,
+            value=value,
+            reason=reason,
             source="set by hand",
-        )  # fmt: skip
+        )
         _apply_start(cs, user)
     return cs
 
 
-def tuning_apply_start(*, change_set: ChangeSet, user, measure: bool = False, peer: Host | None = None,
-                       address: str = "", revert_if_worse: bool = False) -> ChangeSet:  # fmt: skip
+def tuning_apply_start(
+    *,
+    change_set: ChangeSet,
+    user,
+    measure: bool = False,
+    peer: Host | None = None,
+    address: str = "",
+    revert_if_worse: bool = False,
+) -> ChangeSet:
     """Apply a planned change set: exactly its planned settings. With measure, iperf3 runs before and after
     between peer (a host Tarn manages) and address (one of this host's addresses)."""
     cs = change_set
@@ -225,9 +250,11 @@ def tuning_revert_start(*, host: Host, user, change_set: ChangeSet | None = None
     if not scope:
         raise ValidationError({"change_set": "Nothing of this change is in effect any more."})
     return operation_start(
-        kind="tuning.revert", host=host, user=user,
+        kind="tuning.revert",
+        host=host,
+        user=user,
         params={"settings": [s.pk for s in scope], "change_set": change_set.pk if change_set else None},
-    )  # fmt: skip
+    )
 
 
 def _revert(t: Transport, scope: list[Setting]) -> None:
