@@ -10,6 +10,8 @@ from django.utils import timezone
 
 from analytics.choices import BREAKDOWN_LIMIT, CHARTS, RULES, Chart, Level, Range, Rule
 from analytics.models import Alert, Channel, RuleSetting, Sample, SamplerSetting, SamplerState
+from appliance.charts import chart as line_chart
+from appliance.charts import series
 from appliance.models import Host
 from benchmarks.selectors import runs_failed_since, runs_flagged_since, runs_since
 from pools.selectors import device_errors_by_pool, pools_all, snapshot_counts
@@ -147,7 +149,7 @@ def _rows(host: Host, period: Range, now) -> list[tuple]:
 
 
 def _line(label: str, points: list) -> dict:
-    return {"label": label, "data": points, "pointRadius": 0, "borderWidth": 1.5, "fill": False, "tension": 0.2}
+    return series(label, points, pointRadius=0, borderWidth=1.5, fill=False, tension=0.2)
 
 
 def time_labels(rows: list[tuple]) -> list[str]:
@@ -203,7 +205,7 @@ def chart_data(chart: Chart, rows: list[tuple], by: str | None = None, labels: l
                     for _, v in rows
                 ]
                 datasets.append(_line("others", points))
-    return {"type": "line", "labels": labels, "datasets": datasets, "unit": chart.unit, "subjects": top}
+    return line_chart("line", unit=chart.unit, labels=labels, datasets=datasets, subjects=top)
 
 
 def markers(host: Host, period: Range, rows: list[tuple], now=None) -> list[dict]:

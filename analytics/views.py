@@ -12,7 +12,7 @@ from analytics.models import Channel
 from appliance.auth import requires
 from appliance.choices import Role
 from appliance.selectors import host_current
-from appliance.views import attempt, form_errors
+from appliance.web import attempt, form_errors
 
 
 def analytics(request):

@@ -5,7 +5,6 @@ import re
 
 from django import forms
 from django.contrib.auth.forms import AuthenticationForm
-from django.core.exceptions import ValidationError
 
 from appliance.choices import AuditKind
 from hostlib.runner import parse_host_keys
@@ -15,17 +14,6 @@ _HOSTNAME = re.compile(
 )
 _HOST_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
 _UNIX_USER = re.compile(r"^[a-z_][a-z0-9_-]{0,31}$")
-
-
-def add_service_errors(form: forms.Form, exc: ValidationError) -> None:
-    """Show a service's ValidationError on the form: on its field where it names one, else above the form."""
-    if hasattr(exc, "error_dict"):
-        for field, errors in exc.message_dict.items():
-            for error in errors:
-                form.add_error(field if field in form.fields else None, error)
-    else:
-        for error in exc.messages:
-            form.add_error(None, error)
 
 
 class LoginForm(AuthenticationForm):

@@ -7,7 +7,6 @@ from django.contrib.auth.forms import PasswordChangeForm
 from django.core.exceptions import ValidationError
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_http_methods, require_POST
 
 from appliance import selectors, services
@@ -15,58 +14,10 @@ from appliance.auth import requires
 from appliance.choices import OperationStatus, Role
 from appliance.connect import ssh_dir
 from appliance.dashboard import dashboard_context
-from appliance.forms import ApiTokenForm, AuditFilterForm, HostForm, LoginForm, add_service_errors
+from appliance.forms import ApiTokenForm, AuditFilterForm, HostForm, LoginForm
 from appliance.models import Host, Operation
-from appliance.selectors import host_current
+from appliance.web import add_service_errors, host_follow, safe_next
 from hostlib.keys import public_key
-
-
-def host_follow(request, host_id: int | None) -> None:
-    """An object's page shows its own host: the switcher follows it, so the header, the lists one click away and
-    what the page starts all name that host, whatever the switcher said. Never on an htmx request: a fragment
-    polled in a background tab must not move the switcher under the tab the admin is working in."""
-    if host_id is not None and not getattr(request, "htmx", False) and request.session.get("host_id") != host_id:
-        request.session["host_id"] = host_id
-
-
-def host_object(request, queryset, **lookup):
-    """The object on whichever host has it (an id names one object, hence its host), the switcher following it;
-    None when there is none. Who may read or change it is the view's role, as for any page."""
-    obj = queryset.filter(**lookup).first()
-    if obj is not None:
-        host_follow(request, obj.host_id)
-    return obj
-
-
-def host_object_or_404(request, queryset, **lookup):
-    """host_object, or 404 when there is none."""
-    obj = get_object_or_404(queryset, **lookup)
-    host_follow(request, obj.host_id)
-    return obj
-
-
-def start_or_back(request, start, back, *, host=None, **kwargs):
-    """Start an operation through a service for `host` (the current one if not given); on a refusal go back and
-    say why."""
-    try:
-        op = start(host=host or host_current(request), user=request.user, **kwargs)
-    except ValidationError as exc:
-        messages.error(request, " ".join(exc.messages))
-        return redirect(back)
-    return redirect("operation-detail", pk=op.pk)
-
-
-def attempt(request, service, **kwargs):
-    """Call a service; a refusal becomes a message on the next page (None returned) instead of an error page."""
-    try:
-        return service(**kwargs)
-    except ValidationError as exc:
-        messages.error(request, " ".join(exc.messages))
-        return None
-
-
-def form_errors(form) -> str:
-    return "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items())
 
 
 def _address(request):
@@ -87,12 +38,6 @@ def login_view(request):
             services.login_succeeded(username=username, address=_address(request))
             return redirect(safe_next(request, request.GET.get("next"), "dashboard"))
     return render(request, "appliance/login.html", {"form": form})
-
-
-def safe_next(request, nxt: str | None, default: str) -> str:
-    """Where to go back to: nxt only when it is a path on this site (never another origin), else default."""
-    ok = nxt and nxt.startswith("/") and url_has_allowed_host_and_scheme(nxt, allowed_hosts={request.get_host()})
-    return nxt if ok else default
 
 
 def dashboard(request):

@@ -4,6 +4,7 @@ figures), suites, schedules and their history, the targets a run may use, and a 
 from django.core.paginator import Paginator
 from django.db.models import Max
 
+from appliance.charts import chart, series
 from appliance.models import Host
 from benchmarks.choices import RunKind, RunStatus
 from benchmarks.models import CustomProfile, Run, Schedule, Suite
@@ -75,27 +76,27 @@ def network_profiles():
 
 def run_charts(run: Run) -> dict:
     """Chart data: bandwidth over time per job (MiB/s per second, read and write), and latency percentiles."""
-    timeline = {"type": "line", "labels": [], "datasets": [], "unit": "MiB/s"}
+    timeline = chart("line", unit="MiB/s")
     for n, points in enumerate(run.series):
         for direction, label in ((0, "read"), (1, "write")):
             values = [round(p[1] / 1024, 1) for p in points if p[2] == direction]
             if values:
                 timeline["labels"] = timeline["labels"] or list(range(1, len(values) + 1))
-                timeline["datasets"].append({"label": f"{run.jobs[n]['name']} {label}", "data": values})
-    latency = {"type": "bar", "labels": ["p50", "p95", "p99", "p99.9"], "datasets": [], "unit": "µs"}
+                timeline["datasets"].append(series(f"{run.jobs[n]['name']} {label}", values))
+    latency = chart("bar", unit="µs", labels=["p50", "p95", "p99", "p99.9"])
     for n, result in enumerate(run.results):
         for direction in ("read", "write"):
             side = result.get(direction)
             if side and side.get("p50_ns"):
                 data = [round((side[k] or 0) / 1000, 1) for k in ("p50_ns", "p95_ns", "p99_ns", "p999_ns")]
-                latency["datasets"].append({"label": f"{result.get('job', n + 1)} {direction}", "data": data})
-    per_job = {"type": "line", "labels": [], "datasets": [], "unit": "IOPS"}
+                latency["datasets"].append(series(f"{result.get('job', n + 1)} {direction}", data))
+    per_job = chart("line", unit="IOPS")
     if len(run.results) > 1:  # a sweep: IOPS against queue depth (or file size)
         per_job["labels"] = [r.get("job") for r in run.results]
         for direction in ("read", "write"):
             values = [round((r.get(direction) or {}).get("iops") or 0) for r in run.results]
             if any(values):
-                per_job["datasets"].append({"label": f"{direction} IOPS", "data": values})
+                per_job["datasets"].append(series(f"{direction} IOPS", values))
     return {"timeline": timeline, "latency": latency, "per_job": per_job}
 
 
@@ -142,7 +143,7 @@ def run_compare(*, run_ids: list[int], host) -> dict:
 
 
 def compare(runs: list[Run]) -> dict:
-    rows, chart = [], {"type": "bar", "labels": [], "datasets": [], "unit": "MB/s"}
+    rows, bars = [], chart("bar", unit="MB/s")
     keys = []
     for run in runs:
         for result in run.results:
@@ -165,20 +166,18 @@ def compare(runs: list[Run]) -> dict:
                 for v in values
             ]
             rows.append({"job": job, "direction": direction, "metric": label, "cells": cells})
-    chart["labels"] = [f"{job} {direction}" for job, direction in keys]
+    bars["labels"] = [f"{job} {direction}" for job, direction in keys]
     for run in runs:
         data = []
         for job, direction in keys:
             side = next((r.get(direction) for r in run.results if r.get("job") == job), None)
             data.append(round(side["bw_bytes"] / 1e6, 1) if side else None)
-        chart["datasets"].append({"label": run_label(run), "data": data})
+        bars["datasets"].append(series(run_label(run), data))
     expected = _expected(runs)
     if expected:
         figures = {"read": expected.read_mbs, "write": expected.write_mbs}
-        chart["datasets"].append(
-            {"label": "Pool's estimate from its layout", "data": [figures[direction] for _, direction in keys]}
-        )
-    return {"runs": runs, "rows": rows, "chart": chart, "expected": expected, "labels": [run_label(r) for r in runs]}
+        bars["datasets"].append(series("Pool's estimate from its layout", [figures[d] for _, d in keys]))
+    return {"runs": runs, "rows": rows, "chart": bars, "expected": expected, "labels": [run_label(r) for r in runs]}
 
 
 def _expected(runs: list[Run]):
@@ -207,12 +206,12 @@ def schedule_history(schedule: Schedule, limit: int = 200) -> dict:
         schedule.runs.filter(status=RunStatus.SUCCEEDED).order_by("-created_at").defer("raw", "series")[:limit]
     )[::-1]
     labels = sorted({f"{r.created_at:%Y-%m-%d %H:%M}" for r in runs})
-    chart = {"type": "line", "labels": labels, "datasets": [], "unit": "MB/s"}
+    history = chart("line", unit="MB/s", labels=labels)
     for profile in dict.fromkeys(r.profile for r in runs):
         points = {f"{r.created_at:%Y-%m-%d %H:%M}": round(r.bandwidth / 1e6, 1) for r in runs if r.profile == profile}
-        chart["datasets"].append({"label": profile, "data": [points.get(x) for x in labels], "spanGaps": True})
+        history["datasets"].append(series(profile, [points.get(x) for x in labels], spanGaps=True))
     flagged = [r for r in runs if r.flag][::-1]
-    return {"chart": chart, "flagged": flagged, "count": len(runs)}
+    return {"chart": history, "flagged": flagged, "count": len(runs)}
 
 
 def results_rows(run: Run) -> list[list]:

@@ -10,7 +10,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from appliance.models import Host
 from appliance.selectors import host_current
-from appliance.views import attempt, host_object_or_404
+from appliance.web import attempt, host_object_or_404
 from benchmarks import selectors, services
 from benchmarks.forms import NetworkForm, ProfileForm, RunForm, ScheduleForm, SuiteForm
 from benchmarks.models import CustomProfile, Run, Schedule, Suite

@@ -260,15 +260,18 @@ def _spawn(argv: list[str], *, timeout: float, input: str | None, env: dict) -> 
     """
     started = time.monotonic()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
-            stdout=out,
-            stderr=err,
-            env=env,
-            start_new_session=True,
-            close_fds=True,
-        )
+        try:
+            proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+                stdout=out,
+                stderr=err,
+                env=env,
+                start_new_session=True,
+                close_fds=True,
+            )
+        except FileNotFoundError:  # as a shell says it over SSH: the same exit status and message on both transports
+            return 127, "", f"{argv[0]}: command not found\n", time.monotonic() - started
         try:
             proc.communicate(input=input.encode() if input is not None else None, timeout=timeout)
         except subprocess.TimeoutExpired:

@@ -8,9 +8,8 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from appliance.auth import requires
 from appliance.choices import Role
-from appliance.forms import add_service_errors
 from appliance.selectors import host_current
-from appliance.views import form_errors, host_object, host_object_or_404, safe_next, start_or_back
+from appliance.web import add_service_errors, form_errors, host_object, host_object_or_404, safe_next, start_or_back
 from pools import selectors, services
 from pools.forms import (
     DatasetCreateForm,
@@ -148,19 +147,6 @@ def snapshot_list(request):
 
 
 @require_POST
-def pool_scrub(request, pk):
-    pool = _pool(request, pk)
-    return start_or_back(
-        request,
-        services.pool_scrub_start,
-        pool.get_absolute_url(),
-        host=pool.host,
-        pool=pool.name,
-        action=request.POST.get("action", ""),
-    )
-
-
-@require_POST
 def dataset_create(request, pk):
     pool = _pool(request, pk)
     form = DatasetCreateForm(request.POST, parents=selectors.filesystem_names(pool=pool))
@@ -216,32 +202,6 @@ def dataset_edit(request, pk):
 
 
 @require_POST
-def dataset_inherit(request, pk):
-    dataset = _dataset(request, pk)
-    return start_or_back(
-        request,
-        services.dataset_inherit_start,
-        dataset.get_absolute_url(),
-        host=dataset.host,
-        name=dataset.name,
-        key=request.POST.get("key", ""),
-    )
-
-
-@require_POST
-def dataset_destroy(request, pk):
-    dataset = _dataset(request, pk)
-    return start_or_back(
-        request,
-        services.dataset_destroy_start,
-        dataset.get_absolute_url(),
-        host=dataset.host,
-        name=dataset.name,
-        confirm=request.POST.get("confirm", ""),
-    )
-
-
-@require_POST
 def snapshot_create(request, pk):
     dataset = _dataset(request, pk)
     form = SnapshotCreateForm(request.POST)
@@ -256,20 +216,6 @@ def snapshot_create(request, pk):
         dataset=dataset.name,
         name=form.cleaned_data["name"],
         recursive=form.cleaned_data["recursive"],
-    )
-
-
-@require_POST
-def snapshot_rollback(request, pk):
-    dataset = _dataset(request, pk)
-    return start_or_back(
-        request,
-        services.snapshot_rollback_start,
-        dataset.get_absolute_url(),
-        host=dataset.host,
-        snapshot=f"{dataset.name}@{request.POST.get('snapshot', '')}",
-        destroy_newer=bool(request.POST.get("confirm")),
-        confirm=request.POST.get("confirm", "").strip(),
     )
 
 
@@ -305,13 +251,6 @@ def snapshot_task_delete(request, pk):
     return redirect("snapshot-task-list")
 
 
-@requires(write=Role.ADMIN)
-@require_POST
-def pool_export(request, pk):
-    pool = _pool(request, pk)
-    return start_or_back(request, services.pool_export_start, pool.get_absolute_url(), host=pool.host, name=pool.name)
-
-
 @require_POST
 def pool_import_scan(request):
     return start_or_back(request, services.pool_import_scan_start, "pool-list")
@@ -326,22 +265,6 @@ def pool_import(request):
         "pool-list",
         guid=request.POST.get("guid", ""),
         new_name=request.POST.get("new_name", "").strip(),
-    )
-
-
-@requires(write=Role.ADMIN)
-@require_POST
-def pool_device(request, pk):
-    pool = _pool(request, pk)
-    return start_or_back(
-        request,
-        services.pool_device_start,
-        pool.get_absolute_url(),
-        host=pool.host,
-        pool=pool.name,
-        action=request.POST.get("action", ""),
-        device=request.POST.get("device", ""),
-        new_device=request.POST.get("new_device", ""),
     )
 
 
@@ -364,59 +287,6 @@ def pool_add(request, pk):
 
 
 @require_POST
-def pool_trim(request, pk):
-    pool = _pool(request, pk)
-    return start_or_back(
-        request,
-        services.pool_trim_start,
-        pool.get_absolute_url(),
-        host=pool.host,
-        pool=pool.name,
-        action=request.POST.get("action", ""),
-    )
-
-
-@require_POST
-def dataset_rename(request, pk):
-    dataset = _dataset(request, pk)
-    return start_or_back(
-        request,
-        services.dataset_rename_start,
-        dataset.get_absolute_url(),
-        host=dataset.host,
-        name=dataset.name,
-        new_name=request.POST.get("new_name", "").strip(),
-    )
-
-
-@require_POST
-def snapshot_clone(request, pk):
-    dataset = _dataset(request, pk)
-    return start_or_back(
-        request,
-        services.snapshot_clone_start,
-        dataset.get_absolute_url(),
-        host=dataset.host,
-        snapshot=f"{dataset.name}@{request.POST.get('snapshot', '')}",
-        target=request.POST.get("target", "").strip(),
-    )
-
-
-@require_POST
-def snapshot_hold(request, pk):
-    dataset = _dataset(request, pk)
-    return start_or_back(
-        request,
-        services.snapshot_hold_start,
-        dataset.get_absolute_url(),
-        host=dataset.host,
-        snapshot=f"{dataset.name}@{request.POST.get('snapshot', '')}",
-        tag=request.POST.get("tag", "").strip() or "tarn",
-        release=request.POST.get("action") == "release",
-    )
-
-
-@require_POST
 def scrub_schedule(request, pk):
     pool = _pool(request, pk)
     try:
@@ -427,3 +297,67 @@ def scrub_schedule(request, pk):
     else:
         messages.success(request, f"{pool.name} is scrubbed every {every} days." if every else "Schedule removed.")
     return redirect(pool.get_absolute_url())
+
+
+# The actions posted from a pool's or a dataset's page that start one operation on its host: the service and where
+# each of its arguments comes from. A refusal goes back to the page with the reason (start_or_back).
+def _posted(field: str, *, strip: bool = False):
+    def get(request, obj):
+        value = request.POST.get(field, "")
+        return value.strip() if strip else value
+
+    return get
+
+
+def _name(request, obj):
+    return obj.name
+
+
+def _snapshot(request, obj):
+    return f"{obj.name}@{request.POST.get('snapshot', '')}"
+
+
+def _action(find, start, role=Role.OPERATOR, **arguments):
+    @requires(write=role)
+    @require_POST
+    def view(request, pk):
+        obj = find(request, pk)
+        kwargs = {key: get(request, obj) for key, get in arguments.items()}
+        return start_or_back(request, start, obj.get_absolute_url(), host=obj.host, **kwargs)
+
+    view.__name__ = view.__qualname__ = start.__name__.removesuffix("_start")
+    return view
+
+
+pool_scrub = _action(_pool, services.pool_scrub_start, pool=_name, action=_posted("action"))
+pool_trim = _action(_pool, services.pool_trim_start, pool=_name, action=_posted("action"))
+pool_export = _action(_pool, services.pool_export_start, Role.ADMIN, name=_name)
+pool_device = _action(
+    _pool,
+    services.pool_device_start,
+    Role.ADMIN,
+    pool=_name,
+    action=_posted("action"),
+    device=_posted("device"),
+    new_device=_posted("new_device"),
+)
+dataset_inherit = _action(_dataset, services.dataset_inherit_start, name=_name, key=_posted("key"))
+dataset_destroy = _action(_dataset, services.dataset_destroy_start, name=_name, confirm=_posted("confirm"))
+dataset_rename = _action(_dataset, services.dataset_rename_start, name=_name, new_name=_posted("new_name", strip=True))
+snapshot_rollback = _action(
+    _dataset,
+    services.snapshot_rollback_start,
+    snapshot=_snapshot,
+    destroy_newer=lambda request, obj: bool(request.POST.get("confirm")),
+    confirm=_posted("confirm", strip=True),
+)
+snapshot_clone = _action(
+    _dataset, services.snapshot_clone_start, snapshot=_snapshot, target=_posted("target", strip=True)
+)
+snapshot_hold = _action(
+    _dataset,
+    services.snapshot_hold_start,
+    snapshot=_snapshot,
+    tag=lambda request, obj: request.POST.get("tag", "").strip() or "tarn",
+    release=lambda request, obj: request.POST.get("action") == "release",
+)

@@ -7,9 +7,8 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from appliance.auth import requires
 from appliance.choices import Role
-from appliance.forms import add_service_errors
 from appliance.selectors import host_current
-from appliance.views import form_errors, host_object, host_object_or_404, start_or_back
+from appliance.web import add_service_errors, form_errors, host_object, host_object_or_404, start_or_back
 from pools.selectors import filesystem_names_on
 from shares import selectors, services
 from shares.forms import NfsExportForm, SambaUserForm, ShareFolderForm, ShareSettingsForm, SmbShareForm

@@ -2,6 +2,7 @@
 
 from dataclasses import dataclass
 
+from appliance.charts import chart, series
 from appliance.models import Host
 from shares.selectors import share_server_values
 from tuning.choices import ChangeStatus, SettingKind
@@ -52,15 +53,15 @@ def effect_chart(change_set: ChangeSet) -> dict:
     """Chart data for the measured effect: Mbit/s before and after, per direction."""
     labels = {"to_host": "to the host", "from_host": "from the host"}
     directions = [d for d in labels if d in (change_set.before or {}) and d in (change_set.after or {})]
-    return {
-        "type": "bar",
-        "labels": [labels[d] for d in directions],
-        "datasets": [
-            {"label": label, "data": [round(getattr_bps(side, d) / 1e6, 1) for d in directions]}
+    return chart(
+        "bar",
+        unit="Mbit/s",
+        labels=[labels[d] for d in directions],
+        datasets=[
+            series(label, [round(getattr_bps(side, d) / 1e6, 1) for d in directions])
             for label, side in (("before", change_set.before), ("after", change_set.after))
         ],
-        "unit": "Mbit/s",
-    }
+    )
 
 
 def getattr_bps(side: dict, direction: str) -> float:

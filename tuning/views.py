@@ -9,7 +9,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from appliance.auth import requires
 from appliance.choices import Role
 from appliance.selectors import host_current
-from appliance.views import attempt, form_errors, host_object_or_404
+from appliance.web import attempt, form_errors, host_object_or_404
 from tuning import selectors, services
 from tuning.choices import ChangeStatus
 from tuning.forms import ApplyForm, BridgeDeleteForm, BridgeForm, MtuForm, PlanForm, SettingForm

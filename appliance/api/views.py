@@ -17,25 +17,6 @@ from appliance.api.serializers import (
 from appliance.choices import Role
 from appliance.models import Host, Operation
 
-ACCEPTED = {202: OperationSerializer}
-
-
-def by_host(qs, request, field="host__name"):
-    """?host=name narrows a list to one host."""
-    host = request.query_params.get("host")
-    return qs.filter(**{field: host}) if host else qs
-
-
-def accepted(op):
-    """202 with the Operation to follow."""
-    return Response(OperationSerializer(op).data, status=status.HTTP_202_ACCEPTED)
-
-
-def valid(serializer_class, request):
-    data = serializer_class(data=request.data)
-    data.is_valid(raise_exception=True)
-    return data
-
 
 class HostViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin, viewsets.GenericViewSet):
     """Hosts Tarn manages. Adding one (admin) pins its SSH host key and probes it; removing one (admin, its name

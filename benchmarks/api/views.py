@@ -10,7 +10,7 @@ from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from appliance.api.views import by_host, valid
+from appliance.api.base import by_host, valid
 from benchmarks import services
 from benchmarks.api import serializers as s
 from benchmarks.models import CustomProfile, Run, Schedule, Suite

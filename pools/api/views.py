@@ -9,8 +9,8 @@ from rest_framework import status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
+from appliance.api.base import ACCEPTED, accepted, by_host, valid
 from appliance.api.serializers import ConfirmRequest
-from appliance.api.views import ACCEPTED, accepted, by_host, valid
 from appliance.auth import requires
 from appliance.choices import Role
 from appliance.models import Host

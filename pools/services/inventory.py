@@ -236,7 +236,14 @@ def _save_snapshots(host, dataset_ids: dict[str, int], text: str) -> None:
         .iterator(chunk_size=BATCH)
     ):
         existing[(dataset_id, name)] = (pk, tuple(values))
-    changed, seen = [], set()
+    changed, seen, written = [], set(), 0
+
+    def upsert():  # a batch at a time: 100,000 new rows never stand in memory as model instances at once
+        Snapshot.objects.bulk_create(
+            changed, update_conflicts=True, unique_fields=["dataset", "name"], update_fields=list(SNAPSHOT_FIELDS)
+        )
+        changed.clear()
+
     for snap in zfs.parse_snapshots(text):
         dataset_id = dataset_ids.get(snap.dataset)
         if dataset_id is None:
@@ -257,16 +264,13 @@ def _save_snapshots(host, dataset_ids: dict[str, int], text: str) -> None:
                     holds=snap.holds,
                 )
             )
+            written += 1
+            if len(changed) >= BATCH:
+                upsert()
+    upsert()
     gone = [pk for key, (pk, _) in existing.items() if key not in seen]
     _delete(Snapshot, gone)
-    Snapshot.objects.bulk_create(
-        changed,
-        batch_size=BATCH,
-        update_conflicts=True,
-        unique_fields=["dataset", "name"],
-        update_fields=list(SNAPSHOT_FIELDS),
-    )
-    if changed or gone:
+    if written or gone:
         counts = dict(
             Snapshot.objects.filter(dataset_id__in=ids).values_list("dataset_id").annotate(n=Count("id")).order_by()
         )

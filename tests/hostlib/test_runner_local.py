@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from hostlib import errors
+from hostlib import errors, runner
 from hostlib.errors import PathNotAllowed
 from hostlib.runner import LocalTransport, SSHTransport
 
@@ -214,3 +214,14 @@ def test_a_benchmark_scratch_folder_is_made_new_and_removed_whole_never_through_
     for wrong in (share, share / "docs", share / "tarnbench-x", share / ".." / "tarnbench-3"):
         with pytest.raises(PathNotAllowed):
             t.scratch(str(wrong), create=True)
+
+
+def test_a_missing_tool_answers_as_a_shell_does_not_with_a_python_exception(monkeypatch):
+    """Over SSH a tool the host lacks is the shell's exit 127; locally it is the same, so a missing ethtool on a
+    host is a typed error (or a result with check=False), never a FileNotFoundError from deep in a worker."""
+    monkeypatch.setattr(runner, "SAFE_PATH", "/nonexistent")
+    t = LocalTransport()
+    result = t.run(["ethtool", "-i", "eth0"], check=False)
+    assert (result.returncode, result.stdout, result.stderr) == (127, "", "ethtool: command not found\n")
+    with pytest.raises(errors.CommandFailed, match="ethtool: command not found"):
+        t.run(["ethtool", "-i", "eth0"])

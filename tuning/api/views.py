@@ -7,8 +7,8 @@ from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
+from appliance.api.base import ACCEPTED, accepted, by_host, valid
 from appliance.api.serializers import HostRequest
-from appliance.api.views import ACCEPTED, accepted, by_host, valid
 from appliance.choices import Role
 from tuning import services
 from tuning.api import serializers as s

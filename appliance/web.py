@@ -1,0 +1,76 @@
+"""What every app's pages share: the object's own host (the switcher follows it), and a service's refusal turned
+into a message — on the next page (start_or_back, attempt), in one line (form_errors) or on the form's fields
+(add_service_errors) — and a safe way back (safe_next)."""
+
+from django import forms
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.shortcuts import get_object_or_404, redirect
+from django.utils.http import url_has_allowed_host_and_scheme
+
+from appliance.selectors import host_current
+
+
+def host_follow(request, host_id: int | None) -> None:
+    """An object's page shows its own host: the switcher follows it, so the header, the lists one click away and
+    what the page starts all name that host, whatever the switcher said. Never on an htmx request: a fragment
+    polled in a background tab must not move the switcher under the tab the admin is working in."""
+    if host_id is not None and not getattr(request, "htmx", False) and request.session.get("host_id") != host_id:
+        request.session["host_id"] = host_id
+
+
+def host_object(request, queryset, **lookup):
+    """The object on whichever host has it (an id names one object, hence its host), the switcher following it;
+    None when there is none. Who may read or change it is the view's role, as for any page."""
+    obj = queryset.filter(**lookup).first()
+    if obj is not None:
+        host_follow(request, obj.host_id)
+    return obj
+
+
+def host_object_or_404(request, queryset, **lookup):
+    """host_object, or 404 when there is none."""
+    obj = get_object_or_404(queryset, **lookup)
+    host_follow(request, obj.host_id)
+    return obj
+
+
+def start_or_back(request, start, back, *, host=None, **kwargs):
+    """Start an operation through a service for `host` (the current one if not given); on a refusal go back and
+    say why."""
+    try:
+        op = start(host=host or host_current(request), user=request.user, **kwargs)
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+        return redirect(back)
+    return redirect("operation-detail", pk=op.pk)
+
+
+def attempt(request, service, **kwargs):
+    """Call a service; a refusal becomes a message on the next page (None returned) instead of an error page."""
+    try:
+        return service(**kwargs)
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+        return None
+
+
+def form_errors(form) -> str:
+    return "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items())
+
+
+def add_service_errors(form: forms.Form, exc: ValidationError) -> None:
+    """Show a service's ValidationError on the form: on its field where it names one, else above the form."""
+    if hasattr(exc, "error_dict"):
+        for field, errors in exc.message_dict.items():
+            for error in errors:
+                form.add_error(field if field in form.fields else None, error)
+    else:
+        for error in exc.messages:
+            form.add_error(None, error)
+
+
+def safe_next(request, nxt: str | None, default: str) -> str:
+    """Where to go back to: nxt only when it is a path on this site (never another origin), else default."""
+    ok = nxt and nxt.startswith("/") and url_has_allowed_host_and_scheme(nxt, allowed_hosts={request.get_host()})
+    return nxt if ok else default
