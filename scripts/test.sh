@@ -30,7 +30,7 @@ fi
 started=$SECONDS
 echo "==> pytest: unit and integration tiers"
 status=0
-.venv/bin/pytest -m "not lab and not browser" || status=$?
+.venv/bin/pytest -m "not lab and not browser" --durations=10 || status=$?
 echo "==> unit and integration tiers: $((SECONDS - started)) s"
 if [ -n "$prepare" ]; then
   waited=$SECONDS
@@ -39,5 +39,5 @@ if [ -n "$prepare" ]; then
 fi
 echo "==> pytest: lab and browser tiers"
 echo "==> (the tiers so far: $((SECONDS - started)) s)"
-.venv/bin/pytest -m "lab or browser" || status=$?
+.venv/bin/pytest -m "lab or browser" --durations=25 || status=$?
 exit "$status"  # pytest's summary stays the last line
