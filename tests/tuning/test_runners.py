@@ -220,11 +220,30 @@ def test_a_value_the_kernel_refuses_fails_the_change_set_with_the_kernels_words(
     )
     cs = run_queued(tuning_apply_start, change_set=cs, user=admin)
     words = 'sysctl: sysctl: setting key "net.core.rmem_max": Invalid argument'
-    assert (cs.status, cs.message) == ("failed", words) and cs.ended_at
+    assert cs.status == "failed" and cs.message.startswith(words) and cs.ended_at
     op = Operation.objects.get(pk=cs.operation_id)
     assert (op.status, op.message) == ("failed", words)
     assert not cs.settings.get(key="net.core.rmem_max").active
     assert ["sysctl", "-q", "-w", "net.core.wmem_max=134217728"] not in fake.argvs  # it stopped there
+
+
+def test_a_refusal_midway_keeps_what_was_applied_true_on_the_host_and_says_so(run_queued, fake, local_host, admin):
+    cs = planned(run_queued, fake, local_host, admin)
+    fake.answer(
+        "sysctl",
+        "-q",
+        "-w",
+        "net.core.wmem_max=134217728",
+        returncode=255,
+        stderr='sysctl: setting key "net.core.wmem_max": Invalid argument\n',
+    )
+    cs = run_queued(tuning_apply_start, change_set=cs, user=admin)
+    applied = list(cs.settings.filter(active=True, kind="sysctl"))
+    assert applied and not cs.settings.get(key="net.core.wmem_max").active
+    assert cs.status == "failed" and f"The {len(applied)} setting(s) applied before it stay in effect" in cs.message
+    for s in applied:  # each survives a reboot as its runtime value does
+        assert f"{s.key} = {s.value}\n" in fake.files[kernel.SYSCTL_FILE]
+    assert "net.core.wmem_max" not in fake.files[kernel.SYSCTL_FILE]
 
 
 def test_one_zfs_parameter_goes_through_the_module_helper_and_into_modprobe_d(run_queued, fake, local_host, admin):

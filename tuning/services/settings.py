@@ -230,7 +230,16 @@ def tuning_apply_run(tracker: Tracker) -> None:
             cs.after = _measure(cs, tracker, "after")
             cs.save(update_fields=["after"])
     except (HostError, ValidationError) as exc:  # a host refusal, or Samba/NFS refusing a server setting
-        change_end(cs, ChangeStatus.FAILED, "; ".join(getattr(exc, "messages", [str(exc)])))
+        message = "; ".join(getattr(exc, "messages", [str(exc)]))
+        if applied := cs.settings.filter(active=True).count():
+            # what was written before the refusal is in effect: the boot files and the stored values say so too
+            try:
+                _persist_kernel(t, cs.host)
+                kernel_refresh(host=cs.host, t=t)
+            except HostError:
+                pass
+            message += f" The {applied} setting(s) applied before it stay in effect; Revert undoes them."
+        change_end(cs, ChangeStatus.FAILED, message)
         raise
     worse = [d for d, ratio in cs.effect.items() if ratio < 0.95]
     if worse and cs.revert_if_worse:
