@@ -14,7 +14,7 @@ from appliance.charts import chart as line_chart
 from appliance.charts import series
 from appliance.models import Host
 from benchmarks.selectors import runs_failed_since, runs_flagged_since, runs_since
-from pools.selectors import device_errors_by_pool, pools_all, snapshot_counts
+from pools.selectors import device_errors_by_pool, pool_list, snapshot_counts
 from tuning.selectors import change_sets_since
 
 LEVELS = {Level.WARNING: 1, Level.CRITICAL: 2}
@@ -56,7 +56,7 @@ def conditions(host: Host, now=None) -> list[Condition]:
     if host.facts_error:
         add("host_unreachable", host.name, f"{host.name} is unreachable: {host.facts_error[:300]}")
     errors = device_errors_by_pool(host=host)
-    for pool in pools_all(host=host):
+    for pool in pool_list(host=host):
         if pool.state != "ONLINE":
             add("pool_state", pool.name, f"Pool {pool.name} on {host.name} is {pool.state}.")
         if errors.get(pool.pk):

@@ -201,10 +201,9 @@ def pool_estimate(*, pool):
     return estimate(layout, media_speeds()) if layout else None
 
 
-def pools_all(*, host=None):
-    """Every pool Tarn knows (on one host, or all), for alerts and /metrics."""
-    pools = Pool.objects.all()
-    return pools.filter(host=host) if host is not None else pools
+def pools_all():
+    """Every pool Tarn knows, on every host (for /metrics; one host's are pool_list)."""
+    return Pool.objects.all()
 
 
 def pool_states(*, host) -> dict[str, str]:
