@@ -4,8 +4,10 @@ them back. Names are checked before any argv or script line exists."""
 import ipaddress
 import json
 import re
+import time
 from dataclasses import dataclass, field
 
+from hostlib.errors import HostError
 from hostlib.runner import Transport
 
 # Linux interface names: 1–15 bytes, no '/', no whitespace, not '.' or '..'; Tarn also refuses a leading '-' and
@@ -310,6 +312,29 @@ def tarn_networkd_files(t: Transport) -> list[str]:
     return sorted(t.run(argv, check=False).stdout.split())
 
 
-def networkd_reload(t: Transport) -> None:
-    """networkd re-reads its files (Tarn's own sort first) and applies them to the links."""
+def networkd_reload(t: Transport, links: list[Link] = (), *, timeout: float = 30.0) -> None:
+    """networkd re-reads its files (Tarn's own sort first) and applies them to the links. It does so after
+    `networkctl reload` has returned, and may take a link's addresses off while it does: with links given, wait
+    until each carries its MTU and static addresses again (HostError naming what is missing at the deadline)."""
     t.run(["networkctl", "reload"], mutating=True, timeout=60)
+    deadline = time.monotonic() + timeout
+    while missing := _not_configured(t, links):
+        if time.monotonic() > deadline:
+            raise HostError(f"networkd did not configure {'; '.join(missing)} within {timeout:.0f} s")
+        time.sleep(0.5)
+
+
+def _not_configured(t: Transport, links: list[Link]) -> list[str]:
+    if not links:
+        return []
+    live = {x.name: x for x in parse_links(t.run(["ip", "-j", "-d", "addr", "show"], timeout=30).stdout)}
+    missing = []
+    for link in links:
+        now = live.get(link.name)
+        if now is None:
+            missing.append(f"{link.name} (gone)")
+            continue
+        absent = {a.cidr for a in link.static_addresses} - {a.cidr for a in now.addresses}
+        if now.mtu != link.mtu or absent:
+            missing.append(f"{link.name} (MTU {now.mtu}, addresses missing: {', '.join(sorted(absent)) or 'none'})")
+    return missing

@@ -286,7 +286,7 @@ def _persist_network(t: Transport, host: Host, names: set[str]) -> None:
         t.remove_file(path)
     for path, text in files.items():
         t.write_file(path, text)
-    net.networkd_reload(t)
+    net.networkd_reload(t, keep)
     Link.objects.filter(host=host).update(managed=False)
     Link.objects.filter(host=host, name__in=[x.name for x in keep]).update(managed=True)
 
