@@ -327,7 +327,7 @@ def networkd_reload(t: Transport, links: list[Link] = (), *, timeout: float = 30
 def _not_configured(t: Transport, links: list[Link]) -> list[str]:
     if not links:
         return []
-    live = {x.name: x for x in parse_links(t.run(["ip", "-j", "-d", "addr", "show"], timeout=30).stdout)}
+    live = {x.name: x for x in read_links(t, details=False)}
     missing = []
     for link in links:
         now = live.get(link.name)

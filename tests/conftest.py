@@ -1,9 +1,11 @@
 """The fixed cast (admin, operator, viewer, anonymous) and the rule that CI never skips a tier."""
 
+import functools
 import os
 import shutil
 
 import pytest
+from django.contrib.auth.hashers import make_password
 from django.test import Client
 
 from appliance.choices import Role
@@ -34,8 +36,16 @@ def require_tool(name: str) -> str:
 PASSWORD = "correct-horse-battery"
 
 
+@functools.cache
+def _password_hash() -> str:
+    """Django's real hasher, once per session: hashing costs ~1.3 s here, and most tests make two or three users."""
+    return make_password(PASSWORD)
+
+
 def _user(username, role):
-    return User.objects.create_user(username, password=PASSWORD, role=role)
+    user = User(username=username, role=role, password=_password_hash())
+    user.save()
+    return user
 
 
 @pytest.fixture
