@@ -45,11 +45,11 @@ def test_a_degraded_pool_is_mailed_and_posted_and_cleared_when_the_disk_is_back(
 
 def test_filling_the_pool_past_the_threshold_raises_capacity(guest, lab_host, django_capture_on_commit_callbacks):
     services.rule_save(key="capacity_warning", enabled=True, level="warning", threshold=50)  # less to write
-    # A small pool (a 256 MiB file vdev) fills in seconds; a 4 GiB disk took ~50 s to fill under emulation.
-    guest.sh("truncate -s 256M /var/tmp/small.img && zpool create -f -O compression=off tank /var/tmp/small.img")
+    # A small pool (a 512 MiB file vdev) fills in seconds; a 4 GiB disk took ~50 s to fill under emulation.
+    guest.sh("truncate -s 512M /var/tmp/small.img && zpool create -f -O compression=off tank /var/tmp/small.img")
     inventory_refresh(host=lab_host)
     assert evaluate(lab_host, django_capture_on_commit_callbacks) == ([], [])
-    guest.sh("dd if=/dev/zero of=/tank/fill bs=1M count=150 status=none && sync", timeout=300)
+    guest.sh("dd if=/dev/zero of=/tank/fill bs=1M count=300 status=none && sync", timeout=300)
     inventory_refresh(host=lab_host)
     raised, _ = evaluate(lab_host, django_capture_on_commit_callbacks)
     assert [a.rule for a in raised] == ["capacity_warning"], [a.message for a in raised]
