@@ -17,6 +17,10 @@ class Profile:
     seconds: int = 10  # a network profile: each direction's duration
     caveat: str = ""  # shown beside the result: why this number may not be what it seems
     properties: dict = field(default_factory=dict)  # the scratch dataset's, e.g. a recordsize matching the I/O
+    # Passes over the same files that warm a cache (the L2ARC): laid out and the caches dropped once, before the
+    # first; each pass records the ARC's and the L2ARC's hit ratio. Needs a cache vdev and a working set larger
+    # than the ARC that fits in ARC + L2ARC.
+    warm: bool = False
 
     @property
     def network(self) -> bool:
@@ -149,6 +153,15 @@ BUILT_IN = (
         "Cross-OS talk's line, corrected",
         "The same mix with an async engine and a working set beyond the ARC",
         (_job("talk-fixed", "randrw", "128k", iodepth=64, ioengine="io_uring", direct=True),),
+    ),
+    Profile(
+        "l2arc-warmup",
+        "L2ARC warm-up (8 random-read passes)",
+        "How reads speed up as the L2ARC fills: the ZFSBuild/Nexenta curve; needs a cache vdev",
+        tuple(_job("l2arc", "randread", "128k", size="2g", runtime=300, ramp=0, numjobs=1) for _ in range(8)),
+        caveat="The L2ARC fills at l2arc_write_max (8 MiB/s per cache device by default) from what the ARC "
+        "evicts: the curve's slope is that rate, and a pool that is busy otherwise fills it sooner.",
+        warm=True,
     ),
     Profile("iperf-1", "Network: iperf3, 1 stream, both ways", "One client's TCP throughput", iperf_streams=1),
     Profile(

@@ -91,13 +91,23 @@ def run_charts(run: Run) -> dict:
                 data = [round((side[k] or 0) / 1000, 1) for k in ("p50_ns", "p95_ns", "p99_ns", "p999_ns")]
                 latency["datasets"].append(series(f"{result.get('job', n + 1)} {direction}", data))
     per_job = chart("line", unit="IOPS")
-    if len(run.results) > 1:  # a sweep: IOPS against queue depth (or file size)
+    warm = any("cache" in r for r in run.results)  # a cache warm-up: its passes get their own two charts
+    if len(run.results) > 1 and not warm:  # a sweep: IOPS against queue depth (or file size)
         per_job["labels"] = [r.get("job") for r in run.results]
         for direction in ("read", "write"):
             values = [round((r.get(direction) or {}).get("iops") or 0) for r in run.results]
             if any(values):
                 per_job["datasets"].append(series(f"{direction} IOPS", values))
-    return {"timeline": timeline, "latency": latency, "per_job": per_job}
+    passes = chart("line", unit="MiB/s")
+    hits = chart("line", unit="%")
+    if warm:  # each pass's read bandwidth and hit ratios
+        passes["labels"] = hits["labels"] = [r.get("job") for r in run.results]
+        passes["datasets"].append(
+            series("read MiB/s", [round(((r.get("read") or {}).get("bw_bytes") or 0) / 2**20, 1) for r in run.results])
+        )
+        for key, label in (("l2_hit_pct", "L2ARC hits %"), ("arc_hit_pct", "ARC hits %")):
+            hits["datasets"].append(series(label, [(r.get("cache") or {}).get(key) for r in run.results]))
+    return {"timeline": timeline, "latency": latency, "per_job": per_job, "passes": passes, "hits": hits}
 
 
 def run_warnings(run: Run) -> list[str]:

@@ -8,7 +8,7 @@ from django.db.models import Count, F, Max, Q, Sum
 from django.utils import timezone
 
 from hostlib.names import DATASET_PROPERTIES
-from pools.choices import SNAPSHOT_BUDGET, DatasetType
+from pools.choices import SNAPSHOT_BUDGET, DatasetType, VdevRole
 from pools.estimates import PER_DISK, estimate
 from pools.models import Dataset, Disk, ImportablePool, MediaSpeed, Pool, ScrubSchedule, Snapshot, SnapshotTask, Vdev
 
@@ -257,3 +257,9 @@ def mounted_filesystem_names(*, host, limit: int = 500) -> list[str]:
 def snapshot_counts_of(*, host, names) -> dict[str, int]:
     """Each named dataset's snapshot count as last read, by name."""
     return dict(Dataset.objects.filter(host=host, name__in=set(names)).values_list("name", "snapshot_count"))
+
+
+def cache_bytes(*, host, pool: str) -> int:
+    """The size of a pool's cache (L2ARC) devices as last read: 0 where it has none."""
+    leaves = Vdev.objects.filter(pool__host=host, pool__name=pool, role=VdevRole.CACHE, children__isnull=True)
+    return sum(leaves.values_list("size", flat=True))

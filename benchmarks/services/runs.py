@@ -19,7 +19,7 @@ from benchmarks.services.common import BENCHMARK, bench_operation, cancelled, fi
 from hostlib import facts, fio, kernel, posix, systemd, zfs, zpool
 from hostlib.errors import HostError
 from hostlib.runner import Transport
-from pools.selectors import mounted_filesystem
+from pools.selectors import cache_bytes, mounted_filesystem
 from tuning.selectors import host_arc
 
 
@@ -104,7 +104,10 @@ def queue_storage(run: Run, queue: bool = True) -> Run:
             {"size": f"{need >> 20} MiB would use more than half of {run.target}'s free {target.available >> 20} MiB."}
         )
     arc_max = host_arc(host=host).get("c_max", 0)
-    if arc_max and need < 2 * arc_max and not run.cache_ok:
+    profile = storage_profile(run.profile)
+    if profile is not None and profile.warm:
+        check_warm_up(run, need, arc_max)
+    elif arc_max and need < 2 * arc_max and not run.cache_ok:
         raise ValidationError(
             {
                 "size": f"{need >> 20} MiB is less than twice the ARC's maximum ({arc_max >> 20} MiB): this would "
@@ -122,6 +125,25 @@ def queue_storage(run: Run, queue: bool = True) -> Run:
     return run
 
 
+def check_warm_up(run: Run, need: int, arc_max: int) -> None:
+    """A cache warm-up measures the L2ARC: its pool needs a cache vdev, and the working set must be larger than the
+    ARC (else the ARC serves every pass) and fit in ARC + L2ARC (else no pass can be served from cache)."""
+    pool = run.target.split("/")[0]
+    cache = cache_bytes(host=run.host, pool=pool)
+    if not cache:
+        raise ValidationError(
+            {"profile": f"Pool {pool} has no cache (L2ARC) vdev: add one on the pool's page to measure its warm-up."}
+        )
+    if arc_max and not arc_max < need < arc_max + cache:
+        low, high = (arc_max >> 20) + 1, (arc_max + cache >> 20) - 1
+        raise ValidationError(
+            {
+                "size": f"The working set ({need >> 20} MiB) must be larger than the ARC's maximum ({arc_max >> 20} "
+                f"MiB) and smaller than ARC + L2ARC ({(arc_max + cache) >> 20} MiB): a size from {low}m to {high}m."
+            }
+        )
+
+
 def _manifest(t: Transport, run: Run, where: dict, arc: dict) -> dict:
     pool = run.target.split("/")[0]
     return {
@@ -130,7 +152,7 @@ def _manifest(t: Transport, run: Run, where: dict, arc: dict) -> dict:
         "fio": facts.tool_version(t, "fio"),
         "dataset_properties": zfs.properties(t, where["dataset"]),
         "pool_topology": zpool.topology_text(t, pool)[-20_000:],
-        "caches_dropped": True,
+        "caches_dropped": "once" if getattr(storage_profile(run.profile), "warm", False) else True,
     }
 
 
@@ -157,12 +179,14 @@ def execute_storage(run: Run, tracker: Tracker) -> None:
             raise HostError(f"The working set is less than twice the ARC's maximum ({arc_max >> 20} MiB) now.")
         run.manifest = {"argv": []}
         jobs = [fio.FioJob(**j) for j in run.jobs]
+        profile = storage_profile(run.profile)
+        warm = profile is not None and profile.warm  # passes over the same files: the caches stay between them
         total = sum(j.runtime + j.ramp for j in jobs)
         done = 0
         for n, job in enumerate(jobs):
             output, bw_log, made = targets.output_files(run, out, n, job.numjobs)
             files += made
-            if fio.reads(job):  # lay out its files, then drop the caches: the reads come from the disks
+            if fio.reads(job) and not (warm and n):  # lay out, then drop the caches: reads come from the disks
                 tracker.progress(int(100 * done / max(total, 1)), f"{job.name}: laying out the files")
                 run.manifest["argv"].append(fio.layout_argv(job, directory))
                 systemd.start(t, unit, run.manifest["argv"][-1], description=f"Tarn benchmark {run.pk}: layout")
@@ -182,13 +206,17 @@ def execute_storage(run: Run, tracker: Tracker) -> None:
             if "fio" not in run.manifest:  # during the ramp, which is not measured
                 run.manifest = {**_manifest(t, run, where, arc), "argv": run.manifest["argv"]}
             Run.objects.filter(pk=run.pk).update(manifest=run.manifest)
+            before = zfs.arcstats(t) if warm else {}
             if not _follow(t, run, unit, job, bw_log, tracker, done, total):
                 return cancelled(run, tracker)
             live = False
             done += job.runtime + job.ramp
             both = posix.cat(t, output, f"{bw_log}_bw.1.log", timeout=60)  # one command
             text, log = fio.split_output(both)
-            run.results.append({"job": job.name, **fio.parse_result(text).as_dict()})
+            result = {"job": f"pass {n + 1}" if warm else job.name, **fio.parse_result(text).as_dict()}
+            if warm:
+                result["cache"] = cache_pass(before, zfs.arcstats(t))
+            run.results.append(result)
             run.series.append(fio.parse_bw_log(log))
             run.raw = text[-200_000:]
             Run.objects.filter(pk=run.pk).update(results=run.results, series=run.series, raw=run.raw)
@@ -202,6 +230,21 @@ def execute_storage(run: Run, tracker: Tracker) -> None:
             systemd.stop(t, unit)
             systemd.reset_failed(t, unit)
         targets.cleanup(t, run, files)
+
+
+def cache_pass(before: dict, after: dict) -> dict:
+    """One pass's cache figures from the arcstats before and after it: the ARC's and the L2ARC's hit ratio (%)
+    over that pass alone, and the L2ARC's size at its end."""
+
+    def ratio(hits: str, misses: str) -> float | None:
+        h, m = (after.get(k, 0) - before.get(k, 0) for k in (hits, misses))
+        return round(100 * h / (h + m), 1) if h + m > 0 else None
+
+    return {
+        "arc_hit_pct": ratio("hits", "misses"),
+        "l2_hit_pct": ratio("l2_hits", "l2_misses"),
+        "l2_size": after.get("l2_size", 0),
+    }
 
 
 def _follow(t, run, unit, job, bw_log, tracker, done, total) -> bool:

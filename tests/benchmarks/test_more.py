@@ -482,3 +482,21 @@ def test_a_run_longer_than_the_default_task_limit_is_queued_with_its_own(
             {"host": "local", "profile": "seq-read-1", "dataset": "tank/data", "size": "8g", "runtime": 60},
         )
     assert "soft_time_limit" not in sent[-1]  # the default limit (an hour) is enough
+
+
+def test_an_l2arc_warm_up_needs_a_cache_vdev_and_a_working_set_between_the_arc_and_arc_plus_l2arc(
+    operator_client, tank
+):
+    KernelState.objects.create(host=tank, arc={"c_max": 1 << 30, "size": 1 << 30}, observed_at=timezone.now())
+    data = {"host": "local", "profile": "l2arc-warmup", "dataset": "tank/data", "size": "2g"}
+    refused = api(operator_client, "benchmark-runs/", data)
+    assert refused.status_code == 400 and "no cache (L2ARC) vdev" in refused.json()["profile"][0]
+    pool = Pool.objects.get(name="tank")
+    pool.vdevs.create(position=9, name="nvme0n1", type="disk", role="cache", state="ONLINE", size=4 << 30)
+    for size, words in (("1g", "from 1025m to 5119m"), ("6g", "smaller than ARC + L2ARC (5120 MiB)")):
+        refused = api(operator_client, "benchmark-runs/", {**data, "size": size})
+        assert refused.status_code == 400 and words in refused.json()["size"][0], refused.json()
+    assert not Run.objects.exists()
+    assert api(operator_client, "benchmark-runs/", data).status_code == 202
+    run = Run.objects.get()
+    assert len(run.jobs) == 8 and {j["name"] for j in run.jobs} == {"l2arc"}  # passes over the same files

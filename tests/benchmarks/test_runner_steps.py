@@ -10,9 +10,12 @@ import pytest
 from appliance.choices import Role
 from appliance.models import Operation, User
 from benchmarks.models import Run
+from benchmarks.selectors import run_charts
 from benchmarks.services import benchmark_start, runs_reconcile
 from benchmarks.services import common as bench_common
 from hostlib import fio
+from hostlib.zfs import ARCSTATS
+from pools.models import Pool
 from tests.support.runners import FakeHost, captured
 
 ENDED_WELL = "ActiveState=inactive\nResult=success\n"
@@ -239,3 +242,31 @@ def test_a_run_whose_worker_died_is_failed_and_its_unit_and_dataset_cleaned_up(r
     ]
     cleanup = Operation.objects.get(kind="benchmark.cleanup")
     assert (cleanup.status, cleanup.target) == ("succeeded", f"host:local:benchmark-cleanup:{run.pk}")
+
+
+def test_an_l2arc_warm_up_lays_out_and_drops_the_caches_once_and_records_each_pass_hit_ratios(
+    run_queued, fake, tank, admin
+):
+    tank_pool = Pool.objects.get(name="tank")
+    tank_pool.vdevs.create(position=9, name="nvme0n1", type="disk", role="cache", state="ONLINE", size=4 << 30)
+    reads = iter(range(100))
+
+    def arcstats_now(argv):  # every read: 100 more ARC hits and misses, and more L2ARC hits each time
+        n = next(reads)
+        text = f"13 1 0x01 147 39984 1 1\nname type data\nhits 4 {100 * n}\nmisses 4 {100 * n}\nl2_hits 4 {10 * n * n}\nl2_misses 4 {100 * n}\n"
+        fake.answer("cat", "--", ARCSTATS, stdout=f"{text}l2_size 4 {n << 20}\nc_max 4 628075520\n")
+
+    fake.on("cat", "--", ARCSTATS, call=arcstats_now)
+    run = run_queued(
+        benchmark_start, host=tank, user=admin, profile="l2arc-warmup", dataset="tank/data", size="2g", runtime=5
+    )
+    assert run.status == "succeeded", run.message
+    assert sum(a[:2] == ["sysctl", "-q"] for a in fake.argvs) == 1, "the caches are dropped once, before pass 1"
+    assert sum("--create_only=1" in a for a in fake.argvs) == 1, "the files are laid out once"
+    assert [r["job"] for r in run.results] == [f"pass {n}" for n in range(1, 9)]
+    first, second = run.results[0]["cache"], run.results[1]["cache"]
+    assert first["arc_hit_pct"] == 50.0 and second["l2_hit_pct"] > first["l2_hit_pct"] > 0
+    assert run.manifest["caches_dropped"] == "once"
+    charts = run_charts(run)
+    assert charts["passes"]["labels"] == [f"pass {n}" for n in range(1, 9)] and not charts["per_job"]["datasets"]
+    assert [d["label"] for d in charts["hits"]["datasets"]] == ["L2ARC hits %", "ARC hits %"]
