@@ -17,8 +17,12 @@ GROUPS = {
 
 
 def main(chosen: list[str]) -> int:
-    for group in chosen or GROUPS:
+    """Arguments: groups (`benchmarks`) or single checks (`benchmarks.l2arc_figures`); none: every group."""
+    for name in chosen or GROUPS:
+        group, _, only = name.partition(".")
         for check in GROUPS[group]:
+            if only and check.__name__ != only:
+                continue
             for name, value, unit, goal in check():
                 print(f"{name} {value:.2f} {unit} ({goal})", flush=True)
     return 0
