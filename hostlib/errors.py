@@ -33,6 +33,14 @@ class CommandTimeout(HostError):
         super().__init__(f"{argv[0]} did not finish within {timeout:g} s and was stopped")
 
 
+class OutputTooLarge(HostError):
+    """A command printed more than Tarn reads from one call; it was stopped."""
+
+    def __init__(self, argv, limit):
+        self.argv, self.limit = list(argv), limit
+        super().__init__(f"{argv[0]} printed more than {limit >> 20} MiB and was stopped")
+
+
 class CommandFailed(HostError):
     """A command exited non-zero; the message is the tool's own last stderr line."""
 

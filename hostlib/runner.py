@@ -25,6 +25,7 @@ from hostlib.errors import (
     CommandTimeout,
     HostKeyMismatch,
     HostUnreachable,
+    OutputTooLarge,
     PathNotAllowed,
     ReadOnlyHost,
     ToolNotAllowed,
@@ -107,6 +108,9 @@ MUX_NOT_SENT = (
 MUX_MAYBE_SENT = ("mux_client_",)
 SAFE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 DEFAULT_TIMEOUT = 60.0
+# Output a command may print (stdout and stderr each) before it is stopped: a host cannot make Tarn hold more.
+# The inventory's listings, which grow with the pool, ask for more (zfs.LISTING_MAX_OUTPUT).
+DEFAULT_MAX_OUTPUT = 64 << 20
 
 
 def retry_after_mux_failure(returncode: int, stderr: str, *, mutating: bool) -> bool:
@@ -148,13 +152,14 @@ class Transport:
         input: str | None = None,
         check: bool = True,
         mutating: bool = False,
+        max_output: int = DEFAULT_MAX_OUTPUT,
     ) -> CommandResult:
         argv = [str(a) for a in argv]
         if not argv or argv[0] not in ALLOWED_TOOLS | self.extra_tools:
             raise ToolNotAllowed(f"{argv[0] if argv else '(empty)'} is not an allowed tool")
         if mutating and self.read_only:
             raise ReadOnlyHost(f"read-only host: would run {shlex.join(argv)}")
-        result = self._execute(argv, timeout=timeout, input=input, mutating=mutating)
+        result = self._execute(argv, timeout=timeout, input=input, mutating=mutating, max_output=max_output)
         if mutating and self.on_command:
             self.on_command(result)
         if check and result.returncode != 0:
@@ -233,7 +238,7 @@ class Transport:
             self.on_command(CommandResult(argv, 0, before, "", time.monotonic() - started, True))
         return before
 
-    def _execute(self, argv, *, timeout, input, mutating) -> CommandResult:
+    def _execute(self, argv, *, timeout, input, mutating, max_output) -> CommandResult:
         raise NotImplementedError
 
     def _module_parameter(self, module, name, value) -> str:
@@ -252,8 +257,11 @@ class Transport:
         raise NotImplementedError
 
 
-def _spawn(argv: list[str], *, timeout: float, input: str | None, env: dict) -> tuple[int, str, str, float]:
-    """Run argv in its own process group; on timeout kill the whole group (children included).
+def _spawn(
+    argv: list[str], *, timeout: float, input: str | None, env: dict, max_output: int = DEFAULT_MAX_OUTPUT
+) -> tuple[int, str, str, float]:
+    """Run argv in its own process group; on timeout, or once it has printed more than max_output bytes on stdout
+    or stderr, kill the whole group (children included) and raise. Never more than max_output is read back.
 
     Output goes to temporary files, not pipes: a process that outlives the command on purpose
     (ssh's shared-connection master) must not hold the call open by keeping a pipe.
@@ -272,15 +280,23 @@ def _spawn(argv: list[str], *, timeout: float, input: str | None, env: dict) -> 
             )
         except FileNotFoundError:  # as a shell says it over SSH: the same exit status and message on both transports
             return 127, "", f"{argv[0]}: command not found\n", time.monotonic() - started
-        try:
-            proc.communicate(input=input.encode() if input is not None else None, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
+        data, step = (input.encode() if input is not None else None), 0.005
+        while True:  # in short slices (growing to 0.2 s), watching how much it printed
+            remaining = started + timeout - time.monotonic()
             try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:  # stuck in the kernel (D state): give up waiting, still report it
-                pass
-            raise CommandTimeout(argv, timeout) from None
+                proc.communicate(input=data, timeout=max(0.0, min(step, remaining)))
+                break
+            except subprocess.TimeoutExpired:
+                data, step = None, min(step * 2, 0.2)  # the input went in with the first slice
+                printed = max(os.fstat(out.fileno()).st_size, os.fstat(err.fileno()).st_size)
+                if printed > max_output:
+                    _kill(proc)
+                    raise OutputTooLarge(argv, max_output) from None
+                if remaining <= 0:
+                    _kill(proc)
+                    raise CommandTimeout(argv, timeout) from None
+        if max(os.fstat(out.fileno()).st_size, os.fstat(err.fileno()).st_size) > max_output:
+            raise OutputTooLarge(argv, max_output)
         out.seek(0)
         err.seek(0)
         return (
@@ -291,13 +307,21 @@ def _spawn(argv: list[str], *, timeout: float, input: str | None, env: dict) -> 
         )
 
 
+def _kill(proc: subprocess.Popen) -> None:
+    os.killpg(proc.pid, signal.SIGKILL)
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:  # stuck in the kernel (D state): give up waiting, still report it
+        pass
+
+
 @dataclass
 class LocalTransport(Transport):
     """Commands on this machine."""
 
-    def _execute(self, argv, *, timeout, input, mutating):
+    def _execute(self, argv, *, timeout, input, mutating, max_output):
         env = {"LC_ALL": "C", "LANG": "C", "PATH": SAFE_PATH, "HOME": os.environ.get("HOME", "/root")}
-        rc, out, err, duration = _spawn(argv, timeout=timeout, input=input, env=env)
+        rc, out, err, duration = _spawn(argv, timeout=timeout, input=input, env=env, max_output=max_output)
         return CommandResult(argv, rc, out, err, duration, mutating)
 
     def _write(self, path, data, mode, timeout):
@@ -450,12 +474,14 @@ class SSHTransport(Transport):
     def _destination(self) -> list[str]:
         return ["-p", str(int(self.port)), "-l", self.user, "--", self.address]
 
-    def _execute(self, argv, *, timeout, input, mutating):
+    def _execute(self, argv, *, timeout, input, mutating, max_output):
         env = {"LC_ALL": "C", "PATH": SAFE_PATH, "HOME": os.environ.get("HOME", "/root")}
         # Killing the local ssh client does not stop the remote command: coreutils timeout does.
         remote = ["timeout", "-k", "5", f"{timeout:g}", *argv]
         for attempt in range(4):
-            rc, out, err, duration = _spawn(self._ssh_argv(remote), timeout=timeout + 2, input=input, env=env)
+            rc, out, err, duration = _spawn(
+                self._ssh_argv(remote), timeout=timeout + 2, input=input, env=env, max_output=max_output
+            )
             if not retry_after_mux_failure(rc, err, mutating=mutating):
                 break
             time.sleep(0.5 * (attempt + 1))  # let the dying master exit, then connect afresh
@@ -485,7 +511,7 @@ class SSHTransport(Transport):
             format(mode, "o"),
             "1" if create else "0",
         ]
-        result = self._execute(argv, timeout=60, input=None, mutating=True)
+        result = self._execute(argv, timeout=60, input=None, mutating=True, max_output=DEFAULT_MAX_OUTPUT)
         if result.returncode == 3:
             raise PathNotAllowed(result.stderr.strip())
         if result.returncode != 0:
@@ -494,7 +520,7 @@ class SSHTransport(Transport):
 
     def _scratch(self, path, create):
         argv = ["python3", "-c", inspect.getsource(atomic), "--scratch", path, "create" if create else "remove"]
-        result = self._execute(argv, timeout=600, input=None, mutating=True)
+        result = self._execute(argv, timeout=600, input=None, mutating=True, max_output=DEFAULT_MAX_OUTPUT)
         if result.returncode == 3:
             raise PathNotAllowed(result.stderr.strip())
         if result.returncode != 0:
@@ -503,7 +529,7 @@ class SSHTransport(Transport):
 
     def _module_parameter(self, module, name, value):
         argv = ["python3", "-c", inspect.getsource(atomic), "--module-parameter", module, name, value]
-        result = self._execute(argv, timeout=30, input=None, mutating=True)
+        result = self._execute(argv, timeout=30, input=None, mutating=True, max_output=DEFAULT_MAX_OUTPUT)
         short = ["module_parameter", module, name, value]
         if result.returncode == 3:
             raise PathNotAllowed(result.stderr.strip())
@@ -515,7 +541,7 @@ class SSHTransport(Transport):
 
     def _remove(self, path, timeout):
         argv = ["python3", "-c", inspect.getsource(atomic), "--remove", path, *self.writable_dirs]
-        result = self._execute(argv, timeout=timeout, input=None, mutating=True)
+        result = self._execute(argv, timeout=timeout, input=None, mutating=True, max_output=DEFAULT_MAX_OUTPUT)
         if result.returncode == 3:
             raise PathNotAllowed(result.stderr.strip())
         if result.returncode != 0:
@@ -526,7 +552,7 @@ class SSHTransport(Transport):
         script = inspect.getsource(atomic)
         argv = ["python3", "-c", script, path, format(mode, "o"), *self.writable_dirs]
         # The data travels on stdin as text; config files are text.
-        result = self._execute(argv, timeout=timeout, input=data.decode(), mutating=True)
+        result = self._execute(argv, timeout=timeout, input=data.decode(), mutating=True, max_output=DEFAULT_MAX_OUTPUT)
         if result.returncode == 3:
             raise PathNotAllowed(result.stderr.strip())
         if result.returncode != 0:

@@ -95,6 +95,11 @@ def parse_snapshots(text: str) -> Iterator[SnapshotInfo]:
         yield SnapshotInfo(dataset, snap, int(used), int(referenced), int(creation), int(holds[0]) if holds else 0)
 
 
+# A pool's listings grow with it (~5 KiB of JSON a dataset, ~80 bytes a snapshot line): room for ~25k datasets
+# or ~1.6M snapshots in one pool, and still a bound on what a host can make Tarn hold.
+LISTING_MAX_OUTPUT = 128 << 20
+
+
 def _depth(depth: int | None) -> list[str]:
     """None: the whole tree below; 0: the dataset alone; 1: it and its children (or, for snapshots, its own)."""
     return ["-r"] if depth is None else ["-d", str(int(depth))]
@@ -125,11 +130,13 @@ def list_snapshots_argv(name: str, depth: int | None = None) -> list[str]:
 
 
 def list_datasets(transport: Transport, name: str, depth: int | None = None) -> list[DatasetInfo]:
-    return parse_list(transport.run(list_datasets_argv(name, depth), timeout=1800).stdout)
+    return parse_list(
+        transport.run(list_datasets_argv(name, depth), timeout=1800, max_output=LISTING_MAX_OUTPUT).stdout
+    )
 
 
 def list_snapshots_text(transport: Transport, name: str, depth: int | None = None) -> str:
-    return transport.run(list_snapshots_argv(name, depth), timeout=3600).stdout
+    return transport.run(list_snapshots_argv(name, depth), timeout=3600, max_output=LISTING_MAX_OUTPUT).stdout
 
 
 def create_argv(name: str, props: dict, *, volume_size: str | None = None) -> list[str]:

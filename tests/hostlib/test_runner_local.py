@@ -225,3 +225,21 @@ def test_a_missing_tool_answers_as_a_shell_does_not_with_a_python_exception(monk
     assert (result.returncode, result.stdout, result.stderr) == (127, "", "ethtool: command not found\n")
     with pytest.raises(errors.CommandFailed, match="ethtool: command not found"):
         t.run(["ethtool", "-i", "eth0"])
+
+
+def test_a_command_that_prints_without_end_is_stopped_at_the_output_cap_and_nothing_is_read():
+    """A hostile or broken host printing 1 GiB: stopped once past the cap, in about the time the cap takes to
+    write, and Tarn's memory does not grow by the output."""
+    import resource  # noqa: PLC0415
+
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    started = time.monotonic()
+    with pytest.raises(errors.OutputTooLarge) as caught:
+        LocalTransport().run(["cat", "--", "/dev/zero"], timeout=60, max_output=8 << 20)
+    assert time.monotonic() - started < 10
+    assert str(caught.value) == "cat printed more than 8 MiB and was stopped"
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 8 << 10  # KiB: less than the cap
+    # Within the cap all of it arrives; a quick command is not slowed by the watching.
+    started = time.monotonic()
+    out = LocalTransport().run(["python3", "-c", "print('x' * 1000000)"], max_output=8 << 20).stdout
+    assert len(out) == 1_000_001 and time.monotonic() - started < 5

@@ -181,3 +181,13 @@ def test_a_command_meeting_a_dying_shared_connection_is_sent_again(sshd, tmp_pat
 def test_only_commands_that_cannot_have_run_are_sent_again_after_a_mux_failure(stderr, mutating, again):
     assert retry_after_mux_failure(255, stderr, mutating=mutating) is again
     assert retry_after_mux_failure(1, stderr, mutating=mutating) is False
+
+
+def test_output_past_the_cap_stops_the_call_over_ssh_too(sshd, tmp_path):
+    t = transport(sshd, tmp_path)
+    try:
+        with pytest.raises(errors.OutputTooLarge):
+            t.run(["cat", "--", "/dev/zero"], timeout=60, max_output=4 << 20)
+        assert t.run(["true"]).returncode == 0  # the connection is still good for the next command
+    finally:
+        t.close()

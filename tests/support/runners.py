@@ -237,7 +237,7 @@ class FakeTransport(Transport):
 
     fake: FakeHost = field(default_factory=FakeHost)
 
-    def _execute(self, argv, *, timeout, input, mutating):
+    def _execute(self, argv, *, timeout, input, mutating, max_output):
         return self.fake.execute(argv, input=input, mutating=mutating, read_only=self.read_only)
 
     def _write(self, path, data, mode, timeout):
