@@ -271,3 +271,41 @@ def test_the_dashboard_shows_each_hosts_last_sample_while_it_is_fresh(local_host
     assert 'id="live"' in page and "47.7\xa0MB/s" in page and "96.5 %" in page
     Sample.objects.update(at=timezone.now() - timedelta(minutes=5))  # stale: no figures shown as if current
     assert 'id="live"' not in viewer_client.get("/").content.decode()
+
+
+def hostile(monkeypatch, document: str):
+    """A NAS whose sampler prints this (answered through the real Transport.run checks)."""
+    from tests.support.runners import FakeHost  # noqa: PLC0415
+
+    return FakeHost().answer("python3", stdout=document).install(monkeypatch)
+
+
+def test_a_sample_with_nan_or_a_wrong_shape_is_refused_whole_and_the_page_says_why(
+    local_host, viewer_client, monkeypatch
+):
+    good = json.loads(captured("sample_after.json"))
+    for document, words in (
+        (captured("sample_after.json").replace('"size":219899120', '"size":NaN'), "NaN is not a number"),
+        (json.dumps({**good, "links": {"eth0": [1, 2, 3]}}), "links is not what the sampler prints"),
+        (json.dumps({**good, "datasets": {"tank": [-1, 0, 0, 0]}}), "datasets is not what the sampler prints"),
+        (json.dumps({k: v for k, v in good.items() if k != "arc"}), "ARC counters are missing"),
+        ("[1, 2]", "not a JSON object"),
+    ):
+        hostile(monkeypatch, document)
+        assert services.sample_take(host=local_host) is None
+        state = SamplerState.objects.get(host=local_host)
+        assert words in state.error and state.counters == {}, (words, state.error)
+        assert not Sample.objects.exists()
+    assert "the sample was refused" in viewer_client.get("/analytics/").content.decode()
+
+
+def test_a_nas_with_200k_datasets_makes_a_bounded_sample_that_keeps_the_busiest(local_host, monkeypatch):
+    good = json.loads(captured("sample_after.json"))
+    datasets = {f"tank/d{i}": [i, i, i, i] for i in range(200_000)}
+    hostile(monkeypatch, json.dumps({**good, "datasets": datasets}))
+    services.sample_take(host=local_host)
+    kept = SamplerState.objects.get(host=local_host).counters
+    assert len(kept["datasets"]) == 200 and "tank/d199999" in kept["datasets"] and "tank/d0" not in kept["datasets"]
+    assert kept["datasets"]["(others)"][2] == sum(range(200_000 - 199))  # the rest, summed
+    assert len(json.dumps(kept)) < 50_000
+    assert "200,000 datasets: the 200 busiest kept" in SamplerState.objects.get(host=local_host).error
