@@ -62,6 +62,14 @@ class UnknownParameter(NotFound):
     """A kernel tunable (sysctl or module parameter) that does not exist on this host."""
 
 
+class ToolMissing(NotFound):
+    """The tool is not installed on that host (exit status 127: the shell's, or coreutils timeout's over SSH)."""
+
+    def __init__(self, argv, returncode, stderr):
+        super().__init__(argv, returncode, stderr)
+        self.args = (f"{argv[0]} is not installed on this host",)
+
+
 class Busy(CommandFailed):
     pass
 
@@ -85,6 +93,8 @@ def last_line(text: str) -> str:
 
 def error_for(argv, returncode, stderr) -> CommandFailed:
     """The most specific CommandFailed subclass whose pattern matches stderr."""
+    if returncode == 127 and re.search(r"command not found|failed to run command", stderr):
+        return ToolMissing(argv, returncode, stderr)
     for pattern, cls in _PATTERNS:
         if pattern.search(stderr):
             return cls(argv, returncode, stderr)

@@ -223,8 +223,20 @@ def test_a_missing_tool_answers_as_a_shell_does_not_with_a_python_exception(monk
     t = LocalTransport()
     result = t.run(["ethtool", "-i", "eth0"], check=False)
     assert (result.returncode, result.stdout, result.stderr) == (127, "", "ethtool: command not found\n")
-    with pytest.raises(errors.CommandFailed, match="ethtool: command not found"):
+    with pytest.raises(errors.ToolMissing, match="^ethtool is not installed on this host$"):
         t.run(["ethtool", "-i", "eth0"])
+
+
+def test_links_are_read_without_ethtool_with_its_fields_unknown(monkeypatch, tmp_path):
+    """A fresh Debian has no ethtool: the 5-minute link read still works (driver, speed, rings, offloads unknown)."""
+    import shutil  # noqa: PLC0415
+
+    from hostlib import net  # noqa: PLC0415
+
+    (tmp_path / "ip").symlink_to(shutil.which("ip"))
+    monkeypatch.setattr(runner, "SAFE_PATH", str(tmp_path))
+    links = net.read_links(LocalTransport(read_only=True))
+    assert links and all(x.driver == "" and x.speed_mbps is None and x.offloads == {} for x in links)
 
 
 def test_a_command_that_prints_without_end_is_stopped_at_the_output_cap_and_nothing_is_read():

@@ -191,3 +191,12 @@ def test_output_past_the_cap_stops_the_call_over_ssh_too(sshd, tmp_path):
         assert t.run(["true"]).returncode == 0  # the connection is still good for the next command
     finally:
         t.close()
+
+
+def test_a_tool_the_host_lacks_is_a_typed_error_over_ssh_too(sshd, tmp_path):
+    t = transport(sshd, tmp_path, extra_tools=frozenset({"tarn-no-such-tool"}))
+    try:
+        with pytest.raises(errors.ToolMissing, match="^tarn-no-such-tool is not installed on this host$"):
+            t.run(["tarn-no-such-tool", "--version"])
+    finally:
+        t.close()
