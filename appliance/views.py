@@ -148,7 +148,13 @@ def audit_list(request):
     form = AuditFilterForm(request.GET or None)
     filters = form.cleaned_data if form.is_valid() else {}
     page = selectors.audit_page(before=_cursor(request, "before"), after=_cursor(request, "after"), **filters)
-    context = {"form": form, "page": page, "query": _query_without_cursors(request), "window": selectors.SEARCH_WINDOW}
+    context = {
+        "form": form,
+        "page": page,
+        "query": _query_without_cursors(request),
+        "window": selectors.SEARCH_WINDOW,
+        "show_params": request.user.has_role(Role.ADMIN),  # parameters are for admins (README: Audit)
+    }
     return render(request, "appliance/audit_list.html", context)
 
 

@@ -1,7 +1,10 @@
 """API serializers for hosts, operations and audit entries."""
 
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from appliance.choices import Role
 from appliance.forms import HostForm
 from appliance.models import AuditEntry, Host, Operation
 
@@ -70,6 +73,10 @@ class OperationSerializer(serializers.ModelSerializer):
 
 
 class AuditEntrySerializer(serializers.ModelSerializer):
+    params = serializers.SerializerMethodField(
+        help_text="The request's parameters, secrets masked; null unless you are an admin."
+    )
+
     class Meta:
         model = AuditEntry
         fields = [
@@ -91,6 +98,14 @@ class AuditEntrySerializer(serializers.ModelSerializer):
             "duration_ms",
         ]
         read_only_fields = fields
+
+    @extend_schema_field(OpenApiTypes.OBJECT)
+    def get_params(self, entry):
+        """Parameters are for admins: what an admin typed (a channel's settings, a host's address) is not a
+        viewer's to read, even with its secrets masked."""
+        request = self.context.get("request")
+        user = getattr(request, "user", None)
+        return entry.params if user is not None and user.is_authenticated and user.has_role(Role.ADMIN) else None
 
 
 # --- request pieces every app's API uses --------------------------------------------------------------------

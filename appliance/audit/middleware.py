@@ -1,30 +1,17 @@
 """Write an audit entry for every mutating request: who (and how: session or which API token), method, path,
-the parameters with secrets masked, the status, the address, and the operation it started."""
+the parameters with secrets masked (appliance.audit.redact: by what a value is; URLs down to scheme and host), the
+status, the address, and the operation it started."""
 
 import json
 
 from appliance.audit.context import audit_begin, audit_end
+from appliance.audit.redact import redact
 from appliance.models import ApiToken, AuditEntry
 
 MUTATING = {"POST", "PUT", "PATCH", "DELETE"}
-SECRET_WORDS = ("password", "secret", "token", "key", "passphrase")
 DROPPED = {"csrfmiddlewaretoken"}
 MAX_BODY = 64 * 1024
 MAX_PARAMS = 4000
-
-
-def _masked(value, depth=0):
-    if depth > 8:
-        return "…"
-    if isinstance(value, dict):
-        return {
-            str(k)[:100]: "***" if any(w in str(k).lower() for w in SECRET_WORDS) else _masked(v, depth + 1)
-            for k, v in list(value.items())[:100]
-            if k not in DROPPED
-        }
-    if isinstance(value, list):
-        return [_masked(v, depth + 1) for v in value[:100]]
-    return value[:500] if isinstance(value, str) else value
 
 
 def _params(request, body: bytes | None) -> dict | None:
@@ -37,7 +24,9 @@ def _params(request, body: bytes | None) -> dict | None:
         data = {k: (v if len(v) > 1 else v[0]) for k, v in request.POST.lists()}
     if not data:
         return None
-    data = _masked(data if isinstance(data, dict) else {"_body": data})
+    if isinstance(data, dict):
+        data = {k: v for k, v in data.items() if k not in DROPPED}
+    data = redact(data if isinstance(data, dict) else {"_body": data})
     text = json.dumps(data, default=str)
     return data if len(text) <= MAX_PARAMS else {"_truncated": text[:MAX_PARAMS]}
 

@@ -164,3 +164,84 @@ def test_the_text_search_is_answered_from_the_trigram_index_and_kept_by_triggers
     backdate(AuditEntry.objects.filter(kind="command"), days=40)
     audit_prune()
     assert _indexed('"tank/data"') == 0  # pruned rows leave the index with them
+
+
+CANARIES = ("CANARY-PATH-1", "CANARY-PATH-2", "CANARY-PW-3", "CANARY-USER-4", "CANARY-NESTED-5", "CANARY-SECRET-6")
+
+
+def _all_rows() -> str:
+    return json.dumps(list(AuditEntry.objects.values()), default=str)
+
+
+def test_webhook_urls_and_url_credentials_are_redacted_to_scheme_and_host_anywhere_in_the_parameters(
+    admin_client, viewer_client
+):
+    hook = {"name": "hook", "kind": "webhook", "min_level": "warning", "smtp_port": 587, "smtp_security": "starttls"}
+    saved = admin_client.post(
+        "/api/v1/alert-channels/",
+        {**hook, "url": "https://hooks.slack.com/services/T0/B0/CANARY-PATH-1", "secret": "CANARY-SECRET-6"},
+        content_type="application/json",
+    )
+    assert saved.status_code == 201, saved.content
+    page = admin_client.post(
+        "/alerts/channels/add/",
+        {**hook, "name": "teams", "url": "https://example.webhook.office.com/webhookb2/CANARY-PATH-2?sig=x"},
+    )
+    assert page.status_code == 302
+    refused = admin_client.post(
+        "/api/v1/alert-channels/",
+        {
+            **hook,
+            "name": "two",
+            "url": "http://user:CANARY-PW-3@example.org/",
+            "note": ["x", {"u": "https://h.example/CANARY-NESTED-5"}],
+        },
+        content_type="application/json",
+    )
+    assert refused.status_code == 400 and "url" in refused.json()
+    admin_client.post("/alerts/channels/add/", {**hook, "name": "three", "url": "http://CANARY-USER-4:pw@example.org/"})
+    admin_client.post(
+        "/api/v1/alert-channels/",
+        {**hook, "name": "four", "options": [{"target": "see https://discord.com/api/webhooks/1/CANARY-NESTED-5"}]},
+        content_type="application/json",
+    )
+    rows = _all_rows()
+    assert AuditEntry.objects.filter(kind="request").count() == 5
+    assert not [c for c in CANARIES if c in rows], rows
+    params = [e.params for e in AuditEntry.objects.order_by("id")]
+    assert params[0]["url"] == "https://hooks.slack.com/***" and params[0]["secret"] == "***"
+    assert params[1]["url"] == "https://example.webhook.office.com/***"
+    assert params[2]["url"] == "http://***@example.org/" and params[3]["url"] == "http://***@example.org/"
+    assert params[4]["options"] == [{"target": "see https://discord.com/***"}]
+    for client in (admin_client, viewer_client):  # what the page and the API show, too
+        shown = client.get("/audit/").content.decode() + client.get("/api/v1/audit/").content.decode()
+        assert not [c for c in CANARIES if c in shown]
+
+
+def test_a_parameter_called_key_is_kept_and_a_secret_setting_value_is_masked(admin_client, local_host):
+    response = admin_client.post(
+        "/api/v1/tunables/",
+        {"host": "local", "kind": "sysctl", "key": "net.core.rmem_max", "value": "big number"},
+        content_type="application/json",
+    )
+    assert response.status_code == 400  # refused before anything runs: the audit entry is what counts
+    admin_client.post(
+        "/api/v1/tunables/",
+        {"host": "local", "kind": "sysctl", "key": "net.ipv4.tcp_fastopen_key", "value": "CANARY-KEY-7"},
+        content_type="application/json",
+    )
+    first, second = AuditEntry.objects.order_by("id")
+    assert first.params == {"host": "local", "kind": "sysctl", "key": "net.core.rmem_max", "value": "big number"}
+    assert second.params["key"] == "net.ipv4.tcp_fastopen_key" and second.params["value"] == "***"
+    assert "CANARY-KEY-7" not in _all_rows()
+
+
+def test_request_parameters_are_shown_to_admins_only(admin_client, operator_client, viewer_client):
+    AuditEntry.objects.create(kind="request", method="POST", path="/x", params={"address": "nas7.example.org"})
+    assert "nas7.example.org" in admin_client.get("/audit/").content.decode()
+    assert admin_client.get("/api/v1/audit/").json()["results"][0]["params"] == {"address": "nas7.example.org"}
+    for client in (operator_client, viewer_client):
+        page = client.get("/audit/")
+        assert page.status_code == 200 and "/x" in page.content.decode()
+        assert "nas7.example.org" not in page.content.decode()
+        assert client.get("/api/v1/audit/").json()["results"][0]["params"] is None
