@@ -4,6 +4,7 @@ from django import forms
 
 from analytics.choices import CHARTS, RANGES, ChannelKind, Level
 from analytics.models import Channel
+from appliance.fields import FloatField, IntegerField, model_formfield
 
 
 class ChannelForm(forms.ModelForm):
@@ -18,6 +19,7 @@ class ChannelForm(forms.ModelForm):
     )
 
     class Meta:
+        formfield_callback = model_formfield
         model = Channel
         fields = [
             "name",
@@ -41,18 +43,18 @@ class RuleForm(forms.Form):
     key = forms.CharField(widget=forms.HiddenInput)
     enabled = forms.BooleanField(required=False)
     level = forms.ChoiceField(choices=Level.choices)
-    threshold = forms.FloatField(required=False)
+    threshold = FloatField(required=False)
 
 
 class SamplerForm(forms.Form):
-    interval = forms.IntegerField(
+    interval = IntegerField(
         label="Sample every (s)",
         help_text="5–300 s. Each sample is one command on the NAS; its cost is shown below the charts.",
     )
-    raw_hours = forms.IntegerField(
+    raw_hours = IntegerField(
         label="Keep every sample (h)", help_text="1–168 h; older samples remain as 5-minute and hourly averages."
     )
-    rollup_days = forms.IntegerField(label="Keep averages (days)", help_text="1–365 days.")
+    rollup_days = IntegerField(label="Keep averages (days)", help_text="1–365 days.")
 
 
 class AnalyticsQuery(forms.Form):

@@ -7,6 +7,7 @@ from django import forms
 from django.contrib.auth.forms import AuthenticationForm
 
 from appliance.choices import AuditKind
+from appliance.fields import IntegerField
 from hostlib.runner import parse_host_keys
 
 _HOSTNAME = re.compile(
@@ -37,7 +38,7 @@ def validate_address(value: str) -> str:
 class HostForm(forms.Form):
     name = forms.CharField(max_length=40, help_text="Lowercase letters, digits and dashes; e.g. nas1.")
     address = forms.CharField(max_length=253, help_text="Hostname or IP address of the NAS.")
-    port = forms.IntegerField(min_value=1, max_value=65535, initial=22)
+    port = IntegerField(min_value=1, max_value=65535, initial=22)
     username = forms.CharField(max_length=32, initial="root")
     identity_file = forms.CharField(
         max_length=255,

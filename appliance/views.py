@@ -17,6 +17,7 @@ from appliance.dashboard import dashboard_context
 from appliance.forms import ApiTokenForm, AuditFilterForm, HostForm, LoginForm
 from appliance.models import Host, Operation
 from appliance.web import add_service_errors, host_follow, safe_next
+from hostlib.digits import whole_number
 from hostlib.keys import public_key
 
 
@@ -100,18 +101,17 @@ def host_probe(request, pk):
 @requires(write=Role.VIEWER)
 @require_POST
 def host_switch(request):
-    host_id = request.POST.get("host", "")
-    if not host_id.isdigit():
+    host_id = whole_number(request.POST.get("host", ""))
+    if host_id is None:
         messages.error(request, "Choose a host from the list.")
         return redirect("dashboard")
-    host = get_object_or_404(Host, pk=int(host_id))
+    host = get_object_or_404(Host, pk=host_id)
     request.session["host_id"] = host.pk
     return redirect(safe_next(request, request.POST.get("next"), "dashboard"))
 
 
 def _cursor(request, name: str) -> int | None:
-    value = request.GET.get(name, "")
-    return int(value) if value.isdigit() else None
+    return whole_number(request.GET.get(name, ""))
 
 
 def _query_without_cursors(request) -> str:

@@ -2,6 +2,7 @@
 
 from django import forms
 
+from appliance.fields import IntegerField
 from benchmarks.choices import PROPERTIES
 from benchmarks.profiles import BUILT_IN
 from hostlib.fio import ENGINES, RW, SIZE
@@ -19,7 +20,7 @@ class SizedRun(forms.Form):
         help_text="Per job, e.g. 4g. Empty: the profile's. At least twice the ARC's "
         "maximum, or the result measures RAM.",
     )
-    runtime = forms.IntegerField(required=False, min_value=1, max_value=86400, help_text="Seconds per job.")
+    runtime = IntegerField(required=False, min_value=1, max_value=86400, help_text="Seconds per job.")
     cache_ok = forms.BooleanField(required=False, label="Measure the cache", help_text=CACHE_HELP)
 
     def __init__(self, *args, datasets=(), profiles=STORAGE, **kwargs):
@@ -95,7 +96,7 @@ class NetworkForm(forms.Form):
         help_text="The NAS's address the client reaches: a data link's says more "
         "about clients than the management link's.",
     )
-    runtime = forms.IntegerField(required=False, min_value=1, max_value=300, help_text="Seconds per direction.")
+    runtime = IntegerField(required=False, min_value=1, max_value=300, help_text="Seconds per direction.")
 
     def __init__(self, *args, peers=(), addresses=(), **kwargs):
         super().__init__(*args, **kwargs)
@@ -112,7 +113,7 @@ class ScheduleForm(SizedRun):
     minute = forms.CharField(max_length=60, initial="0", help_text="Cron fields: numbers, *, 1-5, */15, 0,30.")
     hour = forms.CharField(max_length=60, initial="3")
     day_of_week = forms.CharField(max_length=60, initial="0", help_text="0 is Sunday; * every day.")
-    drop_percent = forms.IntegerField(
+    drop_percent = IntegerField(
         min_value=1,
         max_value=90,
         initial=10,
@@ -143,20 +144,20 @@ class ProfileForm(forms.Form):
     rw = forms.ChoiceField(choices=[(x, x) for x in RW], label="Pattern")
     bs = forms.CharField(max_length=8, label="Block size", help_text="4k, 128k, 1m…")
     size = forms.CharField(max_length=8, help_text="Per process: at least twice the ARC's maximum for disk figures.")
-    runtime = forms.IntegerField(min_value=1, max_value=86400, help_text="Seconds.")
-    ramp = forms.IntegerField(min_value=0, max_value=3600, help_text="Seconds not counted at the start.")
-    numjobs = forms.IntegerField(min_value=1, max_value=64, label="Processes")
-    iodepth = forms.IntegerField(
+    runtime = IntegerField(min_value=1, max_value=86400, help_text="Seconds.")
+    ramp = IntegerField(min_value=0, max_value=3600, help_text="Seconds not counted at the start.")
+    numjobs = IntegerField(min_value=1, max_value=64, label="Processes")
+    iodepth = IntegerField(
         min_value=1,
         max_value=256,
         label="Queue depth",
         help_text="Above 1 only with libaio or io_uring: psync runs at depth 1.",
     )
     ioengine = forms.ChoiceField(choices=[(x, x) for x in ENGINES], label="Engine")
-    rwmixread = forms.IntegerField(
+    rwmixread = IntegerField(
         min_value=0, max_value=100, required=False, label="Read share (%)", help_text="Mixed patterns only."
     )
-    nrfiles = forms.IntegerField(min_value=1, max_value=10000, label="Files per process")
+    nrfiles = IntegerField(min_value=1, max_value=10000, label="Files per process")
     sync = forms.BooleanField(required=False, label="O_SYNC writes", help_text="As NFS, ESXi and databases write.")
     direct = forms.BooleanField(required=False, label="O_DIRECT", help_text="Honoured by OpenZFS from 2.3.")
     end_fsync = forms.BooleanField(required=False, label="fsync at the end", help_text="Counts the dirty data.")

@@ -9,6 +9,7 @@ from appliance.models import Host
 from benchmarks.choices import RunKind, RunStatus
 from benchmarks.models import CustomProfile, Run, Schedule, Suite
 from benchmarks.profiles import BUILT_IN, PROFILES
+from hostlib.digits import is_digits
 from hostlib.fio import size_bytes
 from pools.selectors import mounted_filesystem_names, pool_estimate, pool_named
 from shares.selectors import writable_shares
@@ -66,7 +67,7 @@ def profile_get(key: str):
     if key in PROFILES:
         return PROFILES[key]
     number = key.removeprefix("custom-")
-    row = CustomProfile.objects.filter(pk=int(number)).first() if number.isdigit() and number != key else None
+    row = CustomProfile.objects.filter(pk=int(number)).first() if is_digits(number) and number != key else None
     return row.as_profile() if row else None
 
 

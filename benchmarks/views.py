@@ -14,6 +14,7 @@ from appliance.web import attempt, host_object_or_404
 from benchmarks import selectors, services
 from benchmarks.forms import NetworkForm, ProfileForm, RunForm, ScheduleForm, SuiteForm
 from benchmarks.models import CustomProfile, Run, Schedule, Suite
+from hostlib.digits import whole_number
 
 
 def _forms(request, host, posted: str = ""):
@@ -133,7 +134,7 @@ def benchmark_again(request, pk):
 
 
 def benchmark_compare(request):
-    ids = [int(i) for i in request.GET.getlist("runs") if i.isdigit()]
+    ids = [n for n in map(whole_number, request.GET.getlist("runs")) if n is not None]
     compared = selectors.run_compare(run_ids=ids, host=host_current(request))
     return render(request, "benchmarks/run_compare.html", {"host": host_current(request), **compared})
 

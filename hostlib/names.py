@@ -5,6 +5,8 @@ Stricter than OpenZFS where that avoids trouble (no spaces, no leading dash); ev
 
 import re
 
+from hostlib.digits import is_digits
+
 MAX_NAME = 255  # ZFS_MAX_DATASET_NAME_LEN - 1
 MAX_DEPTH = 50  # zfs_max_dataset_nesting: OpenZFS refuses deeper datasets
 _COMPONENT = re.compile(r"^[A-Za-z0-9_.:-]+$")
@@ -69,7 +71,8 @@ def snapshot_name(value: str) -> str:
 
 
 # --- properties ------------------------------------------------------------------------------------
-_SIZE = re.compile(r"^(\d+)([KMGTP]?)$", re.I)
+# ASCII only: with re.I a Unicode pattern also takes the Kelvin sign for K (and \d takes any script's digits).
+_SIZE = re.compile(r"^([0-9]+)([KMGTP]?)$", re.I | re.ASCII)
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40, "P": 1 << 50}
 
 
@@ -144,7 +147,7 @@ VOLUME_ONLY = {"volsize", "volblocksize"}
 
 
 def _ashift(value: str) -> str:
-    if not value.isdigit() or not 9 <= int(value) <= 16:
+    if not is_digits(value) or not 9 <= int(value) <= 16:
         raise ValueError("a whole number from 9 to 16 (12 = 4 KiB sectors)")
     return value
 

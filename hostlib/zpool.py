@@ -5,6 +5,7 @@ import re
 from dataclasses import dataclass, field
 
 from hostlib import names
+from hostlib.digits import is_digits
 from hostlib.errors import error_for
 from hostlib.runner import CommandResult, Transport
 
@@ -18,7 +19,7 @@ class InvalidLayout(ValueError):
 
 def _check_device(path: str) -> str:
     """A whole disk or one of its partitions, by /dev/disk/by-id/… or /dev/sdX; never an option or a file."""
-    if not _DEVICE.fullmatch(re.sub(r"-part\d+\Z", "", path)):
+    if not _DEVICE.fullmatch(re.sub(r"-part[0-9]+\Z", "", path)):
         raise InvalidLayout(f"'{path}' is not a device path (/dev/disk/by-id/… or /dev/sdX)")
     return path
 
@@ -327,7 +328,7 @@ def parse_import(text: str) -> list[ImportablePool]:
 
 
 def import_argv(guid: str, new_name: str = "") -> list[str]:
-    if not guid.isdigit():
+    if not is_digits(guid):
         raise InvalidLayout("A pool to import is named by its numeric id")
     return ["zpool", "import", "--", guid, *([names.pool_name(new_name)] if new_name else [])]
 

@@ -6,6 +6,8 @@ random IOPS scale with the number of vdevs, not disks. Per-disk figures by media
 
 from dataclasses import dataclass
 
+from hostlib.digits import is_digits
+
 PER_DISK = {  # media: (sequential MB/s, random IOPS)
     "hdd": (200, 150),
     "ssd": (500, 50_000),
@@ -23,7 +25,7 @@ class Estimate:
 
 
 def parity(kind: str) -> int:
-    return int(kind[-1]) if kind[-1].isdigit() and kind.startswith(("raidz", "draid")) else 0
+    return int(kind[-1]) if is_digits(kind[-1]) and kind.startswith(("raidz", "draid")) else 0
 
 
 def estimate(vdevs: list[tuple[str, list[tuple[int, str]]]], per_disk: dict | None = None) -> Estimate:

@@ -2,6 +2,7 @@
 
 from django import forms
 
+from appliance.fields import IntegerField, model_formfield
 from hostlib.zpool import PoolLayout, VdevSpec
 from pools.choices import DatasetType, Layout
 from pools.models import SnapshotTask
@@ -17,7 +18,7 @@ class PoolCreateForm(forms.Form):
         help_text="Mirrors give the most IOPS per disk; RAID-Z gives the most space.",
     )
     disks = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple, help_text="Free disks only.")
-    disks_per_vdev = forms.IntegerField(
+    disks_per_vdev = IntegerField(
         min_value=1,
         max_value=64,
         required=False,
@@ -44,7 +45,7 @@ class PoolCreateForm(forms.Form):
         help_text="Helps reads only once RAM (ARC) is full.",
     )
     spare_disks = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple, required=False, label="Spares")
-    ashift = forms.IntegerField(
+    ashift = IntegerField(
         min_value=9,
         max_value=16,
         initial=12,
@@ -185,8 +186,8 @@ class PoolAddForm(forms.Form):
 
 class MediaSpeedForm(forms.Form):
     media = forms.ChoiceField(choices=[("hdd", "HDD"), ("ssd", "SSD"), ("nvme", "NVMe")])
-    mb_s = forms.IntegerField(min_value=1, max_value=100_000, label="MB/s", help_text="One disk, streaming.")
-    iops = forms.IntegerField(min_value=1, max_value=10_000_000, label="IOPS", help_text="One disk, 4 KiB random.")
+    mb_s = IntegerField(min_value=1, max_value=100_000, label="MB/s", help_text="One disk, streaming.")
+    iops = IntegerField(min_value=1, max_value=10_000_000, label="IOPS", help_text="One disk, 4 KiB random.")
 
 
 class PoolDestroyForm(forms.Form):
@@ -276,6 +277,7 @@ class SnapshotTaskForm(forms.ModelForm):
     """The schedule's fields; the rules (a retention, the interval, one per dataset and prefix) are the service's."""
 
     class Meta:
+        formfield_callback = model_formfield
         model = SnapshotTask
         fields = ["dataset", "recursive", "every_minutes", "prefix", "keep_count", "keep_days", "exclude"]
         widgets = {"exclude": forms.Textarea(attrs={"rows": 2})}

@@ -10,6 +10,7 @@ from appliance.auth import requires
 from appliance.choices import Role
 from appliance.selectors import host_current
 from appliance.web import add_service_errors, form_errors, host_object, host_object_or_404, safe_next, start_or_back
+from hostlib.digits import whole_number
 from pools import selectors, services
 from pools.forms import (
     DatasetCreateForm,
@@ -290,7 +291,9 @@ def pool_add(request, pk):
 def scrub_schedule(request, pk):
     pool = _pool(request, pk)
     try:
-        every = int(request.POST.get("every_days") or 0)
+        every = whole_number(request.POST.get("every_days") or "0")
+        if every is None:
+            raise ValueError("every_days")
         services.scrub_schedule_save(host=pool.host, pool=pool.name, every_days=every)
     except (ValueError, ValidationError) as exc:
         messages.error(request, " ".join(getattr(exc, "messages", ["Days must be a number."])))

@@ -2,6 +2,7 @@
 
 from django import forms
 
+from appliance.fields import model_formfield
 from hostlib.posix import FOLDER_MODES
 from shares.choices import NFS_CONFIRMATION_FIELDS
 from shares.models import NfsExport, ShareSettings, SmbShare
@@ -16,6 +17,7 @@ class _DatasetChoiceMixin:
 
 class SmbShareForm(_DatasetChoiceMixin, forms.ModelForm):
     class Meta:
+        formfield_callback = model_formfield
         model = SmbShare
         fields = [
             "name",
@@ -65,6 +67,7 @@ class SmbShareForm(_DatasetChoiceMixin, forms.ModelForm):
 
 class NfsExportForm(_DatasetChoiceMixin, forms.ModelForm):
     class Meta:
+        formfield_callback = model_formfield
         model = NfsExport
         fields = ["dataset", "clients", "read_only", "squash", "anonuid", "anongid", "sec", "async_writes", "comment"]
         widgets = {"clients": forms.Textarea(attrs={"rows": 3})}
@@ -98,6 +101,7 @@ class NfsExportForm(_DatasetChoiceMixin, forms.ModelForm):
 
 class ShareSettingsForm(forms.ModelForm):
     class Meta:
+        formfield_callback = model_formfield
         model = ShareSettings
         fields = [
             "smb_min_protocol",

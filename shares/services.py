@@ -14,6 +14,7 @@ from appliance.models import Operation
 from appliance.operations import Tracker, operation_runner, operation_start
 from hostlib import names, nfs, posix, samba, zfs
 from hostlib.configfiles import InvalidShare
+from hostlib.digits import is_digits
 from pools.selectors import filesystem, is_mounted
 from pools.services import Scope, inventory_refresh
 from pools.services.commands import new_dataset_name
@@ -265,7 +266,7 @@ def share_server_setting_apply(t, *, host, key: str, value: str) -> None:
     row = share_settings(host=host)
     allowed = SERVER_SETTINGS.get(key, ())
     if key == "nfs_threads":
-        if not value.isdigit() or not 1 <= int(value) <= 256:
+        if not is_digits(value) or not 1 <= int(value) <= 256:
             raise ValidationError({"value": "nfsd threads: 1 to 256."})
         row.nfs_threads = int(value)
     elif allowed and value in allowed:

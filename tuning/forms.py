@@ -4,6 +4,7 @@ import ipaddress
 
 from django import forms
 
+from appliance.fields import IntegerField
 from appliance.models import Host
 from tuning.choices import JUMBO_MTU, KERNEL_KINDS, ROLLBACK_SECONDS_DEFAULT, ROLLBACK_SECONDS_MAX, ROLLBACK_SECONDS_MIN
 from tuning.profiles import DEFAULT_PROFILE, PROFILES
@@ -12,7 +13,7 @@ SECONDS_HELP = "If you do not press Keep within this time, the host itself puts 
 
 
 def _seconds():
-    return forms.IntegerField(
+    return IntegerField(
         initial=ROLLBACK_SECONDS_DEFAULT,
         min_value=ROLLBACK_SECONDS_MIN,
         max_value=ROLLBACK_SECONDS_MAX,
@@ -58,7 +59,7 @@ class SettingForm(forms.Form):
 
 class MtuForm(forms.Form):
     link = forms.CharField(max_length=15)
-    mtu = forms.IntegerField(min_value=68, max_value=65535, initial=JUMBO_MTU, label="MTU")
+    mtu = IntegerField(min_value=68, max_value=65535, initial=JUMBO_MTU, label="MTU")
     peers = forms.CharField(
         required=False,
         max_length=500,

@@ -3,6 +3,7 @@ under which it applies (values and sources: shared/reference/tuning.md, measurem
 
 from dataclasses import dataclass, field
 
+from hostlib.digits import is_digits
 from tuning.choices import SettingKind
 
 MiB = 1024 * 1024
@@ -195,7 +196,7 @@ DEFAULT_PROFILE = "lan10g"
 
 def numbers(value: str) -> list[int] | None:
     parts = value.split()
-    return [int(p) for p in parts] if parts and all(p.isdigit() for p in parts) else None
+    return [int(p) for p in parts] if parts and all(is_digits(p) for p in parts) else None
 
 
 def plan_entry(entry: Entry, current: str | None) -> tuple[str, str]:

@@ -4,9 +4,11 @@ from rest_framework import serializers
 
 from analytics.choices import Level
 from analytics.models import Alert, Channel
+from appliance.api.serializers import ModelSerializer
+from appliance.fields import ApiFloatField, ApiIntegerField
 
 
-class AlertSerializer(serializers.ModelSerializer):
+class AlertSerializer(ModelSerializer):
     host = serializers.SlugRelatedField(slug_field="name", read_only=True)
 
     class Meta:
@@ -15,7 +17,7 @@ class AlertSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class ChannelSerializer(serializers.ModelSerializer):
+class ChannelSerializer(ModelSerializer):
     smtp_password = serializers.CharField(write_only=True, required=False, allow_blank=True, max_length=254)
     secret = serializers.CharField(write_only=True, required=False, allow_blank=True, max_length=128)
 
@@ -47,13 +49,13 @@ class RuleSerializer(serializers.Serializer):
     title = serializers.CharField(read_only=True)
     enabled = serializers.BooleanField()
     level = serializers.ChoiceField(choices=Level.choices)
-    threshold = serializers.FloatField(required=False, allow_null=True)
+    threshold = ApiFloatField(required=False, allow_null=True)
     unit = serializers.CharField(read_only=True)
 
 
 class SamplerSettingSerializer(serializers.Serializer):
     """How often every host is sampled and how long samples and averages are kept (limits in the service)."""
 
-    interval = serializers.IntegerField(help_text="Seconds between samples, 5–300.")
-    raw_hours = serializers.IntegerField(help_text="Hours every sample is kept, 1–168.")
-    rollup_days = serializers.IntegerField(help_text="Days the 5-minute and hourly averages are kept, 1–365.")
+    interval = ApiIntegerField(help_text="Seconds between samples, 5–300.")
+    raw_hours = ApiIntegerField(help_text="Hours every sample is kept, 1–168.")
+    rollup_days = ApiIntegerField(help_text="Days the 5-minute and hourly averages are kept, 1–365.")

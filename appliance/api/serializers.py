@@ -5,11 +5,18 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from appliance.choices import Role
+from appliance.fields import SERIALIZER_FIELD_MAPPING, ApiIntegerField
 from appliance.forms import HostForm
 from appliance.models import AuditEntry, Host, Operation
 
 
-class HostSerializer(serializers.ModelSerializer):
+class ModelSerializer(serializers.ModelSerializer):
+    """Every app's model serializer: integer and float model fields read the digits 0-9 only (appliance.fields)."""
+
+    serializer_field_mapping = SERIALIZER_FIELD_MAPPING
+
+
+class HostSerializer(ModelSerializer):
     class Meta:
         model = Host
         fields = [
@@ -33,7 +40,7 @@ class HostCreateSerializer(serializers.Serializer):
 
     name = serializers.CharField(max_length=40)
     address = serializers.CharField(max_length=253)
-    port = serializers.IntegerField(min_value=1, max_value=65535, default=22)
+    port = ApiIntegerField(min_value=1, max_value=65535, default=22)
     username = serializers.CharField(max_length=32, default="root")
     identity_file = serializers.CharField(max_length=255, required=False, allow_blank=True, default="")
     host_keys = serializers.CharField(required=False, allow_blank=True, default="")
@@ -48,7 +55,7 @@ class HostCreateSerializer(serializers.Serializer):
         return form.cleaned_data
 
 
-class OperationSerializer(serializers.ModelSerializer):
+class OperationSerializer(ModelSerializer):
     host = serializers.SlugRelatedField(slug_field="name", read_only=True)
     user = serializers.SlugRelatedField(slug_field="username", read_only=True)
 
@@ -72,7 +79,7 @@ class OperationSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class AuditEntrySerializer(serializers.ModelSerializer):
+class AuditEntrySerializer(ModelSerializer):
     params = serializers.SerializerMethodField(
         help_text="The request's parameters, secrets masked; null unless you are an admin."
     )

@@ -2,7 +2,8 @@
 
 from rest_framework import serializers
 
-from appliance.api.serializers import HostField, HostRequest
+from appliance.api.serializers import HostField, HostRequest, ModelSerializer
+from appliance.fields import ApiIntegerField
 from benchmarks.choices import NETWORK_PROFILES, PROPERTIES, STORAGE_PROFILES
 from benchmarks.models import Run, Schedule, Suite
 from hostlib.fio import SIZE
@@ -10,7 +11,7 @@ from hostlib.fio import SIZE
 PROFILE_HELP = f"A storage profile: one of {', '.join(STORAGE_PROFILES)}, or an admin's copy custom-<id>."
 
 
-class RunSerializer(serializers.ModelSerializer):
+class RunSerializer(ModelSerializer):
     host = serializers.SlugRelatedField(slug_field="name", read_only=True)
     peer = serializers.SlugRelatedField(slug_field="name", read_only=True)
 
@@ -60,7 +61,7 @@ class Properties(serializers.DictField):
 class Sized(HostRequest):
     dataset = serializers.CharField(max_length=255)
     size = serializers.RegexField(SIZE, required=False, default="", allow_blank=True, max_length=8)
-    runtime = serializers.IntegerField(required=False, default=0, min_value=0, max_value=86400)
+    runtime = ApiIntegerField(required=False, default=0, min_value=0, max_value=86400)
     cache_ok = serializers.BooleanField(
         required=False, default=False, help_text="Measure the cache: run although the working set fits in the ARC."
     )
@@ -76,7 +77,7 @@ class ShareRunRequest(HostRequest):
     protocol = serializers.ChoiceField(choices=["smb", "nfs"])
     share = serializers.CharField(max_length=1024, help_text="The SMB share's name or the NFS export's path.")
     size = serializers.RegexField(SIZE, required=False, default="", allow_blank=True, max_length=8)
-    runtime = serializers.IntegerField(required=False, default=0, min_value=0, max_value=86400)
+    runtime = ApiIntegerField(required=False, default=0, min_value=0, max_value=86400)
     cache_ok = serializers.BooleanField(required=False, default=False)
 
 
@@ -84,10 +85,10 @@ class NetworkRunRequest(HostRequest):
     profile = serializers.ChoiceField(choices=NETWORK_PROFILES)
     peer = HostField(help_text="The host iperf3's client runs on.")
     address = serializers.IPAddressField(help_text="One of the host's addresses.")
-    runtime = serializers.IntegerField(required=False, default=0, min_value=0, max_value=300)
+    runtime = ApiIntegerField(required=False, default=0, min_value=0, max_value=300)
 
 
-class SuiteSerializer(serializers.ModelSerializer):
+class SuiteSerializer(ModelSerializer):
     host = serializers.SlugRelatedField(slug_field="name", read_only=True)
     runs = serializers.PrimaryKeyRelatedField(many=True, read_only=True)
 
@@ -124,13 +125,13 @@ class SuiteRequest(Sized):
         return data
 
 
-class ScheduleSerializer(serializers.ModelSerializer):
+class ScheduleSerializer(ModelSerializer):
     host = HostField()
     profiles = serializers.ListField(
         child=serializers.CharField(max_length=40), min_length=1, max_length=24, help_text=PROFILE_HELP
     )
     size = serializers.RegexField(SIZE, required=False, default="", allow_blank=True, max_length=8)
-    drop_percent = serializers.IntegerField(min_value=1, max_value=90, default=10)
+    drop_percent = ApiIntegerField(min_value=1, max_value=90, default=10)
 
     class Meta:
         model = Schedule
@@ -164,8 +165,8 @@ class ProfileSerializer(serializers.Serializer):
     jobs = serializers.ListField(child=serializers.DictField())
     properties = serializers.DictField(child=serializers.CharField())
     caveat = serializers.CharField()
-    iperf_streams = serializers.IntegerField()
-    custom = serializers.IntegerField(allow_null=True)
+    iperf_streams = ApiIntegerField()
+    custom = ApiIntegerField(allow_null=True)
 
 
 class ProfileCopyRequest(serializers.Serializer):

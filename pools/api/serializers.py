@@ -3,13 +3,14 @@
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from appliance.api.serializers import HostField, HostRequest
+from appliance.api.serializers import HostField, HostRequest, ModelSerializer
+from appliance.fields import ApiIntegerField
 from hostlib.zpool import PoolLayout, VdevSpec
 from pools import selectors
 from pools.models import Dataset, Disk, Pool, ScrubSchedule, Snapshot, SnapshotTask, Vdev
 
 
-class VdevSerializer(serializers.ModelSerializer):
+class VdevSerializer(ModelSerializer):
     class Meta:
         model = Vdev
         fields = [
@@ -29,7 +30,7 @@ class VdevSerializer(serializers.ModelSerializer):
         ]
 
 
-class PoolSerializer(serializers.ModelSerializer):
+class PoolSerializer(ModelSerializer):
     host = serializers.SlugRelatedField(slug_field="name", read_only=True)
 
     class Meta:
@@ -54,7 +55,7 @@ class PoolSerializer(serializers.ModelSerializer):
         ]
 
 
-class ScrubScheduleSerializer(serializers.ModelSerializer):
+class ScrubScheduleSerializer(ModelSerializer):
     class Meta:
         model = ScrubSchedule
         fields = ["pool", "every_days", "last_run_at"]
@@ -74,7 +75,7 @@ class PoolDetailSerializer(PoolSerializer):
         return ScrubScheduleSerializer(schedule).data if schedule else None
 
 
-class DiskSerializer(serializers.ModelSerializer):
+class DiskSerializer(ModelSerializer):
     host = serializers.SlugRelatedField(slug_field="name", read_only=True)
     pool = serializers.SlugRelatedField(slug_field="name", read_only=True)
 
@@ -99,7 +100,7 @@ class DiskSerializer(serializers.ModelSerializer):
         ]
 
 
-class DatasetSerializer(serializers.ModelSerializer):
+class DatasetSerializer(ModelSerializer):
     host = serializers.SlugRelatedField(slug_field="name", read_only=True)
 
     class Meta:
@@ -124,11 +125,11 @@ class MediaSpeedSerializer(serializers.Serializer):
     """One disk's figures by media type, which the pool-creation preview multiplies."""
 
     media = serializers.CharField(read_only=True)
-    mb_s = serializers.IntegerField(help_text="One disk's streaming speed, MB/s.")
-    iops = serializers.IntegerField(help_text="One disk's small random reads per second.")
+    mb_s = ApiIntegerField(help_text="One disk's streaming speed, MB/s.")
+    iops = ApiIntegerField(help_text="One disk's small random reads per second.")
 
 
-class SnapshotTaskSerializer(serializers.ModelSerializer):
+class SnapshotTaskSerializer(ModelSerializer):
     """A snapshot schedule: shape only (the service checks the dataset, the retention and the interval)."""
 
     host = HostField()
@@ -153,7 +154,7 @@ class SnapshotTaskSerializer(serializers.ModelSerializer):
         validators = []  # one schedule per dataset and prefix: the service says so, naming the prefix
 
 
-class SnapshotSerializer(serializers.ModelSerializer):
+class SnapshotSerializer(ModelSerializer):
     dataset = serializers.SlugRelatedField(slug_field="name", read_only=True)
 
     class Meta:
@@ -248,4 +249,4 @@ class SnapshotDestroyRequest(HostRequest):
 
 
 class ScrubScheduleRequest(serializers.Serializer):
-    every_days = serializers.IntegerField(min_value=1, help_text="Scrub every so many days (1 to 365; 30 is usual).")
+    every_days = ApiIntegerField(min_value=1, help_text="Scrub every so many days (1 to 365; 30 is usual).")

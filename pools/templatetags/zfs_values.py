@@ -2,6 +2,8 @@
 
 from django import template
 
+from hostlib.digits import is_digits
+
 register = template.Library()
 SIZE_PROPERTIES = {"recordsize", "volblocksize", "volsize", "quota", "refquota", "reservation", "refreservation"}
 NONE_WHEN_ZERO = {"quota", "refquota", "reservation", "refreservation"}
@@ -9,7 +11,7 @@ NONE_WHEN_ZERO = {"quota", "refquota", "reservation", "refreservation"}
 
 @register.filter
 def zfs_value(value: str, key: str) -> str:
-    if key not in SIZE_PROPERTIES or not str(value).isdigit():
+    if key not in SIZE_PROPERTIES or not is_digits(str(value)):
         return value
     number = int(value)
     if number == 0 and key in NONE_WHEN_ZERO:

@@ -2,7 +2,7 @@
 
 from rest_framework import serializers
 
-from appliance.api.serializers import HostField, HostRequest
+from appliance.api.serializers import HostField, HostRequest, ModelSerializer
 from hostlib.posix import FOLDER_MODES
 from shares.choices import NFS_CONFIRMATION_FIELDS
 from shares.models import NfsExport, SambaUser, ShareSettings, ShareStatus, SmbShare
@@ -25,7 +25,7 @@ SMB_FIELDS = [
 NFS_FIELDS = ["dataset", "clients", "read_only", "squash", "anonuid", "anongid", "sec", "async_writes", "comment"]
 
 
-class SmbShareSerializer(serializers.ModelSerializer):
+class SmbShareSerializer(ModelSerializer):
     host = serializers.SlugRelatedField(slug_field="name", read_only=True)
 
     class Meta:
@@ -39,7 +39,7 @@ class SmbShareCreateRequest(SmbShareSerializer):
     host = HostField()
 
 
-class NfsExportSerializer(serializers.ModelSerializer):
+class NfsExportSerializer(ModelSerializer):
     host = serializers.SlugRelatedField(slug_field="name", read_only=True)
     wildcard_ok = serializers.BooleanField(
         write_only=True, required=False, default=False, help_text="Yes to a client that matches every host."
@@ -64,7 +64,7 @@ class NfsExportCreateRequest(NfsExportSerializer):
     host = HostField()
 
 
-class ShareSettingsSerializer(serializers.ModelSerializer):
+class ShareSettingsSerializer(ModelSerializer):
     host = serializers.SlugRelatedField(slug_field="name", read_only=True)
 
     class Meta:
@@ -83,7 +83,7 @@ class ShareSettingsSerializer(serializers.ModelSerializer):
         ]
 
 
-class SambaUserSerializer(serializers.ModelSerializer):
+class SambaUserSerializer(ModelSerializer):
     host = serializers.SlugRelatedField(slug_field="name", read_only=True)
 
     class Meta:
@@ -106,7 +106,7 @@ class ShareFolderRequest(serializers.Serializer):
     mode = serializers.ChoiceField(choices=list(FOLDER_MODES), help_text="2775, 2770, 0755, 0750 or 0700.")
 
 
-class ShareStatusSerializer(serializers.ModelSerializer):
+class ShareStatusSerializer(ModelSerializer):
     host = serializers.CharField(source="host.name", read_only=True)
 
     class Meta:

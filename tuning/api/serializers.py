@@ -2,13 +2,14 @@
 
 from rest_framework import serializers
 
-from appliance.api.serializers import HostField, HostRequest
+from appliance.api.serializers import HostField, HostRequest, ModelSerializer
+from appliance.fields import ApiIntegerField
 from tuning.choices import JUMBO_MTU, KERNEL_KINDS, ROLLBACK_SECONDS_DEFAULT, ROLLBACK_SECONDS_MAX, ROLLBACK_SECONDS_MIN
 from tuning.models import ChangeSet, Link, Setting
 from tuning.profiles import DEFAULT_PROFILE, PROFILES
 
 
-class LinkSerializer(serializers.ModelSerializer):
+class LinkSerializer(ModelSerializer):
     host = serializers.SlugRelatedField(slug_field="name", read_only=True)
 
     class Meta:
@@ -38,7 +39,7 @@ class LinkSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class SettingSerializer(serializers.ModelSerializer):
+class SettingSerializer(ModelSerializer):
     class Meta:
         model = Setting
         fields = [
@@ -58,7 +59,7 @@ class SettingSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class ChangeSetSerializer(serializers.ModelSerializer):
+class ChangeSetSerializer(ModelSerializer):
     host = serializers.SlugRelatedField(slug_field="name", read_only=True)
     measure_peer = serializers.SlugRelatedField(slug_field="name", read_only=True)
     settings = SettingSerializer(many=True, read_only=True)
@@ -119,14 +120,14 @@ class DriftRequest(serializers.Serializer):
 
 
 def _seconds():
-    return serializers.IntegerField(
+    return ApiIntegerField(
         min_value=ROLLBACK_SECONDS_MIN, max_value=ROLLBACK_SECONDS_MAX, default=ROLLBACK_SECONDS_DEFAULT
     )
 
 
 class MtuRequest(HostRequest):
     link = serializers.CharField(max_length=15)
-    mtu = serializers.IntegerField(min_value=68, max_value=65535, default=JUMBO_MTU)
+    mtu = ApiIntegerField(min_value=68, max_value=65535, default=JUMBO_MTU)
     peers = serializers.ListField(child=serializers.IPAddressField(), max_length=16, default=list)
     seconds = _seconds()
 
