@@ -127,11 +127,16 @@ def folder(path, owner, group, mode, create=False):
         os.close(fd)
 
 
-def scratch(path, create):
+TAG_XATTR = "trusted.tarn.made-by"  # only root sets trusted.*: no SMB or NFS client can forge it
+
+
+def scratch(path, create, tag=""):
     """A benchmark's scratch folder (its name tarnbench-<n>) in a folder users can write: made new (it must not
     exist: a name planted in advance is refused), mode 0777 so a squashed NFS client or a Samba account can write
     in it (not sticky: fs.protected_regular would refuse root reopening the files a squashed client made); or removed with everything in it, never through a link (rmtree relative to its parent's descriptor).
-    Returns created, removed or absent."""
+    With a tag: made with it (an xattr in the trusted namespace), and removed only if it still carries it; a
+    folder of that name made by anyone else is left alone ("not ours").
+    Returns created, removed, absent or not ours."""
     parts = _parts(path)
     if not SCRATCH.fullmatch(parts[-1]):
         raise PermissionError(f"refusing {path}: not a benchmark scratch folder")
@@ -144,6 +149,8 @@ def scratch(path, create):
                 raise PermissionError(f"refusing {path}: it exists already") from None
             fd = os.open(parts[-1], os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=parent)
             os.fchmod(fd, 0o777)
+            if tag:
+                os.setxattr(fd, TAG_XATTR, tag.encode())
             os.close(fd)
             return "created"
         try:
@@ -154,10 +161,22 @@ def scratch(path, create):
             raise PermissionError(f"refusing {path}: a symlink or not a folder")
         if st.st_dev != os.fstat(parent).st_dev:
             raise PermissionError(f"refusing {path}: something is mounted on it")
+        if tag and _tag_of(parts[-1], parent) != tag:
+            return "not ours"
         shutil.rmtree(parts[-1], dir_fd=parent)
         return "removed"
     finally:
         os.close(parent)
+
+
+def _tag_of(name, parent):
+    fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=parent)
+    try:
+        return os.getxattr(fd, TAG_XATTR).decode()
+    except OSError:  # no such attribute
+        return ""
+    finally:
+        os.close(fd)
 
 
 def module_parameter(module, name, value):
@@ -198,7 +217,7 @@ def _main():
             print(folder(path, owner, group, int(mode, 8), create == "1"))
             return
         if sys.argv[1] == "--scratch":
-            print(scratch(sys.argv[2], sys.argv[3] == "create"))
+            print(scratch(sys.argv[2], sys.argv[3] == "create", *sys.argv[4:5]))
             return
         if sys.argv[1] == "--remove":
             print("removed" if remove_if_present(sys.argv[2], sys.argv[3:]) else "absent")

@@ -200,13 +200,14 @@ class Transport:
             self.on_command(CommandResult(argv, 0, outcome, "", time.monotonic() - started, True))
         return outcome
 
-    def scratch(self, path: str, *, create: bool) -> str:
+    def scratch(self, path: str, *, create: bool, tag: str = "") -> str:
         """Make (new, mode 0777) or remove (with its contents) a benchmark's scratch folder tarnbench-<n>, never
-        through a link (atomic.scratch); returns created, removed or absent."""
+        through a link (atomic.scratch); with a tag, removed only if made with it. Returns created, removed,
+        absent or not ours."""
         if self.read_only:
             raise ReadOnlyHost(f"read-only host: would change {path}")
         started = time.monotonic()
-        outcome = self._scratch(path, create)
+        outcome = self._scratch(path, create, tag)
         if self.on_command:
             argv = ["scratch", "create" if create else "remove", path]
             self.on_command(CommandResult(argv, 0, outcome, "", time.monotonic() - started, True))
@@ -250,7 +251,7 @@ class Transport:
     def _folder(self, path, owner, group, mode, create) -> str:
         raise NotImplementedError
 
-    def _scratch(self, path, create) -> str:
+    def _scratch(self, path, create, tag) -> str:
         raise NotImplementedError
 
     def _write(self, path, data, mode, timeout) -> bool:
@@ -336,9 +337,9 @@ class LocalTransport(Transport):
         except (PermissionError, KeyError) as exc:
             raise PathNotAllowed(str(exc)) from None
 
-    def _scratch(self, path, create):
+    def _scratch(self, path, create, tag):
         try:
-            return atomic.scratch(path, create)
+            return atomic.scratch(path, create, tag)
         except PermissionError as exc:
             raise PathNotAllowed(str(exc)) from None
 
@@ -518,8 +519,9 @@ class SSHTransport(Transport):
             raise error_for(["folder", path], result.returncode, result.stderr)
         return result.stdout.strip()
 
-    def _scratch(self, path, create):
+    def _scratch(self, path, create, tag):
         argv = ["python3", "-c", inspect.getsource(atomic), "--scratch", path, "create" if create else "remove"]
+        argv += [tag] if tag else []
         result = self._execute(argv, timeout=600, input=None, mutating=True, max_output=DEFAULT_MAX_OUTPUT)
         if result.returncode == 3:
             raise PathNotAllowed(result.stderr.strip())

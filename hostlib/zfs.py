@@ -139,7 +139,13 @@ def list_snapshots_text(transport: Transport, name: str, depth: int | None = Non
     return transport.run(list_snapshots_argv(name, depth), timeout=3600, max_output=LISTING_MAX_OUTPUT).stdout
 
 
-def create_argv(name: str, props: dict, *, volume_size: str | None = None) -> list[str]:
+# Tarn's mark on a dataset it made for its own use (a benchmark's scratch dataset): clean-up destroys only a dataset
+# carrying the mark of the run that made it, never one that was there before under the same name.
+TAG_PROPERTY = "tarn:made-by"
+TAG = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")
+
+
+def create_argv(name: str, props: dict, *, volume_size: str | None = None, tag: str = "") -> list[str]:
     names.dataset_name(name)
     if "/" not in name:
         raise names.InvalidName("A dataset lives inside a pool: pool/name")
@@ -154,7 +160,18 @@ def create_argv(name: str, props: dict, *, volume_size: str | None = None) -> li
             raise names.PropertyErrors({"volsize": str(exc)}) from None
     for key, value in clean.items():
         argv += ["-o", f"{key}={value}"]
+    if tag:
+        if not TAG.fullmatch(tag):
+            raise ValueError(f"not a tag: {tag!r}")
+        argv += ["-o", f"{TAG_PROPERTY}={tag}"]
     return [*argv, "--", name]
+
+
+def tag(t: Transport, name: str) -> str:
+    """The mark Tarn left on a dataset it made ('' where there is none, or no such dataset)."""
+    argv = ["zfs", "get", "-H", "-o", "value", TAG_PROPERTY, "--", names.dataset_name(name)]
+    value = t.run(argv, check=False).stdout.strip()
+    return "" if value == "-" else value
 
 
 def set_argv(name: str, props: dict) -> list[str]:

@@ -17,7 +17,8 @@ SCRATCH_PROPERTIES = {"compression": "off", "atime": "off"}
 def prepare(t: Transport, run: Run) -> tuple[str, str, dict]:
     """Returns (the folder fio works in, where its output and logs go, what the manifest says of the target)."""
     if run.kind == RunKind.STORAGE:
-        t.run(zfs.create_argv(run.scratch, {**SCRATCH_PROPERTIES, **run.properties}), mutating=True, timeout=120)
+        argv = zfs.create_argv(run.scratch, {**SCRATCH_PROPERTIES, **run.properties}, tag=made_by(run))
+        t.run(argv, mutating=True, timeout=120)
         mountpoint = zfs.mountpoint(t, run.scratch)
         return mountpoint, mountpoint, {"dataset": run.scratch, "mountpoint": mountpoint}
     folder, argv = mount_share(t, run)
@@ -31,10 +32,18 @@ def output_files(run: Run, out: str, n: int, numjobs: int) -> tuple[str, str, li
     return output, bw_log, [output, *(f"{bw_log}_bw.{k}.log" for k in range(1, numjobs + 1))]
 
 
+def made_by(run: Run) -> str:
+    """The mark prepare leaves on what it makes (the scratch dataset's user property, the scratch folder's
+    trusted.* attribute, which no client of a share can set): clean-up removes only what carries it."""
+    return f"bench-{run.pk}"
+
+
 def cleanup(t: Transport, run: Run, files: list[str] = ()) -> None:
-    """Remove what prepare made (whatever part of it happened), and the output files outside it."""
+    """Remove what prepare made (whatever part of it happened: only what carries this run's mark), and the output
+    files outside it. A dataset or folder of that name that was there before is left alone."""
     if run.kind == RunKind.STORAGE:
-        t.run(zfs.destroy_argv(run.scratch, recursive=True), mutating=True, check=False, timeout=300)
+        if zfs.tag(t, run.scratch) == made_by(run):
+            t.run(zfs.destroy_argv(run.scratch, recursive=True), mutating=True, check=False, timeout=300)
         return
     for path in files:
         t.remove_file(path)
@@ -54,7 +63,7 @@ def share_path(run: Run) -> str:
 def mount_share(t: Transport, run: Run) -> tuple[str, list[str]]:
     """Make the scratch folder in the share, mount the share at /run/tarn/tarnbench-<id>; returns the folder as
     seen through the mount and the mount's argv."""
-    t.scratch(f"{share_path(run)}/tarnbench-{run.pk}", create=True)
+    t.scratch(f"{share_path(run)}/tarnbench-{run.pk}", create=True, tag=made_by(run))
     mountpoint = f"{RUN_DIR}/tarnbench-{run.pk}"
     posix.private_dir(t, RUN_DIR)  # the mount point is made new in it
     t.scratch(mountpoint, create=True)
@@ -77,6 +86,6 @@ def unmount_share(t: Transport, run: Run) -> None:
     mountpoint = f"{RUN_DIR}/tarnbench-{run.pk}"
     mounts.unmount(t, mountpoint)
     t.scratch(mountpoint, create=False)  # refused while still mounted: never removes through a mount
-    t.scratch(f"{share_path(run)}/tarnbench-{run.pk}", create=False)
+    t.scratch(f"{share_path(run)}/tarnbench-{run.pk}", create=False, tag=made_by(run))
     if run.kind == RunKind.SMB and samba.account(t, BENCH_USER)[1]:
         samba.user_enable(t, BENCH_USER, False)

@@ -44,6 +44,12 @@ def fake(tank, monkeypatch):
             host.files[f"{options['write_bw_log']}_bw.1.log"] = captured("fio_bw.log")
 
     host.on("systemd-run", call=fio_writes)
+
+    def marked(argv):  # the scratch dataset carries the mark zfs create gave it
+        tag = next(a.split("=", 1)[1] for a in argv if a.startswith("tarn:made-by="))
+        host.answer("zfs", "get", "-H", "-o", "value", "tarn:made-by", stdout=f"{tag}\n")
+
+    host.on("zfs", "create", call=marked)
     return host
 
 
@@ -75,7 +81,20 @@ def test_a_read_run_lays_out_drops_the_caches_runs_fio_as_a_unit_reads_the_resul
     ).split()
     state = ["systemctl", "show", "-p", "ActiveState", "-p", "Result", "--", f"tarn-bench-{n}.service"]
     assert fake.argvs == [
-        ["zfs", "create", "-o", "compression=off", "-o", "atime=off", "-o", "recordsize=8192", "--", scratch],
+        [
+            "zfs",
+            "create",
+            "-o",
+            "compression=off",
+            "-o",
+            "atime=off",
+            "-o",
+            "recordsize=8192",
+            "-o",
+            f"tarn:made-by=bench-{n}",
+            "--",
+            scratch,
+        ],
         ["zfs", "get", "-H", "-o", "value", "mountpoint", "--", scratch],
         ["cat", "--", "/proc/spl/kstat/zfs/arcstats"],
         ["systemd-run", f"--unit=tarn-bench-{n}", f"--description=Tarn benchmark {n}: layout", "--", *layout],
@@ -96,6 +115,7 @@ def test_a_read_run_lays_out_drops_the_caches_runs_fio_as_a_unit_reads_the_resul
         ],
         state,
         ["cat", "--", f"{where}/result-0.json", f"{where}/bw-0_bw.1.log"],
+        ["zfs", "get", "-H", "-o", "value", "tarn:made-by", "--", scratch],  # only what this run made
         ["zfs", "destroy", "-r", "--", scratch],
     ]
     assert seen == ["running", "running"]
@@ -143,6 +163,7 @@ def test_a_write_run_with_a_short_ramp_reads_the_manifest_before_fio_starts_and_
         ["systemd-run", f"--unit=tarn-bench-{run.pk}"],
         ["systemctl", "show"],
         ["cat", "--"],
+        ["zfs", "get"],  # the scratch dataset's mark: this run made it
         ["zfs", "destroy"],
     ]
     assert "recordsize=1048576" in fake.argvs[0] and "--ramp_time=0" in fake.argvs[8]
@@ -158,10 +179,11 @@ def test_a_working_set_that_fits_in_the_arc_now_fails_the_run_and_still_destroys
     )
     scratch = f"tank/data/tarnbench-{run.pk}"
     assert fake.mutations == [
-        ["zfs", "create", "-o", "compression=off", "-o", "atime=off", "-o", "recordsize=1048576", "--", scratch],
+        ["zfs", "create", "-o", "compression=off", "-o", "atime=off", "-o", "recordsize=1048576"]
+        + ["-o", f"tarn:made-by=bench-{run.pk}", "--", scratch],
         ["zfs", "destroy", "-r", "--", scratch],
     ]
-    assert heads(fake) == [["zfs", "create"], ["zfs", "get"], ["cat", "--"], ["zfs", "destroy"]]
+    assert heads(fake) == [["zfs", "create"], ["zfs", "get"], ["cat", "--"], ["zfs", "get"], ["zfs", "destroy"]]
     message = "The working set is less than twice the ARC's maximum (598 MiB) now."
     assert (run.status, run.message) == ("failed", message) and run.finished_at and not run.results
     op = Operation.objects.get(pk=run.operation_id)
@@ -186,10 +208,11 @@ def test_a_fio_unit_that_fails_is_stopped_forgotten_and_its_dataset_destroyed(ru
         ["systemctl", "reset-failed", "--", f"tarn-bench-{n}.service"],
         ["zfs", "destroy", "-r", "--", f"tank/data/tarnbench-{n}"],
     ]
-    assert heads(fake)[-4:] == [
+    assert heads(fake)[-5:] == [
         ["systemctl", "show"],
         ["systemctl", "stop"],
         ["systemctl", "reset-failed"],
+        ["zfs", "get"],
         ["zfs", "destroy"],
     ]
     message = f"fio ended with exit-code; see the host's journal for tarn-bench-{n}"
@@ -227,6 +250,7 @@ def test_a_run_whose_worker_died_is_failed_and_its_unit_and_dataset_cleaned_up(r
         operation=op,
         jobs=[{"name": "seq-write-1", "numjobs": 1}],
     )
+    fake.answer("zfs", "get", "-H", "-o", "value", "tarn:made-by", stdout=f"bench-{run.pk}\n")  # it made it
     assert run_queued(runs_reconcile) == 1
     run.refresh_from_db()
     assert (run.status, run.message) == (
@@ -270,3 +294,16 @@ def test_an_l2arc_warm_up_lays_out_and_drops_the_caches_once_and_records_each_pa
     charts = run_charts(run)
     assert charts["passes"]["labels"] == [f"pass {n}" for n in range(1, 9)] and not charts["per_job"]["datasets"]
     assert [d["label"] for d in charts["hits"]["datasets"]] == ["L2ARC hits %", "ARC hits %"]
+
+
+def test_a_scratch_dataset_that_existed_before_the_run_is_never_destroyed(run_queued, fake, tank, admin):
+    """zfs create fails (the name is taken: an admin's dataset, or a leftover): the clean-up reads the mark,
+    finds it is not this run's, and destroys nothing."""
+    fake.answer("zfs", "create", returncode=1, stderr="cannot create 'tank/data/tarnbench-1': dataset already exists")
+    unmarked = ("zfs", "get", "-H", "-o", "value", "tarn:made-by")  # the existing one carries no mark of this run
+    fake.on("zfs", "create", call=lambda argv: fake.answer(*unmarked, stdout="-\n"))
+    run = run_queued(
+        benchmark_start, host=tank, user=admin, profile="seq-write-1", dataset="tank/data", size="2g", runtime=5
+    )
+    assert run.status == "failed" and "already exists" in run.message
+    assert not any(argv[:2] == ["zfs", "destroy"] for argv in fake.argvs)

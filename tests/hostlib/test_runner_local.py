@@ -216,6 +216,28 @@ def test_a_benchmark_scratch_folder_is_made_new_and_removed_whole_never_through_
             t.scratch(str(wrong), create=True)
 
 
+def test_a_scratch_folder_made_with_a_tag_is_removed_only_if_it_still_carries_it(tmp_path):
+    """A run removes only what it made: a folder of the same name that was there before (the create was refused)
+    is left alone with its files, and a client of the share cannot forge the mark (trusted.* is root's)."""
+    share = tmp_path / "share"
+    share.mkdir()
+    t = LocalTransport()
+    theirs = share / "tarnbench-7"
+    theirs.mkdir()
+    (theirs / "keep.txt").write_text("an admin's file")
+    with pytest.raises(PathNotAllowed, match="exists already"):
+        t.scratch(str(theirs), create=True, tag="bench-7")
+    assert t.scratch(str(theirs), create=False, tag="bench-7") == "not ours"
+    assert (theirs / "keep.txt").read_text() == "an admin's file"
+    os.setxattr(theirs, "user.tarn.made-by", b"bench-7")  # what an SMB or NFS client could set: not the mark
+    assert t.scratch(str(theirs), create=False, tag="bench-7") == "not ours"
+    ours = share / "tarnbench-8"
+    assert t.scratch(str(ours), create=True, tag="bench-8") == "created"
+    assert os.getxattr(ours, "trusted.tarn.made-by") == b"bench-8"
+    assert t.scratch(str(ours), create=False, tag="bench-9") == "not ours"  # another run's mark
+    assert t.scratch(str(ours), create=False, tag="bench-8") == "removed" and not ours.exists()
+
+
 def test_a_missing_tool_answers_as_a_shell_does_not_with_a_python_exception(monkeypatch):
     """Over SSH a tool the host lacks is the shell's exit 127; locally it is the same, so a missing ethtool on a
     host is a typed error (or a result with check=False), never a FileNotFoundError from deep in a worker."""

@@ -218,7 +218,7 @@ class FakeHost:
         self.calls.append(Call(["remove_file", path], True, read_only))
         return self.files.pop(path, None) is not None
 
-    def scratch(self, path: str, create: bool, read_only: bool) -> str:
+    def scratch(self, path: str, create: bool, read_only: bool, tag: str = "") -> str:
         self.calls.append(Call(["scratch", "create" if create else "remove", path], True, read_only))
         return "created" if create else "removed"
 
@@ -246,8 +246,8 @@ class FakeTransport(Transport):
     def _remove(self, path, timeout):
         return self.fake.remove(path, self.read_only)
 
-    def _scratch(self, path, create):
-        return self.fake.scratch(path, create, self.read_only)
+    def _scratch(self, path, create, tag):
+        return self.fake.scratch(path, create, self.read_only, tag)
 
     def _module_parameter(self, module, name, value):
         return self.fake.module_parameter(module, name, value, self.read_only)
