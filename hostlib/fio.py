@@ -9,8 +9,10 @@ from dataclasses import dataclass, fields
 RW = ("read", "write", "randread", "randwrite", "randrw", "rw")
 ENGINES = ("psync", "sync", "libaio", "io_uring")
 NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
-BLOCK = re.compile(r"^[1-9]\d{0,6}[km]?$")  # 4k, 128k, 1m, 512
-SIZE = re.compile(r"^[1-9]\d{0,6}[kmg]$")  # 64m, 2g
+BLOCK = re.compile(r"^[1-9][0-9]{0,7}[km]?$")  # 4k, 128k, 1m, 512 (ASCII digits: \d takes any script's)
+SIZE = re.compile(r"^[1-9][0-9]{0,6}[kmg]$")  # 64m, 2g
+UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+SECTOR, MAX_BLOCK = 512, 16 << 20  # a block is whole sectors (O_DIRECT needs it), at most a 16 MiB record
 DIRECTORY = re.compile(r"^/[A-Za-z0-9_.+/-]*$")  # no ':' (fio reads it as a list), no spaces
 PERCENTILES = ("50.000000", "95.000000", "99.000000", "99.900000")
 LIMITS = {"runtime": (1, 86400), "ramp": (0, 3600), "numjobs": (1, 64), "iodepth": (1, 256), "nrfiles": (1, 10000)}
@@ -41,8 +43,8 @@ def problems(job: FioJob) -> dict[str, str]:
         found["name"] = "Lowercase letters, digits and -, up to 40"
     if job.rw not in RW:
         found["rw"] = f"One of {', '.join(RW)}"
-    if not BLOCK.fullmatch(str(job.bs)):
-        found["bs"] = "A block size like 4k, 128k or 1m"
+    if not block_ok(job.bs):
+        found["bs"] = "A block size that is a multiple of 512 bytes up to 16m, like 512, 4k, 128k or 1m"
     if not SIZE.fullmatch(str(job.size)):
         found["size"] = "A size like 64m or 2g"
     if job.ioengine not in ENGINES:
@@ -59,6 +61,18 @@ def problems(job: FioJob) -> dict[str, str]:
 def size_bytes(size: str) -> int:
     """A job size ("64m", "2g") in bytes."""
     return int(size[:-1]) << {"k": 10, "m": 20, "g": 30}[size[-1]]
+
+
+def block_ok(bs: object) -> bool:
+    """fio takes any byte count for bs, but a block that is not whole 512-byte sectors measures nothing a client
+    does (and fails with O_DIRECT), and one above 16 MiB is larger than any ZFS record."""
+    if isinstance(bs, int) and not isinstance(bs, bool):
+        bs = str(bs)  # a job saved with a byte count
+    if not isinstance(bs, str) or not BLOCK.fullmatch(bs):
+        return False
+    unit = bs[-1] if bs[-1] in UNITS else ""
+    size = int(bs.removesuffix(unit)) * UNITS[unit]
+    return size % SECTOR == 0 and size <= MAX_BLOCK
 
 
 def check_directory(path: str) -> str:

@@ -28,7 +28,9 @@ def profile_copy(
     unknown = set(job or {}) - set(EDITABLE)
     if unknown:
         raise ValidationError({"job": f"Not a job field: {', '.join(sorted(unknown))}."})
-    name = "".join(c if c.isalnum() else "-" for c in title.lower()).strip("-")[:40] or "custom"
+    # fio's job name from the title: ASCII letters and digits only (isalnum() also takes "ä" and "٣", which fio.NAME
+    # refuses, blaming a field nobody sent)
+    name = "".join(c if c.isascii() and c.isalnum() else "-" for c in title.lower()).strip("-")[:40] or "custom"
     copied = replace(original.jobs[0], name=name, **changed)
     problems = fio.problems(copied)
     if problems:

@@ -19,7 +19,10 @@ from benchmarks.selectors import storage_profile
 from benchmarks.services.suites import suite_start
 from pools.selectors import filesystem
 
-CRON_FIELD = re.compile(r"^(\*|\d{1,2}(-\d{1,2})?)(/\d{1,2})?(,(\*|\d{1,2}(-\d{1,2})?)(/\d{1,2})?){0,11}$")
+# ASCII digits only: \d takes any script's, and celery's crontab reads "３" as 3.
+CRON_FIELD = re.compile(
+    r"^(\*|[0-9]{1,2}(-[0-9]{1,2})?)(/[0-9]{1,2})?(,(\*|[0-9]{1,2}(-[0-9]{1,2})?)(/[0-9]{1,2})?){0,11}$"
+)
 TASK = "benchmarks.tasks.schedule_fire"
 
 
@@ -40,8 +43,10 @@ def check_cron(minute: str, hour: str, day_of_week: str) -> None:
 
 
 def schedule_save(*, host: Host, user, data: dict, pk: int | None = None) -> Schedule:
-    """data: name, profiles, target, size, runtime, cache_ok, minute, hour, day_of_week, drop_percent, enabled."""
-    check_cron(data["minute"], data["hour"], data["day_of_week"])
+    """data: name, profiles, target, size, runtime, cache_ok, minute, hour, day_of_week, drop_percent, enabled (a
+    cron field left out keeps the schedule's, or the model's default for a new one)."""
+    defaults = Schedule.objects.filter(host=host, pk=pk).first() if pk else Schedule()
+    check_cron(*(data.get(name, getattr(defaults, name)) for name in ("minute", "hour", "day_of_week")))
     if filesystem(host=host, name=data["target"]) is None:
         raise ValidationError({"target": f"{host.name} has no filesystem {data['target']}."})
     if not data["profiles"] or any(storage_profile(p) is None for p in data["profiles"]):
