@@ -15,7 +15,8 @@ class ChannelForm(forms.ModelForm):
         required=False,
         widget=forms.PasswordInput,
         label="Shared secret",
-        help_text="Signs each body (X-Tarn-Signature: sha256=HMAC). Empty keeps the saved one.",
+        help_text="Signs each delivery (X-Tarn-Signature: sha256=HMAC of X-Tarn-Timestamp, a dot and the body). "
+        "Empty keeps the saved one.",
     )
 
     class Meta:
@@ -34,6 +35,7 @@ class ChannelForm(forms.ModelForm):
             "sender",
             "recipients",
             "url",
+            "allow_private",
             "secret",
         ]
         widgets = {"kind": forms.Select(choices=ChannelKind.choices)}

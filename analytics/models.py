@@ -68,7 +68,13 @@ class Channel(models.Model):
     recipients = models.CharField(max_length=1000, blank=True, help_text="Addresses, comma-separated.")
     # webhook
     url = models.URLField(max_length=500, blank=True)
-    secret = models.CharField(max_length=128, blank=True, help_text="Signs each body: X-Tarn-Signature.")
+    secret = models.CharField(max_length=128, blank=True, help_text="Signs each timestamp and body: X-Tarn-Signature.")
+    allow_private = models.BooleanField(
+        "Allow private addresses",
+        default=False,
+        help_text="Post to a private, loopback or link-local address (a receiver on your own network). Off: the "
+        "URL's host must resolve to a public address.",
+    )
     last_result = models.CharField(max_length=500, blank=True)
     last_at = models.DateTimeField(null=True, blank=True)
 

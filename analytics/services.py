@@ -2,6 +2,7 @@
 alerts: evaluate a host's conditions (raise what is new, clear what ended; each raise and clear is
 delivered to the channels, one task per channel), rules, channels and their test."""
 
+import ipaddress
 from datetime import timedelta
 from urllib.parse import urlsplit
 
@@ -85,14 +86,28 @@ def rule_save(*, key: str, enabled: bool, level: str, threshold: float | None) -
 
 
 def check_channel(channel: Channel) -> None:
-    """The rules the form cannot see: a webhook is http(s) without credentials in its URL; an e-mail channel has a
-    server, a sender and valid recipients."""
+    """The rules the form cannot see: a webhook is http(s) without credentials in its URL, and an address that is
+    not public only where the channel allows private ones; an e-mail channel has a server, a sender and valid
+    recipients."""
     if channel.kind == ChannelKind.WEBHOOK:
         parts = urlsplit(channel.url)
+        try:
+            parts.port  # noqa: B018 (read for its check: a port out of range raises)
+        except ValueError:
+            raise ValidationError({"url": "A port from 1 to 65535."}) from None
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValidationError({"url": "An http:// or https:// URL."})
         if parts.username or parts.password:
             raise ValidationError({"url": "No credentials in the URL: use the shared secret (it signs each body)."})
+        try:
+            refusal = channels.address_refusal(str(ipaddress.ip_address(parts.hostname)), channel.allow_private)
+        except ValueError:  # a host name: resolved (and checked) at each delivery; localhost is known now
+            local = parts.hostname.rstrip(".").lower() in ("localhost", "localhost6") or parts.hostname.endswith(
+                ".localhost"
+            )
+            refusal = channels.address_refusal("127.0.0.1", channel.allow_private) if local else None
+        if refusal:
+            raise ValidationError({"url": refusal})
     else:
         if not channel.smtp_host or not 1 <= channel.smtp_port <= 65535:
             raise ValidationError({"smtp_host": "The SMTP server and a port from 1 to 65535."})

@@ -37,6 +37,7 @@ class ChannelSerializer(ModelSerializer):
             "sender",
             "recipients",
             "url",
+            "allow_private",
             "secret",
             "last_result",
             "last_at",

@@ -46,8 +46,9 @@ def test_a_degraded_pool_is_raised_once_delivered_by_mail_and_webhook_and_cleare
         sender="tarn@example.org",
         recipients="ops@example.org, me@example.org",
     )
-    Channel.objects.create(name="hook", kind="webhook", url=url, secret="s3cret")
-    Channel.objects.create(name="dead", kind="webhook", url=f"http://127.0.0.1:{free_port()}/")  # nothing listens
+    Channel.objects.create(name="hook", kind="webhook", url=url, secret="s3cret", allow_private=True)
+    dead = f"http://127.0.0.1:{free_port()}/"  # nothing listens
+    Channel.objects.create(name="dead", kind="webhook", url=dead, allow_private=True)
     assert evaluate(local_host, django_capture_on_commit_callbacks) == ([], [])
     Pool.objects.filter(pk=tank.pk).update(state="DEGRADED")
     raised, cleared = evaluate(local_host, django_capture_on_commit_callbacks)
@@ -59,7 +60,8 @@ def test_a_degraded_pool_is_raised_once_delivered_by_mail_and_webhook_and_cleare
         and mail["Subject"] == "[Tarn CRITICAL] Pool tank on local is DEGRADED."
     )
     ((headers, body),) = got
-    assert headers["X-Tarn-Signature"] == "sha256=" + hmac.new(b"s3cret", body, hashlib.sha256).hexdigest()
+    signed = headers["X-Tarn-Timestamp"].encode() + b"." + body
+    assert headers["X-Tarn-Signature"] == "sha256=" + hmac.new(b"s3cret", signed, hashlib.sha256).hexdigest()
     assert json.loads(body)["event"] == "raised" and json.loads(body)["level"] == "critical"
     alert = Alert.objects.get()
     outcomes = {(d["channel"], d["ok"]) for d in alert.deliveries}
@@ -116,7 +118,7 @@ def test_capacity_errors_scrubs_hosts_and_benchmarks_raise_their_rules(
 def test_a_webhook_that_fails_at_first_is_tried_again(local_host, receiver):
     url, got, statuses = receiver
     statuses.append(503)
-    channel = Channel.objects.create(name="hook", kind="webhook", url=url)
+    channel = Channel.objects.create(name="hook", kind="webhook", url=url, allow_private=True)
     assert services.channel_test(channel=channel) == (True, "HTTP 200") and len(got) == 2
 
 

@@ -1,10 +1,12 @@
-"""Real receivers for alert deliveries: an SMTP server (aiosmtpd) and an HTTP server, each on a free local port,
-recording what they got; channels pointing at them; an evaluation that delivers at once."""
+"""Real receivers for alert deliveries: an SMTP server (aiosmtpd) and an HTTP server (answering as told: a status,
+a redirect), each on a free local port, recording what they got; channels pointing at them (allowed to post to a
+loopback address); an evaluation that delivers at once."""
 
 import socket
 import threading
+from contextlib import contextmanager
 from email import message_from_bytes
-from http.server import BaseHTTPRequestHandler, HTTPServer
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from aiosmtpd.controller import Controller
@@ -35,24 +37,48 @@ def smtp():
     controller.stop()
 
 
-@pytest.fixture
-def receiver():
+@contextmanager
+def http_receiver(tls=None):
+    """An HTTP server on 127.0.0.1 in a thread (HTTPS with tls, a server-side SSLContext): yields (url, got,
+    statuses). got: (headers, body) of every request (a GET's body is b""); statuses: what to answer next — a code,
+    or (code, {header: value}) — else 200."""
     got, statuses = [], []
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self):  # noqa: N802 (http.server's hook name)
-            body = self.rfile.read(int(self.headers["Content-Length"]))
+        def _answer(self, body: bytes) -> None:
             got.append((dict(self.headers), body))
-            self.send_response(statuses.pop(0) if statuses else 200)
+            answer = statuses.pop(0) if statuses else 200
+            code, headers = answer if isinstance(answer, tuple) else (answer, {})
+            self.send_response(code)
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.send_header("Content-Length", "0")
             self.end_headers()
+
+        def do_POST(self):  # noqa: N802 (http.server's hook name)
+            self._answer(self.rfile.read(int(self.headers["Content-Length"])))
+
+        def do_GET(self):  # noqa: N802 (a followed redirect arrives as a GET)
+            self._answer(b"")
 
         def log_message(self, *args):
             pass
 
-    server = HTTPServer(("127.0.0.1", 0), Handler)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    if tls is not None:
+        server.socket = tls.wrap_socket(server.socket, server_side=True)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_port}/hook", got, statuses
-    server.shutdown()
+    try:
+        yield f"{'https' if tls else 'http'}://127.0.0.1:{server.server_port}/hook", got, statuses
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def receiver():
+    with http_receiver() as served:
+        yield served
 
 
 def channels_to(smtp_port: int, url: str, secret: str = "s") -> None:
@@ -65,7 +91,7 @@ def channels_to(smtp_port: int, url: str, secret: str = "s") -> None:
         sender="tarn@example.org",
         recipients="ops@example.org",
     )
-    Channel.objects.create(name="hook", kind="webhook", url=url, secret=secret)
+    Channel.objects.create(name="hook", kind="webhook", url=url, secret=secret, allow_private=True)  # 127.0.0.1
 
 
 def evaluate(host, capture):
