@@ -8,6 +8,8 @@ from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
+from appliance.auth import requires
+from appliance.choices import Role
 from appliance.models import Host
 from appliance.selectors import host_current
 from appliance.web import attempt, host_object_or_404
@@ -218,6 +220,7 @@ def profile_list(request):
     return render(request, "benchmarks/profile_list.html", context)
 
 
+@requires(read=Role.ADMIN, write=Role.ADMIN)  # the README: Copy makes an admin's profile
 @require_http_methods(["GET", "POST"])
 def profile_copy(request):
     original = selectors.profile_get(request.GET.get("from", ""))
@@ -240,6 +243,7 @@ def profile_copy(request):
     return render(request, "benchmarks/profile_copy.html", context)
 
 
+@requires(write=Role.ADMIN)
 @require_POST
 def profile_delete(request, pk):
     profile = get_object_or_404(CustomProfile, pk=pk)

@@ -8,9 +8,12 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
+from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 
 from appliance.api.base import by_host, valid
+from appliance.auth import requires
+from appliance.choices import Role
 from benchmarks import services
 from benchmarks.api import serializers as s
 from benchmarks.models import CustomProfile, Run, Schedule, Suite
@@ -126,9 +129,10 @@ def _profile(p) -> dict:
     }
 
 
+@requires(write=Role.ADMIN)
 class ProfileViewSet(viewsets.ViewSet):
-    """Profiles: list every one; POST copies one with changed fields (201); DELETE …/<id>/?confirm=<title> removes a
-    copy."""
+    """Profiles: list every one; POST copies one with changed fields (201, admin); DELETE …/<id>/?confirm=<title>
+    removes a copy (admin; the id is the copy's `custom` number, its key `custom-<id>` is taken too)."""
 
     @extend_schema(responses={200: s.ProfileSerializer(many=True)})
     def list(self, request):
@@ -145,6 +149,9 @@ class ProfileViewSet(viewsets.ViewSet):
         parameters=[OpenApiParameter("id", int, OpenApiParameter.PATH, description="The copy's id.")],
     )
     def destroy(self, request, pk=None):
-        row = get_object_or_404(CustomProfile, pk=pk)
+        number = str(pk).removeprefix("custom-")
+        if not (number.isascii() and number.isdigit() and len(number) <= 18):
+            raise NotFound(f"No profile copy {pk}: give a copy's id (its `custom` number); built-in ones stay.")
+        row = get_object_or_404(CustomProfile, pk=int(number))
         services.profile_delete(profile=row, user=request.user, confirm=request.query_params.get("confirm", ""))
         return Response(status=status.HTTP_204_NO_CONTENT)

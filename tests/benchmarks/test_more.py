@@ -380,9 +380,9 @@ def test_an_export_admits_a_loopback_mount_only_when_its_clients_include_this_ho
     assert admits_loopback(clients) is admits
 
 
-def test_a_profile_is_copied_with_changed_fields_and_runs_like_a_built_in_one(operator_client, tank):
+def test_a_profile_is_copied_with_changed_fields_and_runs_like_a_built_in_one(admin_client, operator_client, tank):
     response = api(
-        operator_client,
+        admin_client,
         "benchmark-profiles/",
         {
             "based_on": "randread-4k",
@@ -411,8 +411,8 @@ def test_a_profile_is_copied_with_changed_fields_and_runs_like_a_built_in_one(op
     assert run.title == "VM images 16k qd32" and run.jobs[0]["bs"] == "16k" and run.properties == {"recordsize": "16K"}
     page = operator_client.get("/benchmarks/").content.decode()
     assert f'value="{key}"' in page
-    assert operator_client.delete(f"/api/v1/benchmark-profiles/{response.json()['custom']}/").status_code == 400
-    gone = operator_client.delete(f"/api/v1/benchmark-profiles/{response.json()['custom']}/?confirm=VM images 16k qd32")
+    assert admin_client.delete(f"/api/v1/benchmark-profiles/{response.json()['custom']}/").status_code == 400
+    gone = admin_client.delete(f"/api/v1/benchmark-profiles/{response.json()['custom']}/?confirm=VM images 16k qd32")
     assert gone.status_code == 204 and not CustomProfile.objects.exists()
 
 
@@ -429,18 +429,18 @@ def test_a_profile_is_copied_with_changed_fields_and_runs_like_a_built_in_one(op
         ({"properties": {"sync": "maybe"}}, "properties"),
     ],
 )
-def test_a_bad_copy_is_a_400_naming_the_field_and_nothing_is_saved(operator_client, data, field):
+def test_a_bad_copy_is_a_400_naming_the_field_and_nothing_is_saved(admin_client, data, field):
     body = {"based_on": "randread-4k", "title": "mine", **data}
-    response = api(operator_client, "benchmark-profiles/", body)
+    response = api(admin_client, "benchmark-profiles/", body)
     assert response.status_code == 400 and field in response.json(), response.content
     assert not CustomProfile.objects.exists()
 
 
-def test_the_copy_page_is_prefilled_from_the_original(operator_client):
-    page = operator_client.get("/benchmarks/profiles/copy/?from=qd-sweep").content.decode()
+def test_the_copy_page_is_prefilled_from_the_original(admin_client):
+    page = admin_client.get("/benchmarks/profiles/copy/?from=qd-sweep").content.decode()
     assert "a sweep of 9 jobs" in page and 'value="Queue-depth sweep 4k random read (9 to 33) (copy)"' in page
     assert 'name="iodepth" value="9"' in page
-    response = operator_client.post(
+    response = admin_client.post(
         "/benchmarks/profiles/copy/?from=qd-sweep",
         {
             "title": "qd 64",
@@ -459,7 +459,29 @@ def test_the_copy_page_is_prefilled_from_the_original(operator_client):
     assert response.status_code == 302
     copy = CustomProfile.objects.get()
     assert copy.jobs[0]["iodepth"] == 64 and copy.based_on == "qd-sweep" and copy.properties == {"recordsize": "4K"}
-    assert "qd 64" in operator_client.get("/benchmarks/profiles/").content.decode()
+    assert "qd 64" in admin_client.get("/benchmarks/profiles/").content.decode()
+
+
+def test_only_an_admin_copies_or_deletes_a_profile_in_pages_and_api(admin_user, operator_client, admin_client):
+    """Issue 23 item 5: an operator's copy answered 201 and deleting by the listed key answered 500."""
+    mine = CustomProfile.objects.create(title="Mine", based_on="seq-write-1", jobs=[], created_by=admin_user)
+    body = {"based_on": "randread-4k", "title": "Operator's"}
+    assert api(operator_client, "benchmark-profiles/", body).status_code == 403
+    assert operator_client.delete(f"/api/v1/benchmark-profiles/{mine.pk}/?confirm=Mine").status_code == 403
+    assert operator_client.delete(f"/api/v1/benchmark-profiles/{mine.key}/?confirm=Mine").status_code == 403
+    assert operator_client.get("/benchmarks/profiles/copy/?from=randread-4k").status_code == 403
+    form = {"title": "x", "rw": "randread", "bs": "4k", "size": "1g", "runtime": 30, "ramp": 5, "numjobs": 1}
+    assert operator_client.post("/benchmarks/profiles/copy/?from=randread-4k", form).status_code == 403
+    assert operator_client.post(f"/benchmarks/profiles/{mine.pk}/delete/", {"confirm": "Mine"}).status_code == 403
+    page = operator_client.get("/benchmarks/profiles/").content.decode()
+    assert "/benchmarks/profiles/copy/" not in page and f"/benchmarks/profiles/{mine.pk}/delete/" not in page
+    assert list(CustomProfile.objects.values_list("title", flat=True)) == ["Mine"]
+    # The admin may; a key that is no copy is a 404 saying so, never a 500; the listed key deletes too.
+    admin_client.raise_request_exception = False
+    for wrong in ["seq-write-1", "custom-x", "abc", "custom-²"]:
+        assert admin_client.delete(f"/api/v1/benchmark-profiles/{wrong}/?confirm=Mine").status_code == 404, wrong
+    assert admin_client.delete(f"/api/v1/benchmark-profiles/{mine.key}/?confirm=Mine").status_code == 204
+    assert not CustomProfile.objects.exists()
 
 
 def test_a_run_longer_than_the_default_task_limit_is_queued_with_its_own(
