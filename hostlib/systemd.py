@@ -5,7 +5,7 @@ import re
 
 from hostlib.runner import Transport
 
-UNIT = re.compile(r"^tarn-[a-z]+-[0-9]{1,12}$")
+UNIT = re.compile(r"^tarn-[a-z]+-[0-9]{1,12}(-[0-9]{1,12})?$")  # tarn-restore-<change>[-<re-armed at>]
 
 
 def _unit(name: str) -> str:

@@ -13,7 +13,7 @@ from django.utils import timezone
 from appliance.choices import Role
 from appliance.models import Operation, User
 from hostlib import kernel
-from hostlib.errors import HostUnreachable
+from hostlib.errors import HostError, HostUnreachable
 from tests.support.runners import FakeHost, captured
 from tuning.models import ChangeSet, KernelState, Link, Setting
 from tuning.services import (
@@ -609,3 +609,35 @@ def test_keeping_a_deleted_bridge_drops_its_files_and_keeps_its_port(run_queued,
     assert list(Link.objects.filter(managed=True).values_list("name", flat=True)) == ["enp0s18"]
     cs.refresh_from_db()
     assert cs.status == "kept"
+
+
+def test_a_keep_that_fails_after_disarming_arms_the_restore_again_and_a_later_keep_finishes(
+    run_queued, fake, local_host, admin, monkeypatch
+):
+    """Item 11 of issue 23: the timer was stopped, then writing the networkd files failed. The host must still
+    be able to undo the change (a new timer), the change must not be called rolled back while it is live, and
+    a second Keep stops the new timer and finishes."""
+    cs = run_queued(link_mtu_start, host=local_host, user=admin, link="enp0s17", mtu=9000, peers=[], seconds=60)
+    fake.answer("ip", "-j", "-d", "-s", "addr", "show", stdout=links_after(mtu={"enp0s17": 9000}))
+    real_write = fake.write
+
+    def disk_full(path, text, mode, read_only):
+        raise HostError("write_file: No space left on device")
+
+    monkeypatch.setattr(fake, "write", disk_full)
+    fake.reset()
+    op = run_queued(change_keep_start, change_set=cs, user=admin)
+    cs.refresh_from_db()
+    assert op.status == "failed" and cs.status == "pending"
+    assert cs.message.startswith("Keep failed (write_file: No space left on device); the restore is armed again")
+    rearmed = fake.mutations[-1]
+    assert rearmed[0] == "systemd-run" and f"--unit={cs.restore_unit}" in rearmed and "--on-active=60" in rearmed
+    assert cs.restore_unit.startswith(f"tarn-restore-{cs.pk}-") and 50 < (cs.deadline - timezone.now()).seconds <= 60
+    assert changes_settle() == 0, "live and counting down again: not rolled back"
+
+    monkeypatch.setattr(fake, "write", real_write)
+    fake.reset()
+    op = run_queued(change_keep_start, change_set=cs, user=admin)
+    cs.refresh_from_db()
+    assert (op.status, cs.status) == ("succeeded", "kept")
+    assert fake.mutations[0] == ["systemctl", "stop", "--", f"{cs.restore_unit}.timer"]

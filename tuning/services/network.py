@@ -2,6 +2,7 @@
 changes, so a change that cuts the link heals itself; Keep disarms it and writes the systemd-networkd files that
 make it survive a reboot."""
 
+import time
 from datetime import timedelta
 
 from django.core.exceptions import ValidationError
@@ -197,14 +198,7 @@ def tuning_network_run(tracker: Tracker) -> None:
     cs.save(update_fields=["apply_lines", "restore_lines", "restore_unit", "deadline", "target"])
     tracker.progress(25, f"Arming the restore on {host.name} ({seconds} s)")
     t.write_file(restore_path, "".join(line + "\n" for line in restore), mode=0o600)
-    systemd.arm(
-        t,
-        unit,
-        seconds,
-        net.restore_argv(restore_path),
-        description=f"Tarn: undo change {cs.pk} ({cs.title}) unless kept",
-        log=f"{RUN_DIR}/restore-{cs.pk}.log",
-    )
+    _arm_restore(t, cs, unit, seconds)
     tracker.progress(45, "Applying")
     try:
         net.run_batch(t, f"{RUN_DIR}/apply-{cs.pk}.ip", apply)
@@ -237,6 +231,21 @@ def _path_problem(t: Transport, cs: ChangeSet) -> str:
     return ""
 
 
+def _arm_restore(t: Transport, cs: ChangeSet, unit: str, seconds: int) -> None:
+    """The host runs the change's restore script in `seconds` unless the timer is stopped (Keep)."""
+    systemd.arm(
+        t,
+        unit,
+        seconds,
+        net.restore_argv(f"{RUN_DIR}/restore-{cs.pk}.ip"),
+        description=f"Tarn: undo change {cs.pk} ({cs.title}) unless kept",
+        log=f"{RUN_DIR}/restore-{cs.pk}.log",
+    )
+
+
+KEEP_RETRY_SECONDS = 60  # after a Keep that failed past disarming: the restore armed again, for this long
+
+
 def _restore_now(t: Transport, cs: ChangeSet, unit: str, restore_path: str) -> None:
     if systemd.disarm(t, unit):
         net.restore_batch(t, restore_path)
@@ -261,21 +270,52 @@ def tuning_keep_run(tracker: Tracker) -> None:
     """Disarm the restore first; if it already fired, the change is gone and nothing is written."""
     cs = ChangeSet.objects.get(pk=tracker.op.params["change_set"])
     t = tracker.transport()
-    if not systemd.disarm(t, cs.restore_unit):
-        links_refresh(host=cs.host, t=t)
-        change_end(cs, ChangeStatus.ROLLED_BACK, "Too late: the host had put the original settings back.")
-        raise HostError(cs.message)
+    if not cs.target.get("disarmed"):  # a Keep that failed after disarming left no timer to stop
+        if not systemd.disarm(t, cs.restore_unit):
+            links_refresh(host=cs.host, t=t)
+            change_end(cs, ChangeStatus.ROLLED_BACK, "Too late: the host had put the original settings back.")
+            raise HostError(cs.message)
+        cs.target = {**cs.target, "disarmed": True}
+        cs.save(update_fields=["target"])
     tracker.progress(50, "Writing the network configuration for reboots")
-    links = links_refresh(host=cs.host, t=t)
-    managed = set(Link.objects.filter(host=cs.host, managed=True).values_list("name", flat=True))
-    managed = (managed | set(cs.links)) - ({cs.target["bridge"]} if cs.kind == ChangeKind.UNBRIDGE else set())
-    _persist_network(t, cs.host, {x.name for x in links} & managed)
+    try:
+        links = links_refresh(host=cs.host, t=t)
+        managed = set(Link.objects.filter(host=cs.host, managed=True).values_list("name", flat=True))
+        managed = (managed | set(cs.links)) - ({cs.target["bridge"]} if cs.kind == ChangeKind.UNBRIDGE else set())
+        _persist_network(t, cs.host, {x.name for x in links} & managed)
+    except (HostError, ValueError) as exc:
+        _keep_failed(t, cs, exc)
+        raise HostError(cs.message) from None
     change_end(cs, ChangeStatus.KEPT)
     if cs.target.get("reverts"):
         ChangeSet.objects.filter(pk=cs.target["reverts"]).update(
             status=ChangeStatus.REVERTED, message=f"Undone by change {cs.pk}.", ended_at=timezone.now()
         )
     tracker.progress(100, "Kept; it survives a reboot.")
+
+
+def _keep_failed(t: Transport, cs: ChangeSet, exc: Exception) -> None:
+    """The timer is stopped but the change could not be written for reboots: arm the restore again (a new unit),
+    so the host still puts the old settings back unless a later Keep succeeds. If even that fails, the change is
+    live with no countdown: it says so, and neither the beat nor a later Keep calls it rolled back."""
+    unit = f"tarn-restore-{cs.pk}-{int(time.time())}"
+    try:
+        _arm_restore(t, cs, unit, KEEP_RETRY_SECONDS)
+    except HostError:
+        cs.deadline = None
+        cs.message = (
+            f"Keep failed ({exc}) and the restore could not be armed again: the change is live on {cs.host.name} "
+            "but not kept for reboots. Keep it again, or revert it."
+        )
+        cs.save(update_fields=["deadline", "message"])
+        return
+    cs.restore_unit, cs.deadline = unit, timezone.now() + timedelta(seconds=KEEP_RETRY_SECONDS)
+    cs.target = {**cs.target, "disarmed": False}
+    cs.message = (
+        f"Keep failed ({exc}); the restore is armed again: {cs.host.name} puts the original settings back in "
+        f"{KEEP_RETRY_SECONDS} s unless Keep succeeds."
+    )
+    cs.save(update_fields=["restore_unit", "deadline", "target", "message"])
 
 
 def _persist_network(t: Transport, host: Host, names: set[str]) -> None:
