@@ -19,6 +19,7 @@ from analytics.models import Alert, Channel, RuleSetting, Sample, SamplerSetting
 from analytics.selectors import channels_for, conditions, sampler_setting
 from appliance.connect import transport_for
 from appliance.models import Host
+from appliance.operations import TargetBusy, Tracker, operation_runner, operation_start
 from hostlib.errors import HostError
 from hostlib.sampling import sample
 from pools.selectors import pool_states
@@ -129,13 +130,29 @@ def without_credentials(url: str) -> str:
     return parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]).geturl()
 
 
+SMTP_SERVER = ("smtp_host", "smtp_port", "smtp_username")
+
+
 def channel_save(*, data: dict, pk: int | None = None) -> Channel:
-    """data: the channel's fields; an empty smtp_password or secret keeps the saved one."""
+    """data: the channel's fields; an empty smtp_password or secret keeps the saved one — but a saved SMTP password
+    is never sent to another server: when the host, port or user changes it must be entered again (or, with no
+    user any more, it is dropped)."""
     channel = Channel.objects.get(pk=pk) if pk else Channel()
+    saved = {f: getattr(channel, f) for f in SMTP_SERVER}
     for key, value in data.items():
         if key in ("smtp_password", "secret") and not value and pk:
             continue
         setattr(channel, key, value)
+    if pk and channel.smtp_password and not data.get("smtp_password"):
+        if any(getattr(channel, f) != saved[f] for f in SMTP_SERVER):
+            if channel.smtp_username:
+                raise ValidationError(
+                    {
+                        "smtp_password": "The SMTP server or user changed: enter the password again (the saved one "
+                        "is only ever sent to the server it was entered for)."
+                    }
+                )
+            channel.smtp_password = ""
     check_channel(channel)
     if Channel.objects.filter(name=channel.name).exclude(pk=channel.pk).exists():
         raise ValidationError({"name": f"A channel named {channel.name} exists already."})
@@ -215,11 +232,19 @@ def _health_changed(host: Host, before: dict | None, now: dict) -> None:
         if state != known.get(p) or (before is not None and [state, vdevs] != list(before.get(p, ["", {}])))
     )
     if changed:
-        try:
-            inventory_refresh(host=host, scope=Scope(pools=changed))
-        except HostError:
-            return  # the next sample tries again (the state still differs from the inventory)
-        alerts_evaluate(host=host)
+        try:  # on the host's queue, as every read that writes the inventory
+            operation_start(kind="analytics.health", host=host, user=None, params={"pools": changed})
+        except TargetBusy:
+            return  # an inventory read is queued or running; the next sample looks again
+
+
+@operation_runner("analytics.health", lock="inventory")
+def health_changed_run(tracker: Tracker) -> None:
+    """Read again the pools whose state a sample saw change, then check the alert rules at once."""
+    tracker.progress(10, f"Reading {', '.join(tracker.op.params['pools'])} again: its state changed")
+    inventory_refresh(host=tracker.op.host, operation=tracker.op, scope=Scope(pools=tracker.op.params["pools"]))
+    alerts_evaluate(host=tracker.op.host)
+    tracker.progress(100, "Read again; alert rules checked")
 
 
 def _bucket(at, step):

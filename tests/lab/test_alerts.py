@@ -9,6 +9,7 @@ import pytest
 from analytics import services
 from analytics.models import Alert
 from analytics.services import sample_take
+from appliance.models import Operation
 from pools.models import Pool
 from pools.services import inventory_refresh
 from tests.support.receivers import channels_to, evaluate
@@ -31,7 +32,7 @@ def test_a_degraded_pool_is_mailed_and_posted_and_cleared_when_the_disk_is_back(
     inventory_refresh(host=lab_host)
     raised, _ = evaluate(lab_host, django_capture_on_commit_callbacks)
     assert [(a.rule, a.message) for a in raised] == [("pool_state", "Pool tank on lab is DEGRADED.")]
-    assert inbox.messages[-1][1]["Subject"] == "[Tarn CRITICAL] Pool tank on lab is DEGRADED."
+    assert inbox.messages[-1][1]["Subject"] == "[Tarn] critical: Pool not ONLINE on lab"
     assert json.loads(got[-1][1])["message"] == "Pool tank on lab is DEGRADED."
 
     guest.sh("zpool online tank virtio-zfsdisk2")
@@ -39,7 +40,8 @@ def test_a_degraded_pool_is_mailed_and_posted_and_cleared_when_the_disk_is_back(
     _, cleared = evaluate(lab_host, django_capture_on_commit_callbacks)
     assert [a.rule for a in cleared] == ["pool_state"] and not Alert.objects.filter(cleared_at__isnull=True).exists()
     assert (
-        inbox.messages[-1][1]["Subject"].startswith("[Tarn cleared]") and json.loads(got[-1][1])["event"] == "cleared"
+        inbox.messages[-1][1]["Subject"] == "[Tarn] cleared: Pool not ONLINE on lab"
+        and json.loads(got[-1][1])["event"] == "cleared"
     )
 
 
@@ -56,15 +58,18 @@ def test_filling_the_pool_past_the_threshold_raises_capacity(guest, lab_host, dj
     assert "% full" in raised[0].message
 
 
-def test_a_sample_that_sees_a_pool_degrade_raises_the_alert_at_once(guest, lab_host):
+def test_a_sample_that_sees_a_pool_degrade_raises_the_alert_at_once(guest, lab_host, run_queued):
     guest.sh(f"zpool create -f tank mirror {D(1)} {D(2)}")
     inventory_refresh(host=lab_host)
-    sample_take(host=lab_host)  # healthy: nothing to do
+    run_queued(sample_take, host=lab_host)  # healthy: nothing to do
     assert not Alert.objects.exists()
     guest.sh("zpool offline tank virtio-zfsdisk2")
-    sample_take(host=lab_host)  # no inventory refresh, no evaluation called here: the sample saw it
+    # No inventory refresh, no evaluation called here: the sample saw it and queued a read of tank on the host's
+    # queue (run here at once, as a worker would).
+    run_queued(sample_take, host=lab_host)
     assert Pool.objects.get(host=lab_host, name="tank").state == "DEGRADED"
+    assert Operation.objects.filter(kind="analytics.health", status="succeeded").count() == 1
     assert [a.rule for a in Alert.objects.filter(cleared_at__isnull=True)] == ["pool_state"]
     guest.sh("zpool online tank virtio-zfsdisk2")
-    sample_take(host=lab_host)
+    run_queued(sample_take, host=lab_host)
     assert not Alert.objects.filter(cleared_at__isnull=True).exists()
