@@ -17,7 +17,7 @@ from urllib.parse import quote, urljoin, urlsplit
 
 from django.core.mail import EmailMessage, get_connection
 
-from analytics.choices import SMTP_TIMEOUT, WEBHOOK_ATTEMPTS, WEBHOOK_TIMEOUT, SmtpSecurity
+from analytics.choices import RULE, SMTP_TIMEOUT, WEBHOOK_ATTEMPTS, WEBHOOK_TIMEOUT, Level, SmtpSecurity
 from analytics.models import Channel
 from appliance.audit.redact import redact_url
 
@@ -52,6 +52,17 @@ def send(channel: Channel, data: dict) -> tuple[bool, str]:
         return False, f"{type(exc).__name__}: {str(exc)[:300]}"
 
 
+def email_subject(data: dict) -> str:
+    """A fixed subject from Tarn's own words: "[Tarn] <level or cleared>: <rule title> on <host name in Tarn>".
+    What a NAS reported (a pool's name, a message, an error) goes in the body only, never in a header."""
+    what = data["event"] if data["event"] in ("cleared", "test") else data["level"]
+    what = what if what in ("cleared", "test", *Level.values) else "alert"
+    rule = RULE.get(data["rule"])
+    title = rule.title if rule else "Test" if data["event"] == "test" else "Alert"
+    host = "".join(c for c in (data.get("host") or "") if c.isalnum() or c in "-_.")[:40]
+    return f"[Tarn] {what}: {title}" + (f" on {host}" if host else "")
+
+
 def send_email(channel: Channel, data: dict) -> tuple[bool, str]:
     connection = get_connection(
         "django.core.mail.backends.smtp.EmailBackend",
@@ -64,8 +75,7 @@ def send_email(channel: Channel, data: dict) -> tuple[bool, str]:
         timeout=SMTP_TIMEOUT,
         fail_silently=False,
     )
-    what = "cleared" if data["event"] == "cleared" else data["level"].upper()
-    subject = f"[Tarn {what}] {data['message']}"[:200]
+    subject = email_subject(data)
     body = "\n".join(f"{k}: {v}" for k, v in data.items() if v is not None)
     recipients = [r.strip() for r in channel.recipients.split(",") if r.strip()]
     EmailMessage(subject, body, channel.sender, recipients, connection=connection).send()

@@ -9,7 +9,10 @@ from appliance.fields import FloatField, IntegerField, model_formfield
 
 class ChannelForm(forms.ModelForm):
     smtp_password = forms.CharField(
-        required=False, widget=forms.PasswordInput, label="SMTP password", help_text="Empty keeps the saved one."
+        required=False,
+        widget=forms.PasswordInput,
+        label="SMTP password",
+        help_text="Empty keeps the saved one while the server and user stay the same; change them and enter it again.",
     )
     secret = forms.CharField(
         required=False,

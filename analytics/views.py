@@ -2,6 +2,7 @@
 bell's page), rules, channels with a test button."""
 
 from django.contrib import messages
+from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
@@ -12,7 +13,7 @@ from analytics.models import Channel
 from appliance.auth import requires
 from appliance.choices import Role
 from appliance.selectors import host_current
-from appliance.web import attempt, form_errors
+from appliance.web import add_service_errors, attempt, form_errors
 
 
 def analytics(request):
@@ -78,7 +79,11 @@ def channel_edit(request, pk=None):
     form = ChannelForm(request.POST or None, instance=channel)
     if request.method == "POST" and form.is_valid():
         data = {k: form.cleaned_data[k] for k in ChannelForm.Meta.fields}
-        if saved := attempt(request, services.channel_save, data=data, pk=pk):
+        try:
+            saved = services.channel_save(data=data, pk=pk)
+        except ValidationError as exc:
+            add_service_errors(form, exc)  # on the field it names (smtp_password, url…)
+        else:
             return redirect("channel-edit", pk=saved.pk)
     if form.is_bound:  # never echo a URL's credentials back into the page
         form.data = form.data.copy()

@@ -18,7 +18,14 @@ class AlertSerializer(ModelSerializer):
 
 
 class ChannelSerializer(ModelSerializer):
-    smtp_password = serializers.CharField(write_only=True, required=False, allow_blank=True, max_length=254)
+    smtp_password = serializers.CharField(
+        write_only=True,
+        required=False,
+        allow_blank=True,
+        max_length=254,
+        help_text="Write-only. Empty or left out keeps the saved one while smtp_host, smtp_port and smtp_username stay "
+        "the same; a change of those needs it again.",
+    )
     secret = serializers.CharField(write_only=True, required=False, allow_blank=True, max_length=128)
 
     class Meta:

@@ -57,7 +57,7 @@ def test_a_degraded_pool_is_raised_once_delivered_by_mail_and_webhook_and_cleare
     ((rcpts, mail),) = inbox.messages
     assert (
         rcpts == ["ops@example.org", "me@example.org"]
-        and mail["Subject"] == "[Tarn CRITICAL] Pool tank on local is DEGRADED."
+        and mail["Subject"] == "[Tarn] critical: Pool not ONLINE on local"
     )
     ((headers, body),) = got
     signed = headers["X-Tarn-Timestamp"].encode() + b"." + body
@@ -69,7 +69,7 @@ def test_a_degraded_pool_is_raised_once_delivered_by_mail_and_webhook_and_cleare
     Pool.objects.filter(pk=tank.pk).update(state="ONLINE")
     raised, cleared = evaluate(local_host, django_capture_on_commit_callbacks)
     assert not raised and [a.pk for a in cleared] == [alert.pk]
-    assert len(inbox.messages) == 2 and inbox.messages[1][1]["Subject"].startswith("[Tarn cleared]")
+    assert len(inbox.messages) == 2 and inbox.messages[1][1]["Subject"] == "[Tarn] cleared: Pool not ONLINE on local"
     assert json.loads(got[1][1])["event"] == "cleared"
 
 
