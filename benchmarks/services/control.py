@@ -10,6 +10,7 @@ from benchmarks.services import targets
 from benchmarks.services.common import finish
 from benchmarks.services.network import queue_network
 from benchmarks.services.runs import queue_storage
+from benchmarks.services.shares import check_share
 from hostlib import iperf, systemd
 
 
@@ -28,6 +29,8 @@ def benchmark_again(*, run: Run, user) -> Run:
         peer=run.peer,
         created_by=user,
     )
+    if run.share:  # the share may have changed since (users, clients, read-only, gone): the same checks again
+        check_share(host=run.host, protocol=run.kind, share=run.share)
     return queue_network(again) if run.kind == RunKind.NETWORK else queue_storage(again)
 
 

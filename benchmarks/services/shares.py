@@ -34,6 +34,25 @@ def benchmark_share_start(
     chosen = storage_profile(profile)
     if chosen is None:
         raise ValidationError({"profile": "Choose one of the storage profiles."})
+    row = check_share(host=host, protocol=protocol, share=share)
+    jobs = check_jobs(chosen, size=size, runtime=runtime, ramp=ramp)
+    run = Run(
+        host=host,
+        kind=protocol,
+        profile=profile,
+        title=f"{chosen.title} over {protocol.upper()}",
+        target=row.dataset,
+        share=share,
+        created_by=user,
+        cache_ok=cache_ok,
+        jobs=[asdict(j) for j in jobs],
+    )
+    return queue_storage(run)
+
+
+def check_share(*, host: Host, protocol: str, share: str):
+    """The share a loopback run may use (its row), or a ValidationError naming what stops it: gone, admitting
+    other users only, needing Kerberos, not exported to the host itself, read-only. Checked again by Run again."""
     if protocol == RunKind.SMB:
         row = smb_share_named(host=host, name=share)
         if row is None:
@@ -63,19 +82,7 @@ def benchmark_share_start(
         raise ValidationError({"protocol": "smb or nfs."})
     if row.read_only:
         raise ValidationError({"share": f"{share} is read-only: a benchmark writes its files."})
-    jobs = check_jobs(chosen, size=size, runtime=runtime, ramp=ramp)
-    run = Run(
-        host=host,
-        kind=protocol,
-        profile=profile,
-        title=f"{chosen.title} over {protocol.upper()}",
-        target=row.dataset,
-        share=share,
-        created_by=user,
-        cache_ok=cache_ok,
-        jobs=[asdict(j) for j in jobs],
-    )
-    return queue_storage(run)
+    return row
 
 
 def admits_loopback(clients: str) -> bool:

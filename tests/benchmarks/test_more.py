@@ -364,6 +364,25 @@ def test_a_share_run_is_queued_against_its_dataset_from_the_page(operator_client
     )
 
 
+def test_run_again_of_a_share_run_checks_the_share_again(operator_client, shares):
+    """The export stopped admitting the host itself since the first run: Run again is refused with the same words
+    as a new run, and nothing is queued."""
+    first = Run.objects.create(
+        host=shares,
+        kind="nfs",
+        profile="seq-write-1",
+        title="Seq over NFS",
+        target="tank/data",
+        share="/tank/data",
+        status="succeeded",
+        jobs=[{"name": "seq-write-1", "rw": "write", "bs": "1m", "size": "8g", "runtime": 5}],
+    )
+    NfsExport.objects.filter(path="/tank/data").update(clients="10.0.0.0/24")
+    response = operator_client.post(f"/api/v1/benchmark-runs/{first.pk}/again/")
+    assert response.status_code == 400 and "add 127.0.0.1" in str(response.json()["share"]), response.content
+    assert Run.objects.count() == 1 and not Operation.objects.exists()
+
+
 @pytest.mark.parametrize(
     ("clients", "admits"),
     [
