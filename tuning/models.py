@@ -14,7 +14,9 @@ class Link(models.Model):
     host = models.ForeignKey(Host, on_delete=models.CASCADE, related_name="links")
     name = models.CharField(max_length=15)
     kind = models.CharField(max_length=16)
-    mac = models.CharField(max_length=40, blank=True)
+    # The link-layer address as `ip` prints it: `xx:` pairs of up to the kernel's MAX_ADDR_LEN (32 bytes) — IPoIB's
+    # 20 bytes are 59 characters, an Ethernet MAC 17.
+    mac = models.CharField(max_length=95, blank=True)
     mtu = models.PositiveIntegerField()
     min_mtu = models.PositiveIntegerField(null=True, blank=True)
     max_mtu = models.PositiveIntegerField(null=True, blank=True)
