@@ -14,6 +14,8 @@ import time
 
 import pytest
 from django.core.exceptions import ValidationError
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
 
 from analytics import channels, services
 from analytics.models import Channel
@@ -184,3 +186,21 @@ def test_tls_is_verified_against_the_urls_host_name_while_connecting_to_the_reso
         ok, result = channels.send(hook(f"https://other.test:{port}/hook"), {"event": "test"})
     assert not ok and "TLS" in result and "certificate" in result.lower()
     assert len(got) == 1 and got[0][0]["Host"] == f"hook.test:{port}"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_upgrade_allows_private_addresses_only_for_channels_that_named_one():
+    before = [("analytics", "0002_sampler_series")]
+    MigrationExecutor(connection).migrate(before)
+    old = MigrationExecutor(connection).loader.project_state(before).apps.get_model("analytics", "Channel")
+    for name, url in [
+        ("lan", "http://192.168.1.20:8080/hook"),
+        ("v6", "http://[::1]/x"),
+        ("slack", "https://hooks.slack.com/s/1"),
+    ]:
+        old.objects.create(name=name, kind="webhook", url=url)
+    old.objects.create(name="named", kind="webhook", url="http://alerts.lan/hook")  # a name: checked at delivery
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes())
+    allowed = dict(Channel.objects.values_list("name", "allow_private"))
+    assert allowed == {"lan": True, "v6": True, "slack": False, "named": False}
