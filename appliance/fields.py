@@ -1,4 +1,4 @@
-"""Number fields that read the digits 0-9 only, for every form and serializer a person fills in.
+"""Fields every app's forms and serializers share: numbers in the digits 0-9 only, IP addresses without a zone.
 
 Django's and DRF's IntegerField and FloatField convert with Python's int() and float(), which read any Unicode
 digit: "１５００" (fullwidth) becomes 1500 and "٣" becomes 3, so a value that looks like nothing an admin typed
@@ -74,6 +74,18 @@ class ApiFloatField(_AsciiApiNumber, serializers.FloatField):
 
     pattern = NUMBER
     default_error_messages = {"invalid": NUMBER_MESSAGE}
+
+
+class ApiIPAddressField(serializers.IPAddressField):
+    """serializers.IPAddressField that refuses an IPv6 zone (fe80::1%eth0) instead of dropping it: the zone names a
+    link of whichever machine reads it, and without it the address is another one than was typed."""
+
+    default_error_messages = {"zone": "An IP address without a zone (no %…): e.g. 192.0.2.10 or 2001:db8::10."}
+
+    def to_internal_value(self, data):
+        if isinstance(data, str) and "%" in data:
+            self.fail("zone")
+        return super().to_internal_value(data)
 
 
 _API_FIELDS = {

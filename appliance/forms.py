@@ -26,6 +26,10 @@ class LoginForm(AuthenticationForm):
 
 def validate_address(value: str) -> str:
     value = value.strip()
+    if "%" in value:
+        raise forms.ValidationError(
+            "Enter the address without an IPv6 zone (%…): a global or unique-local address, or a hostname."
+        )
     try:
         return str(ipaddress.ip_address(value))
     except ValueError:

@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass
 
 from hostlib import systemd
 from hostlib.errors import CommandFailed, HostError
+from hostlib.net import check_address
 from hostlib.runner import Transport
 
 PORT = 5301  # Tarn's own checks (tuning's measured effect)
@@ -51,7 +52,7 @@ def parse_client(text: str, *, reverse: bool, argv=()) -> Throughput:
 
 
 def client_argv(address: str, *, seconds: int, reverse: bool, port: int = PORT, streams: int = 1) -> list[str]:
-    ip = ipaddress.ip_address(address)
+    ip = ipaddress.ip_address(check_address(address))  # no IPv6 zone: it names a link of the client's machine
     if not 1 <= int(streams) <= MAX_STREAMS:
         raise ValueError(f"streams: 1 to {MAX_STREAMS}")
     argv = ["iperf3", "-c", str(ip), "-p", str(int(port)), "-t", str(int(seconds)), "-J", "--connect-timeout", "5000"]

@@ -30,10 +30,28 @@ OFFLOADS = (
 )
 
 
+# Links whose MTU Tarn sets: a NIC, a bond, a VLAN or a bridge. Never the loopback, nor a veth or tun another
+# program made and owns.
+TUNABLE_KINDS = ("ether", "bond", "vlan", "bridge")
+IPV6_MIN_MTU = 1280  # RFC 8200: below it the kernel takes IPv6 off the link (and its configured addresses)
+
+
 def check_ifname(name: str) -> str:
-    if not IFNAME.fullmatch(name) or name in (".", ".."):
+    """The name exactly as the kernel spells it: no surrounding spaces trimmed away, nothing but the allowed bytes."""
+    if not isinstance(name, str) or not IFNAME.fullmatch(name) or name in (".", ".."):
         raise ValueError("An interface name: 1–15 letters, digits, . _ - (not starting with - or .)")
     return name
+
+
+def check_address(value: str) -> str:
+    """An IPv4 or IPv6 address as typed, normalised; ValueError for anything else. An IPv6 zone (fe80::1%eth0) is
+    refused: it names a link of whichever machine reads it, so it means something else on every host."""
+    if not isinstance(value, str) or "%" in value:
+        raise ValueError("An IP address without a zone (no %…): e.g. 192.0.2.10 or 2001:db8::10")
+    try:
+        return str(ipaddress.ip_address(value))
+    except ValueError:
+        raise ValueError(f"{value[:60]!r} is not an IP address") from None
 
 
 @dataclass(frozen=True)
@@ -170,10 +188,16 @@ def read_links(t: Transport, *, details: bool = True) -> list[Link]:
 # with `ip -force -batch` (no shell; -force goes on after a failing line, so a restore does all it can).
 
 
-def check_mtu(link: Link, mtu: int) -> int:
+def check_mtu(link: Link, mtu: int, ports: list[Link] = ()) -> int:
+    """An MTU the link (a NIC, bond, VLAN or bridge) takes: within its driver's range, and not below 1280 where it or a
+    port carries IPv6."""
+    if link.kind not in TUNABLE_KINDS:
+        raise ValueError(f"{link.name} is a {link.kind} link: Tarn sets the MTU of NICs, bonds, VLANs and bridges")
     low, high = link.min_mtu or 68, link.max_mtu or 65535
-    if not low <= mtu <= high:
+    if not isinstance(mtu, int) or isinstance(mtu, bool) or not low <= mtu <= high:
         raise ValueError(f"{link.name} takes an MTU from {low} to {high}")
+    if mtu < IPV6_MIN_MTU and any(a.family == "inet6" for x in (link, *ports) for a in x.addresses):
+        raise ValueError(f"{link.name} carries IPv6, which needs an MTU of at least {IPV6_MIN_MTU}")
     return mtu
 
 
@@ -186,6 +210,9 @@ def bridge_lines(name: str, ports: list[Link], mtu: int | None = None) -> tuple[
     """(apply, restore) for a new bridge over ports: the ports' static addresses move to the bridge (the bridge
     takes the first port's MAC, so DHCP leases and ARP caches keep working), and back on restore."""
     check_ifname(name)
+    names = [p.name for p in ports]
+    if len(set(names)) != len(names):
+        raise ValueError(f"A port is named twice: {', '.join(sorted({n for n in names if names.count(n) > 1}))}")
     mtu = int(mtu or min(p.mtu for p in ports))
     apply = [f"link add name {name} address {ports[0].mac} mtu {mtu} type bridge"]
     restore = []
@@ -240,7 +267,7 @@ def restore_batch(t: Transport, path: str, *, timeout: float = 60) -> None:
 
 def ping_df(t: Transport, address: str, mtu: int, *, count: int = 3, timeout: float = 30) -> tuple[bool, str]:
     """Does the path to address carry frames of mtu bytes unfragmented? `ping -M do -s <mtu - 28>` (IPv4)."""
-    ip = ipaddress.ip_address(address)
+    ip = ipaddress.ip_address(check_address(address))
     payload = int(mtu) - (48 if ip.version == 6 else 28)
     argv = ["ping", "-n", "-M", "do", "-s", str(payload), "-c", str(count), "-i", "0.2", "-W", "2", "--", str(ip)]
     result = t.run(argv, check=False, timeout=timeout)

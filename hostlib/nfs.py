@@ -57,6 +57,8 @@ def parse_client(value: str) -> Client:
         return Client(value, False)
     if set(value) <= set("*?.") and set(value) & set("*?"):  # *, **, ?*, *.* …: every host name matches
         return Client("*", True)
+    if "%" in value:  # an IPv6 zone names a link of the machine reading it; exports(5) has no use for one
+        raise ValueError(f"{value} has an IPv6 zone (%…): write the address or network without it")
     if LOOKS_NUMERIC.fullmatch(value):
         try:
             typed = ipaddress.ip_interface(value)

@@ -1,11 +1,10 @@
 """Forms for tuning: shapes only (the services check against the host)."""
 
-import ipaddress
-
 from django import forms
 
 from appliance.fields import IntegerField
 from appliance.models import Host
+from hostlib import net
 from tuning.choices import JUMBO_MTU, KERNEL_KINDS, ROLLBACK_SECONDS_DEFAULT, ROLLBACK_SECONDS_MAX, ROLLBACK_SECONDS_MIN
 from tuning.profiles import DEFAULT_PROFILE, PROFILES
 
@@ -55,10 +54,16 @@ class SettingForm(forms.Form):
         max_length=200, help_text="Numbers separated by spaces (tcp_rmem: min default max), or a word"
     )
     reason = forms.CharField(max_length=300, required=False, help_text="Why: shown beside the setting and in the audit")
+    confirm = forms.CharField(
+        max_length=100,
+        required=False,
+        strip=False,
+        help_text="Only for a ZFS parameter that risks data (zil_replay_disable, zfs_nocacheflush …): its name again",
+    )
 
 
 class MtuForm(forms.Form):
-    link = forms.CharField(max_length=15)
+    link = forms.CharField(max_length=15, strip=False)  # exactly the kernel's name: the service refuses "eth1 "
     mtu = IntegerField(min_value=68, max_value=65535, initial=JUMBO_MTU, label="MTU")
     peers = forms.CharField(
         required=False,
@@ -73,13 +78,13 @@ class MtuForm(forms.Form):
         if len(words) > 16:
             raise forms.ValidationError("Up to 16 addresses.")
         try:
-            return [str(ipaddress.ip_address(w)) for w in words]
-        except ValueError:
-            raise forms.ValidationError("IP addresses only, separated by spaces.") from None
+            return [net.check_address(w) for w in words]
+        except ValueError as exc:
+            raise forms.ValidationError(f"IP addresses only, separated by spaces: {exc}.") from None
 
 
 class BridgeForm(forms.Form):
-    name = forms.CharField(max_length=15, initial="br0")
+    name = forms.CharField(max_length=15, initial="br0", strip=False)
     ports = forms.MultipleChoiceField(choices=[], widget=forms.CheckboxSelectMultiple)
     management_ok = forms.BooleanField(
         required=False,
@@ -94,6 +99,6 @@ class BridgeForm(forms.Form):
 
 
 class BridgeDeleteForm(forms.Form):
-    name = forms.CharField(max_length=15)
-    confirm = forms.CharField(max_length=15)
+    name = forms.CharField(max_length=15, strip=False)
+    confirm = forms.CharField(max_length=15, strip=False)
     seconds = _seconds()

@@ -3,7 +3,7 @@
 from rest_framework import serializers
 
 from appliance.api.serializers import HostField, HostRequest, ModelSerializer
-from appliance.fields import ApiIntegerField
+from appliance.fields import ApiIntegerField, ApiIPAddressField
 from benchmarks.choices import NETWORK_PROFILES, PROPERTIES, STORAGE_PROFILES
 from benchmarks.models import Run, Schedule, Suite
 from hostlib.fio import SIZE
@@ -84,7 +84,7 @@ class ShareRunRequest(HostRequest):
 class NetworkRunRequest(HostRequest):
     profile = serializers.ChoiceField(choices=NETWORK_PROFILES)
     peer = HostField(help_text="The host iperf3's client runs on.")
-    address = serializers.IPAddressField(help_text="One of the host's addresses.")
+    address = ApiIPAddressField(help_text="One of the host's addresses.")
     runtime = ApiIntegerField(required=False, default=0, min_value=0, max_value=300)
 
 

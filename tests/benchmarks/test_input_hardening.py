@@ -123,3 +123,12 @@ def test_a_refused_target_on_the_page_is_named_back_exactly_as_sent(operator_cli
     )
     assert "dataset:/etc/passwd is not one of the available choices" in page.content.decode()
     assert not Run.objects.exists()
+
+
+@pytest.mark.parametrize("address", ["fe80::1%eth1", "fe80::1%25eth1", "fe80::1%1"])
+def test_an_ipv6_zone_in_the_iperf_address_is_a_400_not_dropped(operator_client, tank, address):
+    body = {"host": "local", "profile": "iperf-1", "peer": "local", "address": address}
+    response = api(operator_client, "benchmark-runs/network/", body)
+    assert response.status_code == 400 and "address" in response.json(), response.content
+    assert "zone" in response.json()["address"][0]
+    assert not Run.objects.exists() and not Operation.objects.exists()

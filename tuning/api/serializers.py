@@ -3,7 +3,7 @@
 from rest_framework import serializers
 
 from appliance.api.serializers import HostField, HostRequest, ModelSerializer
-from appliance.fields import ApiIntegerField
+from appliance.fields import ApiIntegerField, ApiIPAddressField
 from tuning.choices import JUMBO_MTU, KERNEL_KINDS, ROLLBACK_SECONDS_DEFAULT, ROLLBACK_SECONDS_MAX, ROLLBACK_SECONDS_MIN
 from tuning.models import ChangeSet, Link, Setting
 from tuning.profiles import DEFAULT_PROFILE, PROFILES
@@ -104,7 +104,7 @@ class PlanRequest(HostRequest):
 class ApplyRequest(serializers.Serializer):
     measure = serializers.BooleanField(default=False)
     peer = HostField(required=False, allow_null=True, default=None, help_text="The host iperf3 runs from.")
-    address = serializers.IPAddressField(required=False, default="", help_text="One of the tuned host's addresses.")
+    address = ApiIPAddressField(required=False, default="", help_text="One of the tuned host's addresses.")
     revert_if_worse = serializers.BooleanField(default=False)
 
 
@@ -113,6 +113,14 @@ class SettingRequest(HostRequest):
     key = serializers.CharField(max_length=100)
     value = serializers.CharField(max_length=200, trim_whitespace=False)
     reason = serializers.CharField(max_length=300, required=False, default="", allow_blank=True)
+    confirm = serializers.CharField(
+        max_length=100,
+        required=False,
+        default="",
+        allow_blank=True,
+        trim_whitespace=False,
+        help_text="The key again, to set a ZFS parameter that risks data (zil_replay_disable, zfs_nocacheflush …).",
+    )
 
 
 class DriftRequest(serializers.Serializer):
@@ -125,21 +133,26 @@ def _seconds():
     )
 
 
+def _ifname(**kwargs):
+    """A link's name exactly as sent: DRF would trim "enp0s17 " to another name; the service refuses it instead."""
+    return serializers.CharField(max_length=15, trim_whitespace=False, **kwargs)
+
+
 class MtuRequest(HostRequest):
-    link = serializers.CharField(max_length=15)
+    link = _ifname(help_text="A NIC, bond, VLAN or bridge.")
     mtu = ApiIntegerField(min_value=68, max_value=65535, default=JUMBO_MTU)
-    peers = serializers.ListField(child=serializers.IPAddressField(), max_length=16, default=list)
+    peers = serializers.ListField(child=ApiIPAddressField(), max_length=16, default=list)
     seconds = _seconds()
 
 
 class BridgeRequest(HostRequest):
-    name = serializers.CharField(max_length=15)
-    ports = serializers.ListField(child=serializers.CharField(max_length=15), min_length=1, max_length=8)
+    name = _ifname()
+    ports = serializers.ListField(child=_ifname(), min_length=1, max_length=8, help_text="NICs, each once.")
     management_ok = serializers.BooleanField(default=False)
     seconds = _seconds()
 
 
 class BridgeDeleteRequest(HostRequest):
-    name = serializers.CharField(max_length=15)
-    confirm = serializers.CharField(max_length=15)
+    name = _ifname()
+    confirm = _ifname()
     seconds = _seconds()

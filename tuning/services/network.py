@@ -54,15 +54,31 @@ def _link(host: Host, name: str, field: str = "link") -> Link:
 
 
 def link_mtu_start(*, host: Host, user, link: str, mtu: int, peers: list[str], seconds: int) -> ChangeSet:
-    """Set a link's MTU. peers: addresses the new MTU must reach unfragmented (ping -M do) before it may stay."""
+    """Set a link's MTU (a NIC, bond, VLAN or bridge). peers: addresses the new MTU must reach unfragmented
+    (ping -M do) before it may stay."""
     name = link
     link = _link(host, name)
+    if link.kind not in net.TUNABLE_KINDS:
+        raise ValidationError(
+            {"link": f"{name} is a {link.kind} link: Tarn sets the MTU of NICs, bonds, VLANs and bridges only."}
+        )
     low, high = link.min_mtu or 68, link.max_mtu or 65535
     if not low <= mtu <= high:
         raise ValidationError({"mtu": f"{name} takes an MTU from {low} to {high}."})
     if link.master:
         raise ValidationError({"link": f"{name} is a port of {link.master}: set the MTU on {link.master}."})
     ports = list(Link.objects.filter(host=host, master=name))
+    if mtu < net.IPV6_MIN_MTU and any(a.get("family") == "inet6" for x in (link, *ports) for a in x.addresses):
+        raise ValidationError(
+            {
+                "mtu": f"{name} carries IPv6, which needs an MTU of at least {net.IPV6_MIN_MTU} (below it the kernel "
+                "takes the link's IPv6 addresses away)."
+            }
+        )
+    try:
+        peers = [net.check_address(p) for p in peers]
+    except ValueError as exc:
+        raise ValidationError({"peers": str(exc)}) from None
     return _network_start(
         host,
         user,
@@ -83,6 +99,9 @@ def bridge_create_start(*, host: Host, user, name: str, ports: list[str], second
         raise ValidationError({"name": f"{host.name} has a link named {name} already."})
     if not ports:
         raise ValidationError({"ports": "Choose the links to bridge."})
+    twice = sorted({p for p in ports if ports.count(p) > 1})
+    if twice:
+        raise ValidationError({"ports": f"Name each port once: {', '.join(twice)} is named more than once."})
     rows = [_link(host, p, "ports") for p in ports]
     bad = [r.name for r in rows if r.kind != "ether" or r.master]
     if bad:
@@ -150,8 +169,8 @@ def _lines(cs: ChangeSet, live: dict[str, net.Link], management: set[str]) -> tu
         link = live.get(target["link"])
         if link is None:
             raise HostError(f"{target['link']} is gone from the host.")
-        net.check_mtu(link, target["mtu"])
         ports = [p for p in live.values() if p.master == link.name]
+        net.check_mtu(link, target["mtu"], ports)
         apply, restore = [], []
         for x in [*ports, link]:  # ports first: a bridge's MTU cannot exceed its ports'
             a, r = net.mtu_lines(x, target["mtu"])

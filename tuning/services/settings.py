@@ -87,17 +87,21 @@ def tuning_plan_run(tracker: Tracker) -> None:
     tracker.progress(100, f"Plan ready: {changes} setting{'s' * (changes != 1)} would change; nothing changed yet.")
 
 
-def setting_start(*, host: Host, user, kind: str, key: str, value: str, reason: str) -> ChangeSet:
-    """One setting: checked against the host's last-read values (it must exist, and the value must have the
-    current value's shape), then planned and applied by one operation (the worker checks it live again)."""
+def setting_start(*, host: Host, user, kind: str, key: str, value: str, reason: str, confirm: str = "") -> ChangeSet:
+    """One setting: a key Tarn may keep (no hardening switch, no secret), a value that fits the key's type and has
+    the current value's shape (checked against the host's last-read values), and a durability risk only with the
+    key typed into confirm; then planned and applied by one operation (the worker checks it live again)."""
     try:
-        key = kernel.check_key(kind, key)
+        key = kernel.check_allowed(kind, key)
     except ValueError as exc:
         raise ValidationError({"key": str(exc)}) from None
     try:
-        value = kernel.check_value(value)
+        value = kernel.check_range(kind, key, kernel.check_value(value))
     except ValueError as exc:
         raise ValidationError({"value": str(exc)}) from None
+    risk = kernel.durability_risk(kind, key, value)
+    if risk and confirm != key:
+        raise ValidationError({"confirm": f"{risk} To set it anyway, type {key} to confirm."})
     state = KernelState.objects.filter(host=host).first()
     if state is None:
         raise ValidationError({"key": f"Tarn has not read {host.name}'s kernel values yet: press Refresh first."})
@@ -115,6 +119,7 @@ def setting_start(*, host: Host, user, kind: str, key: str, value: str, reason: 
             reason=reason,
             created_by=user,
             status=ChangeStatus.PLANNED,
+            target={"confirmed": [key]} if risk else {},
         )
         Setting.objects.create(
             change_set=cs,
@@ -182,13 +187,28 @@ def _current(t: Transport, host: Host, kind: str, key: str) -> str | None:
     return kernel.read(t, kind, [key]).get(key)
 
 
-def _write(t: Transport, host: Host, kind: str, key: str, value: str) -> None:
+def _write(t: Transport, host: Host, kind: str, key: str, value: str, *, restoring: bool = False) -> None:
     """One setting, at runtime: the kernel's, or a Samba / NFS server setting applied through the shares app (its
-    config checked with testparm and written, the old one kept if refused)."""
+    config checked with testparm and written, the old one kept if refused). restoring: the host's own value from
+    before Tarn goes back (a revert), which may be one Tarn would not set itself."""
     if kind == SettingKind.SERVICE:
         share_server_setting_apply(t, host=host, key=key, value=value)
     else:
-        kernel.write(t, kind, key, value)
+        try:
+            kernel.write(t, kind, key, value, restoring=restoring)
+        except ValueError as exc:  # out of the key's range, or a hardening switch: the change fails, named
+            raise HostError(f"{key}: {exc}") from None
+
+
+def _check_kept(cs: ChangeSet, s: Setting) -> None:
+    """Again in the worker, before anything is written: a kernel value Tarn sets and keeps is allowed, in range,
+    and a durability risk only where the admin typed the key to confirm it."""
+    if s.kind == SettingKind.SERVICE:
+        return
+    try:
+        kernel.check_setting(s.kind, s.key, s.value, confirmed=s.key in (cs.target or {}).get("confirmed", ()))
+    except ValueError as exc:
+        raise HostError(f"{s.key}: {exc}") from None
 
 
 def _persist_kernel(t: Transport, host: Host) -> None:
@@ -210,6 +230,7 @@ def tuning_apply_run(tracker: Tracker) -> None:
         planned = list(cs.settings.filter(action=Action.SET))
         for i, s in enumerate(planned, 1):
             tracker.progress(30 + 40 * i // max(len(planned), 1), f"{s.key} = {s.value}")
+            _check_kept(cs, s)
             now = _current(t, cs.host, s.kind, s.key)
             if now is None or (now != s.original and now != s.value):
                 s.action, s.note = Action.SKIP, f"Changed since the plan (now {now}); left alone."
@@ -269,7 +290,7 @@ def tuning_revert_start(*, host: Host, user, change_set: ChangeSet | None = None
 def _revert(t: Transport, scope: list[Setting]) -> None:
     host = scope[0].host
     for s in scope:
-        _write(t, host, s.kind, s.key, s.original)
+        _write(t, host, s.kind, s.key, s.original, restoring=True)
         Setting.objects.filter(pk=s.pk).update(active=False, reverted_at=timezone.now())
     _persist_kernel(t, host)
     kernel_refresh(host=host, t=t)
