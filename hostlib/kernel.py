@@ -224,8 +224,8 @@ def write(t: Transport, kind: str, key: str, value: str, *, restoring: bool = Fa
 
 def render_sysctl(values: dict[str, str]) -> str:
     """/etc/sysctl.d/90-tarn.conf for the settings Tarn keeps (sorted, one per line). A refused key kept from
-    before it was refused is left out: no hardening switch or action is carried into the next boot."""
-    kept = {k: v for k, v in values.items() if k not in REFUSED}
+    before it was refused is left out: no hardening switch, action or secret is carried into the next boot."""
+    kept = {k: v for k, v in values.items() if k not in REFUSED and k not in SECRETS}
     lines = [f"{check_key('sysctl', k)} = {check_value(v)}" for k, v in sorted(kept.items())]
     return HEADER + "".join(line + "\n" for line in lines)
 

@@ -4,7 +4,13 @@ from rest_framework import serializers
 
 from appliance.api.serializers import HostField, HostRequest, ModelSerializer
 from appliance.fields import ApiIntegerField, ApiIPAddressField
-from benchmarks.choices import NETWORK_PROFILES, PROPERTIES, STORAGE_PROFILES
+from benchmarks.choices import (
+    NETWORK_PROFILES,
+    PROPERTIES,
+    SCHEDULE_MINUTE_HELP,
+    SCHEDULES_ENABLED_MAX,
+    STORAGE_PROFILES,
+)
 from benchmarks.models import Run, Schedule, Suite
 from hostlib.fio import SIZE
 
@@ -154,6 +160,10 @@ class ScheduleSerializer(ModelSerializer):
             "created_at",
         ]
         read_only_fields = ["id", "last_fired_at", "last_message", "created_at"]
+        extra_kwargs = {
+            "minute": {"help_text": SCHEDULE_MINUTE_HELP},
+            "enabled": {"help_text": f"At most {SCHEDULES_ENABLED_MAX} enabled schedules per host."},
+        }
 
 
 class ProfileSerializer(serializers.Serializer):
