@@ -39,5 +39,10 @@ PROPERTIES = {
     "logbias": ("latency", "throughput"),
 }
 DROP_HISTORY = 5  # a scheduled run is compared with the median of this many previous runs
+# A benchmark loads the pool for minutes and one runs at a time per host: a schedule fires at most once an hour (its
+# minute is one number, so in each hour the hour and day-of-week fields choose it fires once), and a host has at most
+# this many enabled schedules (beyond it their firings could not all run anyway; each is a beat entry).
+SCHEDULE_MINUTE_HELP = "One number, 0-59: a schedule fires at most once an hour (hour and day of week say which hours)."
+SCHEDULES_ENABLED_MAX = 20
 STORAGE_PROFILES = [p.key for p in BUILT_IN if p.jobs]
 NETWORK_PROFILES = [p.key for p in BUILT_IN if p.network]

@@ -3,7 +3,7 @@
 from django import forms
 
 from appliance.fields import IntegerField
-from benchmarks.choices import PROPERTIES
+from benchmarks.choices import PROPERTIES, SCHEDULE_MINUTE_HELP, SCHEDULES_ENABLED_MAX
 from benchmarks.profiles import BUILT_IN
 from hostlib.fio import ENGINES, RW, SIZE
 
@@ -110,8 +110,8 @@ class NetworkForm(forms.Form):
 class ScheduleForm(SizedRun):
     name = forms.CharField(max_length=80)
     profiles = forms.MultipleChoiceField(choices=STORAGE, widget=forms.CheckboxSelectMultiple)
-    minute = forms.CharField(max_length=60, initial="0", help_text="Cron fields: numbers, *, 1-5, */15, 0,30.")
-    hour = forms.CharField(max_length=60, initial="3")
+    minute = forms.CharField(max_length=60, initial="0", help_text=SCHEDULE_MINUTE_HELP)
+    hour = forms.CharField(max_length=60, initial="3", help_text="Cron fields: numbers, *, 1-5, */6, 0,12.")
     day_of_week = forms.CharField(max_length=60, initial="0", help_text="0 is Sunday; * every day.")
     drop_percent = IntegerField(
         min_value=1,
@@ -120,7 +120,9 @@ class ScheduleForm(SizedRun):
         label="Flag a drop beyond (%)",
         help_text="Against the median of the same profile's previous 5 scheduled runs.",
     )
-    enabled = forms.BooleanField(required=False, initial=True)
+    enabled = forms.BooleanField(
+        required=False, initial=True, help_text=f"At most {SCHEDULES_ENABLED_MAX} enabled schedules per host."
+    )
     field_order = [
         "name",
         "profiles",

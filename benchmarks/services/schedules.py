@@ -14,6 +14,7 @@ from django_celery_beat.models import CrontabSchedule, PeriodicTask
 
 from appliance.models import Host
 from appliance.operations import TargetBusy
+from benchmarks.choices import SCHEDULE_MINUTE_HELP, SCHEDULES_ENABLED_MAX
 from benchmarks.models import Schedule
 from benchmarks.selectors import storage_profile
 from benchmarks.services.suites import suite_start
@@ -24,6 +25,7 @@ CRON_FIELD = re.compile(
     r"^(\*|[0-9]{1,2}(-[0-9]{1,2})?)(/[0-9]{1,2})?(,(\*|[0-9]{1,2}(-[0-9]{1,2})?)(/[0-9]{1,2})?){0,11}$"
 )
 TASK = "benchmarks.tasks.schedule_fire"
+MINUTE = re.compile(r"[0-9]{1,2}")  # one minute of the hour: at most one firing an hour (benchmarks.choices)
 
 
 def check_cron(minute: str, hour: str, day_of_week: str) -> None:
@@ -38,8 +40,23 @@ def check_cron(minute: str, hour: str, day_of_week: str) -> None:
                 crontab(**{name: value})
             except ValueError as exc:
                 problems[name] = f"Out of range: {exc}"
+    if "minute" not in problems and not MINUTE.fullmatch(minute):
+        problems["minute"] = f"The minute must be one number ({minute} is not). {SCHEDULE_MINUTE_HELP}"
     if problems:
         raise ValidationError(problems)
+
+
+def _check_enabled_cap(*, host: Host, schedule: Schedule) -> None:
+    """Within the transaction that saves it, the host's row locked (PostgreSQL) so two saves cannot both pass."""
+    Host.objects.select_for_update().filter(pk=host.pk).first()
+    others = Schedule.objects.filter(host=host, enabled=True).exclude(pk=schedule.pk).count()
+    if others >= SCHEDULES_ENABLED_MAX:
+        raise ValidationError(
+            {
+                "enabled": f"{host.name} has {others} enabled benchmark schedules, the most a host may have: "
+                "disable or delete one first, or save this one disabled."
+            }
+        )
 
 
 def schedule_save(*, host: Host, user, data: dict, pk: int | None = None) -> Schedule:
@@ -57,6 +74,8 @@ def schedule_save(*, host: Host, user, data: dict, pk: int | None = None) -> Sch
     for key, value in data.items():
         setattr(schedule, key, value)
     with transaction.atomic():
+        if schedule.enabled:
+            _check_enabled_cap(host=host, schedule=schedule)
         cron, _ = CrontabSchedule.objects.get_or_create(
             minute=schedule.minute,
             hour=schedule.hour,
