@@ -53,7 +53,8 @@ def alerts_evaluate(*, host: Host, now=None, deliver=None) -> tuple[list[Alert],
 
 
 def _queue_delivery(alert_id: int, channel_id: int, event: str) -> None:
-    app.send_task("analytics.tasks.alert_deliver", args=[alert_id, channel_id, event], queue="default")
+    # The deliver queue's worker runs unprivileged, without Tarn's SSH key (scripts/web.sh deliver).
+    app.send_task("analytics.tasks.alert_deliver", args=[alert_id, channel_id, event], queue="deliver")
 
 
 def alert_deliver(*, alert_id: int, channel_id: int, event: str) -> bool:

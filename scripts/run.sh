@@ -30,6 +30,7 @@ celery=(.venv/bin/celery -A tarn)
 umask 0007  # what the root workers write in the data dir stays readable by the web's group, and by no one else
 trap 'trap - INT TERM EXIT; echo; echo "Stopping Tarn…"; kill -- $(jobs -p) 2>/dev/null; wait' INT TERM EXIT
 TARN_BIND=$bind scripts/web.sh serve &
+scripts/web.sh deliver &  # alert delivery: unprivileged, as the web
 "${celery[@]}" worker -n "default@%h" -Q default -c 2 -l warning &
 "${celery[@]}" worker -n "hosts@%h" -Q "$hostq" -c 1 -l warning &
 "${celery[@]}" worker -n "bench@%h" -Q "$benchq" -c 1 -l warning &

@@ -2,6 +2,8 @@
 # The web server runs unprivileged; only the workers that run host commands are root.
 #   scripts/web.sh prepare   as root: make the user `tarn`, give it what the web needs and nothing more
 #   scripts/web.sh serve     start gunicorn (as `tarn` when started by root) on TARN_BIND
+#   scripts/web.sh deliver   start the Celery worker that delivers alerts (e-mail, webhooks to addresses an admin
+#                            typed), as `tarn` too: it talks to the outside world, so it never holds the SSH key
 # What `tarn` gets: read of the code, the venv and its Python (traverse-only ACLs on directories that hide them,
 # e.g. /root for a pyenv Python), read/write of the SQLite database, read of the secret key and of Tarn's *public*
 # SSH key. Never the private key, which stays 0600 root: logging in to a NAS is the workers' job.
@@ -70,8 +72,17 @@ serve() {
   exec "${web[@]}"
 }
 
+deliver() {
+  local worker=(.venv/bin/celery -A tarn worker -n "deliver@%h" -Q deliver -c 2 -l warning)
+  umask 0007
+  if [ "$(id -u)" = 0 ]; then exec setpriv --reuid="$WEB_USER" --regid="$WEB_USER" --init-groups -- \
+    env HOME="$data" "${worker[@]}"; fi
+  exec "${worker[@]}"
+}
+
 case ${1:-} in
   prepare) prepare ;;
   serve) serve ;;
-  *) die "usage: scripts/web.sh prepare|serve" ;;
+  deliver) deliver ;;
+  *) die "usage: scripts/web.sh prepare|serve|deliver" ;;
 esac

@@ -47,7 +47,8 @@ def test_the_secret_key_is_generated_once_into_a_private_file(tmp_path):
 def test_compose_has_redis_web_workers_and_beat_with_real_commands():
     compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
     services = compose["services"]
-    assert {"redis", "web", "worker-default", "worker-hosts", "worker-bench", "beat"} <= set(services)
+    assert {"redis", "web", "worker-default", "worker-deliver", "worker-hosts", "worker-bench", "beat"} <= set(services)
+    assert "-Q deliver" in " ".join(services["worker-deliver"]["command"])  # alerts on their own worker
     assert (ROOT / "Dockerfile").exists()
     assert "gunicorn tarn.wsgi" in " ".join(services["web"]["command"])
     assert (ROOT / "tarn" / "wsgi.py").exists() and (ROOT / "tarn" / "celery.py").exists()

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import require
+from tests.support.receivers import smtp  # noqa: F401 (a fixture)
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.integration
@@ -97,3 +98,46 @@ def test_the_web_runs_as_tarn_logs_in_and_cannot_read_the_private_key(web):
     db = data / "tarn.sqlite3"
     assert db.stat().st_gid == tarn.pw_gid and db.stat().st_mode & 0o777 == 0o660
     assert (data / "secret_key").stat().st_mode & 0o777 == 0o640
+
+
+def test_alerts_are_delivered_by_an_unprivileged_worker_that_cannot_read_the_ssh_key(web, smtp):  # noqa: F811
+    """make run's deliver worker (scripts/web.sh deliver) runs as tarn: it sends the e-mail of an alert queued on
+    the deliver queue, and the process doing so holds no root uid (so no address an admin typed is reached by a
+    process that could read Tarn's private key)."""
+    base, _, data = web
+    controller, inbox = smtp
+    env = {**os.environ, "TARN_DATA_DIR": str(data), "DJANGO_SETTINGS_MODULE": "tarn.settings"}
+    env.pop("DATABASE_URL", None)
+    made = (
+        "from analytics.models import Alert, Channel; from appliance.models import Host; "
+        f"c = Channel.objects.create(name='mail', kind='email', smtp_host='127.0.0.1', smtp_port={controller.port}, "
+        "smtp_security='none', sender='tarn@example.org', recipients='ops@example.org'); "
+        "a = Alert.objects.create(host=Host.objects.get(name='local'), rule='pool_state', subject='tank', "
+        "level='critical', message='tank is DEGRADED'); print(a.pk, c.pk)"
+    )
+    ids = (
+        subprocess.run(
+            [sys.executable, "manage.py", "shell", "-c", made],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        .stdout.splitlines()[-1]
+        .split()
+    )  # the shell may first say what it imported
+    worker = subprocess.Popen(["scripts/web.sh", "deliver"], cwd=ROOT, env=env, start_new_session=True)
+    try:
+        queue = f"from analytics.services import _queue_delivery; _queue_delivery({ids[0]}, {ids[1]}, 'raised')"
+        subprocess.run([sys.executable, "manage.py", "shell", "-c", queue], cwd=ROOT, env=env, check=True)
+        deadline = time.monotonic() + 60
+        while not inbox.messages:
+            assert worker.poll() is None, "the deliver worker exited"
+            assert time.monotonic() < deadline, "no e-mail within 60 s"
+            time.sleep(0.3)
+        assert "tank is DEGRADED" in inbox.messages[0][1].get_payload()
+        assert _uids(worker.pid) == {pwd.getpwnam("tarn").pw_uid}, "the worker and its children run as tarn only"
+    finally:
+        os.killpg(worker.pid, signal.SIGTERM)
+        worker.wait(timeout=30)
