@@ -43,9 +43,19 @@ def rules() -> dict[str, tuple[Rule, bool]]:
     return found
 
 
-def conditions(host: Host, now=None) -> list[Condition]:
-    """What is wrong on the host now, by the enabled rules."""
+CAPACITY_HYSTERESIS = 2  # percentage points below its threshold before an open capacity alert clears
+
+
+def conditions(host: Host, now=None, open_: frozenset = frozenset()) -> list[Condition]:
+    """What is wrong on the host now, by the enabled rules. open_: the (rule, subject) alerts open now: a capacity
+    alert holds until the pool is CAPACITY_HYSTERESIS points below the threshold, so 80 % ± 1 does not flap."""
     now = now or timezone.now()
+
+    def over(key: str, pool) -> bool:
+        rule = active.get(key)
+        margin = CAPACITY_HYSTERESIS if (key, pool.name) in open_ else 0
+        return bool(rule) and pool.capacity >= rule.threshold - margin
+
     active = {k: r for k, (r, on) in rules().items() if on}
     found = []
 
@@ -61,10 +71,9 @@ def conditions(host: Host, now=None) -> list[Condition]:
             add("pool_state", pool.name, f"Pool {pool.name} on {host.name} is {pool.state}.")
         if errors.get(pool.pk):
             add("pool_errors", pool.name, f"Pool {pool.name} on {host.name}: {errors[pool.pk]} device errors.")
-        critical = active.get("capacity_critical")
-        if critical and pool.capacity >= critical.threshold:
+        if over("capacity_critical", pool):
             add("capacity_critical", pool.name, f"Pool {pool.name} on {host.name} is {pool.capacity}% full.")
-        elif "capacity_warning" in active and pool.capacity >= active["capacity_warning"].threshold:
+        elif over("capacity_warning", pool):
             add("capacity_warning", pool.name, f"Pool {pool.name} on {host.name} is {pool.capacity}% full.")
         if pool.scan_function == "scrub" and pool.scan_errors:
             add(

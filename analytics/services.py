@@ -30,8 +30,8 @@ def alerts_evaluate(*, host: Host, now=None, deliver=None) -> tuple[list[Alert],
     """Returns (raised, cleared). deliver(alert_id, channel_id, event): queues a delivery (after commit)."""
     deliver = deliver or _queue_delivery
     now = now or timezone.now()
-    holding = {(c.rule, c.subject): c for c in conditions(host, now)}
     open_ = {(a.rule, a.subject): a for a in Alert.objects.filter(host=host, cleared_at__isnull=True)}
+    holding = {(c.rule, c.subject): c for c in conditions(host, now, frozenset(open_))}
     raised, cleared = [], []
     with transaction.atomic():
         for key, c in holding.items():
@@ -47,9 +47,28 @@ def alerts_evaluate(*, host: Host, now=None, deliver=None) -> tuple[list[Alert],
                 alert.save(update_fields=["cleared_at"])
                 cleared.append(alert)
         for alert, event in [(a, "raised") for a in raised] + [(a, "cleared") for a in cleared]:
+            if _flapping(alert, now):
+                alert.deliveries.append(
+                    {"channel": "", "event": event, "ok": False, "result": FLAPPING, "at": str(now)}
+                )
+                alert.save(update_fields=["deliveries"])
+                continue
             for channel in channels_for(alert.level):
                 transaction.on_commit(lambda a=alert.pk, c=channel.pk, e=event: deliver(a, c, e))
     return raised, cleared
+
+
+FLAP_WINDOW, FLAP_LIMIT = timedelta(hours=1), 3
+FLAPPING = f"Not sent: raised {FLAP_LIMIT} times or more within an hour (flapping); sent again once it is quiet."
+
+
+def _flapping(alert: Alert, now) -> bool:
+    """A rule and subject raised FLAP_LIMIT times within the hour: its raises and clears are shown, not sent, until
+    an hour passes without a new one (a limit per rule and subject, so one flapping pool mutes nothing else)."""
+    recent = Alert.objects.filter(
+        host_id=alert.host_id, rule=alert.rule, subject=alert.subject, raised_at__gte=now - FLAP_WINDOW
+    )
+    return recent.count() >= FLAP_LIMIT
 
 
 def _queue_delivery(alert_id: int, channel_id: int, event: str) -> None:

@@ -212,3 +212,36 @@ def test_metrics_need_a_token_and_parse_as_prometheus_text(client, local_host, t
     assert samples[("tarn_pool_capacity_ratio", (("host", "local"), ("pool", "tank")))] == 0.4
     assert samples[("tarn_alerts_open", (("level", "critical"),))] == 1
     assert samples[("tarn_host_up", (("host", "local"),))] == 1
+
+
+def test_a_capacity_alert_clears_only_two_points_below_its_threshold(
+    local_host, tank, django_capture_on_commit_callbacks
+):
+    """80 % ± 1 would raise and clear at every refresh: an open capacity alert holds down to threshold - 2."""
+    Pool.objects.filter(pk=tank.pk).update(capacity=80)
+    assert [a.rule for a in evaluate(local_host, django_capture_on_commit_callbacks)[0]] == ["capacity_warning"]
+    Pool.objects.filter(pk=tank.pk).update(capacity=79)
+    assert evaluate(local_host, django_capture_on_commit_callbacks) == ([], [])  # still open
+    Pool.objects.filter(pk=tank.pk).update(capacity=77)
+    raised, cleared = evaluate(local_host, django_capture_on_commit_callbacks)
+    assert not raised and [a.rule for a in cleared] == ["capacity_warning"]
+    Pool.objects.filter(pk=tank.pk).update(capacity=79)
+    assert evaluate(local_host, django_capture_on_commit_callbacks) == ([], []), "below the threshold: not raised"
+
+
+def test_a_flapping_pool_is_sent_three_times_then_shown_but_not_sent(
+    local_host, tank, receiver, django_capture_on_commit_callbacks
+):
+    url, got, _ = receiver
+    Channel.objects.create(name="hook", kind="webhook", url=url, allow_private=True)
+    for state in ["DEGRADED", "ONLINE"] * 4:
+        Pool.objects.filter(pk=tank.pk).update(state=state)
+        evaluate(local_host, django_capture_on_commit_callbacks)
+    events = [json.loads(body)["event"] for _, body in got]
+    assert events == ["raised", "cleared", "raised", "cleared"], "the third raise within the hour is not sent"
+    assert Alert.objects.count() == 4  # every one is still shown
+    last = Alert.objects.order_by("-pk").first()
+    assert [d["result"] for d in last.deliveries] == [services.FLAPPING, services.FLAPPING]
+    Pool.objects.create(host=local_host, name="other", guid="2", state="FAULTED", observed_at=timezone.now())
+    evaluate(local_host, django_capture_on_commit_callbacks)
+    assert json.loads(got[-1][1])["subject"] == "other", "a limit per rule and subject: another pool is sent"
