@@ -5,6 +5,7 @@ from django import forms
 from analytics.choices import CHARTS, RANGES, ChannelKind, Level
 from analytics.models import Channel
 from appliance.fields import FloatField, IntegerField, model_formfield
+from appliance.validators import refuse_bidi
 
 
 class ChannelForm(forms.ModelForm):
@@ -42,6 +43,10 @@ class ChannelForm(forms.ModelForm):
             "secret",
         ]
         widgets = {"kind": forms.Select(choices=ChannelKind.choices)}
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        refuse_bidi(self.fields, "name")
 
 
 class RuleForm(forms.Form):

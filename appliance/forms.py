@@ -8,6 +8,7 @@ from django.contrib.auth.forms import AuthenticationForm
 
 from appliance.choices import AuditKind
 from appliance.fields import IntegerField
+from appliance.validators import no_bidi
 from hostlib.runner import parse_host_keys
 
 _HOSTNAME = re.compile(
@@ -89,7 +90,7 @@ class HostForm(forms.Form):
 
 
 class ApiTokenForm(forms.Form):
-    name = forms.CharField(max_length=80, help_text="What uses it, e.g. 'monitoring'.")
+    name = forms.CharField(max_length=80, validators=[no_bidi], help_text="What uses it, e.g. 'monitoring'.")
 
 
 class AuditFilterForm(forms.Form):

@@ -3,6 +3,7 @@
 from django import forms
 
 from appliance.fields import IntegerField
+from appliance.validators import no_bidi
 from benchmarks.choices import PROPERTIES, SCHEDULE_MINUTE_HELP, SCHEDULES_ENABLED_MAX
 from benchmarks.profiles import BUILT_IN
 from hostlib.fio import ENGINES, RW, SIZE
@@ -108,7 +109,7 @@ class NetworkForm(forms.Form):
 
 
 class ScheduleForm(SizedRun):
-    name = forms.CharField(max_length=80)
+    name = forms.CharField(max_length=80, validators=[no_bidi])
     profiles = forms.MultipleChoiceField(choices=STORAGE, widget=forms.CheckboxSelectMultiple)
     minute = forms.CharField(max_length=60, initial="0", help_text=SCHEDULE_MINUTE_HELP)
     hour = forms.CharField(max_length=60, initial="3", help_text="Cron fields: numbers, *, 1-5, */6, 0,12.")
@@ -141,8 +142,10 @@ class ScheduleForm(SizedRun):
 class ProfileForm(forms.Form):
     """A copy of a profile: its first job's fields (prefilled with the original's) and the dataset's properties."""
 
-    title = forms.CharField(max_length=80)
-    represents = forms.CharField(max_length=200, required=False, help_text="What load this stands for.")
+    title = forms.CharField(max_length=80, validators=[no_bidi])
+    represents = forms.CharField(
+        max_length=200, required=False, validators=[no_bidi], help_text="What load this stands for."
+    )
     rw = forms.ChoiceField(choices=[(x, x) for x in RW], label="Pattern")
     bs = forms.CharField(max_length=8, label="Block size", help_text="4k, 128k, 1m…")
     size = forms.CharField(max_length=8, help_text="Per process: at least twice the ARC's maximum for disk figures.")

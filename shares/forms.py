@@ -3,6 +3,7 @@
 from django import forms
 
 from appliance.fields import model_formfield
+from appliance.validators import refuse_bidi
 from hostlib.posix import FOLDER_MODES
 from shares.choices import NFS_CONFIRMATION_FIELDS
 from shares.models import NfsExport, ShareSettings, SmbShare
@@ -93,6 +94,7 @@ class NfsExportForm(_DatasetChoiceMixin, forms.ModelForm):
     def __init__(self, *args, datasets=(), **kwargs):
         super().__init__(*args, **kwargs)
         self._datasets(datasets)
+        refuse_bidi(self.fields, "comment")  # stored and shown only: no config file's pattern checks it
 
     def service_args(self) -> dict:
         """The risks ticked as confirmed; the service decides which an export needs."""

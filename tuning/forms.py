@@ -4,6 +4,7 @@ from django import forms
 
 from appliance.fields import IntegerField
 from appliance.models import Host
+from appliance.validators import no_bidi
 from hostlib import net
 from tuning.choices import JUMBO_MTU, KERNEL_KINDS, ROLLBACK_SECONDS_DEFAULT, ROLLBACK_SECONDS_MAX, ROLLBACK_SECONDS_MIN
 from tuning.profiles import DEFAULT_PROFILE, PROFILES
@@ -53,7 +54,12 @@ class SettingForm(forms.Form):
     value = forms.CharField(
         max_length=200, help_text="Numbers separated by spaces (tcp_rmem: min default max), or a word"
     )
-    reason = forms.CharField(max_length=300, required=False, help_text="Why: shown beside the setting and in the audit")
+    reason = forms.CharField(
+        max_length=300,
+        required=False,
+        validators=[no_bidi],
+        help_text="Why: shown beside the setting and in the audit",
+    )
     confirm = forms.CharField(
         max_length=100,
         required=False,

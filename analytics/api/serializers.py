@@ -6,6 +6,7 @@ from analytics.choices import Level
 from analytics.models import Alert, Channel
 from appliance.api.serializers import ModelSerializer
 from appliance.fields import ApiFloatField, ApiIntegerField
+from appliance.validators import refuse_bidi
 
 
 class AlertSerializer(ModelSerializer):
@@ -50,6 +51,10 @@ class ChannelSerializer(ModelSerializer):
             "last_at",
         ]
         read_only_fields = ["id", "last_result", "last_at"]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        refuse_bidi(self.fields, "name")  # built from the model (unique), so added to the built field
 
 
 class RuleSerializer(serializers.Serializer):

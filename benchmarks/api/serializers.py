@@ -4,6 +4,7 @@ from rest_framework import serializers
 
 from appliance.api.serializers import HostField, HostRequest, ModelSerializer
 from appliance.fields import ApiIntegerField, ApiIPAddressField
+from appliance.validators import no_bidi
 from benchmarks.choices import (
     NETWORK_PROFILES,
     PROPERTIES,
@@ -133,6 +134,7 @@ class SuiteRequest(Sized):
 
 class ScheduleSerializer(ModelSerializer):
     host = HostField()
+    name = serializers.CharField(max_length=80, validators=[no_bidi])
     profiles = serializers.ListField(
         child=serializers.CharField(max_length=40), min_length=1, max_length=24, help_text=PROFILE_HELP
     )
@@ -181,8 +183,10 @@ class ProfileSerializer(serializers.Serializer):
 
 class ProfileCopyRequest(serializers.Serializer):
     based_on = serializers.CharField(max_length=40, help_text=PROFILE_HELP)
-    title = serializers.CharField(max_length=80)
-    represents = serializers.CharField(max_length=200, required=False, default="", allow_blank=True)
+    title = serializers.CharField(max_length=80, validators=[no_bidi])
+    represents = serializers.CharField(
+        max_length=200, required=False, default="", allow_blank=True, validators=[no_bidi]
+    )
     job = serializers.DictField(
         required=False,
         default=dict,

@@ -3,6 +3,7 @@
 from rest_framework import serializers
 
 from appliance.api.serializers import HostField, HostRequest, ModelSerializer
+from appliance.validators import no_bidi
 from hostlib.posix import FOLDER_MODES
 from shares.choices import NFS_CONFIRMATION_FIELDS
 from shares.models import NfsExport, SambaUser, ShareSettings, ShareStatus, SmbShare
@@ -54,6 +55,7 @@ class NfsExportSerializer(ModelSerializer):
         fields = ["id", "host", *NFS_FIELDS, "wildcard_ok", "root_ok", "async_ok", "path", "created_at"]
         read_only_fields = ["path", "created_at"]
         validators = []
+        extra_kwargs = {"comment": {"validators": [no_bidi]}}  # stored and shown only: no config file checks it
 
     def confirmed(self) -> list[str]:
         """The risks the request said yes to; the service decides which the export needs."""

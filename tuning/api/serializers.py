@@ -4,6 +4,7 @@ from rest_framework import serializers
 
 from appliance.api.serializers import HostField, HostRequest, ModelSerializer
 from appliance.fields import ApiIntegerField, ApiIPAddressField
+from appliance.validators import no_bidi
 from tuning.choices import JUMBO_MTU, KERNEL_KINDS, ROLLBACK_SECONDS_DEFAULT, ROLLBACK_SECONDS_MAX, ROLLBACK_SECONDS_MIN
 from tuning.models import ChangeSet, Link, Setting
 from tuning.profiles import DEFAULT_PROFILE, PROFILES
@@ -112,7 +113,7 @@ class SettingRequest(HostRequest):
     kind = serializers.ChoiceField(choices=KERNEL_KINDS)
     key = serializers.CharField(max_length=100)
     value = serializers.CharField(max_length=200, trim_whitespace=False)
-    reason = serializers.CharField(max_length=300, required=False, default="", allow_blank=True)
+    reason = serializers.CharField(max_length=300, required=False, default="", allow_blank=True, validators=[no_bidi])
     confirm = serializers.CharField(
         max_length=100,
         required=False,
