@@ -50,14 +50,41 @@ def stop(t: Transport, unit: str) -> None:
     t.run(["systemctl", "stop", "--", f"{_unit(unit)}.service"], mutating=True, check=False, timeout=30)
 
 
-def start(t: Transport, unit: str, argv: list[str], *, description: str) -> None:
+# A root process that only reads and writes its own folders (fio): no devices (a link planted as /dev/sdX finds
+# nothing), the whole file system read-only but those folders, no privilege to gain, no kernel knob to turn.
+SANDBOX = (
+    "PrivateDevices=yes",
+    "DevicePolicy=closed",
+    "ProtectSystem=strict",
+    "ProtectHome=yes",
+    "PrivateTmp=yes",
+    "NoNewPrivileges=yes",
+    "RestrictSUIDSGID=yes",
+    "ProtectKernelTunables=yes",
+    "ProtectKernelModules=yes",
+    "ProtectControlGroups=yes",
+)
+
+
+def start(t: Transport, unit: str, argv: list[str], *, description: str, writable: tuple[str, ...] = ()) -> None:
     """Run argv now as the transient service `unit`, detached from Tarn: it outlives a worker or an SSH link. Not
-    collected on failure, so service_state can tell a failure from a success (reset_failed cleans it up)."""
+    collected on failure, so service_state can tell a failure from a success (reset_failed cleans it up). With
+    writable folders it runs in SANDBOX, those folders the only ones it may write."""
+    sandbox = []
+    if writable:
+        paths = " ".join(_folder(p) for p in writable)
+        sandbox = [f"--property={p}" for p in SANDBOX] + [f"--property=ReadWritePaths={paths}"]
     t.run(
-        ["systemd-run", f"--unit={_unit(unit)}", f"--description={description}", "--", *argv],
+        ["systemd-run", f"--unit={_unit(unit)}", f"--description={description}", *sandbox, "--", *argv],
         mutating=True,
         timeout=30,
     )
+
+
+def _folder(path: str) -> str:
+    if not re.fullmatch(r"/[A-Za-z0-9_.+/-]+", path) or "/../" in f"{path}/":
+        raise ValueError(f"not a folder for a sandbox: {path[:80]!r}")
+    return path
 
 
 def service_state(t: Transport, unit: str) -> tuple[str, str]:

@@ -189,7 +189,13 @@ def execute_storage(run: Run, tracker: Tracker) -> None:
             if fio.reads(job) and not (warm and n):  # lay out, then drop the caches: reads come from the disks
                 tracker.progress(int(100 * done / max(total, 1)), f"{job.name}: laying out the files")
                 run.manifest["argv"].append(fio.layout_argv(job, directory))
-                systemd.start(t, unit, run.manifest["argv"][-1], description=f"Tarn benchmark {run.pk}: layout")
+                systemd.start(
+                    t,
+                    unit,
+                    run.manifest["argv"][-1],
+                    description=f"Tarn benchmark {run.pk}: layout",
+                    writable=(directory, out),
+                )
                 live = True
                 if "fio" not in run.manifest:
                     run.manifest = {**_manifest(t, run, where, arc), "argv": run.manifest["argv"]}
@@ -201,7 +207,8 @@ def execute_storage(run: Run, tracker: Tracker) -> None:
                 run.manifest = {**_manifest(t, run, where, arc), "argv": run.manifest["argv"]}
             argv = fio.argv(job, directory, output=output, bw_log=bw_log)
             run.manifest["argv"].append(argv)
-            systemd.start(t, unit, argv, description=f"Tarn benchmark {run.pk}: {run.title}")
+            tripwire(t, directory)
+            systemd.start(t, unit, argv, description=f"Tarn benchmark {run.pk}: {run.title}", writable=(directory, out))
             live = True
             if "fio" not in run.manifest:  # during the ramp, which is not measured
                 run.manifest = {**_manifest(t, run, where, arc), "argv": run.manifest["argv"]}
@@ -230,6 +237,16 @@ def execute_storage(run: Run, tracker: Tracker) -> None:
             systemd.stop(t, unit)
             systemd.reset_failed(t, unit)
         targets.cleanup(t, run, files)
+
+
+def tripwire(t: Transport, directory: str) -> None:
+    """Before a measured pass: the scratch folder holds fio's regular files only. In a share, anyone who may write
+    it could have swapped a file for a link or a device node between the layout and the pass: refuse, touch
+    nothing (the sandbox and the mount's nosymfollow stop it anyway; this says so)."""
+    argv = ["find", "-P", directory, "-mindepth", "1", "!", "-type", "f", "!", "-type", "d", "-print", "-quit"]
+    found = t.run(argv, timeout=60).stdout.strip()
+    if found:
+        raise HostError(f"Refused: {found} in the scratch folder is not a regular file (planted by someone?).")
 
 
 def cache_pass(before: dict, after: dict) -> dict:

@@ -14,6 +14,7 @@ from benchmarks.selectors import run_charts
 from benchmarks.services import benchmark_start, runs_reconcile
 from benchmarks.services import common as bench_common
 from hostlib import fio
+from hostlib.systemd import SANDBOX
 from hostlib.zfs import ARCSTATS
 from pools.models import Pool
 from tests.support.runners import FakeHost, captured
@@ -80,6 +81,8 @@ def test_a_read_run_lays_out_drops_the_caches_runs_fio_as_a_unit_reads_the_resul
         "--rwmixread=67 --end_fsync=1"
     ).split()
     state = ["systemctl", "show", "-p", "ActiveState", "-p", "Result", "--", f"tarn-bench-{n}.service"]
+    sandbox = [f"--property={p}" for p in SANDBOX] + [f"--property=ReadWritePaths={where} {where}"]
+    tripwire = ["find", "-P", where, "-mindepth", "1", "!", "-type", "f", "!", "-type", "d", "-print", "-quit"]
     assert fake.argvs == [
         [
             "zfs",
@@ -97,7 +100,7 @@ def test_a_read_run_lays_out_drops_the_caches_runs_fio_as_a_unit_reads_the_resul
         ],
         ["zfs", "get", "-H", "-o", "value", "mountpoint", "--", scratch],
         ["cat", "--", "/proc/spl/kstat/zfs/arcstats"],
-        ["systemd-run", f"--unit=tarn-bench-{n}", f"--description=Tarn benchmark {n}: layout", "--", *layout],
+        ["systemd-run", f"--unit=tarn-bench-{n}", f"--description=Tarn benchmark {n}: layout", *sandbox, "--", *layout],
         # the manifest is read while the files are laid out, not while anything is measured
         ["uname", "-r"],
         ["zfs", "version"],
@@ -106,10 +109,12 @@ def test_a_read_run_lays_out_drops_the_caches_runs_fio_as_a_unit_reads_the_resul
         ["zpool", "list", "-v", "-H", "-P", "--", "tank"],
         state,
         ["sysctl", "-q", "-w", "vm.drop_caches=3"],
+        tripwire,  # nothing but regular files where fio will write
         [
             "systemd-run",
             f"--unit=tarn-bench-{n}",
             f"--description=Tarn benchmark {n}: Random 67/33 read/write 8k",
+            *sandbox,  # no devices, everything read-only but its folder
             "--",
             *measured,
         ],
@@ -160,14 +165,15 @@ def test_a_write_run_with_a_short_ramp_reads_the_manifest_before_fio_starts_and_
         ["fio", "--version"],
         ["zfs", "get"],
         ["zpool", "list"],
+        ["find", "-P"],
         ["systemd-run", f"--unit=tarn-bench-{run.pk}"],
         ["systemctl", "show"],
         ["cat", "--"],
         ["zfs", "get"],  # the scratch dataset's mark: this run made it
         ["zfs", "destroy"],
     ]
-    assert "recordsize=1048576" in fake.argvs[0] and "--ramp_time=0" in fake.argvs[8]
-    assert "--rw=write" in fake.argvs[8] and "--end_fsync=1" in fake.argvs[8]
+    assert "recordsize=1048576" in fake.argvs[0] and "--ramp_time=0" in fake.argvs[9]
+    assert "--rw=write" in fake.argvs[9] and "--end_fsync=1" in fake.argvs[9]
     assert run.status == "succeeded" and [r["job"] for r in run.results] == ["seq-write-1"]
 
 
@@ -307,3 +313,35 @@ def test_a_scratch_dataset_that_existed_before_the_run_is_never_destroyed(run_qu
     )
     assert run.status == "failed" and "already exists" in run.message
     assert not any(argv[:2] == ["zfs", "destroy"] for argv in fake.argvs)
+
+
+def test_a_link_planted_in_the_scratch_folder_stops_the_run_before_fio_opens_anything(run_queued, fake, tank, admin):
+    """The tripwire before each pass: anything but a regular file where fio works (a link to a disk, a device
+    node) refuses the run; no measured fio unit starts, and the clean-up still runs."""
+    fake.answer("find", "-P", stdout="/tank/data/tarnbench-1/randrw-8k.0.0\n")
+    run = run_queued(
+        benchmark_start, host=tank, user=admin, profile="randrw-8k", dataset="tank/data", size="2g", runtime=5
+    )
+    assert run.status == "failed" and run.message == (
+        "Refused: /tank/data/tarnbench-1/randrw-8k.0.0 in the scratch folder is not a regular file (planted by someone?)."
+    )
+    started = [a for a in fake.argvs if a[0] == "systemd-run"]
+    assert len(started) == 1 and "layout" in started[0][2], "only the layout ran"
+    assert fake.argvs[-1][:2] == ["zfs", "destroy"]
+
+
+def test_loopback_mounts_never_follow_links_open_devices_or_run_files():
+    from hostlib import mounts  # noqa: PLC0415
+
+    class Recorder:
+        argvs = []
+
+        def run(self, argv, **kwargs):
+            self.argvs.append(argv)
+
+    t = Recorder()
+    mounts.mount_nfs(t, "/tank/docs", "/run/tarn/tarnbench-1")
+    mounts.mount_smb(t, "docs", "/run/tarn/tarnbench-2", credentials="/run/tarn/bench-2.credentials")
+    for argv in t.argvs:
+        options = argv[argv.index("-o") + 1].split(",")
+        assert {"nosymfollow", "nodev", "nosuid", "noexec"} <= set(options), argv
