@@ -175,12 +175,12 @@ def execute_storage(run: Run, tracker: Tracker) -> None:
         directory, out, where = targets.prepare(t, run)
         arc = zfs.arcstats(t)
         arc_max = arc.get("c_max") or 0
-        if arc_max and working_set(run.jobs) < 2 * arc_max and not run.cache_ok:
+        profile = storage_profile(run.profile)
+        warm = profile is not None and profile.warm  # passes over the same files: the caches stay between them
+        if arc_max and working_set(run.jobs) < 2 * arc_max and not run.cache_ok and not warm:
             raise HostError(f"The working set is less than twice the ARC's maximum ({arc_max >> 20} MiB) now.")
         run.manifest = {"argv": []}
         jobs = [fio.FioJob(**j) for j in run.jobs]
-        profile = storage_profile(run.profile)
-        warm = profile is not None and profile.warm  # passes over the same files: the caches stay between them
         total = sum(j.runtime + j.ramp for j in jobs)
         done = 0
         for n, job in enumerate(jobs):
