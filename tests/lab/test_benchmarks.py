@@ -320,3 +320,32 @@ def test_smb_and_nfs_loopback_targets_run_and_leave_nothing_behind(guest, tank, 
         assert guest.sh("ls -A /run/tarn | grep -c bench || true").strip() == "0", "no output or credentials left"
     assert "tarnbench:" in guest.sh("pdbedit -L -w || true") and "D" in guest.sh("pdbedit -L -w | grep tarnbench")
     assert results["smb"] > 0 and results["nfs"] > 0
+
+    # A user of a client of the export (nobody here) watches for the scratch folder and plants fio's file name as a
+    # link to a file only root may write: the NAS's root fio must never write through it (issue 23, item 1).
+    guest.sh("echo untouched > /root/canary.txt")
+    planter = (
+        'while :; do for d in /tank/docs/tarnbench-*; do [ -d "$d" ] && '
+        'ln -sfn /root/canary.txt "$d/seq-write-1.0.0" 2>/dev/null; done; sleep 0.05; done'
+    )
+    guest.sh(f"setsid setpriv --reuid=65534 --regid=65534 --clear-groups sh -c '{planter}' >/dev/null 2>&1 &")
+    try:
+        run = run_queued(
+            services.benchmark_share_start,
+            host=tank,
+            user=admin_user,
+            profile="seq-write-1",
+            protocol="nfs",
+            share="/tank/docs",
+            size="16m",
+            runtime=2,
+            ramp=0,
+            cache_ok=True,
+        )
+    finally:
+        guest.sh("pkill -u 65534 -f tarnbench || true")
+    run.refresh_from_db()
+    assert run.status == "failed", run.message
+    assert "not a regular file" in run.message or "fio ended" in run.message, run.message
+    assert guest.sh("cat /root/canary.txt").strip() == "untouched", "root fio never wrote through the planted link"
+    assert guest.sh("ls -A /tank/docs").split() == ["keep.txt"], "the scratch folder is gone all the same"
