@@ -1,5 +1,9 @@
 """iperf3 between two hosts: a one-shot server on one (a transient unit, so it never outlives its test), the client
-on the other; the client's JSON is what is kept (iperf3 -J)."""
+on the other; the client's JSON is what is kept (iperf3 -J).
+
+Neither end runs as root. The server runs as a dynamic user in systemd's sandbox and listens on the one data address
+it is measured on (not every address of the NAS). The client's machine may be Tarn's own, where every NAS's SSH key
+lives: there it runs as nobody, with no capability and no way to gain one (setpriv)."""
 
 import ipaddress
 import json
@@ -14,6 +18,21 @@ from hostlib.runner import Transport
 PORT = 5301  # Tarn's own checks (tuning's measured effect)
 BENCH_PORT = 5201  # benchmark runs: iperf3's default
 MAX_STREAMS = 16
+
+# The server's unit: a user made for the unit and gone with it, on top of the sandbox fio runs in (no devices, the
+# file system read-only, no privilege to gain). iperf3's scratch file goes to the unit's private /tmp.
+SERVER_SANDBOX = ("DynamicUser=yes", *systemd.SANDBOX, "CapabilityBoundingSet=", "PrivateUsers=yes")
+# The client, where the transport is root: nobody (65534 on Debian and its kin), no groups, no capabilities.
+NOBODY = (
+    "setpriv",
+    "--reuid=65534",
+    "--regid=65534",
+    "--clear-groups",
+    "--no-new-privs",
+    "--inh-caps=-all",
+    "--bounding-set=-all",
+    "--",
+)
 
 
 @dataclass(frozen=True)
@@ -63,6 +82,19 @@ def server_unit(tag: str) -> str:
     return f"tarn-iperf-{tag}"
 
 
+def server_argv(tag: str, address: str, *, port: int = PORT) -> list[str]:
+    """The one-off server, bound to the address the client is sent to."""
+    ip = ipaddress.ip_address(check_address(address))
+    sandbox = [f"--property={p}" for p in SERVER_SANDBOX]
+    iperf = ["iperf3", "-s", "-1", "-p", str(int(port)), "-B", str(ip)]
+    return ["systemd-run", f"--unit={server_unit(tag)}", "--collect", *sandbox, "--", *iperf]
+
+
+def unprivileged(t: Transport, argv: list[str]) -> list[str]:
+    """argv run as nobody where the transport is root (as it is on a NAS); as is where it is not root already."""
+    return [*NOBODY, *argv] if t.privileged else list(argv)
+
+
 def measure(
     server: Transport,
     client: Transport,
@@ -77,15 +109,11 @@ def measure(
     """One run: a one-off server on `server` (unit tarn-iperf-<tag>: it never outlives one test), the client on
     `client` to address. Stopping that unit (a cancel) ends the client's test early with an error."""
     unit = server_unit(tag)
-    server.run(
-        ["systemd-run", f"--unit={unit}", "--collect", "--", "iperf3", "-s", "-1", "-p", str(int(port))],
-        mutating=True,
-        timeout=30,
-    )
+    server.run(server_argv(tag, address, port=port), mutating=True, timeout=30)
     argv = client_argv(address, seconds=seconds, reverse=reverse, port=port, streams=streams)
     try:
         for _ in range(10):  # the server needs a moment to listen
-            result = client.run(argv, check=False, timeout=seconds + 30)
+            result = client.run(unprivileged(client, argv), check=False, timeout=seconds + 30)
             if "Connection refused" not in result.stdout + result.stderr:
                 break
             time.sleep(0.5)

@@ -78,6 +78,7 @@ ALLOWED_TOOLS = frozenset(
         "ping",
         "printenv",
         "systemd-run",
+        "setpriv",
         "networkctl",
         "tc",
     }
@@ -143,6 +144,11 @@ class Transport:
     on_command: AuditHook | None = None
     extra_tools: frozenset[str] = frozenset()
     writable_dirs: tuple[str, ...] = CONFIG_DIRS
+
+    @property
+    def privileged(self) -> bool:
+        """Do commands run as root there? (A NAS is managed as root.)"""
+        return False
 
     def run(
         self,
@@ -320,6 +326,10 @@ def _kill(proc: subprocess.Popen) -> None:
 class LocalTransport(Transport):
     """Commands on this machine."""
 
+    @property
+    def privileged(self) -> bool:
+        return os.geteuid() == 0
+
     def _execute(self, argv, *, timeout, input, mutating, max_output):
         env = {"LC_ALL": "C", "LANG": "C", "PATH": SAFE_PATH, "HOME": os.environ.get("HOME", "/root")}
         rc, out, err, duration = _spawn(argv, timeout=timeout, input=input, env=env, max_output=max_output)
@@ -428,6 +438,10 @@ class SSHTransport(Transport):
     state_dir: str = "/tmp"
     connect_timeout: int = 8
     _known_hosts: Path | None = field(default=None, init=False, repr=False)
+
+    @property
+    def privileged(self) -> bool:
+        return self.user == "root"
 
     def _control_path(self) -> str:
         """One shared connection per destination *and* pinned keys: a changed pin never reuses a master."""

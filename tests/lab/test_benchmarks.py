@@ -2,6 +2,7 @@
 its manifest, results and series, and its scratch dataset is gone afterwards, also when cancelled."""
 
 import shlex
+import subprocess
 import threading
 import time
 from dataclasses import replace
@@ -15,8 +16,9 @@ from appliance.operations import operations_reap
 from benchmarks import services
 from benchmarks.models import Run, Suite
 from benchmarks.selectors import storage_profiles, suite_detail
-from hostlib import fio
+from hostlib import fio, iperf
 from hostlib.fio import size_bytes
+from hostlib.runner import LocalTransport
 from pools.services import inventory_refresh
 from shares import services as share_services
 from tarn.celery import app
@@ -238,33 +240,71 @@ def test_iperf3_over_the_lab_data_link_both_ways(guest, tank, local_host, admin_
     assert guest.sh("pgrep -x iperf3 || true").strip() == "", "the one-off server is gone"
 
 
+def test_iperf3_runs_without_root_at_both_ends_and_the_server_listens_on_the_data_address_only(guest):
+    """Issue 23, item 7: the NAS's one-off server is a dynamic user's sandboxed unit bound to the measured address;
+    the client on this machine (where every NAS's key lives) runs as nobody with no capability, and still measures."""
+    address, port = guest.env["LAB_GUEST_DATA_ADDR"].split("/")[0], 5302
+    t, local = guest.transport(), LocalTransport()
+    t.run(iperf.server_argv("990001", address, port=port), mutating=True, timeout=30)
+    try:
+        deadline = time.monotonic() + 20
+        while not (listening := guest.sh(f"ss -Hltn 'sport = :{port}'")).strip() and time.monotonic() < deadline:
+            time.sleep(0.3)
+        assert [line.split()[3] for line in listening.splitlines()] == [f"{address}:{port}"], listening
+        pid = guest.sh("pgrep -x iperf3").split()[0]
+        owner = guest.sh(f"ps -o user= -p {pid}").strip()
+        assert owner and owner != "root", owner
+        assert guest.sh(f"grep ^CapEff /proc/{pid}/status").split()[1].strip("0") == "", "no capability left"
+        assert "Connection refused" in guest.sh(f"iperf3 -c 127.0.0.1 -p {port} -t 1 2>&1 || true"), "not on lo"
+
+        argv = iperf.unprivileged(local, iperf.client_argv(address, seconds=3, reverse=False, port=port))
+        assert local.privileged and argv[0] == "setpriv"
+        seen: list[str] = []
+        client = threading.Thread(target=lambda: seen.append(local.run(argv, timeout=60).stdout))
+        client.start()
+        users: list[str] = []
+        while client.is_alive() and not users:
+            ps = subprocess.run(["ps", "-o", "user=", "-C", "iperf3"], capture_output=True, text=True, timeout=10)
+            users = ps.stdout.split()
+            time.sleep(0.2)
+        client.join()
+        assert users and set(users) == {"nobody"}, users
+        assert iperf.parse_client(seen[0], reverse=False, argv=argv).bps > 1e6, "as nobody it still measures"
+    finally:
+        t.run(["systemctl", "stop", "--", "tarn-iperf-990001.service"], mutating=True, check=False)
+        t.close()
+
+
 @pytest.mark.django_db(transaction=True)
 def test_a_schedule_fires_from_beat_and_its_run_joins_the_history(guest, tank, admin_user, tmp_path):
     # A schedule fires at most once an hour (its minute is one number), so this one is an ordinary hourly schedule
-    # whose minute is two minutes from now: beat (started below, in a few seconds) is waiting when it comes, through
-    # the same validation a person's schedule goes through.
-    minute = (timezone.localtime() + timedelta(minutes=2)).minute
-    schedule = services.schedule_save(
-        host=tank,
-        user=admin_user,
-        data={
-            "name": "hourly",
-            "profiles": ["seq-write-1"],
-            "target": "tank/data",
-            "size": "8m",
-            "runtime": 2,
-            "cache_ok": True,
-            "minute": str(minute),
-            "hour": "*",
-            "day_of_week": "*",
-            "drop_percent": 10,
-            "enabled": True,
-        },
-    )
+    # whose minute is the next one that beat, started first, is sure to see coming (saved through the same validation
+    # a person's schedule goes through; beat picks up changed schedules within seconds).
     worker = start_worker(f"default,{tank.bench_queue}", tmp_path / "worker.log")
     beat = start_beat(tmp_path / "beat.log")
     try:
-        deadline = time.monotonic() + 240  # up to two minutes until that minute, then the run
+        now = timezone.localtime()
+        when = now.replace(second=0, microsecond=0) + timedelta(minutes=1)
+        if (when - now).total_seconds() < 20:
+            when += timedelta(minutes=1)
+        schedule = services.schedule_save(
+            host=tank,
+            user=admin_user,
+            data={
+                "name": "hourly",
+                "profiles": ["seq-write-1"],
+                "target": "tank/data",
+                "size": "8m",
+                "runtime": 2,
+                "cache_ok": True,
+                "minute": str(when.minute),
+                "hour": "*",
+                "day_of_week": "*",
+                "drop_percent": 10,
+                "enabled": True,
+            },
+        )
+        deadline = time.monotonic() + (when - now).total_seconds() + 120  # until that minute, then the run
         while not Run.objects.filter(schedule=schedule, status="succeeded").exists():
             assert time.monotonic() < deadline, (tmp_path / "beat.log").read_text()[-1500:]
             time.sleep(1)
