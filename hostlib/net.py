@@ -249,6 +249,57 @@ def unbridge_lines(bridge: Link, ports: list[Link]) -> tuple[list[str], list[str
     return apply, restore
 
 
+# Routes a restore puts back: the ones an admin (`ip route add`: boot) or networkd (static) made. The kernel's own
+# come back with their addresses; DHCP's, router advertisements' and routing daemons' are theirs to make again.
+RESTORED_PROTOCOLS = ("boot", "static")
+
+
+def read_routes(t: Transport, names: set[str]) -> list[dict]:
+    """The main table's routes (IPv4 and IPv6) through the named links."""
+    routes = []
+    for family in ("-4", "-6"):
+        out = t.run(["ip", family, "-j", "route", "show"], check=False).stdout
+        for route in json.loads(out or "[]"):
+            unicast = route.get("type", "unicast") == "unicast"
+            if unicast and route.get("dev") in names and route.get("protocol", "boot") in RESTORED_PROTOCOLS:
+                routes.append(route)
+    return routes
+
+
+def state_lines(links: list[Link], routes: list[dict]) -> list[str]:
+    """`ip -batch` lines that put links' static addresses and routes back as they were read (replace: a line whose
+    address or route is there already changes nothing). Every value comes from the host and is checked before it
+    becomes a line; a route that does not read as one is left out."""
+    lines = []
+    for link in links:
+        for address in link.static_addresses:
+            lines.append(f"address replace {ipaddress.ip_interface(address.cidr)} dev {check_ifname(link.name)}")
+    for route in routes:
+        try:
+            lines.append(_route_line(route))
+        except (ValueError, TypeError, KeyError):
+            continue
+    return lines
+
+
+def _route_line(route: dict) -> str:
+    dst = route["dst"]
+    six = ":" in dst or ":" in str(route.get("gateway", ""))
+    dst = ("::/0" if six else "0.0.0.0/0") if dst == "default" else str(ipaddress.ip_network(dst, strict=False))
+    words = ["route", "replace", dst]
+    if route.get("gateway"):
+        words += ["via", check_address(route["gateway"])]
+    words += ["dev", check_ifname(route["dev"])]
+    if route.get("prefsrc"):
+        words += ["src", check_address(route["prefsrc"])]
+    if route.get("scope") == "link":
+        words += ["scope", "link"]
+    if route.get("metric") is not None:
+        words += ["metric", str(int(route["metric"]))]
+    words += ["proto", "static" if route.get("protocol") == "static" else "boot"]
+    return " ".join(words)
+
+
 def run_batch(t: Transport, path: str, lines: list[str], *, timeout: float = 60) -> None:
     """Write an `ip -batch` script and run it (stop at the first failing line)."""
     t.write_file(path, "".join(line + "\n" for line in lines), mode=0o600)

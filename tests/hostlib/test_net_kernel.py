@@ -7,6 +7,7 @@ import pytest
 
 from hostlib import iperf, kernel, net, systemd
 from hostlib.net import Address, Link
+from hostlib.runner import CommandResult, LocalTransport, Transport
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "host"
 
@@ -213,6 +214,60 @@ def test_iperf3_output_parses_and_the_client_argv_is_exact():
         iperf.client_argv("10.77.0.2 -R", seconds=5, reverse=False)
     with pytest.raises(ValueError):
         iperf.client_argv("10.77.0.2", seconds=5, reverse=False, streams=17)
+
+
+class Canned(Transport):
+    """Answers read commands with output captured from the lab (a NIC with IPv4 and IPv6 addresses and routes an
+    admin added: `ip route add 10.99.0.0/24 via …`, a link-scope route with a source, `ip -6 route add fd99::/64 …`)."""
+
+    answers = {
+        ("ip", "-4", "-j", "route", "show"): "ip_route_4.json",
+        ("ip", "-6", "-j", "route", "show"): "ip_route_6.json",
+        ("ip", "-j", "-d", "-s", "addr", "show"): "ip_addr_with_routes.json",
+    }
+
+    def _execute(self, argv, *, timeout, input, mutating, max_output):
+        return CommandResult(argv, 0, read(self.answers[tuple(argv)]), "", 0.0, mutating)
+
+
+def test_a_restore_puts_back_the_static_addresses_and_the_admins_routes_of_the_links_involved():
+    t = Canned()
+    links = {link.name: link for link in net.parse_links(t.run(["ip", "-j", "-d", "-s", "addr", "show"]).stdout)}
+    routes = net.read_routes(t, {"enp0s17"})
+    assert net.state_lines([links["enp0s17"]], routes) == [
+        "address replace 10.77.0.2/24 dev enp0s17",
+        "address replace fd77::2/64 dev enp0s17",
+        "route replace 10.98.0.0/24 dev enp0s17 src 10.77.0.2 scope link proto boot",
+        "route replace 10.99.0.0/24 via 10.77.0.1 dev enp0s17 proto boot",
+        "route replace fd99::/64 via fd77::1 dev enp0s17 metric 1024 proto boot",
+    ]  # the kernel's routes come back with the addresses; the management NIC's DHCP and RA routes are not involved
+    assert net.state_lines([], net.read_routes(t, {"enp0s16"})) == []  # DHCP's, the kernel's, RA's: theirs to redo
+    hostile = [{"dst": "10.0.0.0/8\nlink del dev enp0s16", "dev": "enp0s17"}, {"dst": "1.2.3.0/24", "dev": "x y"}]
+    assert net.state_lines([], hostile + [{"dst": "default", "gateway": "fd77::1", "dev": "enp0s17"}]) == [
+        "route replace ::/0 via fd77::1 dev enp0s17 proto boot"
+    ]  # a value that is not what it should be never becomes a line of a root script
+
+
+def test_the_iperf3_server_is_a_sandboxed_dynamic_user_bound_to_one_address_and_the_client_drops_root():
+    argv = iperf.server_argv("7", "10.77.0.2", port=5201)
+    assert argv[:3] == ["systemd-run", "--unit=tarn-iperf-7", "--collect"]
+    assert {"--property=DynamicUser=yes", "--property=CapabilityBoundingSet=", "--property=PrivateDevices=yes"} <= set(
+        argv
+    )
+    assert argv[argv.index("--") :] == ["--", "iperf3", "-s", "-1", "-p", "5201", "-B", "10.77.0.2"]
+    with pytest.raises(ValueError):
+        iperf.server_argv("7", "0.0.0.0 -D", port=5201)
+
+    class Root(LocalTransport):
+        privileged = True
+
+    class User(LocalTransport):
+        privileged = False
+
+    client = iperf.client_argv("10.77.0.2", seconds=5, reverse=False)
+    assert iperf.unprivileged(Root(), client) == [*iperf.NOBODY, *client]
+    assert iperf.NOBODY[-1] == "--" and "--no-new-privs" in iperf.NOBODY and "--reuid=65534" in iperf.NOBODY
+    assert iperf.unprivileged(User(), client) == client  # not root already: setpriv could not change user
 
 
 @pytest.mark.parametrize("unit", ["tarn-restore-1;x", "sshd", "tarn-restore-", "tarn-Restore-1", "tarn-restore-1 "])

@@ -267,6 +267,67 @@ def test_a_bridge_of_the_two_data_nics_carries_traffic_and_deleting_it_gives_the
     assert "br0" not in guest.sh("ls /etc/systemd/network/")
 
 
+def addresses_and_routes(guest) -> tuple[set, set]:
+    """Every global address and every route of the main table, both families (a link-local's come and go with
+    links, and the kernel's multicast route too)."""
+    addresses = {
+        (link["ifname"], f"{a['local']}/{a['prefixlen']}")
+        for link in json.loads(guest.sh("ip -j addr show"))
+        for a in link.get("addr_info", [])
+        if a.get("scope") == "global"
+    }
+    routes = {
+        (r["dst"], r.get("gateway", ""), r.get("dev", ""), r.get("metric", 0), r.get("protocol", "boot"))
+        for family in ("-4", "-6")
+        for r in json.loads(guest.sh(f"ip {family} -j route show"))
+        if not r["dst"].startswith(("fe80::", "ff00::"))
+    }
+    return addresses, routes
+
+
+def test_a_bridge_left_to_roll_back_puts_every_address_and_route_back(guest, lab_host, admin_user, run_queued):
+    """Issue 23: taking a NIC's address away (into a bridge) takes the routes through it too; the host's restore puts
+    back both, IPv4 and IPv6, as they were read before the change. The NICs are left to no network manager here (as
+    on a NAS configured by ifupdown): networkd would otherwise reconfigure a NIC leaving the bridge from its own
+    files and drop whatever they do not name, whoever put it back."""
+    nics = [data_nic(guest), data_nic(guest, "LAB_DATA1_MAC")]
+    peer = guest.env["LAB_PEER_ADDR"].split("/")[0]
+    setup = [
+        "for f in 12-lab-data 13-lab-data1; do mkdir -p /etc/systemd/network/$f.network.d &&"
+        " printf '[Link]\\nUnmanaged=yes\\n' > /etc/systemd/network/$f.network.d/unmanaged.conf; done",
+        "networkctl reload",
+        "sleep 1",
+        f"ip addr replace {guest.env['LAB_GUEST_DATA_ADDR']} dev {nics[0]}",  # networkd took its own away on leaving
+        f"ip -6 addr add fd77::2/64 dev {nics[0]} nodad",
+        f"ip route add 10.99.0.0/24 via {peer} dev {nics[0]}",
+        f"ip -6 route add fd99::/64 via fd77::1 dev {nics[0]}",
+    ]
+    guest.sh(" && ".join(setup))
+    try:
+        run_queued(services.tuning_refresh_start, host=lab_host, user=admin_user)
+        before = addresses_and_routes(guest)
+        assert ("10.99.0.0/24", peer, nics[0], 0, "boot") in before[1], before[1]
+        cs = run_queued(
+            services.bridge_create_start, host=lab_host, user=admin_user, name="br1", ports=nics, seconds=20
+        )
+        assert cs.status == "pending", cs.message
+        during = addresses_and_routes(guest)
+        assert not any(r[0] == "10.99.0.0/24" for r in during[1]), "the address moved: the route went with it"
+        deadline = cs.deadline + timezone.timedelta(seconds=30)
+        while "br1" in guest.sh("ip -br link"):
+            assert timezone.now() < deadline, "the host did not restore itself"
+            time.sleep(0.5)
+        time.sleep(1)
+        after = addresses_and_routes(guest)
+        assert after == before, {"lost": (before[0] - after[0], before[1] - after[1]), "new": after[1] - before[1]}
+    finally:
+        guest.sh(
+            f"ip link del br1 2>/dev/null; ip route del 10.99.0.0/24 2>/dev/null; ip -6 route del fd99::/64 2>/dev/null;"
+            f" ip -6 addr del fd77::2/64 dev {nics[0]} 2>/dev/null; rm -rf /etc/systemd/network/1*-lab-data*.network.d;"
+            " networkctl reload; true"
+        )
+
+
 @pytest.mark.django_db(transaction=True)
 def test_an_unkept_change_is_undone_by_the_host_with_the_worker_killed(guest, lab_host, admin_user, tmp_path):
     nic = data_nic(guest)

@@ -172,6 +172,14 @@ def capture(lab) -> None:
         "openzfs": version,
         "where": "this machine, the data link's peer",
     }
+    # Routes an admin added by hand beside the kernel's, DHCP's and RA's (what a network change's restore puts back).
+    lab.sh(
+        f"ip -6 addr add fd77::2/64 dev {nic} nodad && ip route add 10.99.0.0/24 via 10.77.0.1 dev {nic} && "
+        f"ip route add 10.98.0.0/24 dev {nic} src 10.77.0.2 && ip -6 route add fd99::/64 via fd77::1 dev {nic}"
+    )
+    save("ip_route_4.json", ["ip", "-4", "-j", "route", "show"])
+    save("ip_route_6.json", ["ip", "-6", "-j", "route", "show"])
+    save("ip_addr_with_routes.json", ["ip", "-j", "-d", "-s", "addr", "show"])
     (OUT / "MANIFEST.json").write_text(
         json.dumps(
             {

@@ -420,12 +420,16 @@ def test_an_mtu_change_arms_the_restore_before_applying_and_waits_for_keep(run_q
         ["ip", "-batch", f"/run/tarn/apply-{n}.ip"],
     ]
     assert fake.files == {
-        f"/run/tarn/restore-{n}.ip": "link set dev enp0s17 mtu 1500\n",
+        # the MTU, then the link's static addresses and admin-made routes as they were (the fake host has no route)
+        f"/run/tarn/restore-{n}.ip": "link set dev enp0s17 mtu 1500\naddress replace 10.77.0.2/24 dev enp0s17\n",
         f"/run/tarn/apply-{n}.ip": "link set dev enp0s17 mtu 9000\n",
     }
     after_apply = fake.argvs[fake.argvs.index(["ip", "-batch", f"/run/tarn/apply-{n}.ip"]) + 1]
     assert after_apply == ["true"]  # the host still answers
-    assert (cs.apply_lines, cs.restore_lines) == (["link set dev enp0s17 mtu 9000"], ["link set dev enp0s17 mtu 1500"])
+    assert (cs.apply_lines, cs.restore_lines) == (
+        ["link set dev enp0s17 mtu 9000"],
+        ["link set dev enp0s17 mtu 1500", "address replace 10.77.0.2/24 dev enp0s17"],
+    )
     assert cs.restore_unit == f"tarn-restore-{n}" and cs.target["original_mtu"] == 1500
     assert before + timedelta(seconds=90) <= cs.deadline <= timezone.now() + timedelta(seconds=90)
     op = Operation.objects.get(pk=cs.operation_id)
@@ -449,6 +453,7 @@ def test_a_bridge_takes_the_ports_address_and_its_restore_gives_it_back(run_queu
         "link set dev enp0s17 nomaster\n"
         "link set dev enp0s17 mtu 1500\n"
         "address add 10.77.0.2/24 dev enp0s17\n"
+        "address replace 10.77.0.2/24 dev enp0s17\n"
     )
 
 
@@ -565,7 +570,9 @@ def test_reverting_a_kept_mtu_is_a_new_armed_change_and_keeping_it_marks_the_old
         "original_mtu": 9000,
     }
     assert fake.files[f"/run/tarn/apply-{undo.pk}.ip"] == "link set dev enp0s17 mtu 1500\n"
-    assert fake.files[f"/run/tarn/restore-{undo.pk}.ip"] == "link set dev enp0s17 mtu 9000\n"
+    assert fake.files[f"/run/tarn/restore-{undo.pk}.ip"] == (
+        "link set dev enp0s17 mtu 9000\naddress replace 10.77.0.2/24 dev enp0s17\n"
+    )
     assert "--on-active=45" in fake.argvs[fake.argvs.index(["ip", "-batch", f"/run/tarn/apply-{undo.pk}.ip"]) - 2]
     kept.refresh_from_db()
     assert kept.status == "kept"  # until the undo is kept itself

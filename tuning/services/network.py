@@ -192,6 +192,16 @@ def _lines(cs: ChangeSet, live: dict[str, net.Link], management: set[str]) -> tu
     return net.unbridge_lines(bridge, [p for p in live.values() if p.master == bridge.name])
 
 
+def _involved(cs: ChangeSet, live: dict[str, net.Link]) -> set[str]:
+    """The links a change touches: the link and its ports (MTU), the new bridge's ports, the bridge and its ports."""
+    if cs.kind == ChangeKind.BRIDGE:
+        names = set(cs.target["ports"])
+    else:
+        names = {cs.target["link"] if cs.kind == ChangeKind.MTU else cs.target["bridge"]}
+        names |= {x.name for x in live.values() if x.master in names}
+    return {n for n in names if n in live}
+
+
 @operation_runner("tuning.network", lock=TUNING)
 def tuning_network_run(tracker: Tracker) -> None:
     """Arm the restore on the host, apply, check the host still answers and the path carries the MTU; then wait
@@ -204,6 +214,8 @@ def tuning_network_run(tracker: Tracker) -> None:
         observed = net.read_links(t, details=False)
         live = {x.name: x for x in observed}
         apply, restore = _lines(cs, live, net.management_links(t, observed))
+        involved = _involved(cs, live)  # and then their addresses and routes as they are now, whatever the change did
+        restore += net.state_lines([live[n] for n in involved], net.read_routes(t, involved))
     except (HostError, ValueError) as exc:
         change_end(cs, ChangeStatus.FAILED, str(exc))
         raise HostError(str(exc)) from None
