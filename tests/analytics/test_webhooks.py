@@ -19,6 +19,7 @@ from django.db.migrations.executor import MigrationExecutor
 
 from analytics import channels, services
 from analytics.models import Channel
+from tests.conftest import require
 from tests.support.receivers import http_receiver
 
 
@@ -151,8 +152,7 @@ def test_an_attempt_has_a_deadline_as_a_whole_not_per_read(db, monkeypatch):
 @pytest.fixture(scope="module")
 def certificates(tmp_path_factory):
     """A test CA and a certificate it signed for the name hook.test (openssl, as Debian ships it)."""
-    if not shutil.which("openssl"):
-        pytest.skip("openssl is not installed")
+    require(shutil.which("openssl") is not None, "openssl is not installed")
     d = tmp_path_factory.mktemp("tls")
     (d / "leaf.ext").write_text(
         "subjectAltName=DNS:hook.test\nbasicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\n"

@@ -1,4 +1,5 @@
-"""A host with a pool (a mirror of two SSDs) and a 40 GiB dataset, as the inventory would have it."""
+"""A host with a pool (a mirror of two SSDs) and a 40 GiB dataset, as the inventory would have it; the API helpers
+the benchmark tests share."""
 
 import pytest
 from django.utils import timezone
@@ -37,3 +38,22 @@ def tank(local_host):
             host=local_host, name=f"sd{n}", path=f"/dev/sd{n}", size=4 << 40, media="ssd", pool=pool, observed_at=now
         )
     return local_host
+
+
+def api(client, path, data):
+    return client.post(f"/api/v1/{path}", data, content_type="application/json")
+
+
+def schedule_body(**kw):
+    """A valid benchmark schedule for the API, with kw overriding its fields."""
+    return {
+        "host": "local",
+        "name": "weekly",
+        "profiles": ["seq-write-1"],
+        "target": "tank/data",
+        "size": "8g",
+        "minute": "30",
+        "hour": "2",
+        "day_of_week": "1-5",
+        **kw,
+    }

@@ -9,24 +9,7 @@ from appliance.models import Operation
 from benchmarks.models import CustomProfile, Run, Schedule
 from hostlib import fio
 from shares.models import NfsExport, SmbShare
-
-
-def api(client, path, data):
-    return client.post(f"/api/v1/{path}", data, content_type="application/json")
-
-
-def schedule_body(**kw):
-    return {
-        "host": "local",
-        "name": "weekly",
-        "profiles": ["seq-write-1"],
-        "target": "tank/data",
-        "size": "8g",
-        "minute": "30",
-        "hour": "2",
-        "day_of_week": "1-5",
-        **kw,
-    }
+from tests.benchmarks.conftest import api, schedule_body
 
 
 @pytest.mark.parametrize("runs", ["²", "٣", "１"])

@@ -18,6 +18,7 @@ from pools.models import Pool
 from pools.selectors import pool_estimate
 from shares.models import NfsExport, SmbShare
 from tarn.celery import app
+from tests.benchmarks.conftest import api, schedule_body
 from tuning.models import KernelState, Link
 
 
@@ -28,10 +29,6 @@ def nas(db):
         host=host, name="eth1", kind="ether", mtu=1500, addresses=[{"cidr": "10.77.0.2/24"}], observed_at=timezone.now()
     )
     return host
-
-
-def api(client, path, data):
-    return client.post(f"/api/v1/{path}", data, content_type="application/json")
 
 
 @pytest.mark.parametrize(
@@ -175,20 +172,6 @@ def test_bad_suites_are_a_400_naming_the_field(operator_client, tank, data, fiel
     response = api(operator_client, "benchmark-suites/", body)
     assert response.status_code == 400 and field in response.json(), response.content
     assert not Suite.objects.exists() and not Run.objects.exists() and not Operation.objects.exists()
-
-
-def schedule_body(**kw):
-    return {
-        "host": "local",
-        "name": "weekly",
-        "profiles": ["seq-write-1"],
-        "target": "tank/data",
-        "size": "8g",
-        "minute": "30",
-        "hour": "2",
-        "day_of_week": "1-5",
-        **kw,
-    }
 
 
 def test_a_schedule_is_a_beat_entry_with_its_crontab_editable_and_deleted_with_its_name(operator_client, tank):
