@@ -60,7 +60,7 @@ def problems(job: FioJob) -> dict[str, str]:
 
 def size_bytes(size: str) -> int:
     """A job size ("64m", "2g") in bytes."""
-    return int(size[:-1]) << {"k": 10, "m": 20, "g": 30}[size[-1]]
+    return int(size[:-1]) * UNITS[size[-1]]
 
 
 def block_ok(bs: object) -> bool:

@@ -5,7 +5,6 @@ Neither end runs as root. The server runs as a dynamic user in systemd's sandbox
 it is measured on (not every address of the NAS). The client's machine may be Tarn's own, where every NAS's SSH key
 lives: there it runs as nobody, with no capability and no way to gain one (setpriv)."""
 
-import ipaddress
 import json
 import time
 from dataclasses import asdict, dataclass
@@ -71,10 +70,10 @@ def parse_client(text: str, *, reverse: bool, argv=()) -> Throughput:
 
 
 def client_argv(address: str, *, seconds: int, reverse: bool, port: int = PORT, streams: int = 1) -> list[str]:
-    ip = ipaddress.ip_address(check_address(address))  # no IPv6 zone: it names a link of the client's machine
+    ip = check_address(address)  # no IPv6 zone: it names a link of the client's machine
     if not 1 <= int(streams) <= MAX_STREAMS:
         raise ValueError(f"streams: 1 to {MAX_STREAMS}")
-    argv = ["iperf3", "-c", str(ip), "-p", str(int(port)), "-t", str(int(seconds)), "-J", "--connect-timeout", "5000"]
+    argv = ["iperf3", "-c", ip, "-p", str(int(port)), "-t", str(int(seconds)), "-J", "--connect-timeout", "5000"]
     return argv + (["-P", str(int(streams))] if streams > 1 else []) + (["-R"] if reverse else [])
 
 
@@ -84,9 +83,9 @@ def server_unit(tag: str) -> str:
 
 def server_argv(tag: str, address: str, *, port: int = PORT) -> list[str]:
     """The one-off server, bound to the address the client is sent to."""
-    ip = ipaddress.ip_address(check_address(address))
+    ip = check_address(address)
     sandbox = [f"--property={p}" for p in SERVER_SANDBOX]
-    iperf = ["iperf3", "-s", "-1", "-p", str(int(port)), "-B", str(ip)]
+    iperf = ["iperf3", "-s", "-1", "-p", str(int(port)), "-B", ip]
     return ["systemd-run", f"--unit={server_unit(tag)}", "--collect", *sandbox, "--", *iperf]
 
 

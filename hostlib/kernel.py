@@ -4,6 +4,7 @@ reboot (/etc/sysctl.d, /etc/modprobe.d), rendered here from plain values."""
 
 import re
 
+from hostlib.digits import is_digits
 from hostlib.runner import Transport
 
 ZFS_PARAMETERS = "/sys/module/zfs/parameters"
@@ -117,9 +118,14 @@ def check_key(kind: str, key: str) -> str:
 def check_allowed(kind: str, key: str) -> str:
     """The key if Tarn may keep a value for it: not a hardening switch or an action (REFUSED)."""
     key = check_key(kind, key)
-    if kind == "sysctl" and key in REFUSED:
-        raise ValueError(f"Tarn does not change {key}: {REFUSED[key]}")
+    _refuse(kind, key, REFUSED)
     return key
+
+
+def _refuse(kind: str, key: str, table: dict) -> None:
+    """A sysctl named in table (REFUSED, or its HARDENING part) is refused, saying why."""
+    if kind == "sysctl" and key in table:
+        raise ValueError(f"Tarn does not change {key}: {table[key]}")
 
 
 def check_range(kind: str, key: str, value: str) -> str:
@@ -128,7 +134,7 @@ def check_range(kind: str, key: str, value: str) -> str:
         return value
     low, high = RANGES.get(key, (0, WIDER.get(key, INT_MAX)))
     numbers = value.split()
-    if all(n.isascii() and n.isdigit() for n in numbers) and not all(low <= int(n) <= high for n in numbers):
+    if all(is_digits(n) for n in numbers) and not all(low <= int(n) <= high for n in numbers):
         raise ValueError(f"{key} takes whole numbers from {low} to {high}")
     return value
 
@@ -213,8 +219,7 @@ def write(t: Transport, kind: str, key: str, value: str, *, restoring: bool = Fa
     kernel checks the rest; its refusal is a CommandFailed naming it."""
     key, value = check_key(kind, key), check_value(value)
     if not restoring:
-        if kind == "sysctl" and key in HARDENING:
-            raise ValueError(f"Tarn does not change {key}: {HARDENING[key]}")
+        _refuse(kind, key, HARDENING)
         check_range(kind, key, value)
     if kind == "sysctl":
         t.run(["sysctl", "-q", "-w", f"{key}={value}"], mutating=True, timeout=30)

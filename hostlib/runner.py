@@ -245,7 +245,7 @@ class Transport:
             self.on_command(CommandResult(argv, 0, before, "", time.monotonic() - started, True))
         return before
 
-    def _execute(self, argv, *, timeout, input, mutating, max_output) -> CommandResult:
+    def _execute(self, argv, *, timeout, input, mutating, max_output=DEFAULT_MAX_OUTPUT) -> CommandResult:
         raise NotImplementedError
 
     def _module_parameter(self, module, name, value) -> str:
@@ -295,14 +295,13 @@ def _spawn(
                 break
             except subprocess.TimeoutExpired:
                 data, step = None, min(step * 2, 0.2)  # the input went in with the first slice
-                printed = max(os.fstat(out.fileno()).st_size, os.fstat(err.fileno()).st_size)
-                if printed > max_output:
+                if _printed(out, err) > max_output:
                     _kill(proc)
                     raise OutputTooLarge(argv, max_output) from None
                 if remaining <= 0:
                     _kill(proc)
                     raise CommandTimeout(argv, timeout) from None
-        if max(os.fstat(out.fileno()).st_size, os.fstat(err.fileno()).st_size) > max_output:
+        if _printed(out, err) > max_output:
             raise OutputTooLarge(argv, max_output)
         out.seek(0)
         err.seek(0)
@@ -312,6 +311,11 @@ def _spawn(
             err.read().decode(errors="replace"),
             (time.monotonic() - started),
         )
+
+
+def _printed(out, err) -> int:
+    """Bytes the command has printed so far, on the larger of its two streams (spooled to files)."""
+    return max(os.fstat(out.fileno()).st_size, os.fstat(err.fileno()).st_size)
 
 
 def _kill(proc: subprocess.Popen) -> None:
@@ -330,7 +334,7 @@ class LocalTransport(Transport):
     def privileged(self) -> bool:
         return os.geteuid() == 0
 
-    def _execute(self, argv, *, timeout, input, mutating, max_output):
+    def _execute(self, argv, *, timeout, input, mutating, max_output=DEFAULT_MAX_OUTPUT):
         env = {"LC_ALL": "C", "LANG": "C", "PATH": SAFE_PATH, "HOME": os.environ.get("HOME", "/root")}
         rc, out, err, duration = _spawn(argv, timeout=timeout, input=input, env=env, max_output=max_output)
         return CommandResult(argv, rc, out, err, duration, mutating)
@@ -489,7 +493,7 @@ class SSHTransport(Transport):
     def _destination(self) -> list[str]:
         return ["-p", str(int(self.port)), "-l", self.user, "--", self.address]
 
-    def _execute(self, argv, *, timeout, input, mutating, max_output):
+    def _execute(self, argv, *, timeout, input, mutating, max_output=DEFAULT_MAX_OUTPUT):
         env = {"LC_ALL": "C", "PATH": SAFE_PATH, "HOME": os.environ.get("HOME", "/root")}
         # Killing the local ssh client does not stop the remote command: coreutils timeout does.
         remote = ["timeout", "-k", "5", f"{timeout:g}", *argv]
@@ -526,7 +530,7 @@ class SSHTransport(Transport):
             format(mode, "o"),
             "1" if create else "0",
         ]
-        result = self._execute(argv, timeout=60, input=None, mutating=True, max_output=DEFAULT_MAX_OUTPUT)
+        result = self._execute(argv, timeout=60, input=None, mutating=True)
         if result.returncode == 3:
             raise PathNotAllowed(result.stderr.strip())
         if result.returncode != 0:
@@ -536,7 +540,7 @@ class SSHTransport(Transport):
     def _scratch(self, path, create, tag):
         argv = ["python3", "-c", inspect.getsource(atomic), "--scratch", path, "create" if create else "remove"]
         argv += [tag] if tag else []
-        result = self._execute(argv, timeout=600, input=None, mutating=True, max_output=DEFAULT_MAX_OUTPUT)
+        result = self._execute(argv, timeout=600, input=None, mutating=True)
         if result.returncode == 3:
             raise PathNotAllowed(result.stderr.strip())
         if result.returncode != 0:
@@ -545,7 +549,7 @@ class SSHTransport(Transport):
 
     def _module_parameter(self, module, name, value):
         argv = ["python3", "-c", inspect.getsource(atomic), "--module-parameter", module, name, value]
-        result = self._execute(argv, timeout=30, input=None, mutating=True, max_output=DEFAULT_MAX_OUTPUT)
+        result = self._execute(argv, timeout=30, input=None, mutating=True)
         short = ["module_parameter", module, name, value]
         if result.returncode == 3:
             raise PathNotAllowed(result.stderr.strip())
@@ -557,7 +561,7 @@ class SSHTransport(Transport):
 
     def _remove(self, path, timeout):
         argv = ["python3", "-c", inspect.getsource(atomic), "--remove", path, *self.writable_dirs]
-        result = self._execute(argv, timeout=timeout, input=None, mutating=True, max_output=DEFAULT_MAX_OUTPUT)
+        result = self._execute(argv, timeout=timeout, input=None, mutating=True)
         if result.returncode == 3:
             raise PathNotAllowed(result.stderr.strip())
         if result.returncode != 0:
@@ -568,7 +572,7 @@ class SSHTransport(Transport):
         script = inspect.getsource(atomic)
         argv = ["python3", "-c", script, path, format(mode, "o"), *self.writable_dirs]
         # The data travels on stdin as text; config files are text.
-        result = self._execute(argv, timeout=timeout, input=data.decode(), mutating=True, max_output=DEFAULT_MAX_OUTPUT)
+        result = self._execute(argv, timeout=timeout, input=data.decode(), mutating=True)
         if result.returncode == 3:
             raise PathNotAllowed(result.stderr.strip())
         if result.returncode != 0:
