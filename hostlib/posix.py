@@ -4,6 +4,7 @@ folders (install -d; not recursive: files keep theirs)."""
 import re
 
 from hostlib.configfiles import InvalidShare, check_path
+from hostlib.errors import HostError
 from hostlib.runner import Transport
 
 ACCOUNT = re.compile(r"^[a-z_][a-z0-9_-]{0,31}$")  # the local account names Tarn makes and accepts as owners
@@ -65,3 +66,13 @@ def cat(t: Transport, *paths: str, timeout: float = 30) -> str:
 def private_dir(t: Transport, path: str) -> None:
     """A root-only directory (0700), made with its parents where missing."""
     t.run(["install", "-d", "-m", "0700", "--", path], mutating=True)
+
+
+def only_regular_files(t: Transport, directory: str) -> None:
+    """The tripwire before a measured pass: the scratch folder holds fio's regular files only. In a share, anyone who
+    may write it could have swapped a file for a link or a device node between the layout and the pass: refuse, touch
+    nothing (the sandbox and the mount's nosymfollow stop it anyway; this says so)."""
+    argv = ["find", "-P", directory, "-mindepth", "1", "!", "-type", "f", "!", "-type", "d", "-print", "-quit"]
+    found = t.run(argv, timeout=60).stdout.strip()
+    if found:
+        raise HostError(f"Refused: {found} in the scratch folder is not a regular file (planted by someone?).")

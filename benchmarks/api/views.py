@@ -18,6 +18,7 @@ from benchmarks import services
 from benchmarks.api import serializers as s
 from benchmarks.models import CustomProfile, Run, Schedule, Suite
 from benchmarks.selectors import network_profiles, storage_profiles
+from hostlib.digits import is_digits
 
 
 class RunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
@@ -150,7 +151,7 @@ class ProfileViewSet(viewsets.ViewSet):
     )
     def destroy(self, request, pk=None):
         number = str(pk).removeprefix("custom-")
-        if not (number.isascii() and number.isdigit() and len(number) <= 18):
+        if not (is_digits(number) and len(number) <= 18):
             raise NotFound(f"No profile copy {pk}: give a copy's id (its `custom` number); built-in ones stay.")
         row = get_object_or_404(CustomProfile, pk=int(number))
         services.profile_delete(profile=row, user=request.user, confirm=request.query_params.get("confirm", ""))

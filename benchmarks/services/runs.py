@@ -144,7 +144,7 @@ def check_warm_up(run: Run, need: int, arc_max: int) -> None:
         )
 
 
-def _manifest(t: Transport, run: Run, where: dict, arc: dict) -> dict:
+def _manifest(t: Transport, run: Run, where: dict, arc: dict, warm: bool) -> dict:
     pool = run.target.split("/")[0]
     return {
         **manifest_common(t, run, arc),
@@ -152,7 +152,7 @@ def _manifest(t: Transport, run: Run, where: dict, arc: dict) -> dict:
         "fio": facts.tool_version(t, "fio"),
         "dataset_properties": zfs.properties(t, where["dataset"]),
         "pool_topology": zpool.topology_text(t, pool)[-20_000:],
-        "caches_dropped": "once" if getattr(storage_profile(run.profile), "warm", False) else True,
+        "caches_dropped": "once" if warm else True,
     }
 
 
@@ -198,20 +198,20 @@ def execute_storage(run: Run, tracker: Tracker) -> None:
                 )
                 live = True
                 if "fio" not in run.manifest:
-                    run.manifest = {**_manifest(t, run, where, arc), "argv": run.manifest["argv"]}
+                    run.manifest = {**_manifest(t, run, where, arc, warm), "argv": run.manifest["argv"]}
                 if not follow_unit(t, run, unit):
                     return cancelled(run, tracker)
                 live = False
                 kernel.write(t, "sysctl", "vm.drop_caches", "3")
             if "fio" not in run.manifest and job.ramp < RAMP_ENOUGH:
-                run.manifest = {**_manifest(t, run, where, arc), "argv": run.manifest["argv"]}
+                run.manifest = {**_manifest(t, run, where, arc, warm), "argv": run.manifest["argv"]}
             argv = fio.argv(job, directory, output=output, bw_log=bw_log)
             run.manifest["argv"].append(argv)
-            tripwire(t, directory)
+            posix.only_regular_files(t, directory)  # the tripwire before each pass
             systemd.start(t, unit, argv, description=f"Tarn benchmark {run.pk}: {run.title}", writable=(directory, out))
             live = True
             if "fio" not in run.manifest:  # during the ramp, which is not measured
-                run.manifest = {**_manifest(t, run, where, arc), "argv": run.manifest["argv"]}
+                run.manifest = {**_manifest(t, run, where, arc, warm), "argv": run.manifest["argv"]}
             Run.objects.filter(pk=run.pk).update(manifest=run.manifest)
             before = zfs.arcstats(t) if warm else {}
             if not _follow(t, run, unit, job, bw_log, tracker, done, total):
@@ -237,16 +237,6 @@ def execute_storage(run: Run, tracker: Tracker) -> None:
             systemd.stop(t, unit)
             systemd.reset_failed(t, unit)
         targets.cleanup(t, run, files)
-
-
-def tripwire(t: Transport, directory: str) -> None:
-    """Before a measured pass: the scratch folder holds fio's regular files only. In a share, anyone who may write
-    it could have swapped a file for a link or a device node between the layout and the pass: refuse, touch
-    nothing (the sandbox and the mount's nosymfollow stop it anyway; this says so)."""
-    argv = ["find", "-P", directory, "-mindepth", "1", "!", "-type", "f", "!", "-type", "d", "-print", "-quit"]
-    found = t.run(argv, timeout=60).stdout.strip()
-    if found:
-        raise HostError(f"Refused: {found} in the scratch folder is not a regular file (planted by someone?).")
 
 
 def cache_pass(before: dict, after: dict) -> dict:

@@ -18,8 +18,8 @@ GROUPS = {
 
 def main(chosen: list[str]) -> int:
     """Arguments: groups (`benchmarks`) or single checks (`benchmarks.l2arc_figures`); none: every group."""
-    for name in chosen or GROUPS:
-        group, _, only = name.partition(".")
+    for arg in chosen or GROUPS:
+        group, _, only = arg.partition(".")
         for check in GROUPS[group]:
             if only and check.__name__ != only:
                 continue
