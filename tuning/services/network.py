@@ -223,7 +223,7 @@ def tuning_network_run(tracker: Tracker) -> None:
         cs.target["original_mtu"] = live[cs.target["link"]].mtu  # what a later revert goes back to
     seconds = cs.target["seconds"]
     unit = f"tarn-restore-{cs.pk}"
-    restore_path = f"{RUN_DIR}/restore-{cs.pk}.ip"
+    restore_path = _restore_path(cs)
     cs.apply_lines, cs.restore_lines, cs.restore_unit = apply, restore, unit
     cs.deadline = timezone.now() + timedelta(seconds=seconds)
     cs.save(update_fields=["apply_lines", "restore_lines", "restore_unit", "deadline", "target"])
@@ -262,13 +262,18 @@ def _path_problem(t: Transport, cs: ChangeSet) -> str:
     return ""
 
 
+def _restore_path(cs: ChangeSet) -> str:
+    """Where a change's restore script lives on the host: written before the change, run by its armed timer."""
+    return f"{RUN_DIR}/restore-{cs.pk}.ip"
+
+
 def _arm_restore(t: Transport, cs: ChangeSet, unit: str, seconds: int) -> None:
     """The host runs the change's restore script in `seconds` unless the timer is stopped (Keep)."""
     systemd.arm(
         t,
         unit,
         seconds,
-        net.restore_argv(f"{RUN_DIR}/restore-{cs.pk}.ip"),
+        net.restore_argv(_restore_path(cs)),
         description=f"Tarn: undo change {cs.pk} ({cs.title}) unless kept",
         log=f"{RUN_DIR}/restore-{cs.pk}.log",
     )
