@@ -31,7 +31,9 @@ pytestmark = pytest.mark.lab
 
 @pytest.fixture
 def tank(guest, lab_host):
-    guest.sh("zpool create -f tank /dev/disk/by-id/virtio-zfsdisk1 && zfs create tank/data")
+    guest.enter(
+        "bench-tank", lambda: guest.sh("zpool create -f tank /dev/disk/by-id/virtio-zfsdisk1 && zfs create tank/data")
+    )
     inventory_refresh(host=lab_host)
     return lab_host
 

@@ -19,9 +19,12 @@ D = "/dev/disk/by-id/virtio-zfsdisk{}".format
 
 @pytest.fixture
 def tank(guest, lab_host):
-    guest.sh(
-        f"zpool create -f tank mirror {D(1)} {D(2)} && zfs create tank/a && zfs create tank/a/x && zfs create tank/b"
-        " && zfs snapshot -r tank/a@one && zfs snapshot tank/b@one"
+    guest.enter(
+        "inventory-tank",
+        lambda: guest.sh(
+            f"zpool create -f tank mirror {D(1)} {D(2)} && zfs create tank/a && zfs create tank/a/x"
+            " && zfs create tank/b && zfs snapshot -r tank/a@one && zfs snapshot tank/b@one"
+        ),
     )
     services.inventory_refresh(host=lab_host)
     return lab_host

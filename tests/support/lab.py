@@ -79,15 +79,44 @@ class Lab:
             time.sleep(2)
         raise AssertionError(f"the guest did not come back within {timeout:.0f} s of a reboot")
 
-    def reset(self) -> float:
-        """Back to the clean state; if loadvm cannot bring the guest back, restore it from scratch."""
+    def reset(self, state: str = "clean") -> float:
+        """Back to the clean state (or a saved one); if loadvm cannot bring the guest back, it is started anew
+        (clean: the saved states go with it)."""
         started = time.monotonic()
-        result = subprocess.run([str(LAB_SH), "reset"], capture_output=True, text=True, timeout=180)
+        result = subprocess.run([str(LAB_SH), "reset", state], capture_output=True, text=True, timeout=180)
         if result.returncode != 0:
             subprocess.run([str(LAB_SH), "down"], capture_output=True, timeout=60)
             lab_up()
+            state = "clean"
         close_shared_connections()
+        _guest["state"] = state
         return time.monotonic() - started
+
+    def enter(self, state: str = "clean", build=None) -> None:
+        """Start a test from `state`: restored when saved (~3 s), else made once from clean by build() and saved
+        (a pool, users: what several tests start from), so no test pays for making it again."""
+        if _guest["state"] == state:
+            return  # nothing has touched the guest since it was restored
+        if state == "clean" or self.saved(state):
+            self.reset(state)
+            return
+        if _guest["state"] != "clean":
+            self.reset()
+        build()
+        subprocess.run([str(LAB_SH), "save", state], capture_output=True, text=True, timeout=120, check=True)
+        _guest["state"] = state
+
+    def saved(self, state: str) -> bool:
+        return (Path(self.env["LAB_RUN"]) / "states" / state).exists()
+
+    def touched(self) -> None:
+        """A test has had the guest: the next one restores whatever state it starts from."""
+        _guest["state"] = None
+
+
+# The state the running guest is in, as far as this test session knows: "clean", a saved one's name, or None once
+# a test has had it.
+_guest: dict = {"state": None}
 
 
 def close_shared_connections() -> None:
