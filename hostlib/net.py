@@ -393,13 +393,18 @@ def tarn_networkd_files(t: Transport) -> list[str]:
 def networkd_reload(t: Transport, links: list[Link] = (), *, timeout: float = 30.0) -> None:
     """networkd re-reads its files (Tarn's own sort first) and applies them to the links. It does so after
     `networkctl reload` has returned, and may take a link's addresses off while it does: with links given, wait
-    until each carries its MTU and static addresses again (HostError naming what is missing at the deadline)."""
+    until each carries its MTU and static addresses, seen so twice in a row (a first look can come before networkd
+    has even begun: networkctl's SETUP column is no help, a bridge's ports stay "configuring"), else a HostError
+    naming what is missing at the deadline."""
     t.run(["networkctl", "reload"], mutating=True, timeout=60)
-    deadline = time.monotonic() + timeout
-    while missing := _not_configured(t, links):
-        if time.monotonic() > deadline:
+    deadline, settled = time.monotonic() + timeout, 0
+    while links and settled < 2:
+        missing = _not_configured(t, links)
+        settled = 0 if missing else settled + 1
+        if missing and time.monotonic() > deadline:
             raise HostError(f"networkd did not configure {'; '.join(missing)} within {timeout:.0f} s")
-        time.sleep(0.5)
+        if settled < 2:
+            time.sleep(0.5)
 
 
 def _not_configured(t: Transport, links: list[Link]) -> list[str]:

@@ -6,8 +6,10 @@ from pathlib import Path
 import pytest
 
 from hostlib import iperf, kernel, net, systemd
+from hostlib.errors import HostError
 from hostlib.net import Address, Link
 from hostlib.runner import CommandResult, LocalTransport, Transport
+from tests.support.runners import FakeHost
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "host"
 
@@ -274,3 +276,37 @@ def test_the_iperf3_server_is_a_sandboxed_dynamic_user_bound_to_one_address_and_
 def test_only_tarn_units_are_armed_or_stopped(unit):
     with pytest.raises(ValueError):
         systemd._unit(unit)
+
+
+def test_a_reload_waits_until_networkd_has_finished_with_the_link_and_it_stays_so(monkeypatch):
+    """A first look can come before networkd has begun: the address still there, then taken off while networkd
+    configures the link, then back. The reload returns only after two good looks in a row."""
+    address = Address("10.77.0.2/24", "inet", dynamic=False)
+    link = Link("enp0s17", "ether", "52:54:00:12:34:57", 1500, 68, 65535, "UP", True, addresses=[address])
+    bare = Link("enp0s17", "ether", "52:54:00:12:34:57", 1500, 68, 65535, "UP", True)
+    looks = iter(
+        [
+            [link],  # before networkd began
+            [bare],
+            [bare],
+            [link],
+            [link],
+        ]
+    )
+    seen = []
+
+    def read_links(t, details=True):
+        seen.append(1)
+        return next(looks)
+
+    fake = FakeHost()
+    monkeypatch.setattr(net, "read_links", read_links)
+    monkeypatch.setattr(net.time, "sleep", lambda s: None)
+    net.networkd_reload(fake.transport(), [link])
+    assert len(seen) == 5, "returned only after the second good look in a row"
+    assert ["networkctl", "reload"] in [c.argv for c in fake.calls]
+
+    looks = iter([[bare]] * 1000)
+    monkeypatch.setattr(net.time, "monotonic", iter(range(0, 100_000, 10)).__next__)
+    with pytest.raises(HostError, match=r"enp0s17 \(MTU 1500, addresses missing: 10.77.0.2/24\)"):
+        net.networkd_reload(fake.transport(), [link], timeout=30)

@@ -256,13 +256,15 @@ def test_a_bridge_of_the_two_data_nics_carries_traffic_and_deleting_it_gives_the
     crossed = local("ping", "-c", "3", "-W", "3", client)
     assert crossed.returncode == 0, "this machine reaches the client through the guest's bridge\n" + crossed.stdout
     assert "10.77.0.2/24" in guest.sh("ip -br addr show dev br0")
-    run_queued(services.change_keep_start, change_set=cs, user=admin_user)
+    kept = run_queued(services.change_keep_start, change_set=cs, user=admin_user)
+    assert kept.status == "succeeded", kept.message
     assert "Kind=bridge" in guest.sh("cat /etc/systemd/network/05-tarn-br0.netdev")
     assert Link.objects.get(host=lab_host, name=nics[1]).master == "br0"
 
     cs = run_queued(services.bridge_delete_start, host=lab_host, user=admin_user, name="br0", confirm="br0", seconds=60)
     assert cs.status == "pending", cs.message
-    run_queued(services.change_keep_start, change_set=cs, user=admin_user)
+    kept = run_queued(services.change_keep_start, change_set=cs, user=admin_user)
+    assert kept.status == "succeeded", kept.message  # Keep returns once networkd has put the address back
     assert "10.77.0.2/24" in guest.sh(f"ip -br addr show dev {nics[0]}")
     assert "br0" not in guest.sh("ls /etc/systemd/network/")
 
