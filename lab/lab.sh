@@ -108,7 +108,7 @@ gssh() { local o; mapfile -t o < <(ssh_opts); ssh -o ControlMaster=no "${o[@]}" 
 ensure_master() {
   local o; mapfile -t o < <(ssh_opts)
   ssh -O check "${o[@]}" root@127.0.0.1 >/dev/null 2>&1 && return 0
-  ssh -M -N -f -o ControlPersist=300 "${o[@]}" root@127.0.0.1 </dev/null >/dev/null 2>&1 || true
+  ssh -M -N -f -o ControlPersist=300 "${o[@]}" root@127.0.0.1 </dev/null >/dev/null 2>&1
 }
 
 running() { [ -f "$RUN/qemu.pid" ] && kill -0 "$(cat "$RUN/qemu.pid")" 2>/dev/null; }
@@ -159,13 +159,12 @@ start_qemu() {
 }
 
 wait_ssh() {
-  # The first connection that gets in stays as the shared one (a handshake costs ~1 s under emulation).
-  local deadline=$(( $(date +%s) + $1 )) o
-  mapfile -t o < <(ssh_opts)
-  ssh -O exit -o "ControlPath=$RUN/cm" x 2>/dev/null || true
+  # The first connection that gets in stays as the shared one (a handshake costs ~1 s under emulation). Every
+  # caller has stopped the old one; a socket left by one that died would stop a new one from listening.
+  local deadline=$(( $(date +%s) + $1 ))
   rm -f "$RUN/cm"
   while [ "$(date +%s)" -lt "$deadline" ]; do
-    ssh -M -N -f -o ControlPersist=300 "${o[@]}" root@127.0.0.1 </dev/null >/dev/null 2>&1 && return 0
+    ensure_master && return 0
     running || break
     sleep 0.3
   done
@@ -275,7 +274,7 @@ cmd_prepare() {
 
 cmd_up() {
   preflight
-  if running && gssh true </dev/null >/dev/null 2>&1; then ensure_master; write_env; say "already running"; cmd_status; return 0; fi
+  if running && gssh true </dev/null >/dev/null 2>&1; then ensure_master || true; write_env; say "already running"; cmd_status; return 0; fi
   stop_qemu
   locked_ensure
   mkdir -p "$RUN"
