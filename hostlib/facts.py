@@ -4,6 +4,7 @@ import json
 import re
 from dataclasses import asdict, dataclass, field
 
+from hostlib import zfs
 from hostlib.errors import CommandFailed, HostError
 from hostlib.runner import Transport
 
@@ -75,8 +76,35 @@ def reachable(t: Transport, *, timeout: float = 15) -> None:
     t.run(["true"], timeout=timeout)
 
 
-def kernel_release(t: Transport) -> str:
-    return t.run(["uname", "-r"], check=False).stdout.strip()
+KERNEL_RELEASE, ZFS_MODULE_VERSION = "/proc/sys/kernel/osrelease", "/sys/module/zfs/version"
+
+
+@dataclass(frozen=True)
+class Now:
+    """What a run's manifest records of the host as it runs, read in one command."""
+
+    kernel: str  # as `uname -r` prints it
+    zfs_kmod: str  # the loaded module's version ('' when it is not loaded)
+    arc: dict[str, int]  # arcstats ({} without the module)
+
+    @property
+    def openzfs(self) -> str:
+        """As `zfs version` names the module: zfs-kmod-2.3.2-2~bpo12+2."""
+        return f"zfs-kmod-{self.zfs_kmod}" if self.zfs_kmod else ""
+
+
+def parse_now(text: str) -> Now:
+    """The kernel's release, the zfs module's version and arcstats, one after another (`cat` skips the files of a
+    module that is not loaded: then arcstats' header, which has spaces, or nothing follows the release)."""
+    kernel, _, rest = text.partition("\n")
+    version, _, arc = rest.partition("\n")
+    if not version.strip() or " " in version.strip():
+        version, arc = "", rest
+    return Now(kernel.strip(), version.strip(), zfs.parse_arcstats(arc))
+
+
+def now(t: Transport) -> Now:
+    return parse_now(t.run(["cat", "--", KERNEL_RELEASE, ZFS_MODULE_VERSION, zfs.ARCSTATS], check=False).stdout)
 
 
 def cpu_count(t: Transport) -> int:

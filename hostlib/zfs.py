@@ -275,16 +275,6 @@ def arcstats(t: Transport) -> dict[str, int]:
     return parse_arcstats(t.run(["cat", "--", ARCSTATS], check=False).stdout)
 
 
-def version_line(t: Transport) -> str:
-    """`zfs version`'s first line (the userland's version), or '' where it fails."""
-    return t.run(["zfs", "version"], check=False).stdout.split("\n")[0]
-
-
-def mountpoint(t: Transport, name: str) -> str:
-    """Where a filesystem is mounted now (its mountpoint property: a path, none or legacy)."""
-    return t.run(["zfs", "get", "-H", "-o", "value", "mountpoint", "--", names.dataset_name(name)]).stdout.strip()
-
-
 def properties(t: Transport, name: str) -> dict[str, str]:
     """Every property of one dataset with its parsable value ({} where it is gone)."""
     text = t.run(

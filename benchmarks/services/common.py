@@ -9,21 +9,21 @@ from django.utils import timezone
 from appliance.operations import Tracker, operation_start
 from benchmarks.choices import DROP_HISTORY, HOST_EVERY, POLL_SECONDS, RunStatus
 from benchmarks.models import Run
-from hostlib import facts, systemd, zfs
+from hostlib import facts, systemd
 from hostlib.errors import HostError
 from hostlib.runner import Transport
 from tuning.selectors import applied_titles, link_mtus
 
 
-def manifest_common(t: Transport, run: Run, arc: dict | None = None) -> dict:
-    """arc: arcstats as read already (else read here)."""
-    if arc is None:
-        arc = zfs.arcstats(t)
+def manifest_common(t: Transport, run: Run, now: facts.Now | None = None) -> dict:
+    """now: the host's kernel, zfs module and ARC as read already (else read here, in one command)."""
+    if now is None:
+        now = facts.now(t)
     return {
-        "kernel": facts.kernel_release(t),
-        "openzfs": zfs.version_line(t),
-        "arc_c_max": arc.get("c_max"),
-        "arc_size": arc.get("size"),
+        "kernel": now.kernel,
+        "openzfs": now.openzfs,
+        "arc_c_max": now.arc.get("c_max"),
+        "arc_size": now.arc.get("size"),
         "mtu": link_mtus(host=run.host),
         "tuning": applied_titles(host=run.host),
         "argv": [],

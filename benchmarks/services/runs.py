@@ -144,13 +144,12 @@ def check_warm_up(run: Run, need: int, arc_max: int) -> None:
         )
 
 
-def _manifest(t: Transport, run: Run, where: dict, arc: dict, warm: bool) -> dict:
+def _manifest(t: Transport, run: Run, where: dict, now: facts.Now, warm: bool) -> dict:
+    """The host's part (fio's version comes with fio's first result: the fio that ran, no command for it)."""
     pool = run.target.split("/")[0]
     return {
-        **manifest_common(t, run, arc),
+        **manifest_common(t, run, now),
         **where,
-        "fio": facts.tool_version(t, "fio"),
-        "dataset_properties": zfs.properties(t, where["dataset"]),
         "pool_topology": zpool.topology_text(t, pool)[-20_000:],
         "caches_dropped": "once" if warm else True,
     }
@@ -173,8 +172,8 @@ def execute_storage(run: Run, tracker: Tracker) -> None:
         what = "dataset" if run.kind == RunKind.STORAGE else "folder"
         tracker.progress(2, f"Making the scratch {what} for {run.target}")
         directory, out, where = targets.prepare(t, run)
-        arc = zfs.arcstats(t)
-        arc_max = arc.get("c_max") or 0
+        now = facts.now(t)
+        arc_max = now.arc.get("c_max") or 0
         profile = storage_profile(run.profile)
         warm = profile is not None and profile.warm  # passes over the same files: the caches stay between them
         if arc_max and working_set(run.jobs) < 2 * arc_max and not run.cache_ok and not warm:
@@ -197,21 +196,21 @@ def execute_storage(run: Run, tracker: Tracker) -> None:
                     writable=(directory, out),
                 )
                 live = True
-                if "fio" not in run.manifest:
-                    run.manifest = {**_manifest(t, run, where, arc, warm), "argv": run.manifest["argv"]}
+                if "kernel" not in run.manifest:
+                    run.manifest = {**_manifest(t, run, where, now, warm), "argv": run.manifest["argv"]}
                 if not follow_unit(t, run, unit):
                     return cancelled(run, tracker)
                 live = False
                 kernel.write(t, "sysctl", "vm.drop_caches", "3")
-            if "fio" not in run.manifest and job.ramp < RAMP_ENOUGH:
-                run.manifest = {**_manifest(t, run, where, arc, warm), "argv": run.manifest["argv"]}
+            if "kernel" not in run.manifest and job.ramp < RAMP_ENOUGH:
+                run.manifest = {**_manifest(t, run, where, now, warm), "argv": run.manifest["argv"]}
             argv = fio.argv(job, directory, output=output, bw_log=bw_log)
             run.manifest["argv"].append(argv)
             posix.only_regular_files(t, directory)  # the tripwire before each pass
             systemd.start(t, unit, argv, description=f"Tarn benchmark {run.pk}: {run.title}", writable=(directory, out))
             live = True
-            if "fio" not in run.manifest:  # during the ramp, which is not measured
-                run.manifest = {**_manifest(t, run, where, arc, warm), "argv": run.manifest["argv"]}
+            if "kernel" not in run.manifest:  # during the ramp, which is not measured
+                run.manifest = {**_manifest(t, run, where, now, warm), "argv": run.manifest["argv"]}
             Run.objects.filter(pk=run.pk).update(manifest=run.manifest)
             before = zfs.arcstats(t) if warm else {}
             if not _follow(t, run, unit, job, bw_log, tracker, done, total):
@@ -220,13 +219,17 @@ def execute_storage(run: Run, tracker: Tracker) -> None:
             done += job.runtime + job.ramp
             both = posix.cat(t, output, f"{bw_log}_bw.1.log", timeout=60)  # one command
             text, log = fio.split_output(both)
-            result = {"job": f"pass {n + 1}" if warm else job.name, **fio.parse_result(text).as_dict()}
+            parsed = fio.parse_result(text)
+            result = {"job": f"pass {n + 1}" if warm else job.name, **parsed.as_dict()}
             if warm:
                 result["cache"] = cache_pass(before, zfs.arcstats(t))
+            run.manifest.setdefault("fio", parsed.version)
             run.results.append(result)
             run.series.append(fio.parse_bw_log(log))
             run.raw = text[-200_000:]
-            Run.objects.filter(pk=run.pk).update(results=run.results, series=run.series, raw=run.raw)
+            Run.objects.filter(pk=run.pk).update(
+                results=run.results, series=run.series, raw=run.raw, manifest=run.manifest
+            )
         finish(run, RunStatus.SUCCEEDED, f"{len(jobs)} job{'s' * (len(jobs) != 1)} done.")
         tracker.progress(100, run.message)
     except (HostError, ValueError) as exc:

@@ -6,6 +6,7 @@ import secrets
 from benchmarks.choices import RunKind
 from benchmarks.models import Run
 from hostlib import mounts, posix, samba, zfs
+from hostlib.errors import HostError
 from hostlib.runner import Transport
 from shares.selectors import nfs_export_at, smb_share_named
 
@@ -15,14 +16,20 @@ SCRATCH_PROPERTIES = {"compression": "off", "atime": "off"}
 
 
 def prepare(t: Transport, run: Run) -> tuple[str, str, dict]:
-    """Returns (the folder fio works in, where its output and logs go, what the manifest says of the target)."""
+    """Returns (the folder fio works in, where its output and logs go, what the manifest says of the target: its
+    dataset's properties included)."""
     if run.kind == RunKind.STORAGE:
         argv = zfs.create_argv(run.scratch, {**SCRATCH_PROPERTIES, **run.properties}, tag=made_by(run))
         t.run(argv, mutating=True, timeout=120)
-        mountpoint = zfs.mountpoint(t, run.scratch)
-        return mountpoint, mountpoint, {"dataset": run.scratch, "mountpoint": mountpoint}
+        properties = zfs.properties(t, run.scratch)  # its mountpoint among them: one command
+        mountpoint = properties.get("mountpoint", "")
+        if not mountpoint.startswith("/"):
+            raise HostError(f"{run.scratch} is not mounted (mountpoint {mountpoint or 'unknown'}).")
+        where = {"dataset": run.scratch, "mountpoint": mountpoint, "dataset_properties": properties}
+        return mountpoint, mountpoint, where
     folder, argv = mount_share(t, run)
-    return folder, RUN_DIR, {"dataset": run.target, "share": run.share, "protocol": run.kind, "mount": argv}
+    where = {"dataset": run.target, "share": run.share, "protocol": run.kind, "mount": argv}
+    return folder, RUN_DIR, {**where, "dataset_properties": zfs.properties(t, run.target)}
 
 
 def output_files(run: Run, out: str, n: int, numjobs: int) -> tuple[str, str, list[str]]:

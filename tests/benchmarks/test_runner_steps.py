@@ -34,8 +34,12 @@ def fake(tank, monkeypatch):
     bandwidth log where they were told to; following a unit does not sleep."""
     host = FakeHost().install(monkeypatch)
     monkeypatch.setattr(bench_common, "time", SimpleNamespace(sleep=lambda seconds: None, monotonic=time.monotonic))
-    host.answer("uname", "-r", stdout="6.1.0-28-amd64\n").answer("fio", "--version", stdout="fio-3.33\n")
-    host.answer("zfs", "get", "-H", "-p", "-o", "property,value", stdout="recordsize\t8192\ncompression\toff\n")
+    every = ("zfs", "get", "-H", "-p", "-o", "property,value")  # a dataset's properties, its mountpoint among them
+
+    def properties(argv):
+        host.answer(*every, stdout=f"recordsize\t8192\ncompression\toff\nmountpoint\t/{argv[-1]}\n")
+
+    host.on(*every, call=properties)
     host.answer("systemctl", "show", stdout=ENDED_WELL)
 
     def fio_writes(argv):
@@ -98,14 +102,10 @@ def test_a_read_run_lays_out_drops_the_caches_runs_fio_as_a_unit_reads_the_resul
             "--",
             scratch,
         ],
-        ["zfs", "get", "-H", "-o", "value", "mountpoint", "--", scratch],
-        ["cat", "--", "/proc/spl/kstat/zfs/arcstats"],
+        ["zfs", "get", "-H", "-p", "-o", "property,value", "all", "--", scratch],  # its mountpoint among them
+        ["cat", "--", "/proc/sys/kernel/osrelease", "/sys/module/zfs/version", "/proc/spl/kstat/zfs/arcstats"],
         ["systemd-run", f"--unit=tarn-bench-{n}", f"--description=Tarn benchmark {n}: layout", *sandbox, "--", *layout],
-        # the manifest is read while the files are laid out, not while anything is measured
-        ["uname", "-r"],
-        ["zfs", "version"],
-        ["fio", "--version"],
-        ["zfs", "get", "-H", "-p", "-o", "property,value", "all", "--", scratch],
+        # the rest of the manifest is read while the files are laid out, not while anything is measured
         ["zpool", "list", "-v", "-H", "-P", "--", "tank"],
         state,
         ["sysctl", "-q", "-w", "vm.drop_caches=3"],
@@ -132,14 +132,16 @@ def test_a_read_run_lays_out_drops_the_caches_runs_fio_as_a_unit_reads_the_resul
     manifest = run.manifest
     assert manifest["argv"] == [layout, measured] and manifest["caches_dropped"] is True
     assert (manifest["dataset"], manifest["mountpoint"]) == (scratch, where)
+    # the kernel and module as read with the ARC; fio's version as the fio that ran wrote it in its result
     assert (manifest["kernel"], manifest["openzfs"], manifest["fio"]) == (
-        "6.1.0-28-amd64",
-        "zfs-2.3.2-2~bpo12+2",
+        "6.1.0-56-amd64",
+        "zfs-kmod-2.3.2-2~bpo12+2",
         "fio-3.33",
     )
     assert manifest["arc_c_max"] == 628075520 and manifest["dataset_properties"] == {
         "recordsize": "8192",
         "compression": "off",
+        "mountpoint": where,
     }
     op = Operation.objects.get(pk=run.operation_id)
     assert (op.kind, op.status, op.message, op.target) == (
@@ -160,10 +162,6 @@ def test_a_write_run_with_a_short_ramp_reads_the_manifest_before_fio_starts_and_
         ["zfs", "create"],
         ["zfs", "get"],
         ["cat", "--"],
-        ["uname", "-r"],
-        ["zfs", "version"],
-        ["fio", "--version"],
-        ["zfs", "get"],
         ["zpool", "list"],
         ["find", "-P"],
         ["systemd-run", f"--unit=tarn-bench-{run.pk}"],
@@ -172,8 +170,8 @@ def test_a_write_run_with_a_short_ramp_reads_the_manifest_before_fio_starts_and_
         ["zfs", "get"],  # the scratch dataset's mark: this run made it
         ["zfs", "destroy"],
     ]
-    assert "recordsize=1048576" in fake.argvs[0] and "--ramp_time=0" in fake.argvs[9]
-    assert "--rw=write" in fake.argvs[9] and "--end_fsync=1" in fake.argvs[9]
+    assert "recordsize=1048576" in fake.argvs[0] and "--ramp_time=0" in fake.argvs[5]
+    assert "--rw=write" in fake.argvs[5] and "--end_fsync=1" in fake.argvs[5]
     assert run.status == "succeeded" and [r["job"] for r in run.results] == ["seq-write-1"]
 
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from hostlib.facts import parse_meminfo, parse_zfs_version
+from hostlib.facts import parse_meminfo, parse_now, parse_zfs_version
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "host"
 MANIFEST = json.loads((FIXTURES / "MANIFEST.json").read_text())
@@ -31,6 +31,16 @@ def test_json_outputs_parse(name):
 def test_zfs_version_parses():
     user, kmod = parse_zfs_version(read("zfs_version.txt"))
     assert user == MANIFEST["openzfs"] and kmod.startswith("2.3.")
+
+
+def test_the_kernel_module_and_arc_read_in_one_cat_parse_with_and_without_the_zfs_module():
+    release, module, arc = read("osrelease.txt"), read("zfs_module_version.txt"), read("arcstats.txt")
+    now = parse_now(release + module + arc)
+    assert now.kernel == release.strip() and now.kernel.startswith("6.1.")
+    assert now.openzfs == read("zfs_version.txt").split()[1]  # as `zfs version` names the module
+    assert now.arc["c_max"] > 0 and now.arc["size"] > 0
+    gone = parse_now(release)  # no module loaded: cat finds neither of its files
+    assert (gone.kernel, gone.openzfs, gone.arc) == (now.kernel, "", {})
 
 
 def test_meminfo_parses_to_bytes():

@@ -74,6 +74,8 @@ CAPTURE = {
     "exportfs.txt": ["exportfs", "-v"],
     "arcstats.txt": ["cat", "/proc/spl/kstat/zfs/arcstats"],
     "meminfo.txt": ["cat", "/proc/meminfo"],
+    "osrelease.txt": ["cat", "/proc/sys/kernel/osrelease"],
+    "zfs_module_version.txt": ["cat", "/sys/module/zfs/version"],
     "fio.json": [
         "fio",
         "--name=seqwrite",

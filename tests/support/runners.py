@@ -48,9 +48,14 @@ CAPTURED = {
     ("ethtool", "enp0s17"): "ethtool_settings.txt",
     ("ethtool", "-g", "enp0s17"): "ethtool_rings.txt",
     ("ethtool", "-k", "enp0s17"): "ethtool_features.txt",
-    ("cat", "--", "/proc/spl/kstat/zfs/arcstats"): "arcstats.txt",
-    ("cat", "--", "/proc/meminfo"): "meminfo.txt",
     ("zfs", "version"): "zfs_version.txt",
+}
+# Files `cat` reads, captured the same way (a `cat` of several gives them one after another, as cat does).
+CAPTURED_FILES = {
+    "/proc/spl/kstat/zfs/arcstats": "arcstats.txt",
+    "/proc/meminfo": "meminfo.txt",
+    "/proc/sys/kernel/osrelease": "osrelease.txt",
+    "/sys/module/zfs/version": "zfs_module_version.txt",
 }
 
 # Sysctls the kernel takes but never shows (mode 0200: not in `sysctl -a`, not in the captured list).
@@ -89,9 +94,9 @@ class FakeHost:
     write is recorded in order (`calls`), and nothing runs.
 
     Answers, first match wins: those given with answer() (the latest first); the kernel tunables, served from
-    their captured lists (`sysctl`, `zfs`) and changed by `sysctl -w` and module_parameter as the kernel would; a
-    dataset's mountpoint (the default one); `cat` and `find` over the files written so far (`files`); the captured
-    outputs in CAPTURED; else exit 0 with no output. Commands still go through Transport.run: the tool allowlist,
+    their captured lists (`sysctl`, `zfs`) and changed by `sysctl -w` and module_parameter as the kernel would;
+    `cat` over the files written so far (`files`) and the captured ones (CAPTURED_FILES), `find` over `files`; the
+    captured outputs in CAPTURED; else exit 0 with no output. Commands still go through Transport.run: the tool allowlist,
     read-only refusals and error typing are the real ones.
     """
 
@@ -190,10 +195,12 @@ class FakeHost:
         if tool == "grep" and args[:3] == ["-H", ".", "--"]:
             names = [p.rsplit("/", 1)[1] for p in args[3:]]
             return self._lines(names, self.zfs, lambda k: f"{params}/{k}:{self.zfs[k]}")
-        if argv[:6] == ["zfs", "get", "-H", "-o", "value", "mountpoint"]:
-            return f"/{args[-1]}\n", 0, ""  # every dataset at its default mountpoint (the lab's pools: /<pool>)
-        if tool == "cat" and args[:1] == ["--"] and any(p in self.files for p in args[1:]):
-            return "".join(self.files.get(p, "") for p in args[1:]), 0, ""
+        if tool == "cat" and args[:1] == ["--"] and any(p in self.files or p in CAPTURED_FILES for p in args[1:]):
+            texts = [
+                self.files[p] if p in self.files else captured(CAPTURED_FILES[p]) if p in CAPTURED_FILES else ""
+                for p in args[1:]
+            ]
+            return "".join(texts), 0, ""
         if tool == "find" and args[1:4] == ["-maxdepth", "1", "-name"]:
             folder, prefix = args[0], args[4].rstrip("*")
             found = sorted(
