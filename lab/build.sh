@@ -66,7 +66,9 @@ in_root apt-get install -y -qq --no-install-recommends linux-image-amd64 linux-h
   dkms build-essential >/dev/null
 KV=$(basename "$(ls -d "$R"/lib/modules/*/ | sort -V | tail -1)")
 step "OpenZFS (zfs-dkms builds the module for $KV; takes minutes)"
-in_root apt-get install -y -qq --no-install-recommends zfs-dkms zfsutils-linux zfs-zed >"$work/zfs.log" 2>&1 \
+# KCFLAGS=-g0: no debug info, which DKMS strips from the installed module anyway (same 9.0 MB of modules; the
+# build 281 s against 375 s on this machine, idle).
+in_root env KCFLAGS=-g0 apt-get install -y -qq --no-install-recommends zfs-dkms zfsutils-linux zfs-zed >"$work/zfs.log" 2>&1 \
   || { tail -30 "$work/zfs.log" >&2; false; }
 in_root dkms status | grep -q "zfs/.*$KV.*installed" || { echo "zfs DKMS module missing for $KV" >&2; in_root dkms status >&2; false; }
 
