@@ -182,6 +182,11 @@ def execute_storage(run: Run, tracker: Tracker) -> None:
         jobs = [fio.FioJob(**j) for j in run.jobs]
         total = sum(j.runtime + j.ramp for j in jobs)
         done = 0
+
+        def read_manifest() -> None:  # once, at the first moment nothing is measured
+            if "kernel" not in run.manifest:
+                run.manifest = {**_manifest(t, run, where, now, warm), "argv": run.manifest["argv"]}
+
         for n, job in enumerate(jobs):
             output, bw_log, made = targets.output_files(run, out, n, job.numjobs)
             files += made
@@ -196,21 +201,19 @@ def execute_storage(run: Run, tracker: Tracker) -> None:
                     writable=(directory, out),
                 )
                 live = True
-                if "kernel" not in run.manifest:
-                    run.manifest = {**_manifest(t, run, where, now, warm), "argv": run.manifest["argv"]}
+                read_manifest()  # while the files are laid out
                 if not follow_unit(t, run, unit):
                     return cancelled(run, tracker)
                 live = False
                 kernel.write(t, "sysctl", "vm.drop_caches", "3")
-            if "kernel" not in run.manifest and job.ramp < RAMP_ENOUGH:
-                run.manifest = {**_manifest(t, run, where, now, warm), "argv": run.manifest["argv"]}
+            if job.ramp < RAMP_ENOUGH:  # too short a ramp to read it in: before fio starts
+                read_manifest()
             argv = fio.argv(job, directory, output=output, bw_log=bw_log)
             run.manifest["argv"].append(argv)
             posix.only_regular_files(t, directory)  # the tripwire before each pass
             systemd.start(t, unit, argv, description=f"Tarn benchmark {run.pk}: {run.title}", writable=(directory, out))
             live = True
-            if "kernel" not in run.manifest:  # during the ramp, which is not measured
-                run.manifest = {**_manifest(t, run, where, now, warm), "argv": run.manifest["argv"]}
+            read_manifest()  # during the ramp, which is not measured
             Run.objects.filter(pk=run.pk).update(manifest=run.manifest)
             before = zfs.arcstats(t) if warm else {}
             if not _follow(t, run, unit, job, bw_log, tracker, done, total):

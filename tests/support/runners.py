@@ -96,8 +96,8 @@ class FakeHost:
     Answers, first match wins: those given with answer() (the latest first); the kernel tunables, served from
     their captured lists (`sysctl`, `zfs`) and changed by `sysctl -w` and module_parameter as the kernel would;
     `cat` over the files written so far (`files`) and the captured ones (CAPTURED_FILES), `find` over `files`; the
-    captured outputs in CAPTURED; else exit 0 with no output. Commands still go through Transport.run: the tool allowlist,
-    read-only refusals and error typing are the real ones.
+    captured outputs in CAPTURED; else exit 0 with no output. Commands still go through Transport.run: the tool
+    allowlist, read-only refusals and error typing are the real ones.
     """
 
     def __init__(self):
