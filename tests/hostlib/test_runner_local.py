@@ -163,7 +163,7 @@ def test_ssh_argv_is_exact_and_quotes_the_remote_command():
     assert argv[0] == "ssh" and argv[-3:-1] == ["--", "nas.example"]
     assert (
         argv[-1]
-        == "env LC_ALL=C LANG=C PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin zfs list -H 'a b;c'"
+        == "LC_ALL=C LANG=C PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin zfs list -H 'a b;c'"
     )
     assert "StrictHostKeyChecking=yes" in argv and "BatchMode=yes" in argv
     assert argv[argv.index("-p") + 1] == "2200"
