@@ -233,10 +233,15 @@ def bridge_lines(name: str, ports: list[Link], mtu: int | None = None) -> tuple[
     return apply, restore
 
 
+def unbridge_moves(bridge: Link, ports: list[Link]) -> tuple[str, list[str]]:
+    """Where a deleted bridge's static addresses go: its first port (none where it has no port)."""
+    home = ports[0].name if ports else ""
+    return home, [a.cidr for a in bridge.static_addresses] if home else []
+
+
 def unbridge_lines(bridge: Link, ports: list[Link]) -> tuple[list[str], list[str]]:
     """(apply, restore) for deleting a bridge: its static addresses go back to its first port."""
-    home = ports[0].name if ports else ""
-    moved = [a.cidr for a in bridge.static_addresses] if home else []
+    home, moved = unbridge_moves(bridge, ports)
     apply = [f"address del {cidr} dev {bridge.name}" for cidr in moved]
     apply += [f"link set dev {port.name} nomaster" for port in ports]
     apply.append(f"link del dev {bridge.name}")

@@ -618,6 +618,40 @@ def test_keeping_a_deleted_bridge_drops_its_files_and_keeps_its_port(run_queued,
     assert cs.status == "kept"
 
 
+def test_keeping_a_deleted_bridge_writes_the_address_it_moved_even_if_networkd_dropped_it(
+    run_queued, fake, local_host, admin
+):
+    """Seen in the lab: while the delete is armed, networkd configures the port from its old file (a bridge port,
+    no address) and drops the address Tarn moved onto it. Keep writes the address into the port's file anyway and
+    waits until networkd has put it back."""
+
+    def links(*, bridged: bool, on_port: bool) -> str:
+        raw = json.loads(links_after(unbridged="" if bridged else "br0"))
+        address = {"family": "inet", "local": "10.77.0.9", "prefixlen": 24, "scope": "global"}
+        for link in raw:
+            if link["ifname"] == ("br0" if bridged else "enp0s18") and (bridged or on_port):
+                link["addr_info"] = [address]
+        return json.dumps(raw)
+
+    fake.answer("ip", "-j", "-d", "-s", "addr", "show", stdout=links(bridged=True, on_port=False))
+    cs = run_queued(bridge_delete_start, host=local_host, user=admin, name="br0", confirm="br0", seconds=60)
+    assert cs.apply_lines[-1] == "address add 10.77.0.9/24 dev enp0s18"
+    assert cs.target["moved"] == {"link": "enp0s18", "addresses": ["10.77.0.9/24"]}
+    fake.answer("ip", "-j", "-d", "-s", "addr", "show", stdout=links(bridged=False, on_port=False))  # dropped
+    fake.on(
+        "networkctl",
+        "reload",
+        call=lambda argv: fake.answer(
+            "ip", "-j", "-d", "-s", "addr", "show", stdout=links(bridged=False, on_port=True)
+        ),
+    )
+    fake.reset()
+    op = run_queued(change_keep_start, change_set=cs, user=admin)
+    assert op.status == "succeeded", op.message
+    assert "Address=10.77.0.9/24" in fake.files["/etc/systemd/network/05-tarn-enp0s18.network"]
+    assert fake.mutations[-1] == ["networkctl", "reload"]
+
+
 def test_a_keep_that_fails_after_disarming_arms_the_restore_again_and_a_later_keep_finishes(
     run_queued, fake, local_host, admin, monkeypatch
 ):

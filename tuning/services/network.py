@@ -221,6 +221,11 @@ def tuning_network_run(tracker: Tracker) -> None:
         raise HostError(str(exc)) from None
     if cs.kind == ChangeKind.MTU:
         cs.target["original_mtu"] = live[cs.target["link"]].mtu  # what a later revert goes back to
+    if cs.kind == ChangeKind.UNBRIDGE:  # what Keep writes for the port even if networkd drops it meanwhile
+        bridge = live[cs.target["bridge"]]
+        home, moved = net.unbridge_moves(bridge, [p for p in live.values() if p.master == bridge.name])
+        if moved:
+            cs.target["moved"] = {"link": home, "addresses": moved}
     seconds = cs.target["seconds"]
     unit = f"tarn-restore-{cs.pk}"
     restore_path = _restore_path(cs)
@@ -318,7 +323,7 @@ def tuning_keep_run(tracker: Tracker) -> None:
         links = links_refresh(host=cs.host, t=t)
         managed = set(Link.objects.filter(host=cs.host, managed=True).values_list("name", flat=True))
         managed = (managed | set(cs.links)) - ({cs.target["bridge"]} if cs.kind == ChangeKind.UNBRIDGE else set())
-        _persist_network(t, cs.host, {x.name for x in links} & managed)
+        _persist_network(t, cs.host, {x.name for x in links} & managed, moved=cs.target.get("moved"))
     except (HostError, ValueError) as exc:
         _keep_failed(t, cs, exc)
         raise HostError(cs.message) from None
@@ -354,8 +359,19 @@ def _keep_failed(t: Transport, cs: ChangeSet, exc: Exception) -> None:
     cs.save(update_fields=["restore_unit", "deadline", "target", "message"])
 
 
-def _persist_network(t: Transport, host: Host, names: set[str]) -> None:
+def _persist_network(t: Transport, host: Host, names: set[str], moved: dict | None = None) -> None:
+    """Tarn's networkd files for the links as they are, plus the addresses a bridge delete moved to its port: while
+    the delete is armed, networkd configures the port from its old file (a bridge port, no address) and may drop
+    the address Tarn moved there (seen in the lab); Keep writes it back and networkd puts it on again."""
     observed = {x.name: x for x in net.read_links(t, details=False)}
+    home = observed.get((moved or {}).get("link", ""))
+    if home is not None:
+        have = {a.cidr for a in home.addresses}
+        home.addresses += [
+            net.Address(cidr, "inet6" if ":" in cidr else "inet", dynamic=False)
+            for cidr in moved["addresses"]
+            if cidr not in have
+        ]
     keep = [observed[n] for n in sorted(names) if n in observed and observed[n].kind in ("ether", "bridge")]
     files = net.render_networkd(keep)
     for path in set(net.tarn_networkd_files(t)) - set(files):
