@@ -169,7 +169,7 @@ def _lines(cs: ChangeSet, live: dict[str, net.Link], management: set[str]) -> tu
         link = live.get(target["link"])
         if link is None:
             raise HostError(f"{target['link']} is gone from the host.")
-        ports = [p for p in live.values() if p.master == link.name]
+        ports = _ports(live, link.name)
         net.check_mtu(link, target["mtu"], ports)
         apply, restore = [], []
         for x in [*ports, link]:  # ports first: a bridge's MTU cannot exceed its ports'
@@ -189,7 +189,11 @@ def _lines(cs: ChangeSet, live: dict[str, net.Link], management: set[str]) -> tu
     bridge = live.get(target["bridge"])
     if bridge is None:
         raise HostError(f"{target['bridge']} is gone from the host.")
-    return net.unbridge_lines(bridge, [p for p in live.values() if p.master == bridge.name])
+    return net.unbridge_lines(bridge, _ports(live, bridge.name))
+
+
+def _ports(live: dict[str, net.Link], bridge: str) -> list[net.Link]:
+    return [p for p in live.values() if p.master == bridge]
 
 
 def _involved(cs: ChangeSet, live: dict[str, net.Link]) -> set[str]:
@@ -223,7 +227,7 @@ def tuning_network_run(tracker: Tracker) -> None:
         cs.target["original_mtu"] = live[cs.target["link"]].mtu  # what a later revert goes back to
     if cs.kind == ChangeKind.UNBRIDGE:  # what Keep writes for the port even if networkd drops it meanwhile
         bridge = live[cs.target["bridge"]]
-        home, moved = net.unbridge_moves(bridge, [p for p in live.values() if p.master == bridge.name])
+        home, moved = net.unbridge_moves(bridge, _ports(live, bridge.name))
         if moved:
             cs.target["moved"] = {"link": home, "addresses": moved}
     seconds = cs.target["seconds"]
