@@ -28,10 +28,11 @@ trap cleanup EXIT
 step() { printf '[lab build %4ss] %s\n' "$SECONDS" "$*"; }
 in_root() { chroot "$R" env DEBIAN_FRONTEND=noninteractive LC_ALL=C "$@"; }
 
-step "debootstrap (minbase) from $mirror"
-debootstrap --variant=minbase \
+# mmdebstrap, not debootstrap: apt fetches and unpacks the base in one pass (48 s against 84 s here).
+step "mmdebstrap (minbase) from $mirror"
+mmdebstrap --variant=minbase \
   --include=systemd-sysv,udev,kmod,dbus,iproute2,openssh-server,ca-certificates,procps,less,iputils-ping,python3 \
-  bookworm "$R" "$mirror" >"$work/debootstrap.log" 2>&1 || { tail -20 "$work/debootstrap.log" >&2; false; }
+  bookworm "$R" "$mirror" >"$work/mmdebstrap.log" 2>&1 || { tail -20 "$work/mmdebstrap.log" >&2; false; }
 
 step "apt sources: main contrib, backports; OpenZFS pinned to bookworm-backports"
 rm -f "$R/etc/apt/sources.list"
@@ -60,6 +61,9 @@ for m in proc sys dev dev/pts; do mount --bind "/$m" "$R/$m"; done
 
 step "apt-get update"
 in_root apt-get update -qq
+# One initramfs, made at the end: the kernel, dkms and zfs packages would each make it again (3 x ~15 s).
+in_root dpkg-divert --local --rename --add /usr/sbin/update-initramfs >/dev/null
+ln -s /bin/true "$R/usr/sbin/update-initramfs"
 step "kernel, headers, DKMS toolchain (zstd first: a zstd initramfs)"
 in_root apt-get install -y -qq --no-install-recommends zstd >/dev/null
 in_root apt-get install -y -qq --no-install-recommends linux-image-amd64 linux-headers-amd64 initramfs-tools \
@@ -107,6 +111,11 @@ printf 'UseDNS no\n' >"$R/etc/ssh/sshd_config.d/lab.conf"
   echo "kernel $KV"
   in_root dpkg-query -W -f='${Package} ${Version}\n' zfsutils-linux zfs-dkms samba nfs-kernel-server fio iperf3
 } >"$work/versions.txt"
+
+step "initramfs"
+rm "$R/usr/sbin/update-initramfs"
+in_root dpkg-divert --local --rename --remove /usr/sbin/update-initramfs >/dev/null
+in_root update-initramfs -c -k "$KV" >/dev/null
 
 step "slim: drop the toolchain and caches"
 in_root apt-mark manual zfsutils-linux zfs-zed >/dev/null

@@ -60,7 +60,7 @@ GOLD() { echo "$CACHE/golden-$(golden_key)"; }
 
 preflight() {
   local missing=()
-  for tool in qemu-system-x86_64 qemu-img zstd debootstrap ssh bc mkfs.ext4; do
+  for tool in qemu-system-x86_64 qemu-img zstd mmdebstrap ssh bc mkfs.ext4; do
     command -v "$tool" >/dev/null || missing+=("$tool")
   done
   [ ${#missing[@]} -eq 0 ] || die "missing tools: ${missing[*]} (make lab installs them as root)"

@@ -17,7 +17,7 @@ if [ "$mode" = test ]; then
 fi
 if [ "$mode" = test ] || [ "$mode" = lab ] || [ "${TARN_LAB:-0}" = 1 ]; then
   # The lab guest (QEMU, image build) and the clients tests use against it from this machine.
-  pkgs+=(qemu-system-x86 qemu-utils debootstrap zstd bc smbclient iperf3 iputils-ping python3)
+  pkgs+=(qemu-system-x86 qemu-utils mmdebstrap zstd bc smbclient iperf3 iputils-ping python3)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

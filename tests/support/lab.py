@@ -131,11 +131,11 @@ def close_shared_connections() -> None:
 
 
 def lab_missing_reason() -> str | None:
-    for tool in ("qemu-system-x86_64", "qemu-img", "debootstrap", "zstd"):
+    for tool in ("qemu-system-x86_64", "qemu-img", "mmdebstrap", "zstd"):
         if not shutil.which(tool):
             return f"{tool} is not installed (make lab installs the lab's packages)"
     if os.geteuid() != 0:
-        return "the lab needs root (tap devices, network namespaces, debootstrap)"
+        return "the lab needs root (tap devices, network namespaces, mmdebstrap)"
     return None
 
 
