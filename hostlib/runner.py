@@ -6,6 +6,7 @@ subprocess.
 """
 
 import base64
+import fcntl
 import hashlib
 import inspect
 import os
@@ -265,10 +266,17 @@ class Transport:
 
 
 def _spawn(
-    argv: list[str], *, timeout: float, input: str | None, env: dict, max_output: int = DEFAULT_MAX_OUTPUT
+    argv: list[str],
+    *,
+    timeout: float,
+    input: str | None,
+    env: dict,
+    max_output: int = DEFAULT_MAX_OUTPUT,
+    watch: Callable[[], None] | None = None,
 ) -> tuple[int, str, str, float]:
     """Run argv in its own process group; on timeout, or once it has printed more than max_output bytes on stdout
     or stderr, kill the whole group (children included) and raise. Never more than max_output is read back.
+    watch, if given, is called every slice while it runs.
 
     Output goes to temporary files, not pipes: a process that outlives the command on purpose
     (ssh's shared-connection master) must not hold the call open by keeping a pipe.
@@ -295,6 +303,8 @@ def _spawn(
                 break
             except subprocess.TimeoutExpired:
                 data, step = None, min(step * 2, 0.2)  # the input went in with the first slice
+                if watch:
+                    watch()
                 if _printed(out, err) > max_output:
                     _kill(proc)
                     raise OutputTooLarge(argv, max_output) from None
@@ -415,6 +425,43 @@ def _control_dir() -> str:
     return path
 
 
+class _FirstConnection:
+    """While no shared connection to a host is up, the first command to it makes it alone and the commands started
+    meanwhile wait for it, then share it, instead of each making a connection of its own: an inventory read starts
+    three commands at once, and an SSH handshake costs ~1 s of CPU on the emulated lab's NAS. The wait ends when
+    the master's socket appears (after authentication), or when the first command ends, whatever became of it
+    (then each goes on as before: one failed connection never queues the others behind it)."""
+
+    def __init__(self, control_path: str, wait: float):
+        self.control_path = control_path
+        self._fd: int | None = None
+        if os.path.exists(control_path):
+            return
+        fd = os.open(f"{control_path}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:  # another command is making the connection: wait for it, then go
+            deadline = time.monotonic() + wait
+            while not os.path.exists(control_path) and time.monotonic() < deadline:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    time.sleep(0.02)
+            os.close(fd)
+            return
+        self._fd = fd  # the first: hold the lock until the socket is there
+
+    def watch(self) -> None:
+        if self._fd is not None and os.path.exists(self.control_path):
+            self.release()
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)  # drops the lock
+            self._fd = None
+
+
 def _ssh_base(address: str, port: int) -> str:
     return address if port == 22 else f"[{address}]:{port}"
 
@@ -500,9 +547,18 @@ class SSHTransport(Transport):
         # Killing the local ssh client does not stop the remote command: coreutils timeout does.
         remote = ["timeout", "-k", "5", f"{timeout:g}", *argv]
         for attempt in range(4):
-            rc, out, err, duration = _spawn(
-                self._ssh_argv(remote), timeout=timeout + 2, input=input, env=env, max_output=max_output
-            )
+            first = _FirstConnection(self._control_path(), wait=self.connect_timeout + 2)
+            try:
+                rc, out, err, duration = _spawn(
+                    self._ssh_argv(remote),
+                    timeout=timeout + 2,
+                    input=input,
+                    env=env,
+                    max_output=max_output,
+                    watch=first.watch,
+                )
+            finally:
+                first.release()
             if not retry_after_mux_failure(rc, err, mutating=mutating):
                 break
             time.sleep(0.5 * (attempt + 1))  # let the dying master exit, then connect afresh

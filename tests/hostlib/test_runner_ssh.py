@@ -200,3 +200,24 @@ def test_a_tool_the_host_lacks_is_a_typed_error_over_ssh_too(sshd, tmp_path):
             t.run(["tarn-no-such-tool", "--version"])
     finally:
         t.close()
+
+
+def test_commands_started_together_share_the_one_connection_the_first_makes(sshd, tmp_path):
+    t = transport(sshd, tmp_path)
+    t.close()  # no shared connection yet
+    seen = []
+
+    def one():
+        argv = ["python3", "-c", "import os, time; time.sleep(0.3); print(os.environ['SSH_CONNECTION'])"]
+        seen.append(t.run(argv).stdout.strip())
+
+    threads = [threading.Thread(target=one) for _ in range(4)]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=30)
+    finally:
+        t.close()
+    # SSH_CONNECTION names the client's TCP port: one value, one connection (one handshake) for all four.
+    assert len(seen) == 4 and len(set(seen)) == 1, seen
