@@ -163,6 +163,13 @@ def scratch(path, create, tag=""):
             raise PermissionError(f"refusing {path}: something is mounted on it")
         if tag and _tag_of(parts[-1], parent) != tag:
             return "not ours"
+        # Root's alone first: a client of the share still writing into it (or planting links there while the run
+        # ends) would otherwise refill it behind rmtree and keep it ("Directory not empty").
+        fd = os.open(parts[-1], os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=parent)
+        try:
+            os.fchmod(fd, 0o700)
+        finally:
+            os.close(fd)
         shutil.rmtree(parts[-1], dir_fd=parent)
         return "removed"
     finally:

@@ -4,7 +4,10 @@ import grp
 import json
 import os
 import pwd
+import subprocess
+import tempfile
 import time
+from pathlib import Path
 
 import pytest
 
@@ -277,3 +280,40 @@ def test_a_command_that_prints_without_end_is_stopped_at_the_output_cap_and_noth
     started = time.monotonic()
     out = LocalTransport().run(["python3", "-c", "print('x' * 1000000)"], max_output=8 << 20).stdout
     assert len(out) == 1_000_001 and time.monotonic() - started < 5
+
+
+def test_a_client_writing_into_the_scratch_folder_while_it_is_removed_cannot_keep_it():
+    """A client of the share (here: a process as nobody, as a squashed NFS client) keeps adding to the scratch
+    folder while the run removes it: the removal takes the folder from it first (root's alone), then removes it."""
+    with tempfile.TemporaryDirectory(dir="/tmp") as top:  # a path nobody can walk (pytest's tmp_path is 0700)
+        os.chmod(top, 0o755)
+        share = Path(top) / "share"
+        share.mkdir()
+        os.chmod(share, 0o777)
+        _scratch_raced(share)
+
+
+def _scratch_raced(share):
+    t = LocalTransport()
+    folder = share / "tarnbench-9"
+    assert t.scratch(str(folder), create=True, tag="bench-9") == "created"
+    writer = (
+        "import os\n"
+        "for n in range(10**9):\n"
+        "    try: os.symlink('/etc/passwd', f'{os.sys.argv[1]}/f{n % 50}')\n"
+        "    except OSError: pass\n"
+    )
+    nobody = pwd.getpwnam("nobody")
+    client = subprocess.Popen(
+        ["python3", "-c", writer, str(folder)], user=nobody.pw_uid, group=nobody.pw_gid, extra_groups=[]
+    )
+    try:
+        deadline = time.monotonic() + 10
+        while not any(folder.iterdir()):  # the client is writing
+            assert time.monotonic() < deadline and client.poll() is None, "the client never wrote"
+            time.sleep(0.01)
+        assert t.scratch(str(folder), create=False, tag="bench-9") == "removed"
+        assert not folder.exists()
+    finally:
+        client.kill()
+        client.wait()
