@@ -62,6 +62,12 @@ class Address:
     scope: str = "global"
 
 
+def static_address(cidr: str) -> Address:
+    """An address given by hand (not DHCP's or SLAAC's), its family read from it."""
+    family = "inet6" if ipaddress.ip_interface(cidr).version == 6 else "inet"
+    return Address(cidr, family, dynamic=False)
+
+
 @dataclass
 class Link:
     name: str

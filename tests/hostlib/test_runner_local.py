@@ -282,25 +282,27 @@ def test_a_command_that_prints_without_end_is_stopped_at_the_output_cap_and_noth
     assert len(out) == 1_000_001 and time.monotonic() - started < 5
 
 
-def test_a_client_writing_into_the_scratch_folder_while_it_is_removed_cannot_keep_it():
-    """A client of the share (here: a process as nobody, as a squashed NFS client) keeps adding to the scratch
-    folder while the run removes it: the removal takes the folder from it first (root's alone), then removes it."""
-    with tempfile.TemporaryDirectory(dir="/tmp") as top:  # a path nobody can walk (pytest's tmp_path is 0700)
+@pytest.fixture
+def walkable_share():
+    """A share folder anyone may write, on a path anyone may walk (pytest's tmp_path is 0700)."""
+    with tempfile.TemporaryDirectory(dir="/tmp") as top:
         os.chmod(top, 0o755)
         share = Path(top) / "share"
         share.mkdir()
         os.chmod(share, 0o777)
-        _scratch_raced(share)
+        yield share
 
 
-def _scratch_raced(share):
+def test_a_client_writing_into_the_scratch_folder_while_it_is_removed_cannot_keep_it(walkable_share):
+    """A client of the share (here: a process as nobody, as a squashed NFS client) keeps adding to the scratch
+    folder while the run removes it: the removal takes the folder from it first (root's alone), then removes it."""
     t = LocalTransport()
-    folder = share / "tarnbench-9"
+    folder = walkable_share / "tarnbench-9"
     assert t.scratch(str(folder), create=True, tag="bench-9") == "created"
     writer = (
-        "import os\n"
+        "import os, sys\n"
         "for n in range(10**9):\n"
-        "    try: os.symlink('/etc/passwd', f'{os.sys.argv[1]}/f{n % 50}')\n"
+        "    try: os.symlink('/etc/passwd', f'{sys.argv[1]}/f{n % 50}')\n"
         "    except OSError: pass\n"
     )
     nobody = pwd.getpwnam("nobody")

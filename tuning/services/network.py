@@ -371,11 +371,7 @@ def _persist_network(t: Transport, host: Host, names: set[str], moved: dict | No
     home = observed.get((moved or {}).get("link", ""))
     if home is not None:
         have = {a.cidr for a in home.addresses}
-        home.addresses += [
-            net.Address(cidr, "inet6" if ":" in cidr else "inet", dynamic=False)
-            for cidr in moved["addresses"]
-            if cidr not in have
-        ]
+        home.addresses += [net.static_address(cidr) for cidr in moved["addresses"] if cidr not in have]
     keep = [observed[n] for n in sorted(names) if n in observed and observed[n].kind in ("ether", "bridge")]
     files = net.render_networkd(keep)
     for path in set(net.tarn_networkd_files(t)) - set(files):
