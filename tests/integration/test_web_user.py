@@ -39,10 +39,11 @@ def _uids(pid: int) -> set[int]:
     return uids
 
 
-@pytest.fixture
-def web(tmp_path):
+@pytest.fixture(scope="module")
+def web(tmp_path_factory):
+    """One web start for the module's tests (~20 s of migrate, prepare and gunicorn's start each)."""
     require(os.geteuid() == 0, "make run starts the web as root, which then drops to the user tarn")
-    data = tmp_path / "data"
+    data = tmp_path_factory.mktemp("web") / "data"
     port = _free_port()
     env = {
         **{k: v for k, v in os.environ.items() if k != "DATABASE_URL"},

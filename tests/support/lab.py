@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from hostlib.runner import SSHTransport, _control_dir
+from hostlib.runner import CommandTimeout, HostUnreachable, SSHTransport, _control_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 LAB_SH = ROOT / "lab" / "lab.sh"
@@ -50,9 +50,16 @@ class Lab:
             host_keys=self.env["LAB_HOST_KEY"],
         )
 
+    def lab_sh(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+        """lab/lab.sh, its guest commands riding Tarn's shared connection to the guest when one is up (the same
+        root login with the same key: a handshake costs the emulated guest ~1.5 s of CPU)."""
+        control = self.transport()._control_path()
+        env = {**os.environ, "LAB_CONTROL_PATH": control}
+        return subprocess.run([str(LAB_SH), *args], capture_output=True, text=True, timeout=timeout, env=env)
+
     def sh(self, command: str, timeout: float = 120) -> str:
         """Set-up and inspection in the guest that is not Tarn's to do (a shell is fine here: test harness)."""
-        result = subprocess.run([str(LAB_SH), "ssh", command], capture_output=True, text=True, timeout=timeout)
+        result = self.lab_sh("ssh", command, timeout=timeout)
         if result.returncode != 0:
             raise AssertionError(f"guest command failed ({result.returncode}): {command}\n{result.stderr}")
         return result.stdout
@@ -81,16 +88,32 @@ class Lab:
 
     def reset(self, state: str = "clean") -> float:
         """Back to the clean state (or a saved one); if loadvm cannot bring the guest back, it is started anew
-        (clean: the saved states go with it)."""
+        (clean: the saved states go with it). The one SSH handshake after loadvm is Tarn's own: its first command
+        is the probe, and its shared connection then carries the harness's guest commands too."""
         started = time.monotonic()
-        result = subprocess.run([str(LAB_SH), "reset", state], capture_output=True, text=True, timeout=180)
-        if result.returncode != 0:
+        close_shared_connections()  # they would point at a guest that no longer knows them
+        result = self.lab_sh("reset", state, "--no-ssh", timeout=180)
+        if result.returncode != 0 or not self._connect():
             subprocess.run([str(LAB_SH), "down"], capture_output=True, timeout=60)
             lab_up()
+            close_shared_connections()
             state = "clean"
-        close_shared_connections()
         _guest["state"] = state
         return time.monotonic() - started
+
+    def _connect(self, timeout: float = 60) -> bool:
+        """Tarn's transport reaches the restored guest (and keeps its shared connection); the guest's clock, which
+        stood still since the state was saved, is set to this machine's."""
+        deadline = time.monotonic() + timeout
+        clock = self.transport(extra_tools=frozenset({"date"}))
+        while True:
+            try:
+                clock.run(["true"], timeout=20)  # the handshake (~2 s): the time is read after it
+                return clock.run(["date", "-s", f"@{time.time():.0f}"], timeout=20, mutating=True).returncode == 0
+            except (HostUnreachable, CommandTimeout):
+                if time.monotonic() > deadline:
+                    return False
+                time.sleep(0.3)
 
     def enter(self, state: str = "clean", build=None) -> None:
         """Start a test from `state`: restored when saved (~3 s), else made once from clean by build() and saved
@@ -103,7 +126,7 @@ class Lab:
         if _guest["state"] != "clean":
             self.reset()
         build()
-        subprocess.run([str(LAB_SH), "save", state], capture_output=True, text=True, timeout=120, check=True)
+        self.lab_sh("save", state).check_returncode()
         _guest["state"] = state
 
     def saved(self, state: str) -> bool:
