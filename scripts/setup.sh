@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Installs what Tarn needs on a Debian 12 machine; fast when everything is already there.
-# Usage: scripts/setup.sh run|test|lab   (lab: only what the lab guest needs; test includes it)
+# Usage: scripts/setup.sh run|test|lab [--os]   (lab: only what the lab guest needs; test includes it;
+#        --os: only the OS packages, so make test can start the lab guest's build before the Python packages)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-run}
+only_os=${2:-}
 
 say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
 die() { printf 'tarn setup: %s\n' "$*" >&2; exit 1; }
@@ -30,7 +32,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-[ "$mode" = lab ] && exit 0
+[ "$mode" = lab ] || [ "$only_os" = --os ] && exit 0
 
 # --- Python ≥ 3.12 (Django 6 needs it; Debian 12 ships 3.11) -------------------------------------
 find_python() {
