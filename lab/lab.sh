@@ -11,7 +11,9 @@
 #                       the unit tier runs); `up` waits for a prepare under way (a lock in the cache)
 # Environment: TARN_LAB_CACHE (/var/cache/tarn-lab), TARN_LAB_RUN (/run/tarn-lab),
 #              TARN_LAB_SSH_PORT (2222), TARN_LAB_SMB_PORT (4450), TARN_LAB_DISKS (8), TARN_LAB_MEM (1024),
-#              TARN_LAB_NETNS (tarnlab), TARN_LAB_TAP (taplab), TARN_LAB_DATA_NET (10.77.0), TARN_LAB_BOOT_TIMEOUT (240)
+#              TARN_LAB_NETNS (tarnlab), TARN_LAB_TAP (taplab), TARN_LAB_DATA_NET (10.77.0), TARN_LAB_BOOT_TIMEOUT (240),
+#              TARN_LAB_DATA_LINKS (1), TARN_LAB_REP_PORT (17701), TARN_LAB_REP_PEER_PORT (17702): a second guest
+#              (replication) runs with its own RUN, ports, NETNS and TAP, DATA_LINKS=0 and the two REP ports swapped
 # The data links: the guest has two data NICs. The first (…:57, 10.77.0.2/24 by the guest's networkd) is wired to
 # tap $TAP in this machine's own namespace (10.77.0.1/24), so Tarn's local host can ping and run iperf3 against
 # the guest; the second (…:58, no address) to tap ${TAP}1 in the namespace $NETNS (10.77.0.3/24): a client
@@ -34,6 +36,14 @@ GUEST_DATA_ADDR=$NET.2/24
 NS_ADDR=$NET.3/24
 DATA_MAC=52:54:00:12:34:57
 DATA1_MAC=52:54:00:12:34:58
+# 0: the data NICs' taps both go into the namespace $NETNS, unaddressed (a second guest beside the first, for
+# replication: its peer address would clash with the first's in this machine's namespace).
+DATA_LINKS=${TARN_LAB_DATA_LINKS:-1}
+# The replication link: a fourth NIC, a wire (UDP datagrams between the two QEMUs) to the guest whose ports mirror
+# these. Nothing on this machine's network sees it; `set_link rep0 off` on either monitor cuts it.
+REP_PORT=${TARN_LAB_REP_PORT:-17701}
+REP_PEER_PORT=${TARN_LAB_REP_PEER_PORT:-17702}
+REP_MAC=52:54:00:12:34:59
 BOOT_TIMEOUT=${TARN_LAB_BOOT_TIMEOUT:-240}
 
 die() { echo "lab: $*" >&2; exit 1; }
@@ -96,6 +106,8 @@ qemu_args() {
     -device "virtio-net-pci,netdev=t0,mac=$DATA_MAC,addr=0x11" \
     -netdev "tap,id=t1,ifname=$TAP1,script=no,downscript=no" \
     -device "virtio-net-pci,netdev=t1,mac=$DATA1_MAC,addr=0x12" \
+    -netdev "socket,id=rep0,udp=127.0.0.1:$REP_PEER_PORT,localaddr=127.0.0.1:$REP_PORT" \
+    -device "virtio-net-pci,netdev=rep0,mac=$REP_MAC,addr=0x13" \
     -daemonize -pidfile "$RUN/qemu.pid"
 }
 
@@ -117,6 +129,7 @@ ensure_master() {
 running() { [ -f "$RUN/qemu.pid" ] && kill -0 "$(cat "$RUN/qemu.pid")" 2>/dev/null; }
 
 del_taps() {
+  ip -n "$NETNS" link del "$TAP" 2>/dev/null || true
   ip -n "$NETNS" link del "$TAP1" 2>/dev/null || true
   ip link del "$TAP1" 2>/dev/null || true
   ip link del "$TAP" 2>/dev/null || true
@@ -132,6 +145,11 @@ make_tap() {
 # After QEMU holds the taps: the first stays here (this machine is a peer on the data link), the second goes
 # into the lab's namespace (a client behind the guest).
 wire_tap() {
+  if [ "$DATA_LINKS" = 0 ]; then
+    ip link set "$TAP" netns "$NETNS" && ip link set "$TAP1" netns "$NETNS"
+    ip -n "$NETNS" link set "$TAP" up && ip -n "$NETNS" link set "$TAP1" up
+    return 0
+  fi
   ip addr add "$PEER_ADDR" dev "$TAP"
   ip link set "$TAP" up
   ip link set "$TAP1" netns "$NETNS"
@@ -251,6 +269,8 @@ LAB_NS_ADDR=$NS_ADDR
 LAB_GUEST_DATA_ADDR=$GUEST_DATA_ADDR
 LAB_DATA_MAC=$DATA_MAC
 LAB_DATA1_MAC=$DATA1_MAC
+LAB_DATA_LINKS=$DATA_LINKS
+LAB_REP_MAC=$REP_MAC
 LAB_MONITOR=$RUN/monitor.sock
 LAB_DISKS=$DISKS
 LAB_RUN=$RUN

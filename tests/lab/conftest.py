@@ -10,7 +10,7 @@ from pools import services
 from shares import services as share_services
 from shares.models import SambaUser
 from tests.conftest import require_tool
-from tests.support.lab_fixtures import guest, lab, lab_host  # noqa: F401
+from tests.support.lab_fixtures import guest, guest2, lab, lab2, lab_host  # noqa: F401
 from tests.support.receivers import receiver, smtp  # noqa: F401
 
 D = "/dev/disk/by-id/virtio-zfsdisk{}".format

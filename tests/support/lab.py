@@ -4,7 +4,7 @@ import os
 import shutil
 import subprocess
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from hostlib.runner import CommandTimeout, HostUnreachable, SSHTransport, _control_dir
@@ -15,7 +15,8 @@ LAB_SH = ROOT / "lab" / "lab.sh"
 
 @dataclass(frozen=True)
 class Lab:
-    env: dict
+    env: dict  # its lab.env
+    overrides: dict = field(default_factory=dict)  # TARN_LAB_* for lab/lab.sh: a second guest's own run dir, ports…
 
     @property
     def ssh_port(self) -> int:
@@ -37,12 +38,12 @@ class Lab:
             **kwargs,
         )
 
-    def add_host(self):
-        """The guest as Tarn's Host "lab", over the SSH transport with its pinned host key."""
+    def add_host(self, name: str = "lab"):
+        """The guest as a Tarn Host, over the SSH transport with its pinned host key."""
         from appliance.models import Host  # noqa: PLC0415 - scripts (make perf, make fixtures) import this module before Django is set up
 
         return Host.objects.create(
-            name="lab",
+            name=name,
             transport="ssh",
             address=self.env["LAB_SSH_HOST"],
             port=self.ssh_port,
@@ -54,7 +55,7 @@ class Lab:
         """lab/lab.sh, its guest commands riding Tarn's shared connection to the guest when one is up (the same
         root login with the same key: a handshake costs the emulated guest ~1.5 s of CPU)."""
         control = self.transport()._control_path()
-        env = {**os.environ, "LAB_CONTROL_PATH": control}
+        env = {**os.environ, **self.overrides, "LAB_CONTROL_PATH": control}
         return subprocess.run([str(LAB_SH), *args], capture_output=True, text=True, timeout=timeout, env=env)
 
     def sh(self, command: str, timeout: float = 120) -> str:
@@ -62,6 +63,17 @@ class Lab:
         result = self.lab_sh("ssh", command, timeout=timeout)
         if result.returncode != 0:
             raise AssertionError(f"guest command failed ({result.returncode}): {command}\n{result.stderr}")
+        return result.stdout
+
+    def monitor(self, command: str) -> str:
+        """A command to the guest's QEMU monitor (HMP), e.g. `set_link rep0 off` to cut the replication wire."""
+        result = subprocess.run(
+            ["python3", str(ROOT / "lab" / "hmp.py"), self.env["LAB_MONITOR"], command],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        )
         return result.stdout
 
     def ns(self, *argv: str, timeout: float = 60, check=True) -> subprocess.CompletedProcess:
@@ -73,13 +85,11 @@ class Lab:
     def reboot(self, timeout: float = 240) -> float:
         """Reboot the guest for real and wait until it is up again (systemd settled); returns the seconds taken."""
         started = time.monotonic()
-        subprocess.run([str(LAB_SH), "ssh", "systemctl reboot"], capture_output=True, timeout=60)
+        self.lab_sh("ssh", "systemctl reboot", timeout=60)
         close_shared_connections()
         time.sleep(5)
         while time.monotonic() - started < timeout:
-            probe = subprocess.run(
-                [str(LAB_SH), "ssh", "systemctl is-system-running --wait"], capture_output=True, text=True, timeout=120
-            )
+            probe = self.lab_sh("ssh", "systemctl is-system-running --wait")
             if probe.stdout.strip() in ("running", "degraded"):
                 close_shared_connections()
                 return time.monotonic() - started
@@ -94,11 +104,11 @@ class Lab:
         close_shared_connections()  # they would point at a guest that no longer knows them
         result = self.lab_sh("reset", state, "--no-ssh", timeout=180)
         if result.returncode != 0 or not self._connect():
-            subprocess.run([str(LAB_SH), "down"], capture_output=True, timeout=60)
-            lab_up()
+            lab_down(self.overrides)
+            lab_up(overrides=self.overrides)
             close_shared_connections()
             state = "clean"
-        _guest["state"] = state
+        _guests[self.run] = state
         return time.monotonic() - started
 
     def _connect(self, timeout: float = 60) -> bool:
@@ -118,28 +128,47 @@ class Lab:
     def enter(self, state: str = "clean", build=None) -> None:
         """Start a test from `state`: restored when saved (~3 s), else made once from clean by build() and saved
         (a pool, users: what several tests start from), so no test pays for making it again."""
-        if _guest["state"] == state:
+        if _guests.get(self.run) == state:
             return  # nothing has touched the guest since it was restored
         if state == "clean" or self.saved(state):
             self.reset(state)
             return
-        if _guest["state"] != "clean":
+        if _guests.get(self.run) != "clean":
             self.reset()
         build()
         self.lab_sh("save", state).check_returncode()
-        _guest["state"] = state
+        _guests[self.run] = state
+
+    @property
+    def run(self) -> str:
+        return self.env["LAB_RUN"]
 
     def saved(self, state: str) -> bool:
-        return (Path(self.env["LAB_RUN"]) / "states" / state).exists()
+        return (Path(self.run) / "states" / state).exists()
 
     def touched(self) -> None:
         """A test has had the guest: the next one restores whatever state it starts from."""
-        _guest["state"] = None
+        _guests[self.run] = None
 
 
-# The state the running guest is in, as far as this test session knows: "clean", a saved one's name, or None once
-# a test has had it.
-_guest: dict = {"state": None}
+def enter_both(first: Lab, second: Lab, state: str, build) -> None:
+    """Both guests in a state made across the two (a replication pair): restored when both saved it, else made
+    once from clean by build() and saved on each."""
+    if first.saved(state) and second.saved(state):
+        first.enter(state)
+        second.enter(state)
+        return
+    first.enter("clean")
+    second.enter("clean")
+    build()
+    for lab in (first, second):
+        lab.lab_sh("save", state).check_returncode()
+        _guests[lab.run] = state
+
+
+# The state each running guest (by its run dir) is in, as far as this test session knows: "clean", a saved one's
+# name, or None once a test has had it.
+_guests: dict[str, str | None] = {}
 
 
 def close_shared_connections() -> None:
@@ -162,25 +191,31 @@ def lab_missing_reason() -> str | None:
     return None
 
 
-def lab_running() -> bool:
-    return subprocess.run([str(LAB_SH), "status"], capture_output=True, timeout=60).returncode == 0
+def _lab_sh(*args: str, overrides: dict | None, timeout: float) -> subprocess.CompletedProcess:
+    env = {**os.environ, **(overrides or {})}
+    return subprocess.run([str(LAB_SH), *args], capture_output=True, text=True, timeout=timeout, env=env)
 
 
-def lab_down() -> None:
-    subprocess.run([str(LAB_SH), "down"], capture_output=True, timeout=60, check=True)
+def lab_running(overrides: dict | None = None) -> bool:
+    return _lab_sh("status", overrides=overrides, timeout=60).returncode == 0
 
 
-def lab_up(timeout: float = 1800) -> Lab:
-    result = subprocess.run([str(LAB_SH), "up"], capture_output=True, text=True, timeout=timeout)
+def lab_down(overrides: dict | None = None) -> None:
+    _lab_sh("down", overrides=overrides, timeout=60).check_returncode()
+
+
+def lab_up(timeout: float = 1800, overrides: dict | None = None) -> Lab:
+    result = _lab_sh("up", overrides=overrides, timeout=timeout)
     if result.returncode != 0:
         raise RuntimeError(f"lab/lab.sh up failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
-    return read_lab()
+    return read_lab(overrides)
 
 
-def read_lab() -> Lab:
-    run = Path(os.environ.get("TARN_LAB_RUN", "/run/tarn-lab"))
+def read_lab(overrides: dict | None = None) -> Lab:
+    overrides = overrides or {}
+    run = Path(overrides.get("TARN_LAB_RUN") or os.environ.get("TARN_LAB_RUN", "/run/tarn-lab"))
     env = {}
     for line in (run / "lab.env").read_text().splitlines():
         key, _, value = line.partition("=")
         env[key] = value
-    return Lab(env)
+    return Lab(env, overrides)

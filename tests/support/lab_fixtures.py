@@ -5,9 +5,22 @@ import pytest
 from tests.conftest import require
 from tests.support.lab import lab_down, lab_missing_reason, lab_running, lab_up
 
+# A second guest from the same image and saved state, started only for the tests that ask for it (replication): its
+# own run dir, ports and monitor; its data NICs lead nowhere; its replication wire's two ports mirror the first's.
+SECOND = {
+    "TARN_LAB_RUN": "/run/tarn-lab2",
+    "TARN_LAB_SSH_PORT": "2223",
+    "TARN_LAB_SMB_PORT": "4451",
+    "TARN_LAB_NETNS": "tarnlab2",
+    "TARN_LAB_TAP": "taplab2",
+    "TARN_LAB_DATA_LINKS": "0",
+    "TARN_LAB_REP_PORT": "17702",
+    "TARN_LAB_REP_PEER_PORT": "17701",
+}
+
 # The fixtures that start a test from a saved state of their own (Lab.enter): with one of them, `guest` leaves the
 # restore to it instead of restoring the clean state first.
-STATE_FIXTURES = {"tank", "shared"}
+STATE_FIXTURES = {"tank", "shared", "wire"}
 
 
 @pytest.fixture(scope="session")
@@ -39,3 +52,23 @@ def guest(request, lab):
 def lab_host(db, guest):
     """A Tarn Host for the guest, over the SSH transport with its pinned host key."""
     return guest.add_host()
+
+
+@pytest.fixture(scope="session")
+def lab2(lab):
+    """The second guest, for the session (after the first: it restores the saved guest the first one made)."""
+    started_here = not lab_running(SECOND)
+    second = lab_up(overrides=SECOND)
+    second.reset()
+    yield second
+    if started_here:
+        lab_down(SECOND)
+
+
+@pytest.fixture
+def guest2(request, lab2):
+    """The second guest, restored to its clean state before the test (unless a state fixture restores it)."""
+    if not STATE_FIXTURES & set(request.fixturenames):
+        lab2.enter("clean")
+    yield lab2
+    lab2.touched()
