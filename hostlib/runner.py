@@ -82,6 +82,7 @@ ALLOWED_TOOLS = frozenset(
         "setpriv",
         "networkctl",
         "tc",
+        "ssh-keygen",  # a replication pair's key, made on the sending NAS
     }
 )
 # Directories write_file may touch (config Tarn owns). Kernel parameters are not files: see kernel.py.
@@ -95,6 +96,8 @@ CONFIG_DIRS = (
     "/etc/systemd/network",
     "/etc/tarn",
     "/run/tarn",  # the `ip -batch` scripts of a network change and of its armed restore
+    "/usr/local/lib/tarn",  # replication's helpers, tarn-send and tarn-recv
+    "/root/.ssh/authorized_keys",  # one exact file: a replication pair's forced-command line (replication.with_line)
 )
 # ssh's shared connection: when the host behind a master goes away (rebooted, or a lab guest restored) the next
 # client fails talking to the dying master. These messages come before the command reached the host (OpenSSH

@@ -1,0 +1,146 @@
+"""tarn-recv: the only thing a replication key may do on the receiving NAS.
+
+Installed root-owned at RECV_PATH and named in the key's authorized_keys line as its forced command:
+
+    restrict,from="<sender's address>",command="/usr/bin/python3 <RECV_PATH> <pair> <target root>" ssh-ed25519 …
+
+so whatever command the sender's ssh asks for, sshd runs this instead and hands the request over in
+SSH_ORIGINAL_COMMAND. That text is read as data (one JSON object), never run: the receive argv is built here, into
+the configured root only, without -F (nothing on the target is ever rolled back or destroyed by a key).
+
+Requests: {"verb": "receive", "dataset": "<path below the root, or empty for the root>", "first": true|false,
+           "idle": seconds}
+          (first: the initial full stream; the replica is made read-only and never mounted by the receive.
+           idle: when no byte has come for that long (a cut link sshd would not notice for hours), the stream is
+           ended here, so zfs receive keeps what it has for a resume instead of holding the dataset busy.)
+
+Self-contained (standard library only): Tarn writes this file's source to the NAS.
+"""
+
+import fcntl
+import hashlib
+import json
+import os
+import re
+import select
+import subprocess
+import sys
+import time
+
+RECV_PATH = "/usr/local/lib/tarn/tarn-recv"
+_COMPONENT = re.compile(r"[A-Za-z0-9_.:-]{1,255}")
+_PAIR = re.compile(r"[0-9]{1,12}")
+MAX_REQUEST = 4096
+IDLE = 60
+CHUNK = 1 << 20
+LOCKS = "/run/lock"
+
+
+class Refused(Exception):
+    pass
+
+
+def _dataset(root, relative):
+    """root, or root/relative when every part of relative is a plain ZFS name component."""
+    if not relative:
+        return root
+    parts = relative.split("/")
+    for part in parts:
+        if not _COMPONENT.fullmatch(part) or part.startswith("-") or part in (".", ".."):
+            raise Refused(f"not a dataset path below the target: {relative!r}")
+    name = f"{root}/{relative}"
+    if len(name) > 255:
+        raise Refused("the dataset name is longer than ZFS allows")
+    return name
+
+
+def receive_argv(root, request):
+    """The argv for one request, or Refused with the reason."""
+    if not isinstance(request, dict) or request.get("verb") != "receive":
+        raise Refused("this key may only receive")
+    if set(request) - {"verb", "dataset", "first", "idle"}:
+        raise Refused(f"unknown fields: {sorted(set(request) - {'verb', 'dataset', 'first', 'idle'})}")
+    relative, first = request.get("dataset", ""), request.get("first", False)
+    if not isinstance(relative, str) or not isinstance(first, bool):
+        raise Refused("dataset is a string, first is true or false")
+    idle = request.get("idle", IDLE)
+    if type(idle) is not int or not 2 <= idle <= 3600:
+        raise Refused("idle is whole seconds from 2 to 3600")
+    target = _dataset(root, relative)
+    # -s: a cut transfer leaves a resume token; -u: never mounted by the receive; -x mountpoint: the sender's
+    # mountpoint (if its stream carries one) is never applied here.
+    argv = ["zfs", "receive", "-s", "-u", "-x", "mountpoint"]
+    if first:
+        argv += ["-o", "readonly=on"]
+    return [*argv, "--", target]
+
+
+def idle_of(request):
+    return request.get("idle", IDLE)
+
+
+def pump(command, idle):
+    """The stream on stdin into `zfs receive` (os.splice: the bytes never pass through Python) until it ends, or until
+    nothing has come for idle seconds; then zfs receive sees the end and keeps a partial stream's state."""
+    child = subprocess.Popen(command, stdin=subprocess.PIPE)
+    try:
+        while True:
+            ready, _, _ = select.select([0], [], [], idle)
+            if not ready:
+                print(f"tarn-recv: nothing came for {idle} s; the stream is ended here", file=sys.stderr)
+                break
+            if os.splice(0, child.stdin.fileno(), CHUNK) == 0:
+                break
+    except BrokenPipeError:
+        pass  # zfs receive stopped reading: its exit status and words say why
+    finally:
+        child.stdin.close()
+    return child.wait()
+
+
+def one_at_a_time(target, wait):
+    """Hold the target's lock for as long as this process lives. A receive cut on the sender's side can still be
+    running here (its resume token already shows); a resume waits for it to end (its idle limit) instead of racing
+    it, and after `wait` seconds is refused."""
+    name = hashlib.sha256(target.encode()).hexdigest()[:24]
+    fd = os.open(f"{LOCKS}/tarn-recv-{name}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return fd
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                raise Refused(f"a receive into {target} is still running") from None
+            time.sleep(0.2)
+
+
+def main(argv, environ):
+    if len(argv) != 3 or not _PAIR.fullmatch(argv[1]):
+        raise Refused("usage: tarn-recv <pair> <target root>")
+    root = argv[2]
+    if not root or root.startswith("-") or any(not _COMPONENT.fullmatch(p) for p in root.split("/")):
+        raise Refused(f"not a dataset: {root!r}")
+    text = environ.get("SSH_ORIGINAL_COMMAND", "")
+    if len(text) > MAX_REQUEST:
+        raise Refused("the request is too long")
+    try:
+        request = json.loads(text)
+    except ValueError:
+        raise Refused("the request is not JSON") from None
+    return receive_argv(root, request), idle_of(request)
+
+
+if __name__ == "__main__":
+    try:
+        command, idle = main(sys.argv, os.environ)
+    except Refused as refused:
+        print(f"tarn-recv: refused: {refused}", file=sys.stderr)
+        sys.exit(3)
+    try:
+        lock = one_at_a_time(command[-1], wait=idle + 30)
+    except Refused as refused:
+        print(f"tarn-recv: refused: {refused}", file=sys.stderr)
+        sys.exit(4)
+    os.environ.update(LC_ALL="C", PATH="/usr/sbin:/usr/bin:/sbin:/bin")
+    sys.exit(pump(command, idle))

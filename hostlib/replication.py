@@ -1,0 +1,267 @@
+"""Replication's host side: what each end holds, read in one listing per side; what a send will cost; why a receive
+failed. Pure parsing and argv: the planning (by guid) is the replication app's, the moving of bytes the helpers'.
+
+Texts are OpenZFS 2.3's (lib/libzfs/libzfs_sendrecv.c); several span lines, so patterns match across them.
+"""
+
+import inspect
+import ipaddress
+import re
+from dataclasses import dataclass, field
+
+from hostlib import names, recv_helper, send_helper
+from hostlib.errors import error_for
+from hostlib.runner import Transport
+
+SNAPSHOT, BOOKMARK = "snapshot", "bookmark"
+LISTING_FIELDS = ("name", "type", "guid", "createtxg", "receive_resume_token")
+
+
+@dataclass(frozen=True)
+class Version:
+    """A snapshot or bookmark of one dataset: its guid is its identity (names can be reused), createtxg its order."""
+
+    dataset: str
+    name: str  # after the @ or #
+    kind: str  # snapshot | bookmark
+    guid: int
+    createtxg: int
+
+    @property
+    def full(self) -> str:
+        return f"{self.dataset}{'@' if self.kind == SNAPSHOT else '#'}{self.name}"
+
+
+@dataclass
+class Dataset:
+    """One dataset of a side: its versions oldest first, and the token of a receive into it left half done."""
+
+    name: str
+    type: str  # filesystem | volume
+    guid: int
+    resume_token: str = ""
+    versions: list[Version] = field(default_factory=list)
+
+    def snapshots(self) -> list[Version]:
+        return [v for v in self.versions if v.kind == SNAPSHOT]
+
+
+def listing_argv(root: str, *, recursive: bool) -> list[str]:
+    """Every dataset, snapshot and bookmark at (and, recursive, below) root with guid, createtxg and resume token,
+    oldest first: one call per side per run, never one per dataset."""
+    depth = ["-r"] if recursive else ["-d", "1"]
+    return [
+        "zfs",
+        "list",
+        "-H",
+        "-p",
+        "-t",
+        "filesystem,volume,snapshot,bookmark",
+        "-o",
+        ",".join(LISTING_FIELDS),
+        "-s",
+        "createtxg",
+        *depth,
+        "--",
+        names.dataset_name(root),
+    ]
+
+
+def parse_listing(text: str, root: str, *, recursive: bool) -> dict[str, Dataset]:
+    """listing_argv's output → datasets by name (root first, then its children in name order), each with its
+    snapshots and bookmarks oldest first (createtxg counts a pool's own transactions: it orders within one side)."""
+    datasets: dict[str, Dataset] = {}
+    versions: list[Version] = []
+    for line in text.splitlines():
+        if not line:
+            continue
+        name, kind, guid, createtxg, token = line.split("\t")
+        if kind in (SNAPSHOT, BOOKMARK):
+            dataset, _, short = name.partition("@" if kind == SNAPSHOT else "#")
+            versions.append(Version(dataset, short, kind, int(guid), int(createtxg)))
+        elif kind in ("filesystem", "volume"):
+            if recursive or name == root:
+                datasets[name] = Dataset(name, kind, int(guid), "" if token == "-" else token)
+    for version in versions:
+        if version.dataset in datasets:
+            datasets[version.dataset].versions.append(version)
+    return dict(sorted(datasets.items(), key=lambda item: (item[0] != root, item[0])))
+
+
+# --- what a send will cost -------------------------------------------------------------------------------------
+@dataclass
+class Estimate:
+    """`zfs send -nvP`: the bytes of the stream (before ssh), one entry per snapshot it carries; for a resume, the
+    token's fields (toname, toguid, fromguid, bytes already received …)."""
+
+    total: int
+    steps: list[tuple[str, str, int]]  # (from or "", to, bytes)
+    token: dict[str, str] = field(default_factory=dict)
+
+
+_TOKEN_FIELD = re.compile(r"^\t(\w+) = (.*)$")
+
+
+def parse_estimate(text: str) -> Estimate:
+    """`zfs send -nvP …` (stdout in a dry run): `full\\tto\\tbytes`, `incremental\\tfrom\\tto\\tbytes` lines, then
+    `size\\ttotal`; a resume (-t) first prints the token's contents, one `\\tkey = value` line each."""
+    total, steps, token = 0, [], {}
+    for line in text.splitlines():
+        parts = line.split("\t")
+        if parts[0] == "full" and len(parts) >= 2:
+            steps.append(("", parts[1], int(parts[2]) if len(parts) > 2 and parts[2].isdigit() else 0))
+        elif parts[0] == "incremental" and len(parts) >= 3:
+            steps.append((parts[1], parts[2], int(parts[3]) if len(parts) > 3 and parts[3].isdigit() else 0))
+        elif parts[0] == "size" and len(parts) == 2 and parts[1].isdigit():
+            total = int(parts[1])
+        elif match := _TOKEN_FIELD.match(line):
+            token[match[1]] = match[2]
+    return Estimate(total or sum(s[2] for s in steps), steps, token)
+
+
+def send_argv(
+    snapshot: str, *, base: str = "", intermediates: bool = False, token: str = "", dry_run: bool = False
+) -> list[str]:
+    """The send of one dataset up to snapshot: raw (-w: encrypted data stays encrypted, blocks stay compressed), from
+    base with every snapshot between (-I, from a snapshot only) or only the two ends (-i, from a snapshot or a
+    bookmark), or the rest of a stream a receive kept (-t)."""
+    flags = ["-n", "-v", "-P"] if dry_run else []
+    if token:
+        if not re.fullmatch(r"[0-9a-f]+-[0-9a-f]+-[0-9a-f]+-[0-9a-f]+", token):
+            raise names.InvalidName("A resume token is four groups of hex digits joined by '-'")
+        return ["zfs", "send", *flags, "-t", token]
+    names.snapshot_name(snapshot)
+    if base:
+        if "#" in base:
+            names.dataset_name(base.split("#")[0])
+            if intermediates:
+                raise names.InvalidName("A send from a bookmark carries no snapshots between (-i, not -I)")
+        else:
+            names.snapshot_name(base)
+        return ["zfs", "send", *flags, "-w", "-I" if intermediates else "-i", base, "--", snapshot]
+    return ["zfs", "send", *flags, "-w", "--", snapshot]
+
+
+# --- why a receive (or the send feeding it) failed ----------------------------------------------------------------
+@dataclass(frozen=True)
+class Cause:
+    code: str
+    action: str  # resume | abort-and-replan | retry | stop
+    says: str  # for the run's log, beside the tool's own words
+
+
+CAUSES = [
+    # The token names a snapshot, guid or source the sender no longer has: its half-received state is of no use.
+    (
+        r"used in the initial send no longer exists|is no longer the same snapshot used in the initial send"
+        r"|incremental source 0x[0-9a-f]+ no longer exists|resume token is corrupt",
+        Cause("stale-token", "abort-and-replan", "the interrupted transfer cannot be resumed; it is discarded"),
+    ),
+    (
+        r"contains partially-complete state",
+        Cause("partial-state", "resume", "a half-finished transfer is waiting on the target"),
+    ),
+    (r"dataset is busy", Cause("busy", "retry", "the target dataset is busy")),
+    (
+        r"checksum mismatch or incomplete stream|failed to read from stream|broken pipe|signal received"
+        r"|connection (closed|reset|timed out)|client_loop: send disconnect",
+        Cause("interrupted", "resume", "the transfer was interrupted"),
+    ),
+    (
+        r"does not\s+match incremental source",
+        Cause("diverged", "stop", "the target's newest snapshot is not the source's"),
+    ),
+    (
+        r"has been modified\s+since most recent snapshot",
+        Cause("modified", "stop", "the target changed since the last common snapshot"),
+    ),
+    (
+        r"destination '[^']*' exists\s+must specify -F|destination has snapshots|destination already exists",
+        Cause("exists", "stop", "the target already holds data that is not this replica"),
+    ),
+    (r"out of space|space quota exceeded", Cause("no-space", "stop", "the target is out of space")),
+    (
+        r"encryption key does not match|cannot perform raw receive on top of existing unencrypted"
+        r"|cannot be used to destroy an encrypted filesystem",
+        Cause("encryption", "stop", "the target's encryption does not fit this stream"),
+    ),
+    (r"permission denied|not allowed|forced command", Cause("refused", "stop", "the target refused the receive")),
+]
+_CAUSES = [(re.compile(pattern, re.I | re.S), cause) for pattern, cause in CAUSES]
+UNKNOWN = Cause("failed", "stop", "the transfer failed")
+
+
+def cause_of(stderr: str) -> Cause:
+    """The first known cause the tools' words name (both ends' stderr, joined), else a plain failure."""
+    for pattern, cause in _CAUSES:
+        if pattern.search(stderr):
+            return cause
+    return UNKNOWN
+
+
+RESUME_HINT = re.compile(r"zfs send -t\s+([0-9a-f]+-[0-9a-f]+-[0-9a-f]+-[0-9a-f]+)")
+
+
+# --- pairing: the sender's key, the receiver's forced command -------------------------------------------------------
+PAIR_DIR = "/etc/tarn/replication"
+AUTHORIZED_KEYS = "/root/.ssh/authorized_keys"
+HELPER_DIR = "/usr/local/lib/tarn"
+
+
+def pair_key(pair: int) -> str:
+    """Where the sending NAS keeps the pair's private key (made there; it never leaves it)."""
+    return f"{PAIR_DIR}/pair-{int(pair)}"
+
+
+def keygen_argv(pair: int) -> list[str]:
+    return ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", f"tarn-pair-{int(pair)}", "-f", pair_key(pair)]
+
+
+def authorized_line(pair: int, root: str, sender: str, public_key: str) -> str:
+    """The receiving NAS's authorized_keys line: the key may only run tarn-recv into root, from sender's address."""
+    names.dataset_name(root)
+    sender = str(ipaddress.ip_address(sender))
+    kind, blob, *_ = public_key.split()
+    if kind != "ssh-ed25519" or not re.fullmatch(r"[A-Za-z0-9+/]+={0,2}", blob):
+        raise ValueError("not an ssh-ed25519 public key")
+    command = f"/usr/bin/python3 {HELPER_DIR}/tarn-recv {int(pair)} {root}"
+    return f'restrict,from="{sender}",command="{command}" {kind} {blob} tarn-pair-{int(pair)}'
+
+
+def with_line(current: str, pair: int, line: str | None) -> str:
+    """authorized_keys with the pair's line put in (or, None, taken out); every other line kept as it was."""
+    mark = f" tarn-pair-{int(pair)}"
+    kept = [row for row in current.splitlines() if not row.endswith(mark)]
+    rows = kept + ([line] if line else [])
+    return "\n".join(rows) + "\n" if rows else ""
+
+
+def install_helpers(t: Transport) -> None:
+    """tarn-send and tarn-recv on a NAS, root's, from this Tarn's own source (rewritten only when they differ)."""
+    for name, module in (("tarn-send", send_helper), ("tarn-recv", recv_helper)):
+        t.write_file(f"{HELPER_DIR}/{name}", inspect.getsource(module), mode=0o755)
+
+
+def pair_make_key(t: Transport, pair: int) -> str:
+    """A new key for the pair on the sending NAS (any old one replaced); its public half."""
+    t.run(["install", "-d", "-m", "0700", "--", PAIR_DIR], mutating=True)
+    for path in (pair_key(pair), f"{pair_key(pair)}.pub"):
+        t.remove_file(path)
+    t.run(keygen_argv(pair), mutating=True)
+    return t.read_file(f"{pair_key(pair)}.pub").strip()
+
+
+def pair_pin(t: Transport, pair: int, address: str, port: int, host_keys: list[str]) -> str:
+    """The receiving NAS's host keys, pinned on the sending NAS for the pair's ssh; the file's path."""
+    base = address if int(port) == 22 else f"[{address}]:{int(port)}"
+    path = f"{PAIR_DIR}/known_hosts-{int(pair)}"
+    t.write_file(path, "".join(f"{base} {key}\n" for key in host_keys), mode=0o600)
+    return path
+
+
+def authorize(t: Transport, pair: int, line: str | None) -> bool:
+    """Put the pair's line into the receiving NAS's authorized_keys (None: take it out); True if it changed."""
+    read = t.run(["cat", "--", AUTHORIZED_KEYS], check=False)
+    if read.returncode and "No such file" not in read.stderr:  # never rewrite a file it could not read whole
+        raise error_for(["cat", AUTHORIZED_KEYS], read.returncode, read.stderr)
+    return t.write_file(AUTHORIZED_KEYS, with_line(read.stdout if read.returncode == 0 else "", pair, line), mode=0o600)

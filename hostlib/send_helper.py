@@ -1,0 +1,175 @@
+"""tarn-send: one replication run's transfers, run on the sending NAS as a transient systemd unit (it outlives the
+worker that started it; the worker follows its progress file and, if it dies, a new one finds the unit by name).
+
+    python3 SEND_PATH <spec.json>
+
+The spec (written by Tarn, root's alone) lists the steps, each a `zfs send` argv (built by hostlib.replication) and
+the receive request the target's tarn-recv gets as data; the pair's key, pinned host key and cipher, and how soon
+a silent link counts as cut (ssh's alive probes here, tarn-recv's idle limit there); the bandwidth limit; where to
+write progress. Each step pipes `zfs send` into `ssh` with os.splice (the bytes never pass through
+Python) and counts them on the way; a limit is a token bucket with a small burst (a tenth of a second's worth),
+so the rate holds per second, not only on average.
+
+Progress (JSON, replaced atomically about once a second): {"state": "running" | "done" | "failed", "step": i,
+"steps": n, "snapshot": …, "bytes": this step's, "total": all steps', "rate": bytes/s over the last second,
+"updated": unix time, and when it ends "send_exit", "recv_exit", "stderr": both ends' last lines}.
+
+Self-contained (standard library only): Tarn writes this file's source to the NAS.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+SEND_PATH = "/usr/local/lib/tarn/tarn-send"
+CHUNK = 1 << 20
+TAIL = 4000  # characters of each end's stderr kept for the run's log
+
+
+class Progress:
+    def __init__(self, path, steps):
+        self.path, self.state = path, {"state": "running", "step": 0, "steps": steps, "bytes": 0, "total": 0}
+        self.last_write, self.window = 0.0, (time.monotonic(), 0)
+
+    def moved(self, n):
+        self.state["bytes"] += n
+        self.state["total"] += n
+        now = time.monotonic()
+        if now - self.last_write >= 1.0:
+            since, before = self.window
+            self.state["rate"] = int((self.state["total"] - before) / max(now - since, 1e-3))
+            self.window = (now, self.state["total"])
+            self.write()
+
+    def write(self, **fields):
+        self.state.update(fields, updated=time.time())
+        self.last_write = time.monotonic()
+        folder = os.path.dirname(self.path)
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".progress.")
+        with os.fdopen(fd, "w") as fh:
+            json.dump(self.state, fh)
+        os.replace(tmp, self.path)
+
+
+class Bucket:
+    """A token bucket: at most `rate` bytes a second, bursts up to a tenth of that (or none without a rate)."""
+
+    def __init__(self, rate):
+        self.rate, self.capacity = rate, max(rate // 10, 64 << 10)
+        self.tokens, self.at = self.capacity, time.monotonic()
+
+    def take(self, want):
+        if not self.rate:
+            return want
+        while True:
+            now = time.monotonic()
+            self.tokens = min(self.capacity, self.tokens + (now - self.at) * self.rate)
+            self.at = now
+            if self.tokens >= 1:
+                n = int(min(want, self.tokens))
+                self.tokens -= n
+                return n
+            time.sleep(min(0.05, (1 - self.tokens) / self.rate + 0.001))
+
+    def refund(self, n):
+        """Tokens taken for bytes that did not move (a short splice)."""
+        if self.rate:
+            self.tokens += n
+
+
+def ssh_argv(ssh, request):
+    return [
+        "ssh",
+        "-F",
+        "/dev/null",
+        "-i",
+        ssh["identity"],
+        "-o",
+        "IdentitiesOnly=yes",
+        "-o",
+        "BatchMode=yes",
+        "-o",
+        "StrictHostKeyChecking=yes",
+        "-o",
+        f"UserKnownHostsFile={ssh['known_hosts']}",
+        "-o",
+        "GlobalKnownHostsFile=/dev/null",
+        "-o",
+        f"Ciphers={ssh['cipher']}",
+        "-o",
+        f"ServerAliveInterval={int(ssh.get('alive', 10))}",
+        "-o",
+        "ServerAliveCountMax=3",
+        "-o",
+        "ConnectTimeout=15",
+        "-p",
+        str(int(ssh["port"])),
+        "-l",
+        "root",
+        "--",
+        ssh["address"],
+        json.dumps(request),  # tarn-recv reads it as data, never as a command
+    ]
+
+
+def _tail(fh):
+    fh.seek(0)
+    return fh.read().decode(errors="replace")[-TAIL:]
+
+
+def transfer(step, ssh, bucket, progress):
+    """One `zfs send | ssh` pipe; returns (send's exit, receive's exit, their stderr)."""
+    send_argv = step["send"]
+    if send_argv[:2] != ["zfs", "send"]:
+        raise ValueError("a step sends with zfs send only")
+    request = {"verb": "receive", "dataset": step["dataset"], "first": bool(step["first"])}
+    if ssh.get("idle"):
+        request["idle"] = int(ssh["idle"])
+    with tempfile.TemporaryFile() as send_err, tempfile.TemporaryFile() as recv_err:
+        send = subprocess.Popen(send_argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=send_err)
+        recv = subprocess.Popen(
+            ssh_argv(ssh, request), stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=recv_err
+        )
+        src, dst = send.stdout.fileno(), recv.stdin.fileno()
+        try:
+            while True:
+                allowed = bucket.take(CHUNK)
+                n = os.splice(src, dst, allowed)
+                bucket.refund(allowed - n)
+                if n == 0:
+                    break
+                progress.moved(n)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the receiving end went away: its exit status and stderr say why
+        finally:
+            recv.stdin.close()
+            send.stdout.close()
+        recv_exit = recv.wait()
+        if send.poll() is None:
+            send.terminate()
+        send_exit = send.wait()
+        return send_exit, recv_exit, {"send": _tail(send_err), "receive": _tail(recv_err)}
+
+
+def main(spec_path):
+    with open(spec_path) as fh:
+        spec = json.load(fh)
+    steps = spec["steps"]
+    progress = Progress(spec["progress"], len(steps))
+    bucket = Bucket(int(spec.get("limit") or 0))
+    progress.write()
+    for i, step in enumerate(steps):
+        progress.write(step=i, snapshot=step["snapshot"], bytes=0)
+        send_exit, recv_exit, stderr = transfer(step, spec["ssh"], bucket, progress)
+        if send_exit or recv_exit:
+            progress.write(state="failed", send_exit=send_exit, recv_exit=recv_exit, stderr=stderr)
+            return 1
+    progress.write(state="done", step=len(steps))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))

@@ -1,0 +1,112 @@
+"""tarn-recv, the replication key's forced command: the request is data, the argv is its own, into its root only."""
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from hostlib import recv_helper
+from hostlib.recv_helper import Refused, main
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def request(**fields) -> dict:
+    return {"SSH_ORIGINAL_COMMAND": json.dumps({"verb": "receive", **fields})}
+
+
+def test_a_first_receive_goes_below_the_root_read_only_and_unmounted():
+    command, idle = main(["tarn-recv", "7", "backup/lab"], request(dataset="tank/docs", first=True))
+    assert idle == recv_helper.IDLE
+    assert command == [
+        "zfs",
+        "receive",
+        "-s",
+        "-u",
+        "-x",
+        "mountpoint",
+        "-o",
+        "readonly=on",
+        "--",
+        "backup/lab/tank/docs",
+    ]
+    later, idle = main(["tarn-recv", "7", "backup/lab"], request(dataset="", idle=5))
+    assert idle == 5
+    assert later == ["zfs", "receive", "-s", "-u", "-x", "mountpoint", "--", "backup/lab"]
+    assert "-F" not in later
+
+
+@pytest.mark.parametrize(
+    "environ, says",
+    [
+        ({}, "not JSON"),
+        ({"SSH_ORIGINAL_COMMAND": "zfs receive -F backup/lab"}, "not JSON"),
+        ({"SSH_ORIGINAL_COMMAND": json.dumps({"verb": "destroy", "dataset": "x"})}, "may only receive"),
+        ({"SSH_ORIGINAL_COMMAND": json.dumps(["receive"])}, "may only receive"),
+        (request(dataset="../other"), "not a dataset path"),
+        (request(dataset="a/../../etc"), "not a dataset path"),
+        (request(dataset="/abs"), "not a dataset path"),
+        (request(dataset="-F"), "not a dataset path"),
+        (request(dataset="a b"), "not a dataset path"),
+        (request(dataset="x@snap"), "not a dataset path"),
+        (request(dataset="a;rm -rf /"), "not a dataset path"),
+        (request(dataset="x", force=True), "unknown fields"),
+        (request(dataset="x", first="yes"), "true or false"),
+        (request(dataset="x", idle=1), "idle is whole seconds"),
+        (request(dataset="x", idle=True), "idle is whole seconds"),
+        (request(dataset="x", idle="60"), "idle is whole seconds"),
+        (request(dataset=["x"]), "is a string"),
+        (request(dataset="a/" * 129 + "a"), "longer than ZFS allows"),
+        ({"SSH_ORIGINAL_COMMAND": " " * 5000}, "too long"),
+    ],
+)
+def test_anything_but_a_plain_receive_into_its_root_is_refused(environ, says):
+    with pytest.raises(Refused, match=says):
+        main(["tarn-recv", "7", "backup/lab"], environ)
+
+
+@pytest.mark.parametrize("argv", [["tarn-recv"], ["tarn-recv", "x", "backup"], ["tarn-recv", "7", "-F"]])
+def test_a_bad_forced_command_line_is_refused(argv):
+    with pytest.raises(Refused):
+        main(argv, request(dataset=""))
+
+
+def test_the_helper_is_self_contained():
+    """Tarn writes its source to the NAS: nothing but the standard library."""
+    source = open(recv_helper.__file__).read()
+    imports = {line.split()[1] for line in source.splitlines() if line.startswith(("import ", "from "))}
+    assert imports == {"fcntl", "hashlib", "json", "os", "re", "select", "subprocess", "sys", "time"}
+
+
+def test_a_stream_that_goes_silent_is_ended_so_the_receive_keeps_what_came(tmp_path):
+    """A cut link leaves sshd's side open for hours: after `idle` seconds without a byte the helper ends the stream
+    itself (here into `cat`, standing in for zfs receive), and what came is delivered."""
+    out = tmp_path / "got"
+    code = f"import sys; from hostlib.recv_helper import pump; sys.exit(pump(['sh', '-c', 'cat > {out}'], 2))"
+    started = time.monotonic()
+    helper = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
+    helper.stdin.write(b"x" * 100000)
+    helper.stdin.flush()  # and then nothing more, the pipe left open
+    assert helper.wait(timeout=20) == 0
+    assert 2 <= time.monotonic() - started < 10
+    assert out.read_bytes() == b"x" * 100000
+    assert b"nothing came for 2 s" in helper.stderr.read()
+    helper.stdin.close()
+
+
+def test_a_second_receive_into_the_same_dataset_waits_for_the_first_to_end(tmp_path, monkeypatch):
+    monkeypatch.setattr(recv_helper, "LOCKS", str(tmp_path))
+    first = recv_helper.one_at_a_time("backup/lab/docs", wait=1)
+    started = time.monotonic()
+    with pytest.raises(Refused, match="still running"):
+        recv_helper.one_at_a_time("backup/lab/docs", wait=0.5)
+    assert time.monotonic() - started >= 0.5
+    other = recv_helper.one_at_a_time("backup/lab/other", wait=0.5)  # another dataset is not held up
+    os.close(first)
+    again = recv_helper.one_at_a_time("backup/lab/docs", wait=0.5)
+    os.close(again)
+    os.close(other)

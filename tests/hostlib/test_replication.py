@@ -1,0 +1,94 @@
+"""hostlib.replication: argv, the pairing lines, and parsers on output captured from the lab's OpenZFS."""
+
+from pathlib import Path
+
+import pytest
+
+from hostlib import names, replication
+
+KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIJ3mFv1x0oQ0mZKxk6pQm1rJ2c7pX3Yv0aO2l3n0bq7k tarn-pair-3"
+
+
+def test_the_receivers_line_allows_only_tarn_recv_into_its_root_from_the_sender():
+    line = replication.authorized_line(3, "backup/lab", "10.78.0.1", KEY)
+    assert line.startswith(
+        'restrict,from="10.78.0.1",command="/usr/bin/python3 /usr/local/lib/tarn/tarn-recv 3 backup/lab" '
+    )
+    assert line.endswith(" tarn-pair-3")
+    for bad_root, bad_sender, bad_key in [
+        ("backup/lab x", "10.78.0.1", KEY),
+        ("backup/lab", "10.78.0.1,0.0.0.0/0", KEY),
+        ("backup/lab", "10.78.0.1", "ssh-rsa AAAA tarn"),
+        ("backup/lab", "10.78.0.1", 'ssh-ed25519 AAAA" command="sh'),
+    ]:
+        with pytest.raises((ValueError, names.InvalidName)):
+            replication.authorized_line(3, bad_root, bad_sender, bad_key)
+
+
+def test_pairing_touches_only_its_own_line_of_authorized_keys():
+    current = "ssh-ed25519 AAAAadmin admin@desk\nssh-rsa AAAAold tarn-pair-3\n# a comment\n"
+    line = replication.authorized_line(3, "backup/lab", "10.78.0.1", KEY)
+    paired = replication.with_line(current, 3, line)
+    assert paired == f"ssh-ed25519 AAAAadmin admin@desk\n# a comment\n{line}\n"
+    assert replication.with_line(paired, 3, line) == paired, "pairing again changes nothing"
+    assert replication.with_line(paired, 4, None) == paired, "another pair's removal leaves this one"
+    assert replication.with_line(paired, 3, None) == "ssh-ed25519 AAAAadmin admin@desk\n# a comment\n"
+    assert replication.with_line("", 3, None) == ""
+
+
+def test_send_argv_is_raw_and_exact():
+    assert replication.send_argv("tank/docs@b", base="tank/docs@a", intermediates=True) == [
+        "zfs",
+        "send",
+        "-w",
+        "-I",
+        "tank/docs@a",
+        "--",
+        "tank/docs@b",
+    ]
+    assert replication.send_argv("tank/docs@b", base="tank/docs#a") == [
+        "zfs",
+        "send",
+        "-w",
+        "-i",
+        "tank/docs#a",
+        "--",
+        "tank/docs@b",
+    ]
+    assert replication.send_argv("tank/docs@b", dry_run=True) == [
+        "zfs",
+        "send",
+        "-n",
+        "-v",
+        "-P",
+        "-w",
+        "--",
+        "tank/docs@b",
+    ]
+    with pytest.raises(names.InvalidName):
+        replication.send_argv("tank/docs@b", base="tank/docs#a", intermediates=True)
+    with pytest.raises(names.InvalidName):
+        replication.send_argv("", token="1-abc; rm -rf /")
+    with pytest.raises(names.InvalidName):
+        replication.send_argv("-R@x")
+
+
+FAILS = Path(__file__).resolve().parents[1] / "fixtures" / "host" / "replication"
+
+
+@pytest.mark.parametrize(
+    "fixture, code, action",
+    [
+        ("fail_interrupted.txt", "interrupted", "resume"),
+        ("fail_stale_token.txt", "stale-token", "abort-and-replan"),
+        ("fail_resume_first_full.txt", "failed", "stop"),
+    ],
+)
+def test_the_tools_own_words_name_the_cause(fixture, code, action):
+    cause = replication.cause_of((FAILS / fixture).read_text())
+    assert (cause.code, cause.action) == (code, action)
+
+
+def test_a_cut_receive_says_where_to_resume():
+    text = (FAILS / "fail_interrupted.txt").read_text()
+    assert replication.RESUME_HINT.search(text)[1].startswith("1-dc538bd7a-f0-789c")

@@ -1,0 +1,74 @@
+"""tarn-send's parts that run without a NAS: the token bucket's pace and the progress file (the transfers
+themselves are proven in the lab, between two guests)."""
+
+import json
+import time
+
+import pytest
+
+from hostlib import send_helper
+from hostlib.send_helper import Bucket, Progress
+
+
+@pytest.mark.parametrize("rate", [2 << 20, 8 << 20])
+def test_the_bucket_holds_the_rate_per_second_not_only_on_average(rate):
+    bucket, moved, seconds = Bucket(rate), [], []
+    started = time.monotonic()
+    while time.monotonic() - started < 2.0:
+        second = int(time.monotonic() - started)
+        n = bucket.take(send_helper.CHUNK)
+        while len(moved) <= second:
+            moved.append(0)
+        moved[second] += n
+        seconds.append(second)
+    # The first second may carry the initial burst (a tenth of a second's worth) on top.
+    assert rate * 0.95 <= moved[0] <= rate * 1.15, moved
+    assert rate * 0.9 <= moved[1] <= rate * 1.1, moved
+
+
+def test_a_short_move_gives_its_tokens_back():
+    bucket = Bucket(1 << 20)
+    taken = bucket.take(1 << 20)
+    bucket.refund(taken)
+    assert bucket.take(1 << 20) == taken
+
+
+def test_without_a_limit_every_chunk_goes_at_once():
+    bucket = Bucket(0)
+    started = time.monotonic()
+    assert all(bucket.take(send_helper.CHUNK) == send_helper.CHUNK for _ in range(10000))
+    assert time.monotonic() - started < 0.5
+
+
+def test_progress_is_replaced_whole_and_carries_the_rate(tmp_path):
+    path = tmp_path / "run.json"
+    progress = Progress(str(path), steps=2)
+    progress.write(step=0, snapshot="tank/docs@a")
+    progress.last_write = 0  # as if a second had passed
+    progress.moved(5000)
+    state = json.loads(path.read_text())
+    assert state["state"] == "running" and state["snapshot"] == "tank/docs@a"
+    assert (state["bytes"], state["total"], state["steps"]) == (5000, 5000, 2) and state["rate"] > 0
+    progress.write(state="done")
+    assert json.loads(path.read_text())["state"] == "done"
+    assert [p.name for p in tmp_path.iterdir()] == ["run.json"], "no temporary file left behind"
+
+
+def test_a_step_sends_with_zfs_send_only():
+    with pytest.raises(ValueError, match="zfs send only"):
+        send_helper.transfer({"send": ["sh", "-c", "true"], "dataset": "", "first": True}, {}, Bucket(0), None)
+
+
+def test_the_receive_request_travels_as_one_json_argument():
+    argv = send_helper.ssh_argv(
+        {"identity": "/k", "known_hosts": "/kh", "cipher": "aes128-gcm@openssh.com", "port": 22, "address": "10.0.0.2"},
+        {"verb": "receive", "dataset": "tank/docs", "first": False},
+    )
+    assert argv[argv.index("--") + 1 :] == ["10.0.0.2", '{"verb": "receive", "dataset": "tank/docs", "first": false}']
+    assert "Ciphers=aes128-gcm@openssh.com" in argv and "StrictHostKeyChecking=yes" in argv
+
+
+def test_the_helper_is_self_contained():
+    source = open(send_helper.__file__).read()
+    imports = {line.split()[1] for line in source.splitlines() if line.startswith(("import ", "from "))}
+    assert imports == {"json", "os", "subprocess", "sys", "tempfile", "time"}

@@ -1,0 +1,172 @@
+"""Replication's data path between two guests: a raw stream from the sender's tarn-send through the pair's forced
+command (tarn-recv) over the wire between the two kernels; what the key may not do; a cut transfer resumed from
+the target's token. Everything a NAS is asked to do here goes through hostlib's verbs over Tarn's own SSH."""
+
+import json
+import time
+
+import pytest
+
+from hostlib import replication
+from hostlib.replication import HELPER_DIR
+from tests.support.lab import enter_both
+
+pytestmark = pytest.mark.lab
+D = "/dev/disk/by-id/virtio-zfsdisk{}".format
+SOURCE, TARGET = "10.78.0.1", "10.78.0.2"
+PAIR = 1
+SPEC, PROGRESS = "/run/tarn/replication/test.json", "/run/tarn/replication/test.progress.json"
+
+
+TARGET_MAC = "52:54:00:12:35:59"  # the second guest's own MAC on the wire (the saved state gives both the same)
+
+
+def rep_nic(lab, mac: str = "") -> str:
+    links = json.loads(lab.transport().run(["ip", "-j", "link"]).stdout)
+    return next(link["ifname"] for link in links if link.get("address") == (mac or lab.env["LAB_REP_MAC"]))
+
+
+@pytest.fixture
+def wire(guest, guest2):
+    """Source (first guest, 10.78.0.1): pool tank with tank/docs, snapshots @a (8 MiB) and @b (+2 MiB). Target
+    (second guest, 10.78.0.2): pool backup with backup/lab. Pair 1 made with Tarn's verbs: the helpers on both,
+    the key on the source, the target's host key pinned there, the forced-command line on the target. Made once and
+    saved on both guests as "wire"."""
+    source, target = guest.transport(), guest2.transport()
+
+    def build():
+        nic1, nic2 = rep_nic(guest), rep_nic(guest2)
+        guest.sh(f"ip link set {nic1} up && ip addr add {SOURCE}/24 dev {nic1}")
+        guest2.sh(
+            f"ip link set {nic2} address {TARGET_MAC} && ip link set {nic2} up && ip addr add {TARGET}/24 dev {nic2}"
+        )
+        guest.sh(
+            f"zpool create -f tank {D(1)} && zfs create tank/docs && head -c 8M /dev/urandom > /tank/docs/one && "
+            "zfs snapshot tank/docs@a && head -c 2M /dev/urandom > /tank/docs/two && zfs snapshot tank/docs@b"
+        )
+        guest2.sh(f"zpool create -f backup {D(1)} && zfs create backup/lab")
+        for t in (source, target):
+            replication.install_helpers(t)
+        public = replication.pair_make_key(source, PAIR)
+        replication.pair_pin(source, PAIR, TARGET, 22, [guest2.env["LAB_HOST_KEY"]])
+        replication.authorize(target, PAIR, replication.authorized_line(PAIR, "backup/lab", SOURCE, public))
+
+    enter_both(guest, guest2, "wire", build)
+    ssh = {
+        "address": TARGET,
+        "port": 22,
+        "identity": replication.pair_key(PAIR),
+        "known_hosts": f"{replication.PAIR_DIR}/known_hosts-{PAIR}",
+        "cipher": "aes128-gcm@openssh.com",
+    }
+    return source, target, ssh
+
+
+def send(source, ssh, steps, *, limit=0, background=False) -> dict | None:
+    """tarn-send on the source with these steps: its last progress when it ran to the end, None when started as a
+    unit in the background (as a run starts it)."""
+    spec = {"steps": steps, "ssh": ssh, "limit": limit, "progress": PROGRESS}
+    source.write_file(SPEC, json.dumps(spec), mode=0o600)
+    source.remove_file(PROGRESS)
+    argv = ["python3", f"{HELPER_DIR}/tarn-send", SPEC]
+    if background:
+        source.run(["systemd-run", "--unit", "tarn-repl-test", "--collect", "--quiet", "--", *argv], mutating=True)
+        return None
+    source.run(argv, timeout=600, mutating=True, check=False)
+    return json.loads(source.read_file(PROGRESS))
+
+
+def progress(source) -> dict:
+    return json.loads(source.run(["cat", "--", PROGRESS], check=False).stdout or "{}")
+
+
+def step(snapshot, dataset="docs", *, base="", intermediates=False, first=False) -> dict:
+    argv = replication.send_argv(snapshot, base=base, intermediates=intermediates)
+    return {"send": argv, "dataset": dataset, "first": first, "snapshot": snapshot}
+
+
+def side(t, root):
+    return replication.parse_listing(t.run(replication.listing_argv(root, recursive=True)).stdout, root, recursive=True)
+
+
+def guids(dataset) -> dict:
+    return {v.name: v.guid for v in dataset.snapshots()}
+
+
+def test_a_raw_stream_crosses_the_wire_through_the_forced_command_and_lands_read_only(guest, guest2, wire):
+    source, target, ssh = wire
+    full = send(source, ssh, [step("tank/docs@a", first=True)])
+    assert full["state"] == "done", full
+    assert full["total"] > 8 << 20  # raw: the incompressible 8 MiB as they are on disk
+    incremental = send(source, ssh, [step("tank/docs@b", base="tank/docs@a", intermediates=True)])
+    assert incremental["state"] == "done" and incremental["total"] < full["total"], incremental
+    src, dst = side(source, "tank/docs")["tank/docs"], side(target, "backup/lab")["backup/lab/docs"]
+    assert guids(dst) == guids(src) and set(guids(dst)) == {"a", "b"}
+    props = target.run(["zfs", "get", "-H", "-o", "value", "readonly,mounted", "--", "backup/lab/docs"]).stdout.split()
+    assert props == ["on", "no"], "a replica is read-only and never mounted by the receive"
+    # The data crossed the wire between the two kernels, not this machine's network.
+    assert int(guest2.sh(f"cat /sys/class/net/{rep_nic(guest2, TARGET_MAC)}/statistics/rx_bytes")) > 10 << 20
+
+
+def test_the_pair_key_may_do_nothing_but_receive_into_its_root_from_the_sender(guest, guest2, wire):
+    source, target, ssh = wire
+    key = f"-i {replication.pair_key(PAIR)} -o IdentitiesOnly=yes -o BatchMode=yes"
+    pinned = f"-o UserKnownHostsFile={ssh['known_hosts']} -o StrictHostKeyChecking=yes"
+
+    def with_key(command: str, extra: str = ""):
+        return guest.lab_sh("ssh", f"ssh {key} {pinned} {extra} root@{TARGET} '{command}'")
+
+    # Whatever it asks for, sshd runs tarn-recv, which reads the request as data (its rules: test_recv_helper.py).
+    shell = with_key("zfs destroy -r backup")
+    assert shell.returncode == 3 and "tarn-recv: refused: the request is not JSON" in shell.stdout + shell.stderr
+    assert "backup/lab" in target.run(["zfs", "list", "-H", "-o", "name"]).stdout
+    # From another address on the same wire the key is not accepted at all (from=).
+    guest.sh(f"ip addr add 10.78.0.9/24 dev {rep_nic(guest)}")
+    elsewhere = with_key('{"verb": "receive", "dataset": "x"}', extra="-b 10.78.0.9")
+    assert elsewhere.returncode == 255 and "Permission denied" in elsewhere.stdout + elsewhere.stderr
+    # Unpairing takes the line out and leaves the rest of the file as it was.
+    before = target.read_file(replication.AUTHORIZED_KEYS)
+    replication.authorize(target, PAIR, None)
+    after = target.read_file(replication.AUTHORIZED_KEYS)
+    assert "tarn-pair-1" in before and "tarn-pair-1" not in after
+    assert [line for line in before.splitlines() if "tarn-pair-1" not in line] == after.splitlines()
+    denied = with_key('{"verb": "receive", "dataset": "x"}')
+    assert denied.returncode == 255 and "Permission denied" in denied.stdout + denied.stderr
+
+
+def test_a_transfer_cut_on_the_wire_is_resumed_from_the_targets_token(guest, guest2, wire):
+    """The link goes down mid-stream: both ends give up within seconds (the sender's ssh probes, the receiver's idle
+    limit), the target keeps what came with a resume token, and the rest is sent from it, nothing twice."""
+    source, target, ssh = wire
+    assert send(source, ssh, [step("tank/docs@a", first=True)])["state"] == "done"
+    guest.sh("head -c 24M /dev/urandom > /tank/docs/big && zfs snapshot tank/docs@c")
+    ssh = {**ssh, "alive": 2, "idle": 4}
+    send(source, ssh, [step("tank/docs@c", base="tank/docs@a")], limit=3 << 20, background=True)
+    deadline = time.monotonic() + 120
+    while progress(source).get("total", 0) < 6 << 20:
+        assert time.monotonic() < deadline, "the transfer did not get going"
+        time.sleep(1)
+    guest.monitor("set_link rep0 off")
+    try:
+        while (state := progress(source)).get("state") == "running":
+            assert time.monotonic() < deadline + 60, "the sender did not notice the cut"
+            time.sleep(1)
+        assert state["state"] == "failed" and state["recv_exit"] == 255, state
+        sent_before = state["total"]
+        token = ""
+        while not token:  # the receiver ends the silent stream itself after `idle` seconds
+            assert time.monotonic() < deadline + 90, "no resume token on the target"
+            token = side(target, "backup/lab")["backup/lab/docs"].resume_token
+            time.sleep(1)
+    finally:
+        guest.monitor("set_link rep0 on")
+    estimate = replication.parse_estimate(source.run(replication.send_argv("", token=token, dry_run=True)).stdout)
+    assert estimate.token["toname"] == "tank/docs@c"
+    rest = {"send": replication.send_argv("", token=token), "dataset": "docs", "first": False, "snapshot": "@c"}
+    resumed = send(source, ssh, [rest])
+    assert resumed["state"] == "done", resumed.get("stderr")
+    stream = sent_before + resumed["total"]
+    assert resumed["total"] < stream - (4 << 20), "what had arrived is not sent again"
+    src, dst = side(source, "tank/docs")["tank/docs"], side(target, "backup/lab")["backup/lab/docs"]
+    assert guids(dst) == {k: guids(src)[k] for k in ("a", "c")}, "@c whole (sent -i, so @b stays behind)"
+    assert dst.resume_token == ""

@@ -1,0 +1,98 @@
+"""Planning by guid: what goes, in how many sends, and when a run must stop and ask an admin."""
+
+from hostlib.replication import BOOKMARK, SNAPSHOT, Dataset, Version
+from replication import planning
+from replication.planning import Step, plan_dataset
+
+GUID = iter(range(1000, 100000))
+
+
+def side(name, *snaps, token="") -> Dataset:
+    """A dataset with snapshots (or '#bookmarks') oldest first; a (name, guid) pair reuses another side's guid."""
+    ds = Dataset(name, "filesystem", next(GUID), token)
+    for txg, snap in enumerate(snaps, start=10):
+        short, guid = snap if isinstance(snap, tuple) else (snap, next(GUID))
+        kind = BOOKMARK if short.startswith("#") else SNAPSHOT
+        ds.versions.append(Version(name, short.lstrip("#"), kind, guid, txg))
+    return ds
+
+
+def guid(ds: Dataset, short: str) -> int:
+    return next(v.guid for v in ds.versions if v.name == short)
+
+
+def test_the_first_run_sends_the_oldest_in_full_then_the_rest_in_one_incremental():
+    src = side("tank/docs", "auto-1", "auto-2", "auto-3")
+    plan = plan_dataset(src, None, "backup/docs")
+    assert plan.outcome == planning.SEND
+    assert plan.steps == [
+        Step("tank/docs@auto-1", first=True),
+        Step("tank/docs@auto-3", base="tank/docs@auto-1", intermediates=True),
+    ]
+
+
+def test_the_base_is_found_by_guid_not_by_name():
+    src = side("tank/docs", "a", "b", "c")
+    # The target has an @b of its own (same name, another guid) and the source's @a.
+    dst = side("backup/docs", ("a", guid(src, "a")))
+    plan = plan_dataset(src, dst, "backup/docs")
+    assert plan.base.name == "a" and plan.steps == [Step("tank/docs@c", base="tank/docs@a", intermediates=True)]
+    renamed = side("backup/docs", ("renamed-a", guid(src, "a")), ("b", 1))
+    assert plan_dataset(src, renamed, "backup/docs").outcome == planning.DIVERGED
+
+
+def test_nothing_new_is_up_to_date():
+    src = side("tank/docs", "a", "b")
+    dst = side("backup/docs", ("a", guid(src, "a")), ("b", guid(src, "b")))
+    plan = plan_dataset(src, dst, "backup/docs")
+    assert (plan.outcome, plan.steps, plan.base.name) == (planning.UP_TO_DATE, [], "b")
+
+
+def test_a_snapshot_that_does_not_match_is_stepped_over_not_sent():
+    src = side("tank/docs", "auto-1", "manual", "auto-2", "auto-3", "tmp", "auto-4")
+    dst = side("backup/docs", ("auto-1", guid(src, "auto-1")))
+    plan = plan_dataset(src, dst, "backup/docs", pattern="auto-*")
+    assert plan.steps == [
+        Step("tank/docs@auto-2", base="tank/docs@auto-1"),  # -i over @manual
+        Step("tank/docs@auto-3", base="tank/docs@auto-2", intermediates=True),
+        Step("tank/docs@auto-4", base="tank/docs@auto-3"),  # -i over @tmp
+    ]
+    assert not any("manual" in s.snapshot or "tmp" in s.snapshot for s in plan.steps)
+
+
+def test_a_bookmark_is_a_base_when_its_snapshot_is_gone_from_the_source():
+    src = side("tank/docs", "#a", "b", "c")
+    dst = side("backup/docs", ("a", guid(src, "a")))
+    plan = plan_dataset(src, dst, "backup/docs")
+    assert plan.base.kind == BOOKMARK
+    assert plan.steps == [
+        Step("tank/docs@b", base="tank/docs#a"),  # never -I from a bookmark
+        Step("tank/docs@c", base="tank/docs@b", intermediates=True),
+    ]
+
+
+def test_a_target_that_changed_after_the_common_snapshot_stops_the_run_and_names_it():
+    src = side("tank/docs", "a", "b")
+    dst = side("backup/docs", ("a", guid(src, "a")), "local")
+    plan = plan_dataset(src, dst, "backup/docs")
+    assert plan.outcome == planning.DIVERGED and plan.steps == []
+    assert "@a" in plan.says and "@local" in plan.says
+
+
+def test_no_common_snapshot_and_a_foreign_dataset_both_stop():
+    src = side("tank/docs", "a")
+    assert plan_dataset(src, side("backup/docs", "x"), "backup/docs").outcome == planning.NO_COMMON
+    empty = plan_dataset(src, side("backup/docs"), "backup/docs")
+    assert empty.outcome == planning.NOT_OURS and "not a replica" in empty.says
+
+
+def test_a_cut_transfer_is_resumed_before_anything_else():
+    src = side("tank/docs", "a", "b")
+    dst = side("backup/docs", ("a", guid(src, "a")), token="1-abc-de-f00")
+    plan = plan_dataset(src, dst, "backup/docs")
+    assert plan.outcome == planning.RESUME and plan.steps == [Step("", token="1-abc-de-f00")]
+
+
+def test_a_pattern_that_matches_nothing_sends_nothing_and_says_so():
+    plan = plan_dataset(side("tank/docs", "a"), None, "backup/docs", pattern="auto-*")
+    assert plan.outcome == planning.NOTHING_TO_SEND and "matches" in plan.says
