@@ -75,10 +75,6 @@ def receive_argv(root, request):
     return [*argv, "--", target]
 
 
-def idle_of(request):
-    return request.get("idle", IDLE)
-
-
 def pump(command, idle):
     """The stream on stdin into `zfs receive` (os.splice: the bytes never pass through Python) until it ends, or until
     nothing has come for idle seconds; then zfs receive sees the end and keeps a partial stream's state."""
@@ -128,7 +124,7 @@ def main(argv, environ):
         request = json.loads(text)
     except ValueError:
         raise Refused("the request is not JSON") from None
-    return receive_argv(root, request), idle_of(request)
+    return receive_argv(root, request), request.get("idle", IDLE)
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ from hostlib.errors import error_for
 from hostlib.runner import Transport
 
 SNAPSHOT, BOOKMARK = "snapshot", "bookmark"
+TOKEN = r"[0-9a-f]+-[0-9a-f]+-[0-9a-f]+-[0-9a-f]+"  # a receive_resume_token: four groups of hex digits
 LISTING_FIELDS = ("name", "type", "guid", "createtxg", "receive_resume_token")
 
 
@@ -127,7 +128,7 @@ def send_argv(
     bookmark), or the rest of a stream a receive kept (-t)."""
     flags = ["-n", "-v", "-P"] if dry_run else []
     if token:
-        if not re.fullmatch(r"[0-9a-f]+-[0-9a-f]+-[0-9a-f]+-[0-9a-f]+", token):
+        if not re.fullmatch(TOKEN, token):
             raise names.InvalidName("A resume token is four groups of hex digits joined by '-'")
         return ["zfs", "send", *flags, "-t", token]
     names.snapshot_name(snapshot)
@@ -199,7 +200,7 @@ def cause_of(stderr: str) -> Cause:
     return UNKNOWN
 
 
-RESUME_HINT = re.compile(r"zfs send -t\s+([0-9a-f]+-[0-9a-f]+-[0-9a-f]+-[0-9a-f]+)")
+RESUME_HINT = re.compile(rf"zfs send -t\s+({TOKEN})")
 
 
 # --- pairing: the sender's key, the receiver's forced command -------------------------------------------------------

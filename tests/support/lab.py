@@ -55,8 +55,7 @@ class Lab:
         """lab/lab.sh, its guest commands riding Tarn's shared connection to the guest when one is up (the same
         root login with the same key: a handshake costs the emulated guest ~1.5 s of CPU)."""
         control = self.transport()._control_path()
-        env = {**os.environ, **self.overrides, "LAB_CONTROL_PATH": control}
-        return subprocess.run([str(LAB_SH), *args], capture_output=True, text=True, timeout=timeout, env=env)
+        return _lab_sh(*args, overrides={**self.overrides, "LAB_CONTROL_PATH": control}, timeout=timeout)
 
     def sh(self, command: str, timeout: float = 120) -> str:
         """Set-up and inspection in the guest that is not Tarn's to do (a shell is fine here: test harness)."""
