@@ -94,12 +94,16 @@ def pump(command, idle):
     return child.wait()
 
 
+def lock_path(target):
+    """The file a receive into target holds locked for as long as it runs (Tarn checks it before reading a token)."""
+    return f"{LOCKS}/tarn-recv-{hashlib.sha256(target.encode()).hexdigest()[:24]}.lock"
+
+
 def one_at_a_time(target, wait):
     """Hold the target's lock for as long as this process lives. A receive cut on the sender's side can still be
     running here (its resume token already shows); a resume waits for it to end (its idle limit) instead of racing
     it, and after `wait` seconds is refused."""
-    name = hashlib.sha256(target.encode()).hexdigest()[:24]
-    fd = os.open(f"{LOCKS}/tarn-recv-{name}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    fd = os.open(lock_path(target), os.O_RDWR | os.O_CREAT, 0o600)
     deadline = time.monotonic() + wait
     while True:
         try:

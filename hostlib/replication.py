@@ -155,7 +155,10 @@ CAUSES = [
     # The token names a snapshot, guid or source the sender no longer has: its half-received state is of no use.
     (
         r"used in the initial send no longer exists|is no longer the same snapshot used in the initial send"
-        r"|incremental source 0x[0-9a-f]+ no longer exists|resume token is corrupt",
+        r"|incremental source 0x[0-9a-f]+ no longer exists|resume token is corrupt"
+        # A token that no longer fits the half-received state (libzfs words EINVAL so; openzfs#12480). Tarn reads a
+        # token only once no receive runs there (receive_busy), so this one is stale for good.
+        r"|incompatible embedded data stream feature with encrypted receive",
         Cause("stale-token", "abort-and-replan", "the interrupted transfer cannot be resumed; it is discarded"),
     ),
     (
@@ -201,6 +204,22 @@ def cause_of(stderr: str) -> Cause:
 
 
 RESUME_HINT = re.compile(rf"zfs send -t\s+({TOKEN})")
+
+
+BUSY = 75  # flock's exit status when the lock is held (--conflict-exit-code)
+
+
+def receive_busy(t: Transport, target: str) -> bool:
+    """Whether a receive into target still runs on this NAS (tarn-recv holds its lock). A transfer cut on the
+    sender's side can still be draining here, its resume token already shown and still moving: a token is read,
+    and a resume started, only once this is False (a token read early makes the resume fail with 'incompatible
+    embedded data stream feature', openzfs#12480)."""
+    names.dataset_name(target)
+    argv = ["flock", "--nonblock", "--conflict-exit-code", str(BUSY), "--", recv_helper.lock_path(target), "true"]
+    done = t.run(argv, check=False)  # a read: the lock file is made if missing, nothing else
+    if done.returncode not in (0, BUSY):
+        raise error_for(argv, done.returncode, done.stderr)
+    return done.returncode == BUSY
 
 
 # --- pairing: the sender's key, the receiver's forced command -------------------------------------------------------

@@ -46,6 +46,7 @@ ALLOWED_TOOLS = frozenset(
         "find",
         "which",
         "python3",
+        "flock",
         "zpool",
         "zfs",
         "zdb",

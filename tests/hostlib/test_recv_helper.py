@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from hostlib import recv_helper
+from hostlib import recv_helper, replication
 from hostlib.recv_helper import Refused, main
+from hostlib.runner import LocalTransport
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -110,3 +111,19 @@ def test_a_second_receive_into_the_same_dataset_waits_for_the_first_to_end(tmp_p
     again = recv_helper.one_at_a_time("backup/lab/docs", wait=0.5)
     os.close(again)
     os.close(other)
+
+
+def test_tarn_sees_whether_a_receive_still_holds_its_dataset(tmp_path, monkeypatch):
+    """receive_busy runs flock(1) against tarn-recv's own lock: held while a receive runs, free once it ended."""
+    monkeypatch.setattr(recv_helper, "LOCKS", str(tmp_path))
+    local = LocalTransport()
+    assert replication.receive_busy(local, "backup/lab/docs") is False
+    held = recv_helper.one_at_a_time("backup/lab/docs", wait=1)
+    try:
+        assert replication.receive_busy(local, "backup/lab/docs") is True
+        assert replication.receive_busy(local, "backup/lab/other") is False
+    finally:
+        os.close(held)
+    assert replication.receive_busy(local, "backup/lab/docs") is False
+    with pytest.raises(ValueError):
+        replication.receive_busy(local, "-o x")

@@ -81,7 +81,7 @@ FAILS = Path(__file__).resolve().parents[1] / "fixtures" / "host" / "replication
     [
         ("fail_interrupted.txt", "interrupted", "resume"),
         ("fail_stale_token.txt", "stale-token", "abort-and-replan"),
-        ("fail_resume_first_full.txt", "failed", "stop"),
+        ("fail_resume_first_full.txt", "stale-token", "abort-and-replan"),
     ],
 )
 def test_the_tools_own_words_name_the_cause(fixture, code, action):

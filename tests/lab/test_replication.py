@@ -1,4 +1,4 @@
-"""Replication's data path between two guests: a raw stream from the sender's tarn-send through the pair's forced
+"""Replication's data path between two guests: raw streams from the sender's tarn-send through the pair's forced
 command (tarn-recv) over the wire between the two kernels; what the key may not do; a cut transfer resumed from
 the target's token. Everything a NAS is asked to do here goes through hostlib's verbs over Tarn's own SSH."""
 
@@ -93,19 +93,54 @@ def guids(dataset) -> dict:
     return {v.name: v.guid for v in dataset.snapshots()}
 
 
-def test_a_raw_stream_crosses_the_wire_through_the_forced_command_and_lands_read_only(guest, guest2, wire):
+def cut_when(guest, source, sent: int, deadline: float) -> dict:
+    """Pull the wire once the sender has sent `sent` bytes; the sender's last progress once it gave up."""
+    while progress(source).get("total", 0) < sent:
+        assert time.monotonic() < deadline, "the transfer did not get going"
+        time.sleep(0.5)
+    guest.monitor("set_link rep0 off")
+    while (state := progress(source)).get("state") in (None, "running"):
+        assert time.monotonic() < deadline + 30, "the sender did not notice the cut"
+        time.sleep(0.5)
+    return state
+
+
+def test_a_first_stream_cut_on_the_wire_resumes_from_the_token_and_incrementals_follow(guest, guest2, wire):
+    """The wire is pulled mid-way through the first (full, raw) stream: both ends give up within seconds (the
+    sender's ssh probes, the receiver's idle limit), the target keeps what came with a resume token, and once its
+    receive has ended the rest is sent from that token, nothing twice. Then an incremental follows. The replica is
+    read-only, never mounted, its snapshots' guids the source's, and the bytes crossed the wire between the two
+    kernels, not this machine's network."""
     source, target, ssh = wire
-    full = send(source, ssh, [step("tank/docs@a", first=True)])
-    assert full["state"] == "done", full
-    assert full["total"] > 8 << 20  # raw: the incompressible 8 MiB as they are on disk
+    nic2 = rep_nic(guest2, TARGET_MAC)
+    rx = int(guest2.sh(f"cat /sys/class/net/{nic2}/statistics/rx_bytes"))
+    ssh = {**ssh, "alive": 1, "idle": 3}
+    send(source, ssh, [step("tank/docs@a", first=True)], limit=1 << 20, background=True)
+    try:
+        state = cut_when(guest, source, 2 << 20, time.monotonic() + 90)
+        assert state["state"] == "failed" and state["recv_exit"] == 255, state
+        while replication.receive_busy(target, "backup/lab/docs"):  # it drains, then ends after `idle` s
+            time.sleep(0.5)
+        token = side(target, "backup/lab")["backup/lab/docs"].resume_token
+    finally:
+        guest.monitor("set_link rep0 on")
+    assert token, "the cut first stream left a resume token"
+    estimate = replication.parse_estimate(source.run(replication.send_argv("", token=token, dry_run=True)).stdout)
+    assert estimate.token["toname"] == "tank/docs@a"
+    rest = {"send": replication.send_argv("", token=token), "dataset": "docs", "first": True, "snapshot": "@a"}
+    resumed = send(source, ssh, [rest])
+    assert resumed["state"] == "done", resumed.get("stderr")
+    full = state["total"] + resumed["total"]
+    assert full > 8 << 20, "raw: the incompressible 8 MiB as they are on disk"
+    assert resumed["total"] < full - (1 << 20), "what had arrived is not sent again"
+
     incremental = send(source, ssh, [step("tank/docs@b", base="tank/docs@a", intermediates=True)])
-    assert incremental["state"] == "done" and incremental["total"] < full["total"], incremental
+    assert incremental["state"] == "done" and incremental["total"] < full, incremental
     src, dst = side(source, "tank/docs")["tank/docs"], side(target, "backup/lab")["backup/lab/docs"]
-    assert guids(dst) == guids(src) and set(guids(dst)) == {"a", "b"}
+    assert guids(dst) == guids(src) and set(guids(dst)) == {"a", "b"} and dst.resume_token == ""
     props = target.run(["zfs", "get", "-H", "-o", "value", "readonly,mounted", "--", "backup/lab/docs"]).stdout.split()
     assert props == ["on", "no"], "a replica is read-only and never mounted by the receive"
-    # The data crossed the wire between the two kernels, not this machine's network.
-    assert int(guest2.sh(f"cat /sys/class/net/{rep_nic(guest2, TARGET_MAC)}/statistics/rx_bytes")) > 10 << 20
+    assert int(guest2.sh(f"cat /sys/class/net/{nic2}/statistics/rx_bytes")) - rx > 10 << 20, "over the wire"
 
 
 def test_the_pair_key_may_do_nothing_but_receive_into_its_root_from_the_sender(guest, guest2, wire):
@@ -132,41 +167,3 @@ def test_the_pair_key_may_do_nothing_but_receive_into_its_root_from_the_sender(g
     assert [line for line in before.splitlines() if "tarn-pair-1" not in line] == after.splitlines()
     denied = with_key('{"verb": "receive", "dataset": "x"}')
     assert denied.returncode == 255 and "Permission denied" in denied.stdout + denied.stderr
-
-
-def test_a_transfer_cut_on_the_wire_is_resumed_from_the_targets_token(guest, guest2, wire):
-    """The link goes down mid-stream: both ends give up within seconds (the sender's ssh probes, the receiver's idle
-    limit), the target keeps what came with a resume token, and the rest is sent from it, nothing twice."""
-    source, target, ssh = wire
-    assert send(source, ssh, [step("tank/docs@a", first=True)])["state"] == "done"
-    guest.sh("head -c 24M /dev/urandom > /tank/docs/big && zfs snapshot tank/docs@c")
-    ssh = {**ssh, "alive": 2, "idle": 4}
-    send(source, ssh, [step("tank/docs@c", base="tank/docs@a")], limit=3 << 20, background=True)
-    deadline = time.monotonic() + 120
-    while progress(source).get("total", 0) < 6 << 20:
-        assert time.monotonic() < deadline, "the transfer did not get going"
-        time.sleep(1)
-    guest.monitor("set_link rep0 off")
-    try:
-        while (state := progress(source)).get("state") == "running":
-            assert time.monotonic() < deadline + 60, "the sender did not notice the cut"
-            time.sleep(1)
-        assert state["state"] == "failed" and state["recv_exit"] == 255, state
-        sent_before = state["total"]
-        token = ""
-        while not token:  # the receiver ends the silent stream itself after `idle` seconds
-            assert time.monotonic() < deadline + 90, "no resume token on the target"
-            token = side(target, "backup/lab")["backup/lab/docs"].resume_token
-            time.sleep(1)
-    finally:
-        guest.monitor("set_link rep0 on")
-    estimate = replication.parse_estimate(source.run(replication.send_argv("", token=token, dry_run=True)).stdout)
-    assert estimate.token["toname"] == "tank/docs@c"
-    rest = {"send": replication.send_argv("", token=token), "dataset": "docs", "first": False, "snapshot": "@c"}
-    resumed = send(source, ssh, [rest])
-    assert resumed["state"] == "done", resumed.get("stderr")
-    stream = sent_before + resumed["total"]
-    assert resumed["total"] < stream - (4 << 20), "what had arrived is not sent again"
-    src, dst = side(source, "tank/docs")["tank/docs"], side(target, "backup/lab")["backup/lab/docs"]
-    assert guids(dst) == {k: guids(src)[k] for k in ("a", "c")}, "@c whole (sent -i, so @b stays behind)"
-    assert dst.resume_token == ""
