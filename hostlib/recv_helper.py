@@ -8,7 +8,8 @@ so whatever command the sender's ssh asks for, sshd runs this instead and hands 
 SSH_ORIGINAL_COMMAND. That text is read as data (one JSON object), never run: the receive argv is built here, into
 the configured root only, without -F (nothing on the target is ever rolled back or destroyed by a key).
 
-Requests: {"verb": "receive", "dataset": "<path below the root, or empty for the root>", "first": true|false,
+Requests: {"verb": "hello"} (Tarn's check of a new pair: answers "tarn-recv <pair> <root>"),
+          {"verb": "receive", "dataset": "<path below the root, or empty for the root>", "first": true|false,
            "idle": seconds}
           (first: the initial full stream; the replica is made read-only and never mounted by the receive.
            idle: when no byte has come for that long (a cut link sshd would not notice for hours), the stream is
@@ -128,6 +129,8 @@ def main(argv, environ):
         request = json.loads(text)
     except ValueError:
         raise Refused("the request is not JSON") from None
+    if request == {"verb": "hello"}:
+        return None, 0
     return receive_argv(root, request), request.get("idle", IDLE)
 
 
@@ -137,6 +140,9 @@ if __name__ == "__main__":
     except Refused as refused:
         print(f"tarn-recv: refused: {refused}", file=sys.stderr)
         sys.exit(3)
+    if command is None:
+        print(f"tarn-recv {sys.argv[1]} {sys.argv[2]}")
+        sys.exit(0)
     try:
         lock = one_at_a_time(command[-1], wait=idle + 30)
     except Refused as refused:

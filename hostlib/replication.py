@@ -6,11 +6,12 @@ Texts are OpenZFS 2.3's (lib/libzfs/libzfs_sendrecv.c); several span lines, so p
 
 import inspect
 import ipaddress
+import json
 import re
 from dataclasses import dataclass, field
 
-from hostlib import names, recv_helper, send_helper
-from hostlib.errors import error_for
+from hostlib import names, recv_helper, send_helper, systemd
+from hostlib.errors import HostError, error_for
 from hostlib.runner import Transport
 
 SNAPSHOT, BOOKMARK = "snapshot", "bookmark"
@@ -89,6 +90,17 @@ def parse_listing(text: str, root: str, *, recursive: bool) -> dict[str, Dataset
     return dict(sorted(datasets.items(), key=lambda item: (item[0] != root, item[0])))
 
 
+def listing(t: Transport, root: str, *, recursive: bool) -> dict[str, Dataset]:
+    """One side's listing, parsed; {} when root does not exist there (nothing received yet)."""
+    argv = listing_argv(root, recursive=recursive)
+    done = t.run(argv, check=False, timeout=300)
+    if done.returncode:
+        if "dataset does not exist" in done.stderr:
+            return {}
+        raise error_for(argv, done.returncode, done.stderr)
+    return parse_listing(done.stdout, root, recursive=recursive)
+
+
 # --- what a send will cost -------------------------------------------------------------------------------------
 @dataclass
 class Estimate:
@@ -141,6 +153,73 @@ def send_argv(
             names.snapshot_name(base)
         return ["zfs", "send", *flags, "-w", "-I" if intermediates else "-i", base, "--", snapshot]
     return ["zfs", "send", *flags, "-w", "--", snapshot]
+
+
+def estimate(t: Transport, snapshot: str, *, base: str = "", intermediates: bool = False, token: str = "") -> Estimate:
+    """What the send would carry (`zfs send -nvP`, nothing sent)."""
+    argv = send_argv(snapshot, base=base, intermediates=intermediates, token=token, dry_run=True)
+    return parse_estimate(t.run(argv, timeout=300).stdout)
+
+
+def receive_abort(t: Transport, dataset: str) -> None:
+    """Discard a half-received transfer's saved state (`zfs receive -A`): its token can never be used."""
+    t.run(["zfs", "receive", "-A", "--", names.dataset_name(dataset)], mutating=True, timeout=120)
+
+
+def hold(t: Transport, snapshots: list[str], tag: str, *, release: bool = False) -> None:
+    """Hold snapshots with tag (no one can destroy them while held), or release that tag; a tag already there (or
+    already gone) is no error."""
+    for snapshot in snapshots:
+        argv = ["zfs", "release" if release else "hold", "--", tag, names.snapshot_name(snapshot)]
+        done = t.run(argv, mutating=True, check=False, timeout=60)
+        if done.returncode and not re.search(r"tag already exists|no such tag", done.stderr):
+            raise error_for(argv, done.returncode, done.stderr)
+
+
+# --- a run's transfers on the sending NAS -----------------------------------------------------------------------
+RUN_DIR = "/run/tarn/replication"
+
+
+def send_unit(task: int) -> str:
+    return f"tarn-repl-{int(task)}"
+
+
+def progress_path(task: int) -> str:
+    return f"{RUN_DIR}/task-{int(task)}.progress.json"
+
+
+def send_start(t: Transport, task: int, steps: list[dict], ssh: dict, *, limit: int) -> None:
+    """tarn-send as the transient unit tarn-repl-<task> on the sending NAS (it outlives the worker): steps are
+    {"send": argv, "dataset": below the pair's root, "first": bool, "snapshot": for the progress}."""
+    for step in steps:
+        if step["send"][:2] != ["zfs", "send"]:
+            raise ValueError("a step sends with zfs send only")
+    spec = f"{RUN_DIR}/task-{int(task)}.json"
+    t.run(["install", "-d", "-m", "0700", "--", RUN_DIR], mutating=True)
+    t.write_file(spec, json.dumps({"steps": steps, "ssh": ssh, "limit": int(limit), "progress": progress_path(task)}))
+    t.remove_file(progress_path(task))
+    unit = send_unit(task)
+    if systemd.service_state(t, unit)[0] == "failed":
+        systemd.reset_failed(t, unit)
+    systemd.start(t, unit, ["python3", f"{HELPER_DIR}/tarn-send", spec], description=f"Tarn replication {task}")
+
+
+def send_progress(t: Transport, task: int) -> dict:
+    """tarn-send's last progress ({} before its first write)."""
+    done = t.run(["cat", "--", progress_path(task)], check=False, timeout=30)
+    try:
+        return json.loads(done.stdout) if done.returncode == 0 else {}
+    except ValueError:
+        return {}
+
+
+def sender_address(t: Transport, address: str) -> str:
+    """The address the sending NAS leaves from towards address (what the receiver's from= must name)."""
+    address = str(ipaddress.ip_address(address))  # checked here: ip(8) takes no "--" before it
+    routes = json.loads(t.run(["ip", "-j", "route", "get", address], timeout=30).stdout or "[]")
+    if not routes or not routes[0].get("prefsrc"):
+        raise HostError(f"the host has no route to {address}")
+    return routes[0]["prefsrc"]
 
 
 # --- why a receive (or the send feeding it) failed ----------------------------------------------------------------
@@ -226,6 +305,7 @@ def receive_busy(t: Transport, target: str) -> bool:
 PAIR_DIR = "/etc/tarn/replication"
 AUTHORIZED_KEYS = "/root/.ssh/authorized_keys"
 HELPER_DIR = "/usr/local/lib/tarn"
+CIPHER = "aes128-gcm@openssh.com"  # AES-NI makes it the fastest of OpenSSH's ciphers on a NAS's CPU
 
 
 def pair_key(pair: int) -> str:
@@ -271,12 +351,47 @@ def pair_make_key(t: Transport, pair: int) -> str:
     return t.read_file(f"{pair_key(pair)}.pub").strip()
 
 
+def host_keys(t: Transport) -> list[str]:
+    """The NAS's own SSH host key ("ssh-ed25519 <base64>"), read through Tarn's pinned connection to it: what the
+    sending NAS pins for the pair."""
+    kind, blob, *_ = t.read_file("/etc/ssh/ssh_host_ed25519_key.pub").split()
+    if kind != "ssh-ed25519" or not re.fullmatch(r"[A-Za-z0-9+/]+={0,2}", blob):
+        raise HostError("the host has no ed25519 SSH host key")
+    return [f"{kind} {blob}"]
+
+
+def pair_unmake_key(t: Transport, pair: int) -> None:
+    """The pair's key and pinned host key gone from the sending NAS."""
+    for path in (pair_key(pair), f"{pair_key(pair)}.pub", f"{PAIR_DIR}/known_hosts-{int(pair)}"):
+        t.remove_file(path)
+
+
 def pair_pin(t: Transport, pair: int, address: str, port: int, host_keys: list[str]) -> str:
     """The receiving NAS's host keys, pinned on the sending NAS for the pair's ssh; the file's path."""
     base = address if int(port) == 22 else f"[{address}]:{int(port)}"
     path = f"{PAIR_DIR}/known_hosts-{int(pair)}"
     t.write_file(path, "".join(f"{base} {key}\n" for key in host_keys), mode=0o600)
     return path
+
+
+def pair_check(t: Transport, pair: int, address: str, port: int) -> str:
+    """From the sending NAS, the pair's key to the receiver as a transfer will use it (pinned host key, batch mode):
+    tarn-recv's hello ("tarn-recv <pair> <root>"), or a HostError with ssh's words (key refused, host key changed,
+    no route)."""
+    argv = send_helper.ssh_argv(
+        {
+            "identity": pair_key(pair),
+            "known_hosts": f"{PAIR_DIR}/known_hosts-{int(pair)}",
+            "cipher": CIPHER,
+            "port": int(port),
+            "address": str(ipaddress.ip_address(address)),
+        },
+        {"verb": "hello"},
+    )
+    done = t.run(argv, check=False, timeout=60)
+    if done.returncode or not done.stdout.startswith(f"tarn-recv {int(pair)} "):
+        raise error_for(argv, done.returncode or 1, done.stderr or done.stdout)
+    return done.stdout.strip()
 
 
 def authorize(t: Transport, pair: int, line: str | None) -> bool:

@@ -47,6 +47,7 @@ ALLOWED_TOOLS = frozenset(
         "which",
         "python3",
         "flock",
+        "ssh",  # only a replication pair's check, from the sending NAS (hostlib.replication.pair_check)
         "zpool",
         "zfs",
         "zdb",

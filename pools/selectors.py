@@ -238,6 +238,20 @@ def filesystem(*, host, name: str):
     return Dataset.objects.filter(host=host, name=name, type=DatasetType.FILESYSTEM).first()
 
 
+def dataset_exists(*, host, name: str) -> bool:
+    """Whether the host has a filesystem or zvol of that name (as last read)."""
+    return Dataset.objects.filter(host=host, name=name).exists()
+
+
+def snapshot_names(*, host, dataset: str) -> list[str]:
+    """The names (after the @) of a dataset's snapshots, oldest first."""
+    return list(
+        Snapshot.objects.filter(dataset__host=host, dataset__name=dataset)
+        .order_by("created_at")
+        .values_list("name", flat=True)
+    )
+
+
 def is_mounted(dataset) -> bool:
     """Tarn's one meaning of a mounted filesystem: its mountpoint is a path (not none, legacy or a zvol's '-')."""
     return dataset.type == DatasetType.FILESYSTEM and dataset.mountpoint.startswith("/")

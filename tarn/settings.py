@@ -35,6 +35,7 @@ INSTALLED_APPS = [
     "tuning.apps.TuningConfig",
     "benchmarks.apps.BenchmarksConfig",
     "analytics.apps.AnalyticsConfig",
+    "replication.apps.ReplicationConfig",
 ]
 
 MIDDLEWARE = [

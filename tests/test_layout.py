@@ -5,7 +5,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-APPS = ("tarn", "appliance", "pools", "shares", "tuning", "benchmarks", "analytics")
+APPS = ("tarn", "appliance", "pools", "shares", "tuning", "benchmarks", "analytics", "replication")
 
 
 def _sources():

@@ -7,8 +7,12 @@ import time
 
 import pytest
 
+from appliance.services import host_refresh_facts
 from hostlib import replication
 from hostlib.replication import HELPER_DIR
+from pools.services import inventory_refresh
+from replication import services
+from replication.models import Pair, TaskRun
 from tests.support.lab import enter_both
 
 pytestmark = pytest.mark.lab
@@ -167,3 +171,54 @@ def test_the_pair_key_may_do_nothing_but_receive_into_its_root_from_the_sender(g
     assert [line for line in before.splitlines() if "tarn-pair-1" not in line] == after.splitlines()
     denied = with_key('{"verb": "receive", "dataset": "x"}')
     assert denied.returncode == 255 and "Permission denied" in denied.stdout + denied.stderr
+
+
+def holds(t, snapshot: str) -> str:
+    return t.run(["zfs", "holds", "-H", "--", snapshot]).stdout
+
+
+def test_tarn_pairs_the_hosts_runs_a_task_keeps_the_chain_held_and_stops_on_a_diverged_target(
+    guest, guest2, wire, lab_host, admin_user, run_queued
+):
+    """Through Tarn's services, as a page would: pair (the key made on the source, allowed on the target, checked
+    with tarn-recv's hello), a task's first run (full, then -I), a run with nothing new, one with a new snapshot
+    (the hold moves to it on both sides), and a target changed by hand: the run stops and names the cause, nothing
+    on the target is rolled back."""
+    source, target, _ = wire
+    lab2 = guest2.add_host(name="lab2")
+    for host in (lab_host, lab2):
+        host_refresh_facts(host=host)
+        inventory_refresh(host=host)
+    op = run_queued(
+        services.pair_start, source=lab_host, target=lab2, address=TARGET, root="backup/lab", user=admin_user
+    )
+    assert op.status == "succeeded", op.message
+    pair = Pair.objects.get()
+    assert pair.status == "paired" and pair.sender_address == SOURCE and f"tarn-recv {pair.pk} backup/lab" in op.message
+    task = services.task_save(pair=pair, source_dataset="tank/docs", target_name="docs")
+
+    op = run_queued(services.task_run_start, task=task, user=admin_user)
+    run = TaskRun.objects.get(operation=op)
+    assert op.status == "succeeded" and run.status == "succeeded", (op.message, op.log)
+    assert run.sent > 10 << 20 and run.sent >= run.expected * 0.9, (run.sent, run.expected)
+    src, dst = side(source, "tank/docs")["tank/docs"], side(target, "backup/lab")["backup/lab/docs"]
+    assert guids(dst) == guids(src) and set(guids(dst)) == {"a", "b"}
+    tag = f"tarn-repl-{task.pk}"
+    assert tag in holds(source, "tank/docs@b") and tag in holds(target, "backup/lab/docs@b")
+
+    op = run_queued(services.task_run_start, task=task, user=admin_user)
+    assert TaskRun.objects.get(operation=op).status == "nothing", op.message
+
+    guest.sh("head -c 1M /dev/urandom > /tank/docs/three && zfs snapshot tank/docs@c")
+    op = run_queued(services.task_run_start, task=task, user=admin_user)
+    assert op.status == "succeeded" and TaskRun.objects.get(operation=op).sent < 4 << 20, op.message
+    assert tag in holds(target, "backup/lab/docs@c") and tag not in holds(target, "backup/lab/docs@b")
+    assert tag in holds(source, "tank/docs@c") and tag not in holds(source, "tank/docs@b")
+
+    guest2.sh("zfs snapshot backup/lab/docs@rogue")  # the target changed by hand
+    guest.sh("zfs snapshot tank/docs@d")
+    op = run_queued(services.task_run_start, task=task, user=admin_user)
+    run = TaskRun.objects.get(operation=op)
+    assert op.status == "failed" and run.status == "stopped", (op.status, run.status, op.message)
+    assert "changed after the last common snapshot @c" in run.message and "@rogue" in run.message
+    assert set(guids(side(target, "backup/lab")["backup/lab/docs"])) == {"a", "b", "c", "rogue"}, "nothing forced"

@@ -1,0 +1,21 @@
+"""Choices for pairs, tasks and their runs."""
+
+from django.db import models
+
+
+class PairStatus(models.TextChoices):
+    PAIRING = "pairing", "Pairing"
+    PAIRED = "paired", "Paired"
+    FAILED = "failed", "Pairing failed"
+    UNPAIRING = "unpairing", "Unpairing"
+
+
+class RunStatus(models.TextChoices):
+    RUNNING = "running", "Running"
+    SUCCEEDED = "succeeded", "Succeeded"
+    NOTHING = "nothing", "Nothing new"
+    STOPPED = "stopped", "Stopped (needs an admin)"
+    FAILED = "failed", "Failed"
+
+
+FINISHED = (RunStatus.SUCCEEDED, RunStatus.NOTHING, RunStatus.STOPPED, RunStatus.FAILED)

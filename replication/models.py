@@ -1,0 +1,102 @@
+"""Pairs of NAS hosts, replication tasks between them, each task's runs and what each dataset has on the target."""
+
+from django.db import models
+
+from appliance.models import Host, Operation
+from replication.choices import PairStatus, RunStatus
+
+
+class Pair(models.Model):
+    """source sends to target over its own key: made on the source (it never leaves it), allowed on the target only
+    to run tarn-recv into root, only from sender_address."""
+
+    source = models.ForeignKey(Host, on_delete=models.PROTECT, related_name="replication_sends")
+    target = models.ForeignKey(Host, on_delete=models.PROTECT, related_name="replication_receives")
+    address = models.GenericIPAddressField(help_text="The target's address as the source reaches it.")
+    port = models.PositiveIntegerField(default=22)
+    sender_address = models.GenericIPAddressField(
+        null=True, blank=True, help_text="The address the source leaves from towards the target (read at pairing)."
+    )
+    root = models.CharField(max_length=255, help_text="The target dataset the pair may receive into (and below).")
+    public_key = models.TextField(blank=True)
+    status = models.CharField(max_length=10, choices=PairStatus.choices, default=PairStatus.PAIRING)
+    message = models.CharField(max_length=1000, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["source", "target", "root"], name="replication_pair_once_per_root")
+        ]
+
+    def __str__(self):
+        return f"{self.source.name} → {self.target.name}:{self.root}"
+
+
+class Task(models.Model):
+    """What goes: source_dataset (and, recursive, its children but the excluded) to root/target_name on the target;
+    which snapshots (a name pattern, empty for all); how fast; how many the target keeps."""
+
+    pair = models.ForeignKey(Pair, on_delete=models.PROTECT, related_name="tasks")
+    source_dataset = models.CharField(max_length=255)
+    recursive = models.BooleanField(default=False)
+    excludes = models.JSONField(default=list, blank=True)
+    target_name = models.CharField(max_length=255, help_text="Below the pair's root.")
+    pattern = models.CharField(max_length=100, blank=True, help_text="Snapshot names to send (glob); empty: all.")
+    limit = models.PositiveBigIntegerField(default=0, help_text="Bytes per second; 0 for no limit.")
+    keep = models.PositiveIntegerField(default=0, help_text="Snapshots the target keeps per dataset; 0 keeps all.")
+    stall_seconds = models.PositiveIntegerField(default=300)
+    enabled = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["pair", "target_name"], name="replication_task_target_once")]
+
+    def __str__(self):
+        return f"{self.source_dataset} → {self.target_dataset}"
+
+    @property
+    def target_dataset(self) -> str:
+        return f"{self.pair.root}/{self.target_name}"
+
+    @property
+    def hold_tag(self) -> str:
+        return f"tarn-repl-{self.pk}"
+
+
+class TaskRun(models.Model):
+    """One run of a task (its Operation holds the log and progress): what went, how much, how it ended."""
+
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="runs")
+    operation = models.OneToOneField(Operation, on_delete=models.SET_NULL, null=True, related_name="replication_run")
+    status = models.CharField(max_length=10, choices=RunStatus.choices, default=RunStatus.RUNNING)
+    expected = models.PositiveBigIntegerField(default=0)
+    sent = models.PositiveBigIntegerField(default=0)
+    snapshots = models.JSONField(default=list, blank=True)
+    message = models.CharField(max_length=1000, blank=True)
+    started_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-pk"]
+
+    def __str__(self):
+        return f"{self.task} run {self.pk}: {self.status}"
+
+
+class DatasetState(models.Model):
+    """Per source dataset of a task: its newest snapshot on the target (held on both sides), and since when."""
+
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="datasets")
+    source = models.CharField(max_length=255)
+    target = models.CharField(max_length=255)
+    snapshot = models.CharField(max_length=255, blank=True)
+    guid = models.CharField(max_length=20, blank=True)  # a uint64 as text (SQLite's integers are signed)
+    snapshot_created_at = models.DateTimeField(null=True, blank=True)
+    replicated_at = models.DateTimeField(null=True, blank=True)
+    says = models.CharField(max_length=1000, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["task", "source"], name="replication_dataset_once")]
+
+    def __str__(self):
+        return f"{self.source} → {self.target}@{self.snapshot}"

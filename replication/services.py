@@ -1,0 +1,358 @@
+"""Writes for replication: pair two hosts, save a task, run it. Every change is an Operation; the bytes go NAS to
+NAS (tarn-send on the source as a transient unit, tarn-recv on the target as the pair key's forced command), never
+through Tarn, which lists both sides, plans by guid, follows the progress and holds the last common snapshot."""
+
+import fnmatch
+import ipaddress
+import time
+
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from appliance.models import Operation
+from appliance.operations import Tracker, operation_runner, operation_start
+from hostlib import names, replication, systemd
+from hostlib.errors import HostError
+from pools import selectors as pools
+from replication import planning
+from replication.choices import PairStatus, RunStatus
+from replication.models import DatasetState, Pair, Task, TaskRun
+
+REPLICATION = "replication"
+POLL_SECONDS = 1.0
+ATTEMPTS = 3  # a cut or stalled transfer is resumed this many times in one run before the run fails
+IDLE = 30  # seconds of silence before the receiving NAS ends a stream (then it can be resumed)
+ALIVE = 10  # the sender's ssh probes every ALIVE s and gives up after three unanswered
+
+
+# --- pairs ----------------------------------------------------------------------------------------------------------
+def pair_start(*, source, target, address: str, root: str, user, port: int = 22) -> Operation:
+    """A pair row (status pairing) and the Operation that makes the key on the source and allows it on the target."""
+    try:
+        address = str(ipaddress.ip_address(address))
+    except ValueError:
+        raise ValidationError({"address": f"{address!r} is not an IP address."}) from None
+    try:
+        names.dataset_name(root)
+    except names.InvalidName as exc:
+        raise ValidationError({"root": str(exc)}) from None
+    if not target.has_zfs:
+        raise ValidationError({"target": f"{target.name} has no ZFS (as last read)."})
+    if not pools.dataset_exists(host=target, name=root):
+        raise ValidationError({"root": f"{target.name} has no dataset {root}: create it first."})
+    try:
+        with transaction.atomic():
+            pair = Pair.objects.create(source=source, target=target, address=address, port=port, root=root)
+    except IntegrityError:
+        raise ValidationError({"root": f"{source.name} is already paired with {target.name} into {root}."}) from None
+    return operation_start(
+        kind="replication.pair", host=source, user=user, subject=f"pair-{pair.pk}", params={"pair": pair.pk}
+    )
+
+
+@operation_runner("replication.pair", lock=REPLICATION)
+def pair_run(tracker: Tracker) -> None:
+    pair = Pair.objects.select_related("source", "target").get(pk=tracker.op.params["pair"])
+    src, dst = tracker.transport(pair.source), tracker.transport(pair.target)
+    try:
+        tracker.progress(10, "Installing tarn-send and tarn-recv")
+        for t in _ends(pair, src, dst):
+            replication.install_helpers(t)
+        sender = replication.sender_address(src, pair.address)
+        tracker.progress(40, f"Making the pair's key on {pair.source.name}")
+        public = replication.pair_make_key(src, pair.pk)
+        replication.pair_pin(src, pair.pk, pair.address, pair.port, replication.host_keys(dst))
+        tracker.progress(70, f"Allowing it on {pair.target.name}: receive into {pair.root}, from {sender} only")
+        replication.authorize(dst, pair.pk, replication.authorized_line(pair.pk, pair.root, sender, public))
+        hello = replication.pair_check(src, pair.pk, pair.address, pair.port)
+    except (HostError, ValueError) as exc:
+        Pair.objects.filter(pk=pair.pk).update(status=PairStatus.FAILED, message=str(exc)[:1000])
+        raise HostError(f"Pairing failed: {exc}") from None
+    Pair.objects.filter(pk=pair.pk).update(
+        status=PairStatus.PAIRED, sender_address=sender, public_key=public, message=hello
+    )
+    tracker.progress(100, f"Paired: {pair.source.name} sends to {pair.target.name}:{pair.root} ({hello})")
+
+
+def _ends(pair: Pair, src, dst) -> list:
+    """Both hosts' transports, or one when a host replicates to itself."""
+    return [src] if pair.source_id == pair.target_id else [src, dst]
+
+
+def unpair_start(*, pair: Pair, user) -> Operation:
+    if pair.tasks.exists():
+        raise ValidationError({"pair": "Delete the pair's replication tasks first."})
+    Pair.objects.filter(pk=pair.pk).update(status=PairStatus.UNPAIRING)
+    return operation_start(
+        kind="replication.unpair", host=pair.source, user=user, subject=f"pair-{pair.pk}", params={"pair": pair.pk}
+    )
+
+
+@operation_runner("replication.unpair", lock=REPLICATION)
+def unpair_run(tracker: Tracker) -> None:
+    pair = Pair.objects.select_related("source", "target").get(pk=tracker.op.params["pair"])
+    replication.authorize(tracker.transport(pair.target), pair.pk, None)
+    replication.pair_unmake_key(tracker.transport(pair.source), pair.pk)
+    pair.delete()
+    tracker.progress(100, f"Unpaired: {pair.target.name} no longer accepts the key")
+
+
+# --- tasks ----------------------------------------------------------------------------------------------------------
+def task_save(
+    *,
+    pair: Pair,
+    source_dataset: str,
+    target_name: str,
+    recursive: bool = False,
+    excludes: list[str] | None = None,
+    pattern: str = "",
+    limit: int = 0,
+    keep: int = 0,
+) -> Task:
+    """A new replication task, its rules checked against what Tarn last read of both hosts."""
+    if pair.status != PairStatus.PAIRED:
+        raise ValidationError({"pair": "The pair is not ready: pair the hosts first."})
+    try:
+        names.dataset_name(source_dataset)
+    except names.InvalidName as exc:
+        raise ValidationError({"source_dataset": str(exc)}) from None
+    if not pools.dataset_exists(host=pair.source, name=source_dataset):
+        raise ValidationError({"source_dataset": f"{pair.source.name} has no dataset {source_dataset}."})
+    target = f"{pair.root}/{target_name}"
+    try:
+        if not target_name or "/" in target_name:
+            raise names.InvalidName("One dataset name below the pair's root (no '/')")
+        names.dataset_name(target)
+    except names.InvalidName as exc:
+        raise ValidationError({"target_name": str(exc)}) from None
+    if pair.source_id == pair.target_id and _nested(source_dataset, target):
+        raise ValidationError({"target_name": f"{target} and {source_dataset} lie inside one another."})
+    excludes = [e.strip("/") for e in excludes or [] if e.strip("/")]
+    for exclude in excludes:
+        if not pools.dataset_exists(host=pair.source, name=f"{source_dataset}/{exclude}"):
+            raise ValidationError({"excludes": f"{source_dataset}/{exclude} does not exist."})
+    if pattern and not any(
+        fnmatch.fnmatchcase(n, pattern) for n in pools.snapshot_names(host=pair.source, dataset=source_dataset)
+    ):
+        raise ValidationError({"pattern": f"No snapshot of {source_dataset} matches {pattern!r}."})
+    if type(limit) is not int or limit < 0:
+        raise ValidationError({"limit": "Bytes per second, 0 for no limit."})
+    try:
+        with transaction.atomic():
+            return Task.objects.create(
+                pair=pair,
+                source_dataset=source_dataset,
+                target_name=target_name,
+                recursive=recursive,
+                excludes=excludes,
+                pattern=pattern,
+                limit=limit,
+                keep=keep,
+            )
+    except IntegrityError:
+        raise ValidationError({"target_name": f"Another task already sends to {target}."}) from None
+
+
+def _nested(a: str, b: str) -> bool:
+    return a == b or a.startswith(b + "/") or b.startswith(a + "/")
+
+
+def task_run_start(*, task: Task, user) -> Operation:
+    """Run a task now: its TaskRun row with the Operation, one at a time per task."""
+    if task.pair.status != PairStatus.PAIRED:
+        raise ValidationError({"task": "The task's pair is not paired."})
+    op = operation_start(
+        kind="replication.run", host=task.pair.source, user=user, subject=f"task-{task.pk}", params={"task": task.pk}
+    )
+    TaskRun.objects.create(task=task, operation=op)
+    return op
+
+
+# --- a run ----------------------------------------------------------------------------------------------------------
+@operation_runner("replication.run", lock=REPLICATION, queue="default")
+def task_run(tracker: Tracker) -> None:
+    run = TaskRun.objects.select_related("task__pair__source", "task__pair__target").get(operation=tracker.op)
+    task, pair = run.task, run.task.pair
+    src, dst = tracker.transport(pair.source), tracker.transport(pair.target)
+    try:
+        status, message = _execute(tracker, run, task, src, dst)
+    except (HostError, ValidationError) as exc:
+        _finish(run, RunStatus.FAILED, str(exc) if isinstance(exc, HostError) else "; ".join(exc.messages))
+        raise
+    _finish(run, status, message)
+    if status == RunStatus.STOPPED:
+        raise ValidationError(message)  # the operation fails with the cause named; nothing was forced
+    tracker.progress(100, message)
+
+
+def _finish(run: TaskRun, status: str, message: str) -> None:
+    run.status, run.message, run.finished_at = status, message[:1000], timezone.now()
+    TaskRun.objects.filter(pk=run.pk).update(
+        status=status, message=run.message, finished_at=run.finished_at, sent=run.sent, expected=run.expected
+    )
+
+
+def _plans(task: Task, src, dst) -> list[planning.DatasetPlan]:
+    """One listing per side, then a plan per source dataset (excluded ones left out)."""
+    source = replication.listing(src, task.source_dataset, recursive=task.recursive)
+    if task.source_dataset not in source:
+        raise HostError(f"{task.source_dataset} does not exist on {task.pair.source.name}")
+    target = replication.listing(dst, task.target_dataset, recursive=task.recursive)
+    plans = []
+    for name, dataset in source.items():
+        below = name[len(task.source_dataset) :]
+        if any(below == f"/{e}" or below.startswith(f"/{e}/") for e in task.excludes):
+            continue
+        to = task.target_dataset + below
+        plans.append(planning.plan_dataset(dataset, target.get(to), to, pattern=task.pattern))
+    return plans
+
+
+def _quiet(task: Task, dst, plans) -> bool:
+    """Wait for receives still draining into the task's targets (a cut transfer's) to end; True if any ran (then the
+    targets' tokens moved: list again)."""
+    waited, deadline = False, time.monotonic() + IDLE + 30
+    for plan in plans:
+        while plan.outcome == planning.RESUME and replication.receive_busy(dst, plan.target):
+            if time.monotonic() > deadline:
+                raise HostError(f"a receive into {plan.target} is still running on {task.pair.target.name}")
+            waited = True
+            time.sleep(POLL_SECONDS)
+    return waited
+
+
+def _spec_steps(task: Task, src, plans) -> tuple[list[dict], int]:
+    """tarn-send's steps for every plan that sends, and their expected bytes (`zfs send -nvP`)."""
+    steps, expected = [], 0
+    root = task.pair.root
+    for plan in plans:
+        if plan.outcome not in (planning.SEND, planning.RESUME):
+            continue
+        for step in plan.steps:
+            estimate = replication.estimate(
+                src, step.snapshot, base=step.base, intermediates=step.intermediates, token=step.token
+            )
+            expected += estimate.total
+            argv = replication.send_argv(
+                step.snapshot, base=step.base, intermediates=step.intermediates, token=step.token
+            )
+            first = step.first or (bool(step.token) and not plan.base)
+            what = step.snapshot or estimate.token.get("toname", "(resumed)")
+            steps.append({"send": argv, "dataset": plan.target[len(root) + 1 :], "first": first, "snapshot": what})
+    return steps, expected
+
+
+def _ssh(task: Task) -> dict:
+    pair = task.pair
+    return {
+        "address": pair.address,
+        "port": pair.port,
+        "identity": replication.pair_key(pair.pk),
+        "known_hosts": f"{replication.PAIR_DIR}/known_hosts-{pair.pk}",
+        "cipher": replication.CIPHER,
+        "alive": ALIVE,
+        "idle": IDLE,
+    }
+
+
+def _transfer(tracker: Tracker, run: TaskRun, task: Task, src, steps: list[dict], done_before: int) -> dict:
+    """Start tarn-send (or follow the one a dead worker left running) until it ends or stalls; its last progress."""
+    unit = replication.send_unit(task.pk)
+    if systemd.service_state(src, unit)[0] != "active":
+        replication.send_start(src, task.pk, steps, _ssh(task), limit=task.limit)
+    last, moved_at = -1, time.monotonic()
+    while True:
+        time.sleep(POLL_SECONDS)
+        progress = replication.send_progress(src, task.pk)
+        total = int(progress.get("total", 0))
+        if total != last:
+            last, moved_at = total, time.monotonic()
+        run.sent = done_before + total
+        TaskRun.objects.filter(pk=run.pk).update(sent=run.sent)
+        rate = int(progress.get("rate", 0))
+        left = max(run.expected - run.sent, 0)
+        eta = f", {left // rate} s left" if rate else ""
+        tracker.progress(
+            int(95 * run.sent / run.expected) if run.expected else 0,
+            f"{progress.get('snapshot', '…')}: {run.sent >> 20} of {run.expected >> 20} MiB, {rate >> 20} MiB/s{eta}",
+        )
+        if progress.get("state") in ("done", "failed"):
+            return progress
+        if time.monotonic() - moved_at > task.stall_seconds:
+            systemd.stop(src, unit)
+            return {**progress, "state": "failed", "stderr": {"send": "stalled: no byte moved", "receive": ""}}
+        if not progress and systemd.service_state(src, unit)[0] != "active" and time.monotonic() - moved_at > 10:
+            return {"state": "failed", "stderr": {"send": "tarn-send ended without a word", "receive": ""}}
+
+
+def _execute(tracker: Tracker, run: TaskRun, task: Task, src, dst) -> tuple[str, str]:
+    """Send until every dataset is up to date (or stopped by its cause): (run status, message)."""
+    tracker.progress(2, "Listing both sides")
+    for t in _ends(task.pair, src, dst):
+        replication.install_helpers(t)
+    sent, stops = 0, []
+    for attempt in range(1, ATTEMPTS + 1):
+        plans = _plans(task, src, dst)
+        if _quiet(task, dst, plans):
+            plans = _plans(task, src, dst)
+        stops = [p for p in plans if p.outcome in planning.STOPS]
+        steps, run.expected = _spec_steps(task, src, plans)
+        run.expected += sent
+        if not steps:
+            break
+        tracker.log(f"attempt {attempt}: {len(steps)} transfer(s), {run.expected - sent} bytes expected")
+        progress = _transfer(tracker, run, task, src, steps, sent)
+        sent = run.sent
+        if progress.get("state") == "done":
+            break
+        words = " ".join((progress.get("stderr") or {}).values())
+        cause = replication.cause_of(words)
+        tracker.log(f"attempt {attempt} failed ({cause.code}: {cause.says}): {words.strip()[-1500:]}")
+        if cause.action == "abort-and-replan":
+            for plan in plans:
+                if plan.outcome == planning.RESUME:
+                    replication.receive_abort(dst, plan.target)
+        elif cause.action not in ("resume", "retry") or attempt == ATTEMPTS:
+            raise HostError(f"{cause.says}: {words.strip()[-300:]}")
+        time.sleep(min(2**attempt, 30))
+    went = _protect(tracker, task, src, dst)
+    run.snapshots = went
+    TaskRun.objects.filter(pk=run.pk).update(snapshots=went)
+    if stops:
+        return RunStatus.STOPPED, "; ".join(p.says for p in stops)
+    if not sent:
+        return RunStatus.NOTHING, f"Nothing new; {len(went)} dataset(s) up to date"
+    return RunStatus.SUCCEEDED, f"Sent {sent >> 20} MiB; {len(went)} dataset(s) up to date"
+
+
+def _protect(tracker: Tracker, task: Task, src, dst) -> list[str]:
+    """Hold the newest common snapshot of each dataset on both sides (no retention job or person can then break the
+    chain), release the one held before, and record it; the datasets' newest snapshots on the target."""
+    source = replication.listing(src, task.source_dataset, recursive=task.recursive)
+    target = replication.listing(dst, task.target_dataset, recursive=task.recursive)
+    now, went = timezone.now(), []
+    for name, dataset in source.items():
+        to = task.target_dataset + name[len(task.source_dataset) :]
+        if to not in target:
+            continue
+        on_target = {v.guid for v in target[to].snapshots()}
+        common = [v for v in dataset.snapshots() if v.guid in on_target]
+        if not common:
+            continue
+        newest = common[-1]
+        state = DatasetState.objects.filter(task=task, source=name).first()
+        if state is None or state.guid != str(newest.guid):
+            replication.hold(src, [newest.full], task.hold_tag)
+            replication.hold(dst, [f"{to}@{newest.name}"], task.hold_tag)
+            if state is not None and state.snapshot and state.snapshot != newest.name:
+                replication.hold(src, [f"{name}@{state.snapshot}"], task.hold_tag, release=True)
+                replication.hold(dst, [f"{to}@{state.snapshot}"], task.hold_tag, release=True)
+            DatasetState.objects.update_or_create(
+                task=task,
+                source=name,
+                defaults={"target": to, "snapshot": newest.name, "guid": str(newest.guid), "replicated_at": now},
+            )
+            tracker.log(f"{to}@{newest.name} held on both sides")
+        went.append(f"{to}@{newest.name}")
+    return went

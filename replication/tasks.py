@@ -1,0 +1,3 @@
+"""Replication's runners are registered with the operation registry when the worker loads this module."""
+
+import replication.services  # noqa: F401 - registers the replication.* runners

@@ -1,0 +1,110 @@
+"""Replication's rules, checked before anything is queued: each bad input names its field and changes nothing."""
+
+import pytest
+from django.core.exceptions import ValidationError
+from django.utils import timezone
+
+from appliance.models import Host, Operation
+from pools.models import Dataset, Pool, Snapshot
+from replication import services
+from replication.models import Pair, Task
+
+
+def host_with(name: str, *datasets: str, snapshots: dict | None = None) -> Host:
+    host = Host.objects.create(name=name, address=f"{name}.example", facts={"zfs_version": "zfs-2.3.2"})
+    now = timezone.now()
+    pool = Pool.objects.create(host=host, name=datasets[0].split("/")[0], guid=name, state="ONLINE", observed_at=now)
+    for dataset in datasets:
+        row = Dataset.objects.create(host=host, pool=pool, name=dataset, type="filesystem", observed_at=now)
+        for snap in (snapshots or {}).get(dataset, ()):
+            Snapshot.objects.create(dataset=row, name=snap, created_at=now)
+    return host
+
+
+@pytest.fixture
+def hosts(db):
+    source = host_with(
+        "nas1", "tank", "tank/docs", "tank/docs/old", snapshots={"tank/docs": ("auto-1", "auto-2", "manual")}
+    )
+    target = host_with("nas2", "backup", "backup/lab")
+    return source, target
+
+
+@pytest.fixture
+def pair(hosts):
+    source, target = hosts
+    return Pair.objects.create(source=source, target=target, address="10.78.0.2", root="backup/lab", status="paired")
+
+
+@pytest.mark.parametrize(
+    "change, field, says",
+    [
+        ({"address": "nas2"}, "address", "not an IP address"),
+        ({"root": "backup/-x"}, "root", ""),
+        ({"root": "backup/none"}, "root", "has no dataset backup/none"),
+    ],
+)
+def test_a_bad_pair_names_its_field_and_nothing_is_made(hosts, admin_user, change, field, says):
+    source, target = hosts
+    kwargs = {"source": source, "target": target, "address": "10.78.0.2", "root": "backup/lab", "user": admin_user}
+    with pytest.raises(ValidationError) as raised:
+        services.pair_start(**{**kwargs, **change})
+    assert field in raised.value.message_dict and says in " ".join(raised.value.message_dict[field])
+    assert not Pair.objects.exists() and not Operation.objects.exists()
+
+
+def test_a_target_without_zfs_or_a_second_pair_into_the_same_root_is_refused(hosts, pair, admin_user):
+    source, target = hosts
+    with pytest.raises(ValidationError, match="already paired"):
+        services.pair_start(source=source, target=target, address="10.78.0.2", root="backup/lab", user=admin_user)
+    Host.objects.filter(pk=target.pk).update(facts={})
+    target.refresh_from_db()
+    with pytest.raises(ValidationError, match="has no ZFS"):
+        services.pair_start(source=source, target=target, address="10.78.0.2", root="backup/lab", user=admin_user)
+    assert Pair.objects.count() == 1 and not Operation.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "change, field, says",
+    [
+        ({"source_dataset": "tank/nope"}, "source_dataset", "has no dataset tank/nope"),
+        ({"source_dataset": "tank/../x"}, "source_dataset", ""),
+        ({"target_name": "a/b"}, "target_name", "no '/'"),
+        ({"target_name": ""}, "target_name", ""),
+        ({"target_name": "-F"}, "target_name", ""),
+        ({"excludes": ["gone"]}, "excludes", "tank/docs/gone does not exist"),
+        ({"pattern": "hourly-*"}, "pattern", "No snapshot of tank/docs matches 'hourly-*'"),
+        ({"limit": -1}, "limit", "0 for no limit"),
+        ({"limit": "10"}, "limit", "0 for no limit"),
+    ],
+)
+def test_a_bad_task_names_its_field_and_nothing_is_saved(pair, change, field, says):
+    kwargs = {"pair": pair, "source_dataset": "tank/docs", "target_name": "docs"}
+    with pytest.raises(ValidationError) as raised:
+        services.task_save(**{**kwargs, **change})
+    assert field in raised.value.message_dict and says in " ".join(raised.value.message_dict[field])
+    assert not Task.objects.exists()
+
+
+def test_a_task_is_saved_once_per_target_and_only_on_a_ready_pair(pair):
+    task = services.task_save(
+        pair=pair, source_dataset="tank/docs", target_name="docs", pattern="auto-*", excludes=["/old/"]
+    )
+    assert (
+        task.target_dataset == "backup/lab/docs"
+        and task.excludes == ["old"]
+        and task.hold_tag == f"tarn-repl-{task.pk}"
+    )
+    with pytest.raises(ValidationError, match="already sends to backup/lab/docs"):
+        services.task_save(pair=pair, source_dataset="tank/docs/old", target_name="docs")
+    Pair.objects.filter(pk=pair.pk).update(status="failed")
+    pair.refresh_from_db()
+    with pytest.raises(ValidationError, match="pair the hosts first"):
+        services.task_save(pair=pair, source_dataset="tank/docs/old", target_name="old")
+
+
+def test_a_host_replicating_to_itself_may_not_nest_source_and_target(hosts):
+    source, _ = hosts
+    pair = Pair.objects.create(source=source, target=source, address="127.0.0.1", root="tank", status="paired")
+    with pytest.raises(ValidationError, match="lie inside one another"):
+        services.task_save(pair=pair, source_dataset="tank/docs", target_name="docs")
