@@ -163,7 +163,10 @@ def estimate(t: Transport, snapshot: str, *, base: str = "", intermediates: bool
 
 def receive_abort(t: Transport, dataset: str) -> None:
     """Discard a half-received transfer's saved state (`zfs receive -A`): its token can never be used."""
-    t.run(["zfs", "receive", "-A", "--", names.dataset_name(dataset)], mutating=True, timeout=120)
+    argv = ["zfs", "receive", "-A", "--", names.dataset_name(dataset)]
+    done = t.run(argv, mutating=True, check=False, timeout=120)
+    if done.returncode and "does not have any resumable receive state" not in done.stderr:  # already gone: fine
+        raise error_for(argv, done.returncode, done.stderr)
 
 
 def hold(t: Transport, snapshots: list[str], tag: str, *, release: bool = False) -> None:
@@ -172,7 +175,8 @@ def hold(t: Transport, snapshots: list[str], tag: str, *, release: bool = False)
     for snapshot in snapshots:
         argv = ["zfs", "release" if release else "hold", "--", tag, names.snapshot_name(snapshot)]
         done = t.run(argv, mutating=True, check=False, timeout=60)
-        if done.returncode and not re.search(r"tag already exists|no such tag", done.stderr):
+        # a tag already there, or one (or a snapshot) already gone, is what was wanted
+        if done.returncode and not re.search(r"tag already exists|no such tag|does not exist", done.stderr):
             raise error_for(argv, done.returncode, done.stderr)
 
 
@@ -230,7 +234,10 @@ class Cause:
     says: str  # for the run's log, beside the tool's own words
 
 
+STALLED = "tarn: stalled, no byte moved; stopped"  # Tarn's own words for a run's log, matched below
+VANISHED = "tarn: tarn-send ended without a last word"
 CAUSES = [
+    (f"{STALLED}|{VANISHED}", Cause("stalled", "resume", "the transfer stopped moving and is resumed")),
     # The token names a snapshot, guid or source the sender no longer has: its half-received state is of no use.
     (
         r"used in the initial send no longer exists|is no longer the same snapshot used in the initial send"

@@ -12,7 +12,7 @@ from fnmatch import fnmatchcase
 
 from hostlib.replication import BOOKMARK, SNAPSHOT, Dataset, Version
 
-UP_TO_DATE, SEND, RESUME, DIVERGED, NO_COMMON, NOT_OURS, NOTHING_TO_SEND = (
+UP_TO_DATE, SEND, RESUME, DIVERGED, NO_COMMON, NOT_OURS, NOTHING_TO_SEND, NO_PARENT = (
     "up-to-date",
     "send",
     "resume",
@@ -20,8 +20,9 @@ UP_TO_DATE, SEND, RESUME, DIVERGED, NO_COMMON, NOT_OURS, NOTHING_TO_SEND = (
     "no-common",
     "not-ours",
     "nothing-to-send",
+    "no-parent",
 )
-STOPS = {DIVERGED, NO_COMMON, NOT_OURS}
+STOPS = {DIVERGED, NO_COMMON, NOT_OURS, NO_PARENT}
 
 
 @dataclass
@@ -81,6 +82,22 @@ def _steps(source: list[Version], base: Version | None, wanted: list[Version], f
         last = version
     close()
     return steps
+
+
+def parents_first(plans: list[DatasetPlan], existing: set[str]) -> list[DatasetPlan]:
+    """A child's first stream needs its parent on the target: a child whose parent neither exists there nor is
+    sent in this run (its parent has no snapshot the pattern takes, or stopped) stops, its cause named. plans
+    come parents first (the listing's order); existing: the target's dataset names."""
+    there = set(existing)
+    for plan in plans:
+        parent = plan.target.rpartition("/")[0]
+        first = any(step.first for step in plan.steps)
+        if first and plan is not plans[0] and parent not in there:
+            plan.outcome, plan.steps = NO_PARENT, []
+            plan.says = f"{plan.target} cannot be received before {parent}, which this run does not send"
+        if plan.outcome in (SEND, RESUME) or plan.target in existing:
+            there.add(plan.target)
+    return plans
 
 
 def plan_dataset(source: Dataset, target: Dataset | None, target_name: str, *, pattern: str = "") -> DatasetPlan:

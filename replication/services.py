@@ -24,6 +24,8 @@ POLL_SECONDS = 1.0
 ATTEMPTS = 3  # a cut or stalled transfer is resumed this many times in one run before the run fails
 IDLE = 30  # seconds of silence before the receiving NAS ends a stream (then it can be resumed)
 ALIVE = 10  # the sender's ssh probes every ALIVE s and gives up after three unanswered
+RUN_SECONDS = 7 * 24 * 3600  # a run's Celery limit: a first full stream of many TiB takes days
+UNIT_EVERY = 5  # polls between two looks at the unit itself (a tarn-send that died without a last word)
 
 
 # --- pairs ----------------------------------------------------------------------------------------------------------
@@ -68,6 +70,10 @@ def pair_run(tracker: Tracker) -> None:
         hello = replication.pair_check(src, pair.pk, pair.address, pair.port)
     except (HostError, ValueError) as exc:
         Pair.objects.filter(pk=pair.pk).update(status=PairStatus.FAILED, message=str(exc)[:1000])
+        try:  # a half-made pair leaves no access behind
+            replication.authorize(dst, pair.pk, None)
+        except HostError:
+            pass
         raise HostError(f"Pairing failed: {exc}") from None
     Pair.objects.filter(pk=pair.pk).update(
         status=PairStatus.PAIRED, sender_address=sender, public_key=public, message=hello
@@ -83,17 +89,23 @@ def _ends(pair: Pair, src, dst) -> list:
 def unpair_start(*, pair: Pair, user) -> Operation:
     if pair.tasks.exists():
         raise ValidationError({"pair": "Delete the pair's replication tasks first."})
-    Pair.objects.filter(pk=pair.pk).update(status=PairStatus.UNPAIRING)
-    return operation_start(
-        kind="replication.unpair", host=pair.source, user=user, subject=f"pair-{pair.pk}", params={"pair": pair.pk}
-    )
+    with transaction.atomic():
+        op = operation_start(
+            kind="replication.unpair", host=pair.source, user=user, subject=f"pair-{pair.pk}", params={"pair": pair.pk}
+        )
+        Pair.objects.filter(pk=pair.pk).update(status=PairStatus.UNPAIRING)
+    return op
 
 
 @operation_runner("replication.unpair", lock=REPLICATION)
 def unpair_run(tracker: Tracker) -> None:
     pair = Pair.objects.select_related("source", "target").get(pk=tracker.op.params["pair"])
-    replication.authorize(tracker.transport(pair.target), pair.pk, None)
-    replication.pair_unmake_key(tracker.transport(pair.source), pair.pk)
+    try:
+        replication.authorize(tracker.transport(pair.target), pair.pk, None)
+        replication.pair_unmake_key(tracker.transport(pair.source), pair.pk)
+    except HostError as exc:  # the pair stays as it was, saying why; unpairing can be tried again
+        Pair.objects.filter(pk=pair.pk).update(status=PairStatus.PAIRED, message=f"Unpairing failed: {exc}"[:1000])
+        raise
     pair.delete()
     tracker.progress(100, f"Unpaired: {pair.target.name} no longer accepts the key")
 
@@ -128,6 +140,8 @@ def task_save(
         raise ValidationError({"target_name": str(exc)}) from None
     if pair.source_id == pair.target_id and _nested(source_dataset, target):
         raise ValidationError({"target_name": f"{target} and {source_dataset} lie inside one another."})
+    if not isinstance(excludes or [], list) or not all(isinstance(e, str) for e in excludes or []):
+        raise ValidationError({"excludes": "A list of dataset paths below the source."})
     excludes = [e.strip("/") for e in excludes or [] if e.strip("/")]
     for exclude in excludes:
         if not pools.dataset_exists(host=pair.source, name=f"{source_dataset}/{exclude}"):
@@ -138,6 +152,10 @@ def task_save(
         raise ValidationError({"pattern": f"No snapshot of {source_dataset} matches {pattern!r}."})
     if type(limit) is not int or limit < 0:
         raise ValidationError({"limit": "Bytes per second, 0 for no limit."})
+    if type(keep) is not int or keep < 0:
+        raise ValidationError({"keep": "Snapshots to keep per dataset on the target, 0 to keep all."})
+    if type(recursive) is not bool:
+        raise ValidationError({"recursive": "True or false."})
     try:
         with transaction.atomic():
             return Task.objects.create(
@@ -162,10 +180,22 @@ def task_run_start(*, task: Task, user) -> Operation:
     """Run a task now: its TaskRun row with the Operation, one at a time per task."""
     if task.pair.status != PairStatus.PAIRED:
         raise ValidationError({"task": "The task's pair is not paired."})
-    op = operation_start(
-        kind="replication.run", host=task.pair.source, user=user, subject=f"task-{task.pk}", params={"task": task.pk}
-    )
-    TaskRun.objects.create(task=task, operation=op)
+    with transaction.atomic():
+        op = operation_start(
+            kind="replication.run",
+            host=task.pair.source,
+            user=user,
+            subject=f"task-{task.pk}",
+            params={"task": task.pk},
+            seconds=RUN_SECONDS,
+        )
+        # One run per task at a time (the operation's lock): a run still "running" here lost its worker.
+        TaskRun.objects.filter(task=task, status=RunStatus.RUNNING).update(
+            status=RunStatus.FAILED,
+            message="Its worker stopped; this run goes on from where it was.",
+            finished_at=timezone.now(),
+        )
+        TaskRun.objects.create(task=task, operation=op)
     return op
 
 
@@ -177,8 +207,9 @@ def task_run(tracker: Tracker) -> None:
     src, dst = tracker.transport(pair.source), tracker.transport(pair.target)
     try:
         status, message = _execute(tracker, run, task, src, dst)
-    except (HostError, ValidationError) as exc:
-        _finish(run, RunStatus.FAILED, str(exc) if isinstance(exc, HostError) else "; ".join(exc.messages))
+    except BaseException as exc:  # whatever ends it (a soft time limit too), the run says so, never "running"
+        said = "; ".join(exc.messages) if isinstance(exc, ValidationError) else str(exc) or type(exc).__name__
+        _finish(run, RunStatus.FAILED, said)
         raise
     _finish(run, status, message)
     if status == RunStatus.STOPPED:
@@ -206,7 +237,7 @@ def _plans(task: Task, src, dst) -> list[planning.DatasetPlan]:
             continue
         to = task.target_dataset + below
         plans.append(planning.plan_dataset(dataset, target.get(to), to, pattern=task.pattern))
-    return plans
+    return planning.parents_first(plans, set(target))
 
 
 def _quiet(task: Task, dst, plans) -> bool:
@@ -222,22 +253,34 @@ def _quiet(task: Task, dst, plans) -> bool:
     return waited
 
 
+class StaleToken(HostError):
+    def __init__(self, target: str, words: str):
+        super().__init__(words)
+        self.target = target
+
+
 def _spec_steps(task: Task, src, plans) -> tuple[list[dict], int]:
-    """tarn-send's steps for every plan that sends, and their expected bytes (`zfs send -nvP`)."""
+    """tarn-send's steps for every plan that sends, and their expected bytes (`zfs send -nvP`); StaleToken when a
+    target's resume token names what the sender no longer has."""
     steps, expected = [], 0
     root = task.pair.root
     for plan in plans:
         if plan.outcome not in (planning.SEND, planning.RESUME):
             continue
         for step in plan.steps:
-            estimate = replication.estimate(
-                src, step.snapshot, base=step.base, intermediates=step.intermediates, token=step.token
-            )
+            try:
+                estimate = replication.estimate(
+                    src, step.snapshot, base=step.base, intermediates=step.intermediates, token=step.token
+                )
+            except HostError as exc:
+                if step.token and replication.cause_of(str(exc)).code == "stale-token":
+                    raise StaleToken(plan.target, str(exc)) from None
+                raise
             expected += estimate.total
             argv = replication.send_argv(
                 step.snapshot, base=step.base, intermediates=step.intermediates, token=step.token
             )
-            first = step.first or (bool(step.token) and not plan.base)
+            first = step.first or (bool(step.token) and "fromguid" not in estimate.token)  # a full stream's token
             what = step.snapshot or estimate.token.get("toname", "(resumed)")
             steps.append({"send": argv, "dataset": plan.target[len(root) + 1 :], "first": first, "snapshot": what})
     return steps, expected
@@ -261,7 +304,7 @@ def _transfer(tracker: Tracker, run: TaskRun, task: Task, src, steps: list[dict]
     unit = replication.send_unit(task.pk)
     if systemd.service_state(src, unit)[0] != "active":
         replication.send_start(src, task.pk, steps, _ssh(task), limit=task.limit)
-    last, moved_at = -1, time.monotonic()
+    last, moved_at, polls = -1, time.monotonic(), 0
     while True:
         time.sleep(POLL_SECONDS)
         progress = replication.send_progress(src, task.pk)
@@ -281,9 +324,13 @@ def _transfer(tracker: Tracker, run: TaskRun, task: Task, src, steps: list[dict]
             return progress
         if time.monotonic() - moved_at > task.stall_seconds:
             systemd.stop(src, unit)
-            return {**progress, "state": "failed", "stderr": {"send": "stalled: no byte moved", "receive": ""}}
-        if not progress and systemd.service_state(src, unit)[0] != "active" and time.monotonic() - moved_at > 10:
-            return {"state": "failed", "stderr": {"send": "tarn-send ended without a word", "receive": ""}}
+            return {**progress, "state": "failed", "stderr": {"send": replication.STALLED, "receive": ""}}
+        polls += 1
+        if polls % UNIT_EVERY == 0 and systemd.service_state(src, unit)[0] != "active":
+            final = replication.send_progress(src, task.pk)  # it may have ended between the two reads
+            if final.get("state") in ("done", "failed"):
+                return final
+            return {**final, "state": "failed", "stderr": {"send": replication.VANISHED, "receive": ""}}
 
 
 def _execute(tracker: Tracker, run: TaskRun, task: Task, src, dst) -> tuple[str, str]:
@@ -292,12 +339,21 @@ def _execute(tracker: Tracker, run: TaskRun, task: Task, src, dst) -> tuple[str,
     for t in _ends(task.pair, src, dst):
         replication.install_helpers(t)
     sent, stops = 0, []
+    if systemd.service_state(src, replication.send_unit(task.pk))[0] == "active":
+        tracker.log("following the transfer a stopped worker left running")  # its receive holds the token
+        _transfer(tracker, run, task, src, [], 0)
+        sent = run.sent
     for attempt in range(1, ATTEMPTS + 1):
         plans = _plans(task, src, dst)
         if _quiet(task, dst, plans):
             plans = _plans(task, src, dst)
         stops = [p for p in plans if p.outcome in planning.STOPS]
-        steps, run.expected = _spec_steps(task, src, plans)
+        try:
+            steps, run.expected = _spec_steps(task, src, plans)
+        except StaleToken as stale:  # the sender cannot even estimate from it
+            tracker.log(f"attempt {attempt}: the token of {stale.target} is of no use ({stale}); discarded")
+            replication.receive_abort(dst, stale.target)
+            continue
         run.expected += sent
         if not steps:
             break
@@ -310,12 +366,14 @@ def _execute(tracker: Tracker, run: TaskRun, task: Task, src, dst) -> tuple[str,
         cause = replication.cause_of(words)
         tracker.log(f"attempt {attempt} failed ({cause.code}: {cause.says}): {words.strip()[-1500:]}")
         if cause.action == "abort-and-replan":
-            for plan in plans:
-                if plan.outcome == planning.RESUME:
-                    replication.receive_abort(dst, plan.target)
-        elif cause.action not in ("resume", "retry") or attempt == ATTEMPTS:
+            failed = steps[min(int(progress.get("step", 0)), len(steps) - 1)]
+            replication.receive_abort(dst, f"{task.pair.root}/{failed['dataset']}")
+        elif cause.action not in ("resume", "retry"):
             raise HostError(f"{cause.says}: {words.strip()[-300:]}")
-        time.sleep(min(2**attempt, 30))
+        if attempt < ATTEMPTS:
+            time.sleep(min(2**attempt, 30))
+    else:
+        raise HostError(f"Not done after {ATTEMPTS} attempts; the next run goes on from where this one stopped")
     went = _protect(tracker, task, src, dst)
     run.snapshots = went
     TaskRun.objects.filter(pk=run.pk).update(snapshots=went)
@@ -333,10 +391,11 @@ def _protect(tracker: Tracker, task: Task, src, dst) -> list[str]:
     target = replication.listing(dst, task.target_dataset, recursive=task.recursive)
     now, went = timezone.now(), []
     for name, dataset in source.items():
-        to = task.target_dataset + name[len(task.source_dataset) :]
-        if to not in target:
+        below = name[len(task.source_dataset) :]
+        to = task.target_dataset + below
+        if to not in target or any(below == f"/{e}" or below.startswith(f"/{e}/") for e in task.excludes):
             continue
-        on_target = {v.guid for v in target[to].snapshots()}
+        on_target = {v.guid: v for v in target[to].snapshots()}
         common = [v for v in dataset.snapshots() if v.guid in on_target]
         if not common:
             continue
@@ -344,7 +403,7 @@ def _protect(tracker: Tracker, task: Task, src, dst) -> list[str]:
         state = DatasetState.objects.filter(task=task, source=name).first()
         if state is None or state.guid != str(newest.guid):
             replication.hold(src, [newest.full], task.hold_tag)
-            replication.hold(dst, [f"{to}@{newest.name}"], task.hold_tag)
+            replication.hold(dst, [on_target[newest.guid].full], task.hold_tag)
             if state is not None and state.snapshot and state.snapshot != newest.name:
                 replication.hold(src, [f"{name}@{state.snapshot}"], task.hold_tag, release=True)
                 replication.hold(dst, [f"{to}@{state.snapshot}"], task.hold_tag, release=True)

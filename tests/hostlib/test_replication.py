@@ -92,3 +92,8 @@ def test_the_tools_own_words_name_the_cause(fixture, code, action):
 def test_a_cut_receive_says_where_to_resume():
     text = (FAILS / "fail_interrupted.txt").read_text()
     assert replication.RESUME_HINT.search(text)[1].startswith("1-dc538bd7a-f0-789c")
+
+
+def test_tarns_own_words_for_a_stall_resume_the_transfer():
+    for words in (replication.STALLED, replication.VANISHED):
+        assert replication.cause_of(f"{words} ").action == "resume"

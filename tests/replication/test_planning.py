@@ -96,3 +96,23 @@ def test_a_cut_transfer_is_resumed_before_anything_else():
 def test_a_pattern_that_matches_nothing_sends_nothing_and_says_so():
     plan = plan_dataset(side("tank/docs", "a"), None, "backup/docs", pattern="auto-*")
     assert plan.outcome == planning.NOTHING_TO_SEND and "matches" in plan.says
+
+
+def test_a_child_is_not_sent_before_its_parent_exists_on_the_target():
+    parent = side("tank/docs", "manual")  # nothing the pattern takes
+    child = side("tank/docs/a", "auto-1")
+    plans = [
+        plan_dataset(parent, None, "backup/docs", pattern="auto-*"),
+        plan_dataset(child, None, "backup/docs/a", pattern="auto-*"),
+    ]
+    planning.parents_first(plans, existing=set())
+    assert plans[0].outcome == planning.NOTHING_TO_SEND
+    assert plans[1].outcome == planning.NO_PARENT and plans[1].steps == [] and "before backup/docs" in plans[1].says
+    # Sent in the same run, or already there: the child goes.
+    sent = [
+        plan_dataset(side("tank/docs", "auto-0"), None, "backup/docs", pattern="auto-*"),
+        plan_dataset(child, None, "backup/docs/a"),
+    ]
+    assert [p.outcome for p in planning.parents_first(sent, existing=set())] == [planning.SEND, planning.SEND]
+    again = [plan_dataset(parent, None, "backup/docs", pattern="auto-*"), plan_dataset(child, None, "backup/docs/a")]
+    assert planning.parents_first(again, existing={"backup/docs"})[1].outcome == planning.SEND

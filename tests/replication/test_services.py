@@ -76,6 +76,10 @@ def test_a_target_without_zfs_or_a_second_pair_into_the_same_root_is_refused(hos
         ({"pattern": "hourly-*"}, "pattern", "No snapshot of tank/docs matches 'hourly-*'"),
         ({"limit": -1}, "limit", "0 for no limit"),
         ({"limit": "10"}, "limit", "0 for no limit"),
+        ({"keep": -1}, "keep", "0 to keep all"),
+        ({"excludes": "old"}, "excludes", "A list of dataset paths"),
+        ({"excludes": [3]}, "excludes", "A list of dataset paths"),
+        ({"recursive": "yes"}, "recursive", "True or false"),
     ],
 )
 def test_a_bad_task_names_its_field_and_nothing_is_saved(pair, change, field, says):
