@@ -11,6 +11,7 @@ NAV = [
     ("Pools", "pool-list"),
     ("Shares", "share-list"),
     ("Network & tuning", "tuning-overview"),  # links, MTU and bridges live there too
+    ("Replication", "replication-list"),
     ("Benchmarks", "benchmark-list"),
     ("Analytics", "analytics"),
     ("Hosts", "host-list"),

@@ -172,6 +172,33 @@ def task_save(
         raise ValidationError({"target_name": f"Another task already sends to {target}."}) from None
 
 
+def task_delete_start(*, task: Task, user, confirm: str = "") -> Operation:
+    """Delete a task: its holds released on both sides, the row gone; the replica on the target stays as it is.
+    Typed: the target dataset's name."""
+    if confirm != task.target_dataset:
+        raise ValidationError({"confirm": f"Type the target's name ({task.target_dataset}) to delete the task."})
+    return operation_start(
+        kind="replication.task_delete",
+        host=task.pair.source,
+        user=user,
+        subject=f"task-{task.pk}",
+        params={"task": task.pk},
+    )
+
+
+@operation_runner("replication.task_delete", lock=REPLICATION)
+def task_delete_run(tracker: Tracker) -> None:
+    task = Task.objects.select_related("pair__source", "pair__target").get(pk=tracker.op.params["task"])
+    src, dst = tracker.transport(task.pair.source), tracker.transport(task.pair.target)
+    for state in DatasetState.objects.filter(task=task):
+        if state.snapshot:
+            replication.hold(src, [f"{state.source}@{state.snapshot}"], task.hold_tag, release=True)
+            replication.hold(dst, [f"{state.target}@{state.snapshot}"], task.hold_tag, release=True)
+    what = str(task)
+    task.delete()
+    tracker.progress(100, f"Deleted the task {what}; its holds are released, the replica stays")
+
+
 def _nested(a: str, b: str) -> bool:
     return a == b or a.startswith(b + "/") or b.startswith(a + "/")
 

@@ -12,4 +12,5 @@ urlpatterns = [
     path("", include("tuning.api.urls")),
     path("", include("benchmarks.api.urls")),
     path("", include("analytics.api.urls")),
+    path("", include("replication.api.urls")),
 ]

@@ -11,6 +11,7 @@ urlpatterns = [
     path("shares/", include("shares.urls")),
     path("tuning/", include("tuning.urls")),
     path("benchmarks/", include("benchmarks.urls")),
+    path("replication/", include("replication.urls")),
     path("", include("analytics.urls")),
     path("", include("analytics.metrics_urls")),
     path("api/v1/", include(("tarn.api", "api"))),

@@ -95,6 +95,12 @@ API = {
     "channel-edit": ["api:alert-channel-detail"],
     "channel-test": ["api:alert-channel-test"],
     "channel-delete": ["api:alert-channel-detail"],
+    # replication
+    "replication-pair-new": ["api:replication-pair-list"],
+    "replication-unpair": ["api:replication-pair-detail"],
+    "replication-task-new": ["api:replication-task-list"],
+    "replication-task-run": ["api:replication-task-run"],
+    "replication-task-delete": ["api:replication-task-detail"],
 }
 
 # Page actions that change only the browser's session or the person's own sign-in: an API client names the host in
@@ -135,6 +141,8 @@ READ_PAGES = {
     "benchmark-profiles",
     "analytics",
     "alert-list",
+    "replication-list",
+    "replication-task",
 }
 
 WRITES = {"post", "put", "patch", "delete"}

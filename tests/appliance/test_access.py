@@ -18,6 +18,8 @@ from appliance.choices import Role
 from appliance.models import ApiToken, AuditEntry, Operation
 from benchmarks.models import CustomProfile, Run, Schedule, Suite
 from pools.models import Dataset, Disk, Pool, Snapshot, SnapshotTask
+from replication.models import Pair
+from replication.models import Task as ReplicationTask
 from shares.models import NfsExport, SambaUser, SmbShare
 from tuning.models import ChangeSet, Link, Setting
 
@@ -224,6 +226,21 @@ ROLES: dict[str, tuple[str, str] | None] = {
     "/api/v1/alert-channels/<pk>/test/": (ADMIN, ADMIN),
     "/api/v1/alert-rules/": (VIEWER, ADMIN),
     "/api/v1/alert-rules/<pk>/": (VIEWER, ADMIN),
+    # Replication: pairing puts a key into a NAS's authorized_keys, a task decides what leaves a NAS (admin); an
+    # operator runs a task.
+    "/replication/": (VIEWER, OPERATOR),
+    "/replication/pairs/new/": (ADMIN, ADMIN),
+    "/replication/pairs/<pk>/unpair/": (VIEWER, ADMIN),
+    "/replication/tasks/new/": (ADMIN, ADMIN),
+    "/replication/tasks/<pk>/": (VIEWER, OPERATOR),
+    "/replication/tasks/<pk>/run/": (VIEWER, OPERATOR),
+    "/replication/tasks/<pk>/delete/": (VIEWER, ADMIN),
+    "/api/v1/replication-pairs/": (VIEWER, ADMIN),
+    "/api/v1/replication-pairs/<pk>/": (VIEWER, ADMIN),
+    "/api/v1/replication-tasks/": (VIEWER, ADMIN),
+    "/api/v1/replication-tasks/<pk>/": (VIEWER, ADMIN),
+    "/api/v1/replication-tasks/<pk>/run/": (VIEWER, OPERATOR),
+    "/api/v1/replication-tasks/<pk>/runs/": (VIEWER, OPERATOR),
 }
 
 
@@ -281,7 +298,12 @@ def objects(local_host, admin_user):
     profile = CustomProfile.objects.create(title="Mine", based_on="seq-write-1", created_by=admin_user)
     channel = Channel.objects.create(name="ops", kind="webhook", url="https://example.org/hook")
     alert = Alert.objects.create(host=local_host, rule="pool_state", subject="tank", level="critical", message="x")
+    pair = Pair.objects.create(source=local_host, target=local_host, address="127.0.0.1", root="tank", status="paired")
+    replication = ReplicationTask.objects.create(pair=pair, source_dataset="tank/a", target_name="a-copy")
     return {
+        "replication-pair": pair.pk,
+        "replication-unpair": pair.pk,
+        "replication-task": replication.pk,
         "alert-rule": "capacity_warning",  # before "alert"
         "alert-channel": channel.pk,
         "channel": channel.pk,

@@ -1,0 +1,62 @@
+"""Replication API serializers: shape only; the services check every value against both hosts."""
+
+from rest_framework import serializers
+
+from appliance.api.serializers import HostField, ModelSerializer
+from replication.models import DatasetState, Pair, Task, TaskRun
+
+
+class PairSerializer(ModelSerializer):
+    source = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    target = serializers.SlugRelatedField(slug_field="name", read_only=True)
+
+    class Meta:
+        model = Pair
+        fields = ["id", "source", "target", "address", "port", "sender_address", "root", "public_key", "status"]
+        fields += ["message", "created_at"]
+        read_only_fields = fields
+
+
+class PairCreateRequest(ModelSerializer):
+    source = HostField(help_text="The host that sends.")
+    target = HostField(help_text="The host that receives.")
+
+    class Meta:
+        model = Pair
+        fields = ["source", "target", "address", "port", "root"]
+        validators = []  # one pair per source, target and root: the service says so, naming the field
+
+
+class DatasetStateSerializer(ModelSerializer):
+    class Meta:
+        model = DatasetState
+        fields = ["source", "target", "snapshot", "guid", "replicated_at", "says"]
+        read_only_fields = fields
+
+
+class TaskSerializer(ModelSerializer):
+    target_dataset = serializers.CharField(read_only=True)
+    datasets = DatasetStateSerializer(many=True, read_only=True)
+
+    class Meta:
+        model = Task
+        fields = ["id", "pair", "source_dataset", "recursive", "excludes", "target_name", "target_dataset"]
+        fields += ["pattern", "limit", "keep", "enabled", "datasets", "created_at"]
+        read_only_fields = fields
+
+
+class TaskCreateRequest(ModelSerializer):
+    excludes = serializers.ListField(child=serializers.CharField(max_length=255), required=False, max_length=100)
+
+    class Meta:
+        model = Task
+        fields = ["pair", "source_dataset", "target_name", "recursive", "excludes", "pattern", "limit", "keep"]
+        validators = []  # one task per target: the service says so, naming the field
+
+
+class TaskRunSerializer(ModelSerializer):
+    class Meta:
+        model = TaskRun
+        fields = ["id", "operation", "status", "expected", "sent", "snapshots", "message", "started_at"]
+        fields += ["finished_at"]
+        read_only_fields = fields

@@ -1,0 +1,71 @@
+"""Replication API: pairs (admin), tasks (admin to make or delete, operator to run), their runs; every change to a
+host is 202 + the Operation."""
+
+from drf_spectacular.utils import extend_schema, extend_schema_view
+from rest_framework import status, viewsets
+from rest_framework.decorators import action
+from rest_framework.response import Response
+
+from appliance.api.base import ACCEPTED, accepted, valid
+from appliance.api.serializers import ConfirmRequest
+from appliance.choices import Role
+from replication import selectors, services
+from replication.api import serializers as s
+
+
+@extend_schema_view(
+    create=extend_schema(request=s.PairCreateRequest, responses=ACCEPTED),
+    destroy=extend_schema(responses=ACCEPTED),
+)
+class PairViewSet(viewsets.ReadOnlyModelViewSet):
+    """Pairs of hosts: the source's own key, allowed on the target only to receive into root (admin)."""
+
+    serializer_class = s.PairSerializer
+    tarn_write_role = Role.ADMIN
+
+    def get_queryset(self):
+        return selectors.pair_list()
+
+    def create(self, request):
+        d = valid(s.PairCreateRequest, request).validated_data
+        return accepted(services.pair_start(user=request.user, **d))
+
+    def destroy(self, request, pk=None):
+        return accepted(services.unpair_start(pair=self.get_object(), user=request.user))
+
+
+@extend_schema_view(
+    create=extend_schema(request=s.TaskCreateRequest, responses={201: s.TaskSerializer}),
+    destroy=extend_schema(request=ConfirmRequest, responses=ACCEPTED),
+)
+class TaskViewSet(viewsets.ReadOnlyModelViewSet):
+    """Replication tasks: what goes from the pair's source to its target (admin makes and deletes; operator runs)."""
+
+    serializer_class = s.TaskSerializer
+
+    def get_queryset(self):
+        return selectors.task_list().prefetch_related("datasets")
+
+    def get_required_role(self, request):
+        return Role.ADMIN if self.action in ("create", "destroy") else None
+
+    def create(self, request):
+        d = valid(s.TaskCreateRequest, request).validated_data
+        task = services.task_save(**d)
+        return Response(s.TaskSerializer(task).data, status=status.HTTP_201_CREATED)
+
+    def destroy(self, request, pk=None):
+        confirm = valid(ConfirmRequest, request).validated_data["confirm"]
+        return accepted(services.task_delete_start(task=self.get_object(), user=request.user, confirm=confirm))
+
+    @extend_schema(request=None, responses=ACCEPTED)
+    @action(detail=True, methods=["post"])
+    def run(self, request, pk=None):
+        """Run the task now (one run per task at a time)."""
+        return accepted(services.task_run_start(task=self.get_object(), user=request.user))
+
+    @extend_schema(responses=s.TaskRunSerializer(many=True))
+    @action(detail=True, methods=["get"])
+    def runs(self, request, pk=None):
+        """The task's runs, newest first."""
+        return Response(s.TaskRunSerializer(selectors.task_runs(task=self.get_object()), many=True).data)

@@ -1,0 +1,52 @@
+"""Replication forms: shape only; the services check every value against both hosts."""
+
+from django import forms
+
+from appliance.models import Host
+from replication.models import Pair
+
+
+class PairForm(forms.Form):
+    source = forms.ModelChoiceField(
+        Host.objects.order_by("name"), to_field_name="name", help_text="The NAS that sends."
+    )
+    target = forms.ModelChoiceField(
+        Host.objects.order_by("name"), to_field_name="name", help_text="The NAS that receives (may be the same one)."
+    )
+    address = forms.GenericIPAddressField(
+        help_text="The target's address as the source reaches it: a replication network if you have one."
+    )
+    port = forms.IntegerField(min_value=1, max_value=65535, initial=22, help_text="The target's SSH port.")
+    root = forms.CharField(
+        max_length=255,
+        help_text="The dataset on the target the pair may receive into (and below), e.g. backup/nas1. It must exist.",
+    )
+
+
+class TaskForm(forms.Form):
+    pair = forms.ModelChoiceField(Pair.objects.none())
+    source_dataset = forms.CharField(max_length=255, help_text="The dataset (or zvol) on the source, e.g. tank/docs.")
+    recursive = forms.BooleanField(required=False, help_text="Its child datasets too.")
+    excludes = forms.CharField(
+        required=False, help_text="Children to leave out, below the source, comma-separated (e.g. scratch, vm/tmp)."
+    )
+    target_name = forms.CharField(max_length=255, help_text="The replica's name below the pair's root.")
+    pattern = forms.CharField(
+        required=False,
+        max_length=100,
+        help_text="Which snapshots go, by name (e.g. auto-* for a snapshot schedule's); empty sends all.",
+    )
+    limit = forms.IntegerField(
+        min_value=0, initial=0, label="Limit (MiB/s)", help_text="0 for no limit; held per second, not only on average."
+    )
+    keep = forms.IntegerField(min_value=0, initial=0, help_text="0 keeps every snapshot on the target.")
+
+    def __init__(self, *args, pairs=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["pair"].queryset = pairs if pairs is not None else Pair.objects.none()
+
+    def service_args(self) -> dict:
+        d = dict(self.cleaned_data)
+        d["excludes"] = [e.strip() for e in d["excludes"].split(",") if e.strip()]
+        d["limit"] = d["limit"] << 20
+        return d

@@ -1,0 +1,15 @@
+"""Replication pages."""
+
+from django.urls import path
+
+from replication import views
+
+urlpatterns = [
+    path("", views.replication_list, name="replication-list"),
+    path("pairs/new/", views.pair_new, name="replication-pair-new"),
+    path("pairs/<int:pk>/unpair/", views.pair_unpair, name="replication-unpair"),
+    path("tasks/new/", views.task_new, name="replication-task-new"),
+    path("tasks/<int:pk>/", views.task_detail, name="replication-task"),
+    path("tasks/<int:pk>/run/", views.task_run, name="replication-task-run"),
+    path("tasks/<int:pk>/delete/", views.task_delete, name="replication-task-delete"),
+]

@@ -1,0 +1,91 @@
+"""Replication pages: pairs and tasks, a task's runs and what each dataset has on the target."""
+
+from django.core.exceptions import ValidationError
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_http_methods, require_POST
+
+from appliance.auth import requires
+from appliance.choices import Role
+from appliance.web import add_service_errors, attempt
+from replication import selectors, services
+from replication.choices import PairStatus
+from replication.forms import PairForm, TaskForm
+from replication.models import Pair, Task
+
+
+def replication_list(request):
+    return render(
+        request,
+        "replication/replication_list.html",
+        {
+            "pairs": selectors.pair_list(),
+            "tasks": selectors.task_overview(),
+            "is_admin": request.user.has_role(Role.ADMIN),
+            "can_run": request.user.has_role(Role.OPERATOR),
+        },
+    )
+
+
+@requires(read=Role.ADMIN, write=Role.ADMIN)
+@require_http_methods(["GET", "POST"])
+def pair_new(request):
+    form = PairForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            op = services.pair_start(user=request.user, **form.cleaned_data)
+        except ValidationError as exc:
+            add_service_errors(form, exc)
+        else:
+            return redirect("operation-detail", pk=op.pk)
+    return render(request, "replication/pair_form.html", {"form": form})
+
+
+@requires(write=Role.ADMIN)
+@require_POST
+def pair_unpair(request, pk):
+    op = attempt(request, services.unpair_start, pair=get_object_or_404(Pair, pk=pk), user=request.user)
+    return redirect("operation-detail", pk=op.pk) if op else redirect("replication-list")
+
+
+@requires(read=Role.ADMIN, write=Role.ADMIN)
+@require_http_methods(["GET", "POST"])
+def task_new(request):
+    form = TaskForm(request.POST or None, pairs=selectors.pair_list().filter(status=PairStatus.PAIRED))
+    if request.method == "POST" and form.is_valid():
+        try:
+            task = services.task_save(**form.service_args())
+        except ValidationError as exc:
+            add_service_errors(form, exc)
+        else:
+            return redirect("replication-task", pk=task.pk)
+    return render(request, "replication/task_form.html", {"form": form})
+
+
+def task_detail(request, pk):
+    task = get_object_or_404(selectors.task_list(), pk=pk)
+    return render(
+        request,
+        "replication/task_detail.html",
+        {
+            "task": task,
+            "datasets": selectors.dataset_states(task=task),
+            "runs": selectors.task_runs(task=task, limit=30),
+            "is_admin": request.user.has_role(Role.ADMIN),
+            "can_run": request.user.has_role(Role.OPERATOR),
+        },
+    )
+
+
+@require_POST
+def task_run(request, pk):
+    op = attempt(request, services.task_run_start, task=get_object_or_404(Task, pk=pk), user=request.user)
+    return redirect("operation-detail", pk=op.pk) if op else redirect("replication-task", pk=pk)
+
+
+@requires(write=Role.ADMIN)
+@require_POST
+def task_delete(request, pk):
+    task = get_object_or_404(Task, pk=pk)
+    confirm = request.POST.get("confirm", "").strip()
+    op = attempt(request, services.task_delete_start, task=task, user=request.user, confirm=confirm)
+    return redirect("operation-detail", pk=op.pk) if op else redirect("replication-task", pk=pk)

@@ -1,0 +1,78 @@
+"""Replication's pages and API over rows (no host is reached: what a run does is the lab's to prove)."""
+
+import pytest
+
+from appliance.models import Operation
+from replication.models import Pair, Task, TaskRun
+from tests.replication.test_services import host_with
+
+
+@pytest.fixture
+def pair(db):
+    source = host_with("nas1", "tank", "tank/docs", snapshots={"tank/docs": ("auto-1", "manual")})
+    target = host_with("nas2", "backup", "backup/lab")
+    return Pair.objects.create(source=source, target=target, address="10.78.0.2", root="backup/lab", status="paired")
+
+
+def test_the_page_says_what_to_do_first_then_lists_pairs_and_tasks(admin_client, viewer_client, pair):
+    Pair.objects.all().delete()
+    empty = admin_client.get("/replication/").content.decode()
+    assert "Pair two hosts first" in empty and 'href="/replication/pairs/new/"' in empty
+    pair.pk = None
+    pair.save()
+    task = Task.objects.create(pair=pair, source_dataset="tank/docs", target_name="docs", pattern="auto-*")
+    TaskRun.objects.create(task=task, status="succeeded", sent=3 << 20, message="Sent 3 MiB")
+    page = admin_client.get("/replication/").content.decode()
+    assert "backup/lab/docs" in page and "badge-succeeded" in page and "auto-*" in page and "Unpair" in page
+    seen = viewer_client.get("/replication/").content.decode()
+    assert "backup/lab/docs" in seen and "Run now" not in seen and "Unpair" not in seen
+    detail = viewer_client.get(f"/replication/tasks/{task.pk}/").content.decode()
+    assert "Sent 3 MiB" in detail and "3.0\xa0MB" in detail and "Nothing replicated yet" in detail
+
+
+def test_a_bad_task_on_the_form_names_its_field_and_saves_nothing(admin_client, pair):
+    form = {"pair": pair.pk, "source_dataset": "tank/docs", "target_name": "docs", "limit": 0, "keep": 0}
+    bad = admin_client.post("/replication/tasks/new/", {**form, "pattern": "hourly-*"}).content.decode()
+    assert "No snapshot of tank/docs matches" in bad and not Task.objects.exists()
+    good = admin_client.post("/replication/tasks/new/", {**form, "pattern": "auto-*", "limit": 50, "excludes": " , "})
+    task = Task.objects.get()
+    assert good.status_code == 302 and good["Location"] == f"/replication/tasks/{task.pk}/"
+    assert task.limit == 50 << 20 and task.excludes == []
+
+
+def test_the_api_makes_runs_and_deletes_a_task(admin_client, operator_client, pair, django_capture_on_commit_callbacks):
+    api = "/api/v1/replication-tasks/"
+    bad = admin_client.post(
+        api, {"pair": pair.pk, "source_dataset": "tank/docs", "target_name": "a/b"}, "application/json"
+    )
+    assert bad.status_code == 400 and "target_name" in bad.json()
+    made = admin_client.post(
+        api, {"pair": pair.pk, "source_dataset": "tank/docs", "target_name": "docs"}, "application/json"
+    )
+    assert made.status_code == 201 and made.json()["target_dataset"] == "backup/lab/docs"
+    task = made.json()["id"]
+    assert operator_client.post(api, {}, "application/json").status_code == 403
+    with django_capture_on_commit_callbacks(execute=False):
+        ran = operator_client.post(f"{api}{task}/run/")
+    assert ran.status_code == 202 and TaskRun.objects.get().operation_id == ran.json()["id"]
+    with django_capture_on_commit_callbacks(execute=False):
+        again = operator_client.post(f"{api}{task}/run/")
+    assert again.status_code == 400 and "already running" in again.content.decode(), "one run per task at a time"
+    assert operator_client.get(f"{api}{task}/runs/").json()[0]["status"] == "running"
+    wrong = admin_client.delete(f"{api}{task}/", {"confirm": "docs"}, "application/json")
+    assert wrong.status_code == 400 and "backup/lab/docs" in wrong.content.decode()
+    Operation.objects.all().update(status="succeeded")
+    with django_capture_on_commit_callbacks(execute=False):
+        gone = admin_client.delete(f"{api}{task}/", {"confirm": "backup/lab/docs"}, "application/json")
+    assert gone.status_code == 202 and Operation.objects.get(pk=gone.json()["id"]).kind == "replication.task_delete"
+
+
+def test_pairing_is_for_admins_and_a_bad_address_is_a_400(admin_client, operator_client, pair):
+    api = "/api/v1/replication-pairs/"
+    body = {"source": "nas1", "target": "nas2", "address": "10.78.0.2", "root": "backup/lab"}
+    assert operator_client.post(api, body, "application/json").status_code == 403
+    assert operator_client.get("/replication/pairs/new/").status_code == 403
+    bad = admin_client.post(api, {**body, "address": "nas2.local"}, "application/json")
+    assert bad.status_code == 400 and "address" in bad.json()
+    twice = admin_client.post(api, body, "application/json")
+    assert twice.status_code == 400 and "already paired" in twice.content.decode()
