@@ -33,7 +33,7 @@ class Rule:
     help: str = ""
 
 
-RULES = (
+RULES = [  # later apps add theirs (analytics.hooks.alert_source)
     Rule("pool_state", "Pool not ONLINE", Level.CRITICAL, help="DEGRADED, FAULTED, SUSPENDED, UNAVAIL…"),
     Rule("pool_errors", "Device errors", Level.WARNING, help="Read, write or checksum errors on a pool's devices."),
     Rule("capacity_warning", "Pool filling", Level.WARNING, 80, "%", 50, 99, "Capacity at or above this."),
@@ -91,7 +91,7 @@ RULES = (
         90,
         "A scheduled run flagged below its history within this many days.",
     ),
-)
+]
 RULE = {r.key: r for r in RULES}
 WEBHOOK_TIMEOUT = 5  # seconds per attempt
 WEBHOOK_ATTEMPTS = 3

@@ -9,6 +9,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from analytics.choices import BREAKDOWN_LIMIT, CHARTS, RULES, Chart, Level, Range, Rule
+from analytics.hooks import SOURCES
 from analytics.models import Alert, Channel, RuleSetting, Sample, SamplerSetting, SamplerState
 from appliance.charts import chart as line_chart
 from appliance.charts import series
@@ -103,6 +104,9 @@ def conditions(host: Host, now=None, open_: frozenset = frozenset()) -> list[Con
         since = now - timedelta(days=drop.threshold)
         for run in runs_flagged_since(host=host, since=since):
             add("benchmark_drop", f"run {run.pk}", f"Benchmark #{run.pk} {run.title} on {host.name}: {run.flag}")
+    for source in SOURCES:  # later apps' conditions (analytics.hooks)
+        for key, subject, message in source(host=host, now=now, active=active):
+            add(key, subject, message)
     return found
 
 

@@ -161,6 +161,15 @@ def estimate(t: Transport, snapshot: str, *, base: str = "", intermediates: bool
     return parse_estimate(t.run(argv, timeout=300).stdout)
 
 
+def destroy_snapshots(t: Transport, dataset: str, snapshots: list[str]) -> None:
+    """Destroy snapshots of one dataset in one call (`zfs destroy -- ds@a,b,c`); a held one makes it fail whole."""
+    if not snapshots:
+        return
+    for short in snapshots:
+        names.snapshot_name(f"{dataset}@{short}")
+    t.run(["zfs", "destroy", "--", f"{names.dataset_name(dataset)}@{','.join(snapshots)}"], mutating=True, timeout=300)
+
+
 def receive_abort(t: Transport, dataset: str) -> None:
     """Discard a half-received transfer's saved state (`zfs receive -A`): its token can never be used."""
     argv = ["zfs", "receive", "-A", "--", names.dataset_name(dataset)]

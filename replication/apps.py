@@ -5,3 +5,6 @@ from django.apps import AppConfig
 
 class ReplicationConfig(AppConfig):
     name = "replication"
+
+    def ready(self):
+        import replication.alerts  # noqa: F401, PLC0415 - registers its alert rules with analytics (app registry hooks load in ready())

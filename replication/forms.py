@@ -40,6 +40,15 @@ class TaskForm(forms.Form):
         min_value=0, initial=0, label="Limit (MiB/s)", help_text="0 for no limit; held per second, not only on average."
     )
     keep = forms.IntegerField(min_value=0, initial=0, help_text="0 keeps every snapshot on the target.")
+    after_snapshots = forms.BooleanField(
+        required=False, initial=True, help_text="Run once the source has a new matching snapshot (a schedule's)."
+    )
+    every_minutes = forms.IntegerField(
+        required=False,
+        min_value=0,
+        initial=0,
+        help_text="And/or run every this many minutes (5 or more); 0: not by the clock.",
+    )
 
     def __init__(self, *args, pairs=None, **kwargs):
         super().__init__(*args, **kwargs)
@@ -49,4 +58,5 @@ class TaskForm(forms.Form):
         d = dict(self.cleaned_data)
         d["excludes"] = [e.strip() for e in d["excludes"].split(",") if e.strip()]
         d["limit"] = d["limit"] << 20
+        d["every_minutes"] = d["every_minutes"] or 0
         return d

@@ -45,7 +45,12 @@ class Task(models.Model):
     limit = models.PositiveBigIntegerField(default=0, help_text="Bytes per second; 0 for no limit.")
     keep = models.PositiveIntegerField(default=0, help_text="Snapshots the target keeps per dataset; 0 keeps all.")
     stall_seconds = models.PositiveIntegerField(default=300)
+    every_minutes = models.PositiveIntegerField(default=0, help_text="Run every this many minutes; 0: not by clock.")
+    after_snapshots = models.BooleanField(
+        default=False, help_text="Run once the source has a matching snapshot the target has not (a schedule's)."
+    )
     enabled = models.BooleanField(default=True)
+    last_run_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

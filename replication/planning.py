@@ -140,3 +140,10 @@ def plan_dataset(source: Dataset, target: Dataset | None, target_name: str, *, p
     if after:
         plan.outcome, plan.steps = SEND, _steps(source.versions, base, after, first=False)
     return plan
+
+
+def retention_victims(dataset: Dataset, pattern: str, keep: int, never: set[str]) -> list[str]:
+    """The target's snapshots (names) past the newest `keep` that match the pattern, oldest first; never those in
+    `never` (the chain's held snapshot) nor any the pattern does not take (they are not the task's)."""
+    mine = _matching(dataset.versions, pattern)
+    return [v.name for v in mine[: max(len(mine) - keep, 0)] if v.name not in never]

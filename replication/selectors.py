@@ -1,7 +1,8 @@
 """Reads for replication: pairs, tasks, their runs and what each dataset has on the target."""
 
-from django.db.models import Min, OuterRef, Subquery
+from django.db.models import Min, OuterRef, Q, Subquery
 
+from replication.choices import RunStatus
 from replication.models import DatasetState, Pair, Task, TaskRun
 
 
@@ -28,4 +29,26 @@ def task_overview():
         last_status=Subquery(last.values("status")[:1]),
         last_finished=Subquery(last.values("finished_at")[:1]),
         replicated_at=Min("datasets__replicated_at"),
+    )
+
+
+def tasks_failing(*, source):
+    """The source host's enabled tasks whose last finished run failed or stopped (with its message)."""
+    last = TaskRun.objects.filter(task=OuterRef("pk")).exclude(status=RunStatus.RUNNING).order_by("-pk")
+    return (
+        task_list()
+        .filter(pair__source=source, enabled=True)
+        .annotate(last_status=Subquery(last.values("status")[:1]), last_message=Subquery(last.values("message")[:1]))
+        .filter(last_status__in=[RunStatus.FAILED, RunStatus.STOPPED])
+    )
+
+
+def tasks_behind(*, source, since):
+    """The source host's enabled tasks made before `since` whose oldest dataset was last replicated before it (or
+    never)."""
+    return (
+        task_list()
+        .filter(pair__source=source, enabled=True, created_at__lt=since)
+        .annotate(replicated_at=Min("datasets__replicated_at"))
+        .filter(Q(replicated_at__lt=since) | Q(replicated_at__isnull=True))
     )

@@ -14,6 +14,7 @@ from appliance.models import Operation
 from appliance.operations import Tracker, operation_runner, operation_start
 from hostlib import names, replication, systemd
 from hostlib.errors import HostError
+from hostlib.replication import Dataset
 from pools import selectors as pools
 from replication import planning
 from replication.choices import PairStatus, RunStatus
@@ -121,6 +122,8 @@ def task_save(
     pattern: str = "",
     limit: int = 0,
     keep: int = 0,
+    every_minutes: int = 0,
+    after_snapshots: bool = False,
 ) -> Task:
     """A new replication task, its rules checked against what Tarn last read of both hosts."""
     if pair.status != PairStatus.PAIRED:
@@ -156,6 +159,10 @@ def task_save(
         raise ValidationError({"keep": "Snapshots to keep per dataset on the target, 0 to keep all."})
     if type(recursive) is not bool:
         raise ValidationError({"recursive": "True or false."})
+    if type(every_minutes) is not int or not (every_minutes == 0 or 5 <= every_minutes <= 44640):
+        raise ValidationError({"every_minutes": "Minutes from 5 to 44640 (a month), or 0 for no clock."})
+    if type(after_snapshots) is not bool:
+        raise ValidationError({"after_snapshots": "True or false."})
     try:
         with transaction.atomic():
             return Task.objects.create(
@@ -167,6 +174,8 @@ def task_save(
                 pattern=pattern,
                 limit=limit,
                 keep=keep,
+                every_minutes=every_minutes,
+                after_snapshots=after_snapshots,
             )
     except IntegrityError:
         raise ValidationError({"target_name": f"Another task already sends to {target}."}) from None
@@ -224,6 +233,36 @@ def task_run_start(*, task: Task, user) -> Operation:
         )
         TaskRun.objects.create(task=task, operation=op)
     return op
+
+
+def tasks_run_due(now=None) -> int:
+    """Beat, every minute: start each enabled task whose clock is up, or (after_snapshots) whose source has a
+    matching snapshot newer than the one last replicated (by the inventory: no command). A task still running
+    waits for the next minute."""
+    now = now or timezone.now()
+    started = 0
+    for task in Task.objects.filter(enabled=True, pair__status=PairStatus.PAIRED).select_related("pair__source"):
+        clock = task.every_minutes and (
+            task.last_run_at is None or (now - task.last_run_at).total_seconds() >= task.every_minutes * 60
+        )
+        if not (clock or (task.after_snapshots and _newer_on_source(task))):
+            continue
+        try:
+            task_run_start(task=task, user=None)
+        except ValidationError:
+            continue
+        Task.objects.filter(pk=task.pk).update(last_run_at=now)
+        started += 1
+    return started
+
+
+def _newer_on_source(task: Task) -> bool:
+    names_ = [n for n in pools.snapshot_names(host=task.pair.source, dataset=task.source_dataset)]
+    wanted = [n for n in names_ if not task.pattern or fnmatch.fnmatchcase(n, task.pattern)]
+    if not wanted:
+        return False
+    state = DatasetState.objects.filter(task=task, source=task.source_dataset).first()
+    return state is None or state.snapshot != wanted[-1]
 
 
 # --- a run ----------------------------------------------------------------------------------------------------------
@@ -401,7 +440,8 @@ def _execute(tracker: Tracker, run: TaskRun, task: Task, src, dst) -> tuple[str,
             time.sleep(min(2**attempt, 30))
     else:
         raise HostError(f"Not done after {ATTEMPTS} attempts; the next run goes on from where this one stopped")
-    went = _protect(tracker, task, src, dst)
+    stopped = {p.target for p in stops}
+    went = _protect(tracker, task, src, dst, prune=task.keep, stopped=stopped)
     run.snapshots = went
     TaskRun.objects.filter(pk=run.pk).update(snapshots=went)
     if stops:
@@ -411,9 +451,11 @@ def _execute(tracker: Tracker, run: TaskRun, task: Task, src, dst) -> tuple[str,
     return RunStatus.SUCCEEDED, f"Sent {sent >> 20} MiB; {len(went)} dataset(s) up to date"
 
 
-def _protect(tracker: Tracker, task: Task, src, dst) -> list[str]:
+def _protect(tracker: Tracker, task: Task, src, dst, *, prune: int = 0, stopped: frozenset | set = frozenset()) -> list:
     """Hold the newest common snapshot of each dataset on both sides (no retention job or person can then break the
-    chain), release the one held before, and record it; the datasets' newest snapshots on the target."""
+    chain), release the one held before, and record it; with prune, the target then keeps that many of the task's
+    snapshots per dataset (those up to the held one, which came from the source: never one made there since, never
+    the held one, never in a dataset whose run stopped). The datasets' newest common snapshots."""
     source = replication.listing(src, task.source_dataset, recursive=task.recursive)
     target = replication.listing(dst, task.target_dataset, recursive=task.recursive)
     now, went = timezone.now(), []
@@ -441,4 +483,12 @@ def _protect(tracker: Tracker, task: Task, src, dst) -> list[str]:
             )
             tracker.log(f"{to}@{newest.name} held on both sides")
         went.append(f"{to}@{newest.name}")
+        if prune and to not in stopped:
+            held = on_target[newest.guid]  # what came before it came from the source (else the chain had broken)
+            received = [v for v in target[to].snapshots() if v.createtxg <= held.createtxg]
+            ours = Dataset(to, target[to].type, target[to].guid, versions=received)
+            victims = planning.retention_victims(ours, task.pattern, prune, {held.name})
+            if victims:
+                replication.destroy_snapshots(dst, to, victims)
+                tracker.log(f"{to}: pruned {', '.join('@' + v for v in victims)} (keeps {prune})")
     return went

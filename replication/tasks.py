@@ -1,3 +1,12 @@
-"""Replication's runners are registered with the operation registry when the worker loads this module."""
+"""Beat entries for replication: each calls one service. Loading this module also registers the replication.*
+runners (services) with the operation registry."""
 
-import replication.services  # noqa: F401 - registers the replication.* runners
+from celery import shared_task
+
+from replication.services import tasks_run_due
+
+
+@shared_task(name="replication.tasks.tasks_run_due")
+def tasks_run_due_task() -> None:
+    """Every minute: the tasks whose clock is up or whose source has a new snapshot."""
+    tasks_run_due()

@@ -212,6 +212,7 @@ CELERY_BEAT_SCHEDULE = {
     "refresh-links-and-tunables": {"task": "tuning.tasks.tuning_refresh_all", "schedule": 300.0},
     "settle-network-changes": {"task": "tuning.tasks.changes_settle", "schedule": 10.0},
     "reconcile-benchmark-runs": {"task": "benchmarks.tasks.runs_reconcile", "schedule": 30.0},
+    "replication-tasks": {"task": "replication.tasks.tasks_run_due", "schedule": 60.0},
     "evaluate-alerts": {"task": "analytics.tasks.alerts_evaluate_all", "schedule": 60.0},
     "sample-hosts": {"task": "analytics.tasks.samples_due", "schedule": 5.0},
     "series-rollups": {"task": "analytics.tasks.series_maintain", "schedule": 300.0},

@@ -182,7 +182,7 @@ def test_tarn_pairs_the_hosts_runs_a_task_keeps_the_chain_held_and_stops_on_a_di
 ):
     """Through Tarn's services, as a page would: pair (the key made on the source, allowed on the target, checked
     with tarn-recv's hello), a task's first run (full, then -I), a run with nothing new, one with a new snapshot
-    (the hold moves to it on both sides), and a target changed by hand: the run stops and names the cause, nothing
+    (the hold moves to it on both sides; the target keeps two), and a target changed by hand: the run stops and names the cause, nothing
     on the target is rolled back."""
     source, target, _ = wire
     lab2 = guest2.add_host(name="lab2")
@@ -195,7 +195,7 @@ def test_tarn_pairs_the_hosts_runs_a_task_keeps_the_chain_held_and_stops_on_a_di
     assert op.status == "succeeded", op.message
     pair = Pair.objects.get()
     assert pair.status == "paired" and pair.sender_address == SOURCE and f"tarn-recv {pair.pk} backup/lab" in op.message
-    task = services.task_save(pair=pair, source_dataset="tank/docs", target_name="docs")
+    task = services.task_save(pair=pair, source_dataset="tank/docs", target_name="docs", keep=2)
 
     op = run_queued(services.task_run_start, task=task, user=admin_user)
     run = TaskRun.objects.get(operation=op)
@@ -214,6 +214,9 @@ def test_tarn_pairs_the_hosts_runs_a_task_keeps_the_chain_held_and_stops_on_a_di
     assert op.status == "succeeded" and TaskRun.objects.get(operation=op).sent < 4 << 20, op.message
     assert tag in holds(target, "backup/lab/docs@c") and tag not in holds(target, "backup/lab/docs@b")
     assert tag in holds(source, "tank/docs@c") and tag not in holds(source, "tank/docs@b")
+    on_target = set(guids(side(target, "backup/lab")["backup/lab/docs"]))
+    assert on_target == {"b", "c"}, "the target keeps 2: @a pruned there, the source untouched"
+    assert set(guids(side(source, "tank/docs")["tank/docs"])) == {"a", "b", "c"}
 
     guest2.sh("zfs snapshot backup/lab/docs@rogue")  # the target changed by hand
     guest.sh("zfs snapshot tank/docs@d")
@@ -221,4 +224,4 @@ def test_tarn_pairs_the_hosts_runs_a_task_keeps_the_chain_held_and_stops_on_a_di
     run = TaskRun.objects.get(operation=op)
     assert op.status == "failed" and run.status == "stopped", (op.status, run.status, op.message)
     assert "changed after the last common snapshot @c" in run.message and "@rogue" in run.message
-    assert set(guids(side(target, "backup/lab")["backup/lab/docs"])) == {"a", "b", "c", "rogue"}, "nothing forced"
+    assert set(guids(side(target, "backup/lab")["backup/lab/docs"])) == {"b", "c", "rogue"}, "nothing forced"

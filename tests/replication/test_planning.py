@@ -116,3 +116,11 @@ def test_a_child_is_not_sent_before_its_parent_exists_on_the_target():
     assert [p.outcome for p in planning.parents_first(sent, existing=set())] == [planning.SEND, planning.SEND]
     again = [plan_dataset(parent, None, "backup/docs", pattern="auto-*"), plan_dataset(child, None, "backup/docs/a")]
     assert planning.parents_first(again, existing={"backup/docs"})[1].outcome == planning.SEND
+
+
+def test_retention_keeps_the_newest_matching_and_never_the_held_one_nor_another_names():
+    target = side("backup/docs", "auto-1", "manual", "auto-2", "auto-3", "auto-4")
+    assert planning.retention_victims(target, "auto-*", 2, never=set()) == ["auto-1", "auto-2"]
+    assert planning.retention_victims(target, "auto-*", 2, never={"auto-2"}) == ["auto-1"]
+    assert planning.retention_victims(target, "", 10, never=set()) == []
+    assert planning.retention_victims(target, "", 1, never={"auto-4"}) == ["auto-1", "manual", "auto-2", "auto-3"]

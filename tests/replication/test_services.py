@@ -1,13 +1,16 @@
 """Replication's rules, checked before anything is queued: each bad input names its field and changes nothing."""
 
+from datetime import timedelta
+
 import pytest
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
+from analytics.selectors import conditions
 from appliance.models import Host, Operation
 from pools.models import Dataset, Pool, Snapshot
 from replication import services
-from replication.models import Pair, Task
+from replication.models import DatasetState, Pair, Task, TaskRun
 
 
 def host_with(name: str, *datasets: str, snapshots: dict | None = None) -> Host:
@@ -112,3 +115,41 @@ def test_a_host_replicating_to_itself_may_not_nest_source_and_target(hosts):
     pair = Pair.objects.create(source=source, target=source, address="127.0.0.1", root="tank", status="paired")
     with pytest.raises(ValidationError, match="lie inside one another"):
         services.task_save(pair=pair, source_dataset="tank/docs", target_name="docs")
+
+
+@pytest.mark.parametrize("minutes", [1, -5, 44641, "60"])
+def test_a_clock_out_of_range_is_refused(pair, minutes):
+    with pytest.raises(ValidationError) as raised:
+        services.task_save(pair=pair, source_dataset="tank/docs", target_name="docs", every_minutes=minutes)
+    assert "every_minutes" in raised.value.message_dict and not Task.objects.exists()
+
+
+def test_beat_starts_a_task_when_its_clock_is_up_or_a_new_snapshot_waits(pair, django_capture_on_commit_callbacks):
+    clock = services.task_save(pair=pair, source_dataset="tank/docs", target_name="clock", every_minutes=60)
+    fresh = services.task_save(pair=pair, source_dataset="tank/docs", target_name="fresh", after_snapshots=True)
+    manual = services.task_save(pair=pair, source_dataset="tank/docs", target_name="manual")
+    now = timezone.now()
+    with django_capture_on_commit_callbacks(execute=False):
+        assert services.tasks_run_due(now) == 2
+        assert services.tasks_run_due(now) == 0, "each is running: the next minute tries again"
+    assert set(TaskRun.objects.values_list("task", flat=True)) == {clock.pk, fresh.pk}
+    TaskRun.objects.update(status="succeeded")
+    Operation.objects.update(status="succeeded")
+    DatasetState.objects.create(task=fresh, source="tank/docs", target="backup/lab/fresh", snapshot="manual")
+    with django_capture_on_commit_callbacks(execute=False):
+        assert services.tasks_run_due(now + timedelta(minutes=59)) == 0, "up to date, and the clock is not up"
+        assert services.tasks_run_due(now + timedelta(minutes=60)) == 1
+    assert not TaskRun.objects.filter(task=manual).exists()
+
+
+def test_a_failed_task_and_one_behind_raise_alerts_on_the_source(pair):
+    task = services.task_save(pair=pair, source_dataset="tank/docs", target_name="docs")
+    Task.objects.filter(pk=task.pk).update(created_at=timezone.now() - timedelta(days=2))
+    TaskRun.objects.create(task=task, status="stopped", message="backup/lab/docs changed after @c")
+    found = {(c.rule, c.subject): c.message for c in conditions(pair.source)}
+    assert "changed after @c" in found[("replication_failed", f"task {task.pk}")]
+    assert "never replicated" in found[("replication_lag", f"task {task.pk}")]
+    TaskRun.objects.create(task=task, status="succeeded")
+    DatasetState.objects.create(task=task, source="tank/docs", target="backup/lab/docs", replicated_at=timezone.now())
+    assert not [c for c in conditions(pair.source) if c.rule.startswith("replication")]
+    assert not [c for c in conditions(pair.target) if c.rule.startswith("replication")], "raised on the source only"

@@ -1,0 +1,24 @@
+"""Where later apps plug into alerts (as appliance.dashboard does for the home page): their rules join the table
+admins tune, and their conditions are asked at every evaluation. Registered from the app's AppConfig.ready()."""
+
+from collections.abc import Callable, Iterable
+
+from analytics.choices import RULE, RULES, Rule
+
+SOURCES: list[Callable[..., Iterable[tuple[str, str, str]]]] = []
+
+
+def alert_source(*rules: Rule):
+    """Decorator for fn(*, host, now, active) -> (rule key, subject, message) for each condition that holds on host
+    now; active: the enabled rules by key, with the admin's level and threshold. rules: the ones it raises."""
+
+    def register(fn):
+        for rule in rules:
+            if rule.key not in RULE:
+                RULES.append(rule)
+                RULE[rule.key] = rule
+        if fn not in SOURCES:
+            SOURCES.append(fn)
+        return fn
+
+    return register
