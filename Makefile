@@ -7,9 +7,16 @@ run:
 test:
 	scripts/test.sh
 
+# `make perf` runs every group; `make perf replication` (or `make perf benchmarks.fio_figures`) runs those named.
+ifeq (perf,$(firstword $(MAKECMDGOALS)))
+PERF_ARGS := $(wordlist 2,$(words $(MAKECMDGOALS)),$(MAKECMDGOALS))
+.PHONY: $(PERF_ARGS)
+$(eval $(PERF_ARGS):;@:)
+endif
+
 perf:
 	scripts/setup.sh test
-	TARN_DATA_DIR=$$(mktemp -d /tmp/tarn-perf.XXXXXX) .venv/bin/python -m tests.perf
+	TARN_DATA_DIR=$$(mktemp -d /tmp/tarn-perf.XXXXXX) .venv/bin/python -m tests.perf $(PERF_ARGS)
 
 lint:
 	scripts/setup.sh test

@@ -170,6 +170,16 @@ def destroy_snapshots(t: Transport, dataset: str, snapshots: list[str]) -> None:
     t.run(["zfs", "destroy", "--", f"{names.dataset_name(dataset)}@{','.join(snapshots)}"], mutating=True, timeout=300)
 
 
+def make_writable(t: Transport, datasets: list[str]) -> None:
+    """Fail over: the replicas writable and mounted where they inherit their mountpoint (readonly=off, zfs mount)."""
+    for dataset in datasets:
+        name = names.dataset_name(dataset)
+        t.run(["zfs", "set", "readonly=off", "--", name], mutating=True, timeout=60)
+        done = t.run(["zfs", "mount", "--", name], mutating=True, check=False, timeout=120)
+        if done.returncode and "filesystem already mounted" not in done.stderr:
+            raise error_for(["zfs", "mount", name], done.returncode, done.stderr)
+
+
 def receive_abort(t: Transport, dataset: str) -> None:
     """Discard a half-received transfer's saved state (`zfs receive -A`): its token can never be used."""
     argv = ["zfs", "receive", "-A", "--", names.dataset_name(dataset)]
@@ -263,7 +273,10 @@ CAUSES = [
     (r"dataset is busy", Cause("busy", "retry", "the target dataset is busy")),
     (
         r"checksum mismatch or incomplete stream|failed to read from stream|broken pipe|signal received"
-        r"|connection (closed|reset|timed out)|client_loop: send disconnect",
+        r"|connection (closed|reset|timed out)|client_loop: send disconnect"
+        # ssh's own words for a link that went away or is not back yet (its alive probes, its connect timeout)
+        r"|Timeout, server \S+ not responding|Connection timed out during banner exchange"
+        r"|connect to host \S+ port \d+: (Connection timed out|No route to host|Network is unreachable)",
         Cause("interrupted", "resume", "the transfer was interrupted"),
     ),
     (

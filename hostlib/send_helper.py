@@ -80,9 +80,8 @@ class Bucket:
             self.tokens += n
 
 
-def ssh_argv(ssh, request):
+def _ssh_options(ssh):
     return [
-        "ssh",
         "-F",
         "/dev/null",
         "-i",
@@ -109,10 +108,41 @@ def ssh_argv(ssh, request):
         str(int(ssh["port"])),
         "-l",
         "root",
+    ]
+
+
+def ssh_argv(ssh, request, control=""):
+    """One receive's ssh: on its own connection, or a session on the run's shared one (control)."""
+    shared = ["-o", f"ControlPath={control}", "-o", "ControlMaster=no"] if control else []
+    # the request travels as data: tarn-recv reads it as JSON, never as a command
+    return ["ssh", *_ssh_options(ssh), *shared, "--", ssh["address"], json.dumps(request)]
+
+
+def master_argv(ssh, control):
+    """The run's shared connection (no command: the forced one runs only in each step's session)."""
+    return [
+        "ssh",
+        *_ssh_options(ssh),
+        "-o",
+        f"ControlPath={control}",
+        "-o",
+        "ControlMaster=yes",
+        "-N",
         "--",
         ssh["address"],
-        json.dumps(request),  # tarn-recv reads it as data, never as a command
     ]
+
+
+def shared_connection(ssh, control, wait=20):
+    """Start the run's shared connection; (its process, control) once it is up, or (it, "") when it is not (each
+    step then connects on its own, and says why it cannot)."""
+    master = subprocess.Popen(
+        master_argv(ssh, control), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    deadline = time.monotonic() + wait
+    while not os.path.exists(control) and master.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return master, control if os.path.exists(control) else ""
 
 
 def _tail(fh):
@@ -120,7 +150,7 @@ def _tail(fh):
     return fh.read().decode(errors="replace")[-TAIL:]
 
 
-def transfer(step, ssh, bucket, progress):
+def transfer(step, ssh, bucket, progress, control=""):
     """One `zfs send | ssh` pipe; returns (send's exit, receive's exit, their stderr)."""
     send_argv = step["send"]
     if send_argv[:2] != ["zfs", "send"]:
@@ -131,7 +161,7 @@ def transfer(step, ssh, bucket, progress):
     with tempfile.TemporaryFile() as send_err, tempfile.TemporaryFile() as recv_err:
         send = subprocess.Popen(send_argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=send_err)
         recv = subprocess.Popen(
-            ssh_argv(ssh, request), stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=recv_err
+            ssh_argv(ssh, request, control), stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=recv_err
         )
         src, dst = send.stdout.fileno(), recv.stdin.fileno()
         try:
@@ -161,14 +191,22 @@ def main(spec_path):
     progress = Progress(spec["progress"], len(steps))
     bucket = Bucket(int(spec.get("limit") or 0))
     progress.write()
-    for i, step in enumerate(steps):
-        progress.write(step=i, snapshot=step["snapshot"], bytes=0)
-        send_exit, recv_exit, stderr = transfer(step, spec["ssh"], bucket, progress)
-        if send_exit or recv_exit:
-            progress.write(state="failed", send_exit=send_exit, recv_exit=recv_exit, stderr=stderr)
-            return 1
-    progress.write(state="done", step=len(steps))
-    return 0
+    master, control = None, ""
+    if len(steps) > 1:  # one handshake for the run, not one per dataset (seconds each on a busy NAS)
+        master, control = shared_connection(spec["ssh"], f"{os.path.dirname(spec['progress'])}/mux-{os.getpid()}")
+    try:
+        for i, step in enumerate(steps):
+            progress.write(step=i, snapshot=step["snapshot"], bytes=0)
+            send_exit, recv_exit, stderr = transfer(step, spec["ssh"], bucket, progress, control)
+            if send_exit or recv_exit:
+                progress.write(state="failed", send_exit=send_exit, recv_exit=recv_exit, stderr=stderr)
+                return 1
+        progress.write(state="done", step=len(steps))
+        return 0
+    finally:
+        if master is not None:
+            master.terminate()
+            master.wait()
 
 
 if __name__ == "__main__":

@@ -10,12 +10,14 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from appliance.choices import Role
 from appliance.models import Operation
 from appliance.operations import Tracker, operation_runner, operation_start
 from hostlib import names, replication, systemd
 from hostlib.errors import HostError
 from hostlib.replication import Dataset
 from pools import selectors as pools
+from pools.services import inventory_refresh
 from replication import planning
 from replication.choices import PairStatus, RunStatus
 from replication.models import DatasetState, Pair, Task, TaskRun
@@ -26,7 +28,8 @@ ATTEMPTS = 3  # a cut or stalled transfer is resumed this many times in one run 
 IDLE = 30  # seconds of silence before the receiving NAS ends a stream (then it can be resumed)
 ALIVE = 10  # the sender's ssh probes every ALIVE s and gives up after three unanswered
 RUN_SECONDS = 7 * 24 * 3600  # a run's Celery limit: a first full stream of many TiB takes days
-UNIT_EVERY = 5  # polls between two looks at the unit itself (a tarn-send that died without a last word)
+UNIT_EVERY = 3  # polls between two looks at the unit itself (a tarn-send that died without a last word)
+FOLLOW_SECONDS = 5.0  # between two reads of a transfer's progress, once it is under way
 
 
 # --- pairs ----------------------------------------------------------------------------------------------------------
@@ -208,6 +211,35 @@ def task_delete_run(tracker: Tracker) -> None:
     tracker.progress(100, f"Deleted the task {what}; its holds are released, the replica stays")
 
 
+def failover_start(*, task: Task, user, confirm: str = "") -> Operation:
+    """Make the replica writable and mounted on the target (admin, the target's name typed): the task is switched
+    off, since the replica will now change and the next run would stop on it."""
+    if not (user and user.has_role(Role.ADMIN)):
+        raise ValidationError({"confirm": "Failing over is an admin's decision."})
+    if confirm != task.target_dataset:
+        raise ValidationError({"confirm": f"Type the replica's name ({task.target_dataset}) to make it writable."})
+    return operation_start(  # on the source's lock for the task: never beside one of its runs
+        kind="replication.failover",
+        host=task.pair.source,
+        user=user,
+        subject=f"task-{task.pk}",
+        params={"task": task.pk},
+    )
+
+
+@operation_runner("replication.failover", lock=REPLICATION)
+def failover_run(tracker: Tracker) -> None:
+    task = Task.objects.select_related("pair__target").get(pk=tracker.op.params["task"])
+    Task.objects.filter(pk=task.pk).update(enabled=False)
+    dst = tracker.transport(task.pair.target)
+    replicas = list(replication.listing(dst, task.target_dataset, recursive=task.recursive))
+    if not replicas:
+        raise HostError(f"{task.target_dataset} does not exist on {task.pair.target.name}")
+    replication.make_writable(dst, replicas)
+    inventory_refresh(host=task.pair.target)
+    tracker.progress(100, f"{task.target_dataset} is writable and mounted; the task is off")
+
+
 def _nested(a: str, b: str) -> bool:
     return a == b or a.startswith(b + "/") or b.startswith(a + "/")
 
@@ -290,18 +322,44 @@ def _finish(run: TaskRun, status: str, message: str) -> None:
     )
 
 
-def _plans(task: Task, src, dst) -> list[planning.DatasetPlan]:
-    """One listing per side, then a plan per source dataset (excluded ones left out)."""
+def _source(task: Task, src) -> dict:
+    """The source side's listing, its excluded datasets left out."""
     source = replication.listing(src, task.source_dataset, recursive=task.recursive)
     if task.source_dataset not in source:
         raise HostError(f"{task.source_dataset} does not exist on {task.pair.source.name}")
+    return {name: dataset for name, dataset in source.items() if not _excluded(task, name)}
+
+
+def _excluded(task: Task, name: str) -> bool:
+    below = name[len(task.source_dataset) :]
+    return any(below == f"/{e}" or below.startswith(f"/{e}/") for e in task.excludes)
+
+
+def _unchanged(task: Task, run: TaskRun, source: dict) -> bool:
+    """Nothing new, told from the source's listing and Tarn's record alone: the task's last run ended well, the same
+    datasets are there, and each one's newest matching snapshot is the one last replicated (by guid). The target
+    is then not listed at all (a receiving NAS opens every unmounted replica to list it: 12-20 s for 100 of them on
+    the emulated lab). A target changed by hand meanwhile is found by the next run that sends."""
+    last = TaskRun.objects.filter(task=task).exclude(pk=run.pk).exclude(status=RunStatus.RUNNING).first()
+    if last is None or last.status not in (RunStatus.SUCCEEDED, RunStatus.NOTHING):
+        return False
+    states = dict(DatasetState.objects.filter(task=task).values_list("source", "guid"))
+    if set(source) != set(states):
+        return False
+    for name, dataset in source.items():
+        wanted = [v for v in dataset.snapshots() if not task.pattern or fnmatch.fnmatchcase(v.name, task.pattern)]
+        if not wanted or str(wanted[-1].guid) != states[name]:
+            return False
+    return True
+
+
+def _plans(task: Task, src, dst, source: dict | None = None) -> list[planning.DatasetPlan]:
+    """One listing per side (the source's unless given), then a plan per source dataset (excluded ones left out)."""
+    source = source if source is not None else _source(task, src)
     target = replication.listing(dst, task.target_dataset, recursive=task.recursive)
     plans = []
     for name, dataset in source.items():
-        below = name[len(task.source_dataset) :]
-        if any(below == f"/{e}" or below.startswith(f"/{e}/") for e in task.excludes):
-            continue
-        to = task.target_dataset + below
+        to = task.target_dataset + name[len(task.source_dataset) :]
         plans.append(planning.plan_dataset(dataset, target.get(to), to, pattern=task.pattern))
     return planning.parents_first(plans, set(target))
 
@@ -372,7 +430,10 @@ def _transfer(tracker: Tracker, run: TaskRun, task: Task, src, steps: list[dict]
         replication.send_start(src, task.pk, steps, _ssh(task), limit=task.limit)
     last, moved_at, polls = -1, time.monotonic(), 0
     while True:
-        time.sleep(POLL_SECONDS)
+        # soon at first (a small run ends in seconds), then every FOLLOW_SECONDS: each look is a command on the
+        # sending NAS, whose CPU the transfer needs
+        time.sleep(min(FOLLOW_SECONDS, 0.5 * 2**polls))
+        polls += 1
         progress = replication.send_progress(src, task.pk)
         total = int(progress.get("total", 0))
         if total != last:
@@ -391,7 +452,6 @@ def _transfer(tracker: Tracker, run: TaskRun, task: Task, src, steps: list[dict]
         if time.monotonic() - moved_at > task.stall_seconds:
             systemd.stop(src, unit)
             return {**progress, "state": "failed", "stderr": {"send": replication.STALLED, "receive": ""}}
-        polls += 1
         if polls % UNIT_EVERY == 0 and systemd.service_state(src, unit)[0] != "active":
             final = replication.send_progress(src, task.pk)  # it may have ended between the two reads
             if final.get("state") in ("done", "failed"):
@@ -409,8 +469,11 @@ def _execute(tracker: Tracker, run: TaskRun, task: Task, src, dst) -> tuple[str,
         tracker.log("following the transfer a stopped worker left running")  # its receive holds the token
         _transfer(tracker, run, task, src, [], 0)
         sent = run.sent
+    source = _source(task, src)
+    if not sent and _unchanged(task, run, source):
+        return RunStatus.NOTHING, f"Nothing new; {len(source)} dataset(s) up to date"
     for attempt in range(1, ATTEMPTS + 1):
-        plans = _plans(task, src, dst)
+        plans = _plans(task, src, dst, source if attempt == 1 else None)
         if _quiet(task, dst, plans):
             plans = _plans(task, src, dst)
         stops = [p for p in plans if p.outcome in planning.STOPS]
@@ -460,9 +523,8 @@ def _protect(tracker: Tracker, task: Task, src, dst, *, prune: int = 0, stopped:
     target = replication.listing(dst, task.target_dataset, recursive=task.recursive)
     now, went = timezone.now(), []
     for name, dataset in source.items():
-        below = name[len(task.source_dataset) :]
-        to = task.target_dataset + below
-        if to not in target or any(below == f"/{e}" or below.startswith(f"/{e}/") for e in task.excludes):
+        to = task.target_dataset + name[len(task.source_dataset) :]
+        if to not in target or _excluded(task, name):
             continue
         on_target = {v.guid: v for v in target[to].snapshots()}
         common = [v for v in dataset.snapshots() if v.guid in on_target]

@@ -89,3 +89,12 @@ def task_delete(request, pk):
     confirm = request.POST.get("confirm", "").strip()
     op = attempt(request, services.task_delete_start, task=task, user=request.user, confirm=confirm)
     return redirect("operation-detail", pk=op.pk) if op else redirect("replication-task", pk=pk)
+
+
+@requires(write=Role.ADMIN)
+@require_POST
+def task_failover(request, pk):
+    task = get_object_or_404(Task, pk=pk)
+    confirm = request.POST.get("confirm", "").strip()
+    op = attempt(request, services.failover_start, task=task, user=request.user, confirm=confirm)
+    return redirect("operation-detail", pk=op.pk) if op else redirect("replication-task", pk=pk)

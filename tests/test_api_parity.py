@@ -101,6 +101,7 @@ API = {
     "replication-task-new": ["api:replication-task-list"],
     "replication-task-run": ["api:replication-task-run"],
     "replication-task-delete": ["api:replication-task-detail"],
+    "replication-task-failover": ["api:replication-task-failover"],
 }
 
 # Page actions that change only the browser's session or the person's own sign-in: an API client names the host in

@@ -47,7 +47,7 @@ class TaskViewSet(viewsets.ReadOnlyModelViewSet):
         return selectors.task_list().prefetch_related("datasets")
 
     def get_required_role(self, request):
-        return Role.ADMIN if self.action in ("create", "destroy") else None
+        return Role.ADMIN if self.action in ("create", "destroy", "failover") else None
 
     def create(self, request):
         d = valid(s.TaskCreateRequest, request).validated_data
@@ -63,6 +63,13 @@ class TaskViewSet(viewsets.ReadOnlyModelViewSet):
     def run(self, request, pk=None):
         """Run the task now (one run per task at a time)."""
         return accepted(services.task_run_start(task=self.get_object(), user=request.user))
+
+    @extend_schema(request=ConfirmRequest, responses=ACCEPTED)
+    @action(detail=True, methods=["post"])
+    def failover(self, request, pk=None):
+        """Make the replica writable and mounted on the target (its name typed); the task is switched off."""
+        confirm = valid(ConfirmRequest, request).validated_data["confirm"]
+        return accepted(services.failover_start(task=self.get_object(), user=request.user, confirm=confirm))
 
     @extend_schema(responses=s.TaskRunSerializer(many=True))
     @action(detail=True, methods=["get"])

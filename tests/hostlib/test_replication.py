@@ -97,3 +97,18 @@ def test_a_cut_receive_says_where_to_resume():
 def test_tarns_own_words_for_a_stall_resume_the_transfer():
     for words in (replication.STALLED, replication.VANISHED):
         assert replication.cause_of(f"{words} ").action == "resume"
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        "Timeout, server 10.78.0.2 not responding.",
+        "ssh: connect to host 10.78.0.2 port 22: No route to host",
+        "ssh: connect to host 10.78.0.2 port 22: Connection timed out",
+        "Connection timed out during banner exchange",
+    ],
+)
+def test_a_link_that_went_away_or_is_not_back_is_resumed(words):
+    """ssh's words when the wire is cut (its alive probes) or still down at the next attempt (make perf saw the
+    first one end a run as a plain failure)."""
+    assert replication.cause_of(words).action == "resume"

@@ -68,6 +68,25 @@ def test_the_receive_request_travels_as_one_json_argument():
     assert "Ciphers=aes128-gcm@openssh.com" in argv and "StrictHostKeyChecking=yes" in argv
 
 
+def test_a_runs_steps_are_sessions_on_one_shared_connection_that_runs_no_command(tmp_path):
+    ssh = {
+        "identity": "/k",
+        "known_hosts": "/kh",
+        "cipher": "aes128-gcm@openssh.com",
+        "port": 22,
+        "address": "10.0.0.2",
+    }
+    master = send_helper.master_argv(ssh, "/run/tarn/replication/mux-1")
+    assert master[-3:] == ["-N", "--", "10.0.0.2"] and "ControlMaster=yes" in master
+    step = send_helper.ssh_argv(ssh, {"verb": "receive"}, "/run/tarn/replication/mux-1")
+    assert "ControlMaster=no" in step and "ControlPath=/run/tarn/replication/mux-1" in step
+    assert master[: master.index("-l") + 2] == step[: step.index("-l") + 2], "the same key, pinned host, cipher"
+    # No connection to be had: the steps connect on their own (and say why they cannot), nothing waits forever.
+    unreachable = {**ssh, "address": "127.0.0.1", "port": 9, "known_hosts": str(tmp_path / "kh")}
+    process, control = send_helper.shared_connection(unreachable, str(tmp_path / "mux"), wait=10)
+    assert control == "" and process.wait(timeout=10) != 0
+
+
 def test_the_helper_is_self_contained():
     source = open(send_helper.__file__).read()
     imports = {line.split()[1] for line in source.splitlines() if line.startswith(("import ", "from "))}

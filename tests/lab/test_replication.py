@@ -12,7 +12,7 @@ from hostlib import replication
 from hostlib.replication import HELPER_DIR
 from pools.services import inventory_refresh
 from replication import services
-from replication.models import Pair, TaskRun
+from replication.models import Pair, Task, TaskRun
 from tests.support.lab import enter_both
 
 pytestmark = pytest.mark.lab
@@ -182,8 +182,9 @@ def test_tarn_pairs_the_hosts_runs_a_task_keeps_the_chain_held_and_stops_on_a_di
 ):
     """Through Tarn's services, as a page would: pair (the key made on the source, allowed on the target, checked
     with tarn-recv's hello), a task's first run (full, then -I), a run with nothing new, one with a new snapshot
-    (the hold moves to it on both sides; the target keeps two), and a target changed by hand: the run stops and names the cause, nothing
-    on the target is rolled back."""
+    (the hold moves to it on both sides; the target keeps two), a target changed by hand (the run stops and names
+    the cause, nothing on the target is rolled back or pruned), then a fail-over (the replica writable and mounted,
+    the task off)."""
     source, target, _ = wire
     lab2 = guest2.add_host(name="lab2")
     for host in (lab_host, lab2):
@@ -225,3 +226,8 @@ def test_tarn_pairs_the_hosts_runs_a_task_keeps_the_chain_held_and_stops_on_a_di
     assert op.status == "failed" and run.status == "stopped", (op.status, run.status, op.message)
     assert "changed after the last common snapshot @c" in run.message and "@rogue" in run.message
     assert set(guids(side(target, "backup/lab")["backup/lab/docs"])) == {"b", "c", "rogue"}, "nothing forced"
+
+    op = run_queued(services.failover_start, task=task, user=admin_user, confirm="backup/lab/docs")
+    assert op.status == "succeeded", op.message
+    props = target.run(["zfs", "get", "-H", "-o", "value", "readonly,mounted", "--", "backup/lab/docs"]).stdout.split()
+    assert props == ["off", "yes"] and not Task.objects.get(pk=task.pk).enabled, "failed over: writable, mounted, off"

@@ -2,7 +2,7 @@
 
 import sys
 
-from tests.perf import analytics, audit, benchmarks, foundation, lab, shares, storage, tuning
+from tests.perf import analytics, audit, benchmarks, foundation, lab, replication, shares, storage, tuning
 
 GROUPS = {
     "foundation": foundation.CHECKS,
@@ -13,6 +13,7 @@ GROUPS = {
     "tuning": tuning.CHECKS,
     "benchmarks": benchmarks.CHECKS,
     "analytics": analytics.CHECKS,
+    "replication": replication.CHECKS,
 }
 
 

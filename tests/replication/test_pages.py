@@ -76,3 +76,16 @@ def test_pairing_is_for_admins_and_a_bad_address_is_a_400(admin_client, operator
     assert bad.status_code == 400 and "address" in bad.json()
     twice = admin_client.post(api, body, "application/json")
     assert twice.status_code == 400 and "already paired" in twice.content.decode()
+
+
+def test_failing_over_is_an_admins_with_the_replica_typed(
+    admin_client, operator_client, pair, django_capture_on_commit_callbacks
+):
+    task = Task.objects.create(pair=pair, source_dataset="tank/docs", target_name="docs")
+    api = f"/api/v1/replication-tasks/{task.pk}/failover/"
+    assert operator_client.post(api, {"confirm": "backup/lab/docs"}, "application/json").status_code == 403
+    wrong = admin_client.post(api, {"confirm": "docs"}, "application/json")
+    assert wrong.status_code == 400 and "backup/lab/docs" in wrong.content.decode() and not Operation.objects.exists()
+    with django_capture_on_commit_callbacks(execute=False):
+        done = admin_client.post(api, {"confirm": "backup/lab/docs"}, "application/json")
+    assert done.status_code == 202 and Operation.objects.get().kind == "replication.failover"

@@ -1,0 +1,200 @@
+"""Issue 24 figures, between the two lab guests over their wire (UDP between two QEMUs, both emulated):
+
+- a full raw send of TARN_PERF_REPLICATION_MIB (default 512) MiB of incompressible data through a Tarn task
+  against the same `zfs send -w | ssh -c aes128-gcm@openssh.com | zfs receive -s -u` run by hand, interleaved;
+- a run with a bandwidth limit of half the by-hand rate, its rate read every 5 s;
+- 100 datasets with nothing new: a recursive task's run (one listing per side);
+- the wire cut at ~50 % for longer than the sender's probes: the run resumes once it is back; what was re-sent.
+"""
+
+import base64
+import json
+import os
+import statistics
+import threading
+import time
+
+from tests.perf.foundation import lab_host, run_operations_inline
+
+MIB = int(os.environ.get("TARN_PERF_REPLICATION_MIB", "512"))
+ROUNDS = 3
+SOURCE, TARGET = "10.78.0.1", "10.78.0.2"
+TARGET_MAC = "52:54:00:12:35:59"
+DISK = "/dev/disk/by-id/virtio-zfsdisk{}".format
+
+
+def _nic(t, mac: str) -> str:
+    return next(x["ifname"] for x in json.loads(t.run(["ip", "-j", "link"]).stdout) if x.get("address") == mac)
+
+
+_READY: dict = {}
+
+
+def _setup():
+    """Both guests, the wire, the source's data, the pair: made once per `make perf` process."""
+    if _READY:
+        return _READY
+    found = lab_host("replication")
+    if found is None:
+        return None
+    first, host = found
+    from tests.support.lab import lab_up
+    from tests.support.lab_fixtures import SECOND
+
+    second = lab_up(overrides=SECOND)
+    second.reset()
+    run_operations_inline()
+    from appliance.connect import transport_for
+    from appliance.services import host_refresh_facts
+    from hostlib import replication
+    from pools.services import inventory_refresh
+    from replication import services
+    from replication.models import Pair
+
+    target_host = second.add_host(name="lab2")
+    src, dst = transport_for(host), transport_for(target_host)
+    nic1, nic2 = _nic(src, first.env["LAB_REP_MAC"]), _nic(dst, second.env["LAB_REP_MAC"])
+    first.sh(f"ip link set {nic1} up && ip addr add {SOURCE}/24 dev {nic1}")
+    second.sh(f"ip link set {nic2} address {TARGET_MAC} && ip link set {nic2} up && ip addr add {TARGET}/24 dev {nic2}")
+    first.sh(
+        f"zpool create -f tank {DISK(1)} {DISK(2)} && zfs create tank/docs && "
+        f"head -c {MIB}M /dev/urandom > /tank/docs/big && zfs snapshot tank/docs@a && zfs create tank/many && "
+        "for i in $(seq -w 0 99); do zfs create tank/many/d$i; done && zfs snapshot -r tank/many@s",
+        timeout=1800,
+    )
+    second.sh(f"zpool create -f backup {DISK(1)} {DISK(2)} && zfs create backup/lab")
+    with open(first.env["LAB_SSH_KEY"], "rb") as fh:  # the lab's root key, for the by-hand pipe
+        key = base64.b64encode(fh.read()).decode()
+    first.sh(f"umask 077 && echo {key} | base64 -d > /root/.ssh/lab_id")
+    for h in (host, target_host):
+        host_refresh_facts(host=h)
+        inventory_refresh(host=h)
+    services.pair_start(source=host, target=target_host, address=TARGET, root="backup/lab", user=None)
+    pair = Pair.objects.get()
+    stream = replication.estimate(src, "tank/docs@a").total
+    _READY.update(first=first, host=host, src=src, dst=dst, pair=pair, stream=stream)
+    return _READY
+
+
+def replication_figures():
+    ctx = _setup()
+    if ctx is None:
+        return
+    from appliance.connect import transport_for
+    from hostlib import replication
+    from replication import services
+    from replication.models import TaskRun
+
+    first, host, dst, pair, stream = ctx["first"], ctx["host"], ctx["dst"], ctx["pair"], ctx["stream"]
+
+    def by_hand() -> float:
+        dst.run(["zfs", "destroy", "-r", "--", "backup/hand"], check=False, mutating=True)
+        started = time.monotonic()
+        first.sh(
+            "zfs send -w tank/docs@a | ssh -i /root/.ssh/lab_id -o StrictHostKeyChecking=no "
+            f"-o UserKnownHostsFile=/dev/null -c aes128-gcm@openssh.com root@{TARGET} zfs receive -s -u backup/hand",
+            timeout=3600,
+        )
+        return stream / (time.monotonic() - started) / (1 << 20)
+
+    def through_tarn(name: str, **task) -> tuple[float, TaskRun]:
+        made = services.task_save(pair=pair, source_dataset="tank/docs", target_name=name, **task)
+        started = time.monotonic()
+        op = services.task_run_start(task=made, user=None)
+        seconds = time.monotonic() - started
+        run = TaskRun.objects.get(operation=op)
+        assert run.status == "succeeded", (run.status, run.message)
+        return stream / seconds / (1 << 20), run
+
+    hand, tarn = [], []
+    for i in range(ROUNDS):  # interleaved: the emulated guests drift, both sides alike
+        hand.append(by_hand())
+        tarn.append(through_tarn(f"full{i}")[0])
+    yield "replication_stream_size", stream / (1 << 20), "MiB", f"raw zfs send of {MIB} MiB from /dev/urandom"
+    yield "replication_by_hand_rate", statistics.median(hand), "MiB/s", "zfs send -w | ssh | zfs receive, median"
+    yield "replication_tarn_rate", statistics.median(tarn), "MiB/s", "a task's whole run (listing, plan, holds)"
+    ratio = statistics.median(t / h for t, h in zip(tarn, hand, strict=True))
+    yield "replication_tarn_to_hand_ratio", ratio, "x", "goal >= 0.9 (pairs of interleaved runs)"
+
+    limit = int(statistics.median(hand) * (1 << 20) / 2)
+    rates, done = [], threading.Event()
+
+    def watch(task_pk: int) -> None:
+        """Every ~5 s, tarn-send's own count and the moment it wrote it (a read takes a while: never divide by 5)."""
+        t, last = transport_for(host), None
+        while not done.wait(5):
+            progress = replication.send_progress(t, task_pk)
+            now = (progress.get("total"), progress.get("updated"))
+            if None not in now and last is not None and now[1] - last[1] >= 4:
+                rates.append((now[0] - last[0]) / (now[1] - last[1]))
+                last = now
+            elif None not in now and last is None:
+                last = now
+
+    made = services.task_save(pair=pair, source_dataset="tank/docs", target_name="limited", limit=limit)
+    watcher = threading.Thread(target=watch, args=(made.pk,))
+    watcher.start()
+    try:
+        services.task_run_start(task=made, user=None)
+    finally:
+        done.set()
+        watcher.join()
+    steady = rates[1:-1] or rates  # the first and last windows hold the start and the end
+    off = [abs(r - limit) / limit * 100 for r in steady]
+    yield "replication_limit", limit / (1 << 20), "MiB/s", "half the by-hand rate"
+    yield "replication_limited_rate_median", statistics.median(steady) / (1 << 20), "MiB/s", "per 5 s windows"
+    yield "replication_limit_worst_5s_off", max(off), "%", f"goal within 10 % ({len(steady)} windows)"
+
+
+def many_figures():
+    ctx = _setup()
+    if ctx is None:
+        return
+    from replication import services
+    from replication.models import TaskRun
+
+    pair = ctx["pair"]
+    many = services.task_save(pair=pair, source_dataset="tank/many", target_name="many", recursive=True)
+    started = time.monotonic()
+    services.task_run_start(task=many, user=None)
+    yield "replication_100_datasets_first_run", time.monotonic() - started, "s", "101 full streams, one ssh each"
+    started = time.monotonic()
+    op = services.task_run_start(task=many, user=None)
+    seconds = time.monotonic() - started
+    assert TaskRun.objects.get(operation=op).status == "nothing"
+    yield "replication_100_datasets_nothing_new", seconds, "s", "goal <= 10 s (one listing per side)"
+
+
+def cut_figures():
+    ctx = _setup()
+    if ctx is None:
+        return
+    from appliance.connect import transport_for
+    from hostlib import replication
+    from replication import services
+    from replication.models import TaskRun
+
+    first, host, pair, stream = ctx["first"], ctx["host"], ctx["pair"], ctx["stream"]
+    cut = services.task_save(pair=pair, source_dataset="tank/docs", target_name="cut")
+
+    def pull_the_wire() -> None:
+        t = transport_for(host)
+        while replication.send_progress(t, cut.pk).get("total", 0) < stream / 2:
+            time.sleep(0.5)
+        first.monitor("set_link rep0 off")
+        time.sleep(45)  # longer than the sender's probes (3 x 10 s): the transfer fails, it does not just pause
+        first.monitor("set_link rep0 on")
+
+    cutter = threading.Thread(target=pull_the_wire)
+    cutter.start()
+    started = time.monotonic()
+    op = services.task_run_start(task=cut, user=None)
+    seconds = time.monotonic() - started
+    cutter.join()
+    run = TaskRun.objects.get(operation=op)
+    assert run.status == "succeeded", (run.status, run.message)
+    yield "replication_cut_run_seconds", seconds, "s", "cut at ~50 % for 45 s, resumed from the token"
+    yield "replication_cut_resent", max(run.sent - stream, 0) / stream * 100, "% of the stream", "goal <= 1 %"
+
+
+CHECKS = [replication_figures, many_figures, cut_figures]
