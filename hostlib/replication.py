@@ -10,7 +10,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from hostlib import names, recv_helper, send_helper, systemd
+from hostlib import names, recv_helper, send_helper, systemd, zfs
 from hostlib.errors import HostError, error_for
 from hostlib.runner import Transport
 
@@ -192,7 +192,7 @@ def hold(t: Transport, snapshots: list[str], tag: str, *, release: bool = False)
     """Hold snapshots with tag (no one can destroy them while held), or release that tag; a tag already there (or
     already gone) is no error."""
     for snapshot in snapshots:
-        argv = ["zfs", "release" if release else "hold", "--", tag, names.snapshot_name(snapshot)]
+        argv = zfs.hold_argv(snapshot, tag, release=release)
         done = t.run(argv, mutating=True, check=False, timeout=60)
         # a tag already there, or one (or a snapshot) already gone, is what was wanted
         if done.returncode and not re.search(r"tag already exists|no such tag|does not exist", done.stderr):
@@ -342,6 +342,11 @@ def pair_key(pair: int) -> str:
     return f"{PAIR_DIR}/pair-{int(pair)}"
 
 
+def known_hosts(pair: int) -> str:
+    """Where the sending NAS pins the receiving NAS's host key for the pair's ssh."""
+    return f"{PAIR_DIR}/known_hosts-{int(pair)}"
+
+
 def keygen_argv(pair: int) -> list[str]:
     return ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", f"tarn-pair-{int(pair)}", "-f", pair_key(pair)]
 
@@ -397,14 +402,14 @@ def host_keys(t: Transport) -> list[str]:
 
 def pair_unmake_key(t: Transport, pair: int) -> None:
     """The pair's key and pinned host key gone from the sending NAS."""
-    for path in (pair_key(pair), f"{pair_key(pair)}.pub", f"{PAIR_DIR}/known_hosts-{int(pair)}"):
+    for path in (pair_key(pair), f"{pair_key(pair)}.pub", known_hosts(pair)):
         t.remove_file(path)
 
 
 def pair_pin(t: Transport, pair: int, address: str, port: int, host_keys: list[str]) -> str:
     """The receiving NAS's host keys, pinned on the sending NAS for the pair's ssh; the file's path."""
     base = address if int(port) == 22 else f"[{address}]:{int(port)}"
-    path = f"{PAIR_DIR}/known_hosts-{int(pair)}"
+    path = known_hosts(pair)
     t.write_file(path, "".join(f"{base} {key}\n" for key in host_keys), mode=0o600)
     return path
 
@@ -416,7 +421,7 @@ def pair_check(t: Transport, pair: int, address: str, port: int) -> str:
     argv = send_helper.ssh_argv(
         {
             "identity": pair_key(pair),
-            "known_hosts": f"{PAIR_DIR}/known_hosts-{int(pair)}",
+            "known_hosts": known_hosts(pair),
             "cipher": CIPHER,
             "port": int(port),
             "address": str(ipaddress.ip_address(address)),

@@ -47,7 +47,7 @@ class DatasetPlan:
     says: str = ""  # for an admin: why nothing goes, or what stopped it
 
 
-def _matching(versions: list[Version], pattern: str) -> list[Version]:
+def matching(versions: list[Version], pattern: str) -> list[Version]:
     return [v for v in versions if v.kind == SNAPSHOT and (not pattern or fnmatchcase(v.name, pattern))]
 
 
@@ -102,7 +102,7 @@ def parents_first(plans: list[DatasetPlan], existing: set[str]) -> list[DatasetP
 
 def plan_dataset(source: Dataset, target: Dataset | None, target_name: str, *, pattern: str = "") -> DatasetPlan:
     plan = DatasetPlan(source=source.name, target=target_name, outcome=UP_TO_DATE)
-    wanted_all = _matching(source.versions, pattern)
+    wanted_all = matching(source.versions, pattern)
     if target is None:
         if not wanted_all:
             plan.outcome, plan.says = NOTHING_TO_SEND, "no snapshot of the source matches the pattern"
@@ -145,5 +145,5 @@ def plan_dataset(source: Dataset, target: Dataset | None, target_name: str, *, p
 def retention_victims(dataset: Dataset, pattern: str, keep: int, never: set[str]) -> list[str]:
     """The target's snapshots (names) past the newest `keep` that match the pattern, oldest first; never those in
     `never` (the chain's held snapshot) nor any the pattern does not take (they are not the task's)."""
-    mine = _matching(dataset.versions, pattern)
+    mine = matching(dataset.versions, pattern)
     return [v.name for v in mine[: max(len(mine) - keep, 0)] if v.name not in never]

@@ -347,7 +347,7 @@ def _unchanged(task: Task, run: TaskRun, source: dict) -> bool:
     if set(source) != set(states):
         return False
     for name, dataset in source.items():
-        wanted = [v for v in dataset.snapshots() if not task.pattern or fnmatch.fnmatchcase(v.name, task.pattern)]
+        wanted = planning.matching(dataset.versions, task.pattern)
         if not wanted or str(wanted[-1].guid) != states[name]:
             return False
     return True
@@ -416,7 +416,7 @@ def _ssh(task: Task) -> dict:
         "address": pair.address,
         "port": pair.port,
         "identity": replication.pair_key(pair.pk),
-        "known_hosts": f"{replication.PAIR_DIR}/known_hosts-{pair.pk}",
+        "known_hosts": replication.known_hosts(pair.pk),
         "cipher": replication.CIPHER,
         "alive": ALIVE,
         "idle": IDLE,

@@ -60,7 +60,7 @@ def wire(guest, guest2):
         "address": TARGET,
         "port": 22,
         "identity": replication.pair_key(PAIR),
-        "known_hosts": f"{replication.PAIR_DIR}/known_hosts-{PAIR}",
+        "known_hosts": replication.known_hosts(PAIR),
         "cipher": "aes128-gcm@openssh.com",
     }
     return source, target, ssh
