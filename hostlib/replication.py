@@ -188,14 +188,20 @@ def receive_abort(t: Transport, dataset: str) -> None:
         raise error_for(argv, done.returncode, done.stderr)
 
 
+HOLD_BATCH = 200  # snapshots per `zfs hold` (one command per side for a run's datasets, not one per dataset)
+_HOLD_FINE = re.compile(r"tag already exists|no such tag|does not exist")
+
+
 def hold(t: Transport, snapshots: list[str], tag: str, *, release: bool = False) -> None:
-    """Hold snapshots with tag (no one can destroy them while held), or release that tag; a tag already there (or
-    already gone) is no error."""
-    for snapshot in snapshots:
-        argv = zfs.hold_argv(snapshot, tag, release=release)
+    """Hold snapshots with tag (no one can destroy them while held), or release that tag, a batch per command; a tag
+    already there (or already gone) is no error. ZFS applies the rest of a batch when one of its snapshots refuses,
+    and names each refusal on a line of its own: any other refusal is an error."""
+    for at in range(0, len(snapshots), HOLD_BATCH):
+        argv = zfs.hold_argv(snapshots[at : at + HOLD_BATCH], tag, release=release)
         done = t.run(argv, mutating=True, check=False, timeout=60)
         # a tag already there, or one (or a snapshot) already gone, is what was wanted
-        if done.returncode and not re.search(r"tag already exists|no such tag|does not exist", done.stderr):
+        refused = [line for line in done.stderr.splitlines() if line.strip() and not _HOLD_FINE.search(line)]
+        if done.returncode and (refused or not done.stderr.strip()):
             raise error_for(argv, done.returncode, done.stderr)
 
 
@@ -227,11 +233,16 @@ def send_start(t: Transport, task: int, steps: list[dict], ssh: dict, *, limit: 
     systemd.start(t, unit, ["python3", f"{HELPER_DIR}/tarn-send", spec], description=f"Tarn replication {task}")
 
 
-def send_progress(t: Transport, task: int) -> dict:
-    """tarn-send's last progress ({} before its first write)."""
-    done = t.run(["cat", "--", progress_path(task)], check=False, timeout=30)
+def send_progress(t: Transport, task: int, *, wait: float = 0) -> dict:
+    """tarn-send's last progress ({} before its first write); with wait, at most that many seconds later, as soon
+    as the run ends (tarn-send's own --wait: the end is seen when it comes, in one command)."""
+    if wait:
+        argv = ["python3", f"{HELPER_DIR}/tarn-send", "--wait", progress_path(task), str(float(wait))]
+    else:
+        argv = ["cat", "--", progress_path(task)]
+    done = t.run(argv, check=False, timeout=30 + wait)
     try:
-        return json.loads(done.stdout) if done.returncode == 0 else {}
+        return json.loads(done.stdout) if done.returncode == 0 and done.stdout.strip() else {}
     except ValueError:
         return {}
 

@@ -2,6 +2,8 @@
 worker that started it; the worker follows its progress file and, if it dies, a new one finds the unit by name).
 
     python3 SEND_PATH <spec.json>
+    python3 SEND_PATH --wait <progress.json> <seconds>   (Tarn's look: the progress once the run ends, or after
+                                                          that many seconds, whichever comes first)
 
 The spec (written by Tarn, root's alone) lists the steps, each a `zfs send` argv (built by hostlib.replication) and
 the receive request the target's tarn-recv gets as data; the pair's key, pinned host key and cipher, and how soon
@@ -12,7 +14,7 @@ so the rate holds per second, not only on average.
 
 Progress (JSON, replaced atomically about once a second): {"state": "running" | "done" | "failed", "step": i,
 "steps": n, "snapshot": …, "bytes": this step's, "total": all steps', "rate": bytes/s over the last second,
-"updated": unix time, and when it ends "send_exit", "recv_exit", "stderr": both ends' last lines}.
+"started": unix time of the first byte's step, "updated": unix time, and when it ends "send_exit", "recv_exit", "stderr": both ends' last lines}.
 
 Self-contained (standard library only): Tarn writes this file's source to the NAS.
 """
@@ -31,7 +33,8 @@ TAIL = 4000  # characters of each end's stderr kept for the run's log
 
 class Progress:
     def __init__(self, path, steps):
-        self.path, self.state = path, {"state": "running", "step": 0, "steps": steps, "bytes": 0, "total": 0}
+        self.path = path
+        self.state = {"state": "running", "step": 0, "steps": steps, "bytes": 0, "total": 0, "started": time.time()}
         self.last_write, self.window = 0.0, (time.monotonic(), 0)
 
     def moved(self, n):
@@ -209,5 +212,24 @@ def main(spec_path):
             master.wait()
 
 
+def wait(progress_path, seconds):
+    """The progress as soon as its state is no longer "running" (or the file is gone), else after seconds: one
+    command on the sending NAS both waits and reads, and Tarn sees the end of a run when it comes."""
+    deadline = time.monotonic() + min(max(float(seconds), 0.0), 60.0)
+    while True:
+        try:
+            with open(progress_path) as fh:
+                text = fh.read()
+            ended = json.loads(text).get("state") != "running"
+        except (OSError, ValueError):
+            text, ended = "", False
+        if ended or time.monotonic() >= deadline:
+            return text
+        time.sleep(0.2)
+
+
 if __name__ == "__main__":
+    if len(sys.argv) == 4 and sys.argv[1] == "--wait":
+        sys.stdout.write(wait(sys.argv[2], sys.argv[3]))
+        sys.exit(0)
     sys.exit(main(sys.argv[1]))

@@ -232,15 +232,16 @@ def rename_argv(name: str, new_name: str) -> list[str]:
     return ["zfs", "rename", "--", name, new_name]
 
 
-def clone_argv(snapshot: str, target: str, props: dict | None = None) -> list[str]:
-    """A writable dataset that starts as the snapshot's contents, in the same pool."""
+def clone_argv(snapshot: str, target: str, props: dict | None = None, *, readonly: bool = False) -> list[str]:
+    """A dataset that starts as the snapshot's contents, in the same pool: writable, or read-only (a restore to
+    look at and copy from)."""
     names.snapshot_name(snapshot)
     names.dataset_name(target)
     if "/" not in target:
         raise names.InvalidName("A clone lives inside a pool: pool/name")
     if snapshot.split("/")[0].split("@")[0] != target.split("/")[0]:
         raise names.InvalidName("A clone lives in its snapshot's pool")
-    argv = ["zfs", "clone"]
+    argv = ["zfs", "clone", *(["-o", "readonly=on"] if readonly else [])]
     for key, value in names.properties(props or {}).items():
         argv += ["-o", f"{key}={value}"]
     return [*argv, "--", snapshot, target]
@@ -249,12 +250,17 @@ def clone_argv(snapshot: str, target: str, props: dict | None = None) -> list[st
 HOLD_TAG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$")
 
 
-def hold_argv(snapshot: str, tag: str, *, release: bool = False) -> list[str]:
-    """Hold a snapshot (it cannot be destroyed while any hold is on it), or release one tag."""
-    names.snapshot_name(snapshot)
+def hold_argv(snapshot: str | list[str], tag: str, *, release: bool = False) -> list[str]:
+    """Hold a snapshot, or several in one command (none can be destroyed while any hold is on it), or release one
+    tag from them."""
+    snapshots = [snapshot] if isinstance(snapshot, str) else list(snapshot)
+    if not snapshots:
+        raise names.InvalidName("Name at least one snapshot to hold")
+    for one in snapshots:
+        names.snapshot_name(one)
     if not HOLD_TAG.fullmatch(tag):
         raise names.InvalidName("A hold tag is up to 64 letters, digits, '_', '.', ':' or '-'")
-    return ["zfs", "release" if release else "hold", "--", tag, snapshot]
+    return ["zfs", "release" if release else "hold", "--", tag, *snapshots]
 
 
 ARCSTATS = "/proc/spl/kstat/zfs/arcstats"

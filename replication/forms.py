@@ -60,3 +60,23 @@ class TaskForm(forms.Form):
         d["limit"] = d["limit"] << 20
         d["every_minutes"] = d["every_minutes"] or 0
         return d
+
+
+class RestoreForm(forms.Form):
+    snapshot = forms.ChoiceField(help_text="A snapshot of the replica, as Tarn last read the target.")
+    how = forms.ChoiceField(
+        choices=[
+            ("clone", "Clone it on the target, read-only (look, copy, share it from there)"),
+            ("back", "Send it back into a new dataset on the source (needs a pair from the target to the source)"),
+        ],
+        initial="clone",
+    )
+    name = forms.CharField(
+        max_length=255,
+        help_text="clone: the new dataset on the target, in the replica's pool (e.g. backup/lab/docs-restored); "
+        "back: one name below that pair's root on the source.",
+    )
+
+    def __init__(self, *args, snapshots=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["snapshot"].choices = [(s, s) for s in snapshots]

@@ -2,6 +2,7 @@
 
 from django.db.models import Min, OuterRef, Q, Subquery
 
+from pools import selectors as pools
 from replication.choices import RunStatus
 from replication.models import DatasetState, Pair, Task, TaskRun
 
@@ -52,3 +53,9 @@ def tasks_behind(*, source, since):
         .annotate(replicated_at=Min("datasets__replicated_at"))
         .filter(Q(replicated_at__lt=since) | Q(replicated_at__isnull=True))
     )
+
+
+def replica_snapshots(*, task, limit: int = 200) -> list[str]:
+    """The replica's snapshots on the target as last read (newest first): what a restore can bring back."""
+    names = pools.snapshot_names(host=task.pair.target, dataset=task.target_dataset)
+    return [f"{task.target_dataset}@{n}" for n in reversed(names)][:limit]

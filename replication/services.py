@@ -17,6 +17,7 @@ from hostlib import names, replication, systemd
 from hostlib.errors import HostError
 from hostlib.replication import Dataset
 from pools import selectors as pools
+from pools import services as pools_services
 from pools.services import inventory_refresh
 from replication import planning
 from replication.choices import PairStatus, RunStatus
@@ -29,7 +30,7 @@ IDLE = 30  # seconds of silence before the receiving NAS ends a stream (then it 
 ALIVE = 10  # the sender's ssh probes every ALIVE s and gives up after three unanswered
 RUN_SECONDS = 7 * 24 * 3600  # a run's Celery limit: a first full stream of many TiB takes days
 UNIT_EVERY = 3  # polls between two looks at the unit itself (a tarn-send that died without a last word)
-FOLLOW_SECONDS = 5.0  # between two reads of a transfer's progress, once it is under way
+FOLLOW_SECONDS = 5.0  # a look at a transfer's progress waits this long for its end (and returns when it comes)
 
 
 # --- pairs ----------------------------------------------------------------------------------------------------------
@@ -202,10 +203,9 @@ def task_delete_start(*, task: Task, user, confirm: str = "") -> Operation:
 def task_delete_run(tracker: Tracker) -> None:
     task = Task.objects.select_related("pair__source", "pair__target").get(pk=tracker.op.params["task"])
     src, dst = tracker.transport(task.pair.source), tracker.transport(task.pair.target)
-    for state in DatasetState.objects.filter(task=task):
-        if state.snapshot:
-            replication.hold(src, [f"{state.source}@{state.snapshot}"], task.hold_tag, release=True)
-            replication.hold(dst, [f"{state.target}@{state.snapshot}"], task.hold_tag, release=True)
+    states = [state for state in DatasetState.objects.filter(task=task) if state.snapshot]
+    replication.hold(src, [f"{state.source}@{state.snapshot}" for state in states], task.hold_tag, release=True)
+    replication.hold(dst, [f"{state.target}@{state.snapshot}" for state in states], task.hold_tag, release=True)
     what = str(task)
     task.delete()
     tracker.progress(100, f"Deleted the task {what}; its holds are released, the replica stays")
@@ -238,6 +238,53 @@ def failover_run(tracker: Tracker) -> None:
     replication.make_writable(dst, replicas)
     inventory_refresh(host=task.pair.target)
     tracker.progress(100, f"{task.target_dataset} is writable and mounted; the task is off")
+
+
+RESTORE_HOW = ("clone", "back")
+
+
+def restore_start(*, task: Task, user, snapshot: str, how: str, name: str) -> Operation:
+    """Bring a replicated snapshot back (admin):
+    - clone: a read-only clone of it beside the replica on the target, mounted, to look at, copy from or share;
+    - back: sent back into a new dataset on the source, NAS to NAS, over a pair from the target to the source (a task
+      of its own, started now; it lands read-only, and failing that task over makes it writable).
+    Nothing that exists is changed."""
+    if not (user and user.has_role(Role.ADMIN)):
+        raise ValidationError({"how": "Restoring is an admin's decision."})
+    if how not in RESTORE_HOW:
+        raise ValidationError({"how": "clone (on the target) or back (to the source)."})
+    dataset, _, snap = snapshot.partition("@")
+    replica = dataset == task.target_dataset or (task.recursive and dataset.startswith(task.target_dataset + "/"))
+    if not snap or not replica or snap not in pools.snapshot_names(host=task.pair.target, dataset=dataset):
+        raise ValidationError({"snapshot": f"{snapshot} is not a snapshot of this task's replica (as last read)."})
+    if how == "clone":
+        try:
+            return pools_services.snapshot_clone_start(
+                host=task.pair.target, user=user, snapshot=snapshot, target=name, readonly=True
+            )
+        except ValidationError as exc:
+            raise _renamed(exc, {"target": "name"}) from None
+    back = Pair.objects.filter(source=task.pair.target, target=task.pair.source, status=PairStatus.PAIRED).first()
+    if back is None:
+        raise ValidationError(
+            {"how": f"Pair {task.pair.target.name} with {task.pair.source.name} first (the bytes go back NAS to NAS)."}
+        )
+    if pools.dataset_exists(host=back.target, name=f"{back.root}/{name}"):
+        raise ValidationError({"name": f"{back.root}/{name} exists already on {back.target.name}: restore beside it."})
+    with transaction.atomic():
+        try:
+            restore = task_save(pair=back, source_dataset=dataset, target_name=name, pattern=snap)
+        except ValidationError as exc:
+            raise _renamed(exc, {"target_name": "name", "source_dataset": "snapshot", "pattern": "snapshot"}) from None
+        Task.objects.filter(pk=restore.pk).update(enabled=False)  # a one-off: never on a clock
+        return task_run_start(task=restore, user=user)
+
+
+def _renamed(exc: ValidationError, fields: dict) -> ValidationError:
+    """A called service's field errors under this form's names."""
+    if not hasattr(exc, "error_dict"):
+        return exc
+    return ValidationError({fields.get(k, k): v for k, v in exc.error_dict.items()})
 
 
 def _nested(a: str, b: str) -> bool:
@@ -430,11 +477,10 @@ def _transfer(tracker: Tracker, run: TaskRun, task: Task, src, steps: list[dict]
         replication.send_start(src, task.pk, steps, _ssh(task), limit=task.limit)
     last, moved_at, polls = -1, time.monotonic(), 0
     while True:
-        # soon at first (a small run ends in seconds), then every FOLLOW_SECONDS: each look is a command on the
-        # sending NAS, whose CPU the transfer needs
-        time.sleep(min(FOLLOW_SECONDS, 0.5 * 2**polls))
+        # each look is one command on the sending NAS (whose CPU the transfer needs) that returns when the run ends,
+        # or after FOLLOW_SECONDS with the progress so far
+        progress = replication.send_progress(src, task.pk, wait=FOLLOW_SECONDS)
         polls += 1
-        progress = replication.send_progress(src, task.pk)
         total = int(progress.get("total", 0))
         if total != last:
             last, moved_at = total, time.monotonic()
@@ -489,6 +535,12 @@ def _execute(tracker: Tracker, run: TaskRun, task: Task, src, dst) -> tuple[str,
         tracker.log(f"attempt {attempt}: {len(steps)} transfer(s), {run.expected - sent} bytes expected")
         progress = _transfer(tracker, run, task, src, steps, sent)
         sent = run.sent
+        seconds = float(progress.get("updated", 0)) - float(progress.get("started", 0))
+        if 0 < seconds < 1e7:
+            rate = int(progress.get("total", 0)) / seconds
+            tracker.log(
+                f"attempt {attempt}: {progress.get('total', 0)} bytes in {seconds:.1f} s ({rate / 2**20:.2f} MiB/s)"
+            )
         if progress.get("state") == "done":
             break
         words = " ".join((progress.get("stderr") or {}).values())
@@ -521,7 +573,8 @@ def _protect(tracker: Tracker, task: Task, src, dst, *, prune: int = 0, stopped:
     the held one, never in a dataset whose run stopped). The datasets' newest common snapshots."""
     source = replication.listing(src, task.source_dataset, recursive=task.recursive)
     target = replication.listing(dst, task.target_dataset, recursive=task.recursive)
-    now, went = timezone.now(), []
+    now, went, moved, prunes = timezone.now(), [], [], []
+    states = {state.source: state for state in DatasetState.objects.filter(task=task)}
     for name, dataset in source.items():
         to = task.target_dataset + name[len(task.source_dataset) :]
         if to not in target or _excluded(task, name):
@@ -530,27 +583,32 @@ def _protect(tracker: Tracker, task: Task, src, dst, *, prune: int = 0, stopped:
         common = [v for v in dataset.snapshots() if v.guid in on_target]
         if not common:
             continue
-        newest = common[-1]
-        state = DatasetState.objects.filter(task=task, source=name).first()
+        newest, state = common[-1], states.get(name)
         if state is None or state.guid != str(newest.guid):
-            replication.hold(src, [newest.full], task.hold_tag)
-            replication.hold(dst, [on_target[newest.guid].full], task.hold_tag)
-            if state is not None and state.snapshot and state.snapshot != newest.name:
-                replication.hold(src, [f"{name}@{state.snapshot}"], task.hold_tag, release=True)
-                replication.hold(dst, [f"{to}@{state.snapshot}"], task.hold_tag, release=True)
-            DatasetState.objects.update_or_create(
-                task=task,
-                source=name,
-                defaults={"target": to, "snapshot": newest.name, "guid": str(newest.guid), "replicated_at": now},
-            )
-            tracker.log(f"{to}@{newest.name} held on both sides")
+            moved.append((name, to, newest, on_target[newest.guid].full, state))
         went.append(f"{to}@{newest.name}")
         if prune and to not in stopped:
             held = on_target[newest.guid]  # what came before it came from the source (else the chain had broken)
             received = [v for v in target[to].snapshots() if v.createtxg <= held.createtxg]
-            ours = Dataset(to, target[to].type, target[to].guid, versions=received)
-            victims = planning.retention_victims(ours, task.pattern, prune, {held.name})
-            if victims:
-                replication.destroy_snapshots(dst, to, victims)
-                tracker.log(f"{to}: pruned {', '.join('@' + v for v in victims)} (keeps {prune})")
+            prunes.append((Dataset(to, target[to].type, target[to].guid, versions=received), held.name))
+    # the new holds first, then the old ones released (never a moment with neither), each one command per side for
+    # all of the run's datasets
+    replication.hold(src, [newest.full for _, _, newest, _, _ in moved], task.hold_tag)
+    replication.hold(dst, [there for _, _, _, there, _ in moved], task.hold_tag)
+    old = [(name, to, s.snapshot) for name, to, newest, _, s in moved if s and s.snapshot not in ("", newest.name)]
+    replication.hold(src, [f"{name}@{snapshot}" for name, _, snapshot in old], task.hold_tag, release=True)
+    replication.hold(dst, [f"{to}@{snapshot}" for _, to, snapshot in old], task.hold_tag, release=True)
+    for name, to, newest, _, _ in moved:
+        DatasetState.objects.update_or_create(
+            task=task,
+            source=name,
+            defaults={"target": to, "snapshot": newest.name, "guid": str(newest.guid), "replicated_at": now},
+        )
+    if moved:
+        tracker.log(f"held on both sides: {', '.join(f'{to}@{newest.name}' for _, to, newest, _, _ in moved)}")
+    for ours, held in prunes:
+        victims = planning.retention_victims(ours, task.pattern, prune, {held})
+        if victims:
+            replication.destroy_snapshots(dst, ours.name, victims)
+            tracker.log(f"{ours.name}: pruned {', '.join('@' + v for v in victims)} (keeps {prune})")
     return went

@@ -13,4 +13,5 @@ urlpatterns = [
     path("tasks/<int:pk>/run/", views.task_run, name="replication-task-run"),
     path("tasks/<int:pk>/delete/", views.task_delete, name="replication-task-delete"),
     path("tasks/<int:pk>/failover/", views.task_failover, name="replication-task-failover"),
+    path("tasks/<int:pk>/restore/", views.task_restore, name="replication-task-restore"),
 ]

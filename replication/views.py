@@ -9,7 +9,7 @@ from appliance.choices import Role
 from appliance.web import add_service_errors, attempt
 from replication import selectors, services
 from replication.choices import PairStatus
-from replication.forms import PairForm, TaskForm
+from replication.forms import PairForm, RestoreForm, TaskForm
 from replication.models import Pair, Task
 
 
@@ -63,6 +63,10 @@ def task_new(request):
 
 def task_detail(request, pk):
     task = get_object_or_404(selectors.task_list(), pk=pk)
+    return _task_page(request, task, RestoreForm(snapshots=selectors.replica_snapshots(task=task)))
+
+
+def _task_page(request, task, restore, status=200):
     return render(
         request,
         "replication/task_detail.html",
@@ -70,9 +74,11 @@ def task_detail(request, pk):
             "task": task,
             "datasets": selectors.dataset_states(task=task),
             "runs": selectors.task_runs(task=task, limit=30),
+            "restore": restore,
             "is_admin": request.user.has_role(Role.ADMIN),
             "can_run": request.user.has_role(Role.OPERATOR),
         },
+        status=status,
     )
 
 
@@ -98,3 +104,18 @@ def task_failover(request, pk):
     confirm = request.POST.get("confirm", "").strip()
     op = attempt(request, services.failover_start, task=task, user=request.user, confirm=confirm)
     return redirect("operation-detail", pk=op.pk) if op else redirect("replication-task", pk=pk)
+
+
+@requires(write=Role.ADMIN)
+@require_POST
+def task_restore(request, pk):
+    task = get_object_or_404(selectors.task_list(), pk=pk)
+    form = RestoreForm(request.POST, snapshots=selectors.replica_snapshots(task=task))
+    if form.is_valid():
+        try:
+            op = services.restore_start(task=task, user=request.user, **form.cleaned_data)
+        except ValidationError as exc:
+            add_service_errors(form, exc)
+        else:
+            return redirect("operation-detail", pk=op.pk)
+    return _task_page(request, task, form, status=400)

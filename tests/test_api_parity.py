@@ -102,6 +102,7 @@ API = {
     "replication-task-run": ["api:replication-task-run"],
     "replication-task-delete": ["api:replication-task-detail"],
     "replication-task-failover": ["api:replication-task-failover"],
+    "replication-task-restore": ["api:replication-task-restore"],
 }
 
 # Page actions that change only the browser's session or the person's own sign-in: an API client names the host in

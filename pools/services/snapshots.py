@@ -71,10 +71,10 @@ def snapshot_destroy_start(*, host, user, snapshots: list[str]) -> Operation:
     )
 
 
-def snapshot_clone_start(*, host, user, snapshot: str, target: str) -> Operation:
+def snapshot_clone_start(*, host, user, snapshot: str, target: str, readonly: bool = False) -> Operation:
     snapshot_row(host, snapshot)
     try:
-        argv = zfs.clone_argv(snapshot, target)
+        argv = zfs.clone_argv(snapshot, target, readonly=readonly)
     except names.InvalidName as exc:
         raise ValidationError({"target": str(exc)}) from None
     new_dataset_name(host, target, "target")

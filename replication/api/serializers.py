@@ -62,3 +62,9 @@ class TaskRunSerializer(ModelSerializer):
         fields = ["id", "operation", "status", "expected", "sent", "snapshots", "message", "started_at"]
         fields += ["finished_at"]
         read_only_fields = fields
+
+
+class RestoreRequest(serializers.Serializer):
+    snapshot = serializers.CharField(max_length=511, help_text="dataset@name of the replica on the target.")
+    how = serializers.ChoiceField(choices=["clone", "back"], default="clone")
+    name = serializers.CharField(max_length=255)

@@ -47,7 +47,7 @@ class TaskViewSet(viewsets.ReadOnlyModelViewSet):
         return selectors.task_list().prefetch_related("datasets")
 
     def get_required_role(self, request):
-        return Role.ADMIN if self.action in ("create", "destroy", "failover") else None
+        return Role.ADMIN if self.action in ("create", "destroy", "failover", "restore") else None
 
     def create(self, request):
         d = valid(s.TaskCreateRequest, request).validated_data
@@ -70,6 +70,14 @@ class TaskViewSet(viewsets.ReadOnlyModelViewSet):
         """Make the replica writable and mounted on the target (its name typed); the task is switched off."""
         confirm = valid(ConfirmRequest, request).validated_data["confirm"]
         return accepted(services.failover_start(task=self.get_object(), user=request.user, confirm=confirm))
+
+    @extend_schema(request=s.RestoreRequest, responses=ACCEPTED)
+    @action(detail=True, methods=["post"])
+    def restore(self, request, pk=None):
+        """Bring a snapshot of the replica back: a read-only clone on the target (how=clone, name: the new dataset)
+        or sent back to the source (how=back, name: below the root of a pair from the target to the source)."""
+        d = valid(s.RestoreRequest, request).validated_data
+        return accepted(services.restore_start(task=self.get_object(), user=request.user, **d))
 
     @extend_schema(responses=s.TaskRunSerializer(many=True))
     @action(detail=True, methods=["get"])

@@ -236,12 +236,14 @@ ROLES: dict[str, tuple[str, str] | None] = {
     "/replication/tasks/<pk>/run/": (VIEWER, OPERATOR),
     "/replication/tasks/<pk>/delete/": (VIEWER, ADMIN),
     "/replication/tasks/<pk>/failover/": (VIEWER, ADMIN),
+    "/replication/tasks/<pk>/restore/": (VIEWER, ADMIN),
     "/api/v1/replication-pairs/": (VIEWER, ADMIN),
     "/api/v1/replication-pairs/<pk>/": (VIEWER, ADMIN),
     "/api/v1/replication-tasks/": (VIEWER, ADMIN),
     "/api/v1/replication-tasks/<pk>/": (VIEWER, ADMIN),
     "/api/v1/replication-tasks/<pk>/run/": (VIEWER, OPERATOR),
     "/api/v1/replication-tasks/<pk>/failover/": (VIEWER, ADMIN),
+    "/api/v1/replication-tasks/<pk>/restore/": (VIEWER, ADMIN),
     "/api/v1/replication-tasks/<pk>/runs/": (VIEWER, OPERATOR),
 }
 

@@ -2,6 +2,7 @@
 themselves are proven in the lab, between two guests)."""
 
 import json
+import threading
 import time
 
 import pytest
@@ -52,6 +53,23 @@ def test_progress_is_replaced_whole_and_carries_the_rate(tmp_path):
     progress.write(state="done")
     assert json.loads(path.read_text())["state"] == "done"
     assert [p.name for p in tmp_path.iterdir()] == ["run.json"], "no temporary file left behind"
+
+
+def test_a_look_returns_when_the_run_ends_or_when_its_time_is_up(tmp_path):
+    path = tmp_path / "run.json"
+    progress = Progress(str(path), steps=1)
+    progress.write()
+    started = time.monotonic()
+    assert json.loads(send_helper.wait(str(path), 0.6))["state"] == "running"
+    assert 0.55 <= time.monotonic() - started < 2.0, "a running transfer: the look waits its time"
+    ender = threading.Timer(0.3, progress.write, kwargs={"state": "done"})
+    ender.start()
+    started = time.monotonic()
+    ended = json.loads(send_helper.wait(str(path), 10))
+    ender.join()
+    assert ended["state"] == "done" and time.monotonic() - started < 2.0, "the end is seen when it comes"
+    assert ended["updated"] >= ended["started"]
+    assert send_helper.wait(str(tmp_path / "none.json"), 0.2) == "", "no progress yet: nothing, after the wait"
 
 
 def test_a_step_sends_with_zfs_send_only():

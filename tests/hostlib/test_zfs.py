@@ -77,8 +77,17 @@ def test_change_argv_is_exact():
         "tank/a@s1",
         "tank/restore",
     ]
+    assert zfs.clone_argv("tank/a@s1", "tank/restore", readonly=True)[:4] == ["zfs", "clone", "-o", "readonly=on"]
     assert zfs.hold_argv("tank/a@s1", "keep") == ["zfs", "hold", "--", "keep", "tank/a@s1"]
     assert zfs.hold_argv("tank/a@s1", "keep", release=True) == ["zfs", "release", "--", "keep", "tank/a@s1"]
+    assert zfs.hold_argv(["tank/a@s1", "tank/a/b@s1"], "keep") == [
+        "zfs",
+        "hold",
+        "--",
+        "keep",
+        "tank/a@s1",
+        "tank/a/b@s1",
+    ]
 
 
 def test_snapshots_carry_their_hold_count_when_listed_with_userrefs():
@@ -108,6 +117,8 @@ def test_snapshots_carry_their_hold_count_when_listed_with_userrefs():
         lambda: zfs.clone_argv("tank/a", "tank/restore"),
         lambda: zfs.hold_argv("tank/a@s1", "-r"),
         lambda: zfs.hold_argv("tank/a@s1", "a b"),
+        lambda: zfs.hold_argv([], "keep"),
+        lambda: zfs.hold_argv(["tank/a@s1", "-r"], "keep"),
     ],
 )
 def test_it_refuses_bad_requests_before_any_argv(call):

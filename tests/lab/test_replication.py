@@ -207,6 +207,11 @@ def test_tarn_pairs_the_hosts_runs_a_task_keeps_the_chain_held_and_stops_on_a_di
     tag = f"tarn-repl-{task.pk}"
     assert tag in holds(source, "tank/docs@b") and tag in holds(target, "backup/lab/docs@b")
 
+    replication.hold(source, ["tank/docs@a", "tank/docs@b"], tag)  # one command; @b has the tag already
+    assert tag in holds(source, "tank/docs@a"), "ZFS applies the rest of a batch when one snapshot refuses"
+    replication.hold(source, ["tank/docs@a"], tag, release=True)
+    assert tag not in holds(source, "tank/docs@a") and tag in holds(source, "tank/docs@b")
+
     op = run_queued(services.task_run_start, task=task, user=admin_user)
     assert TaskRun.objects.get(operation=op).status == "nothing", op.message
 
@@ -218,6 +223,21 @@ def test_tarn_pairs_the_hosts_runs_a_task_keeps_the_chain_held_and_stops_on_a_di
     on_target = set(guids(side(target, "backup/lab")["backup/lab/docs"]))
     assert on_target == {"b", "c"}, "the target keeps 2: @a pruned there, the source untouched"
     assert set(guids(side(source, "tank/docs")["tank/docs"])) == {"a", "b", "c"}
+
+    # restore @b: a read-only clone beside the replica; then sent back to the source over a pair the other way
+    inventory_refresh(host=lab2)
+    restore = {"task": task, "user": admin_user, "snapshot": "backup/lab/docs@b"}
+    op = run_queued(services.restore_start, **restore, how="clone", name="backup/lab/docs-b")
+    assert op.status == "succeeded", op.message
+    props = target.run(["zfs", "get", "-H", "-o", "value", "readonly,mounted,origin", "--", "backup/lab/docs-b"])
+    assert props.stdout.split() == ["on", "yes", "backup/lab/docs@b"]
+    assert guest2.sh("sha256sum < /backup/lab/docs-b/two") == guest.sh("sha256sum < /tank/docs/.zfs/snapshot/b/two")
+    op = run_queued(services.pair_start, source=lab2, target=lab_host, address=SOURCE, root="tank", user=admin_user)
+    assert op.status == "succeeded", op.message
+    op = run_queued(services.restore_start, **restore, how="back", name="restored")
+    assert op.status == "succeeded", (op.message, op.log)
+    back = side(source, "tank/restored")["tank/restored"]
+    assert guids(back) == {"b": guids(side(source, "tank/docs")["tank/docs"])["b"]}, "the source's own @b, back"
 
     guest2.sh("zfs snapshot backup/lab/docs@rogue")  # the target changed by hand
     guest.sh("zfs snapshot tank/docs@d")

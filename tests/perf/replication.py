@@ -97,24 +97,32 @@ def replication_figures():
         )
         return stream / (time.monotonic() - started) / (1 << 20)
 
-    def through_tarn(name: str, **task) -> tuple[float, TaskRun]:
+    def through_tarn(name: str, **task) -> tuple[float, float]:
+        """A task's whole run, and its transfer alone (tarn-send's own first and last timestamps)."""
         made = services.task_save(pair=pair, source_dataset="tank/docs", target_name=name, **task)
         started = time.monotonic()
         op = services.task_run_start(task=made, user=None)
         seconds = time.monotonic() - started
         run = TaskRun.objects.get(operation=op)
         assert run.status == "succeeded", (run.status, run.message)
-        return stream / seconds / (1 << 20), run
+        progress = replication.send_progress(transport_for(host), made.pk)
+        wire = progress["updated"] - progress["started"]
+        return stream / seconds / (1 << 20), progress["total"] / wire / (1 << 20)
 
-    hand, tarn = [], []
+    hand, tarn, wire = [], [], []
     for i in range(ROUNDS):  # interleaved: the emulated guests drift, both sides alike
         hand.append(by_hand())
-        tarn.append(through_tarn(f"full{i}")[0])
+        whole, transfer = through_tarn(f"full{i}")
+        tarn.append(whole)
+        wire.append(transfer)
     yield "replication_stream_size", stream / (1 << 20), "MiB", f"raw zfs send of {MIB} MiB from /dev/urandom"
     yield "replication_by_hand_rate", statistics.median(hand), "MiB/s", "zfs send -w | ssh | zfs receive, median"
     yield "replication_tarn_rate", statistics.median(tarn), "MiB/s", "a task's whole run (listing, plan, holds)"
     ratio = statistics.median(t / h for t, h in zip(tarn, hand, strict=True))
     yield "replication_tarn_to_hand_ratio", ratio, "x", "goal >= 0.9 (pairs of interleaved runs)"
+    yield "replication_tarn_transfer_rate", statistics.median(wire), "MiB/s", "tarn-send's transfer alone, median"
+    ratio = statistics.median(w / h for w, h in zip(wire, hand, strict=True))
+    yield "replication_transfer_to_hand_ratio", ratio, "x", "the transfer alone against the pipe by hand"
 
     limit = int(statistics.median(hand) * (1 << 20) / 2)
     rates, done = [], threading.Event()

@@ -1,8 +1,10 @@
 """Replication's pages and API over rows (no host is reached: what a run does is the lab's to prove)."""
 
 import pytest
+from django.utils import timezone
 
 from appliance.models import Operation
+from pools.models import Dataset, Pool, Snapshot
 from replication.models import Pair, Task, TaskRun
 from tests.replication.test_services import host_with
 
@@ -89,3 +91,29 @@ def test_failing_over_is_an_admins_with_the_replica_typed(
     with django_capture_on_commit_callbacks(execute=False):
         done = admin_client.post(api, {"confirm": "backup/lab/docs"}, "application/json")
     assert done.status_code == 202 and Operation.objects.get().kind == "replication.failover"
+
+
+def test_restoring_from_the_task_page_names_a_bad_field_or_goes_to_its_operation(
+    admin_client, viewer_client, pair, django_capture_on_commit_callbacks
+):
+    task = Task.objects.create(pair=pair, source_dataset="tank/docs", target_name="docs")
+    empty = admin_client.get(f"/replication/tasks/{task.pk}/").content.decode()
+    assert "No snapshot of the replica yet" in empty
+    row = Dataset.objects.create(
+        host=pair.target,
+        pool=Pool.objects.get(host=pair.target),
+        name="backup/lab/docs",
+        type="filesystem",
+        observed_at=timezone.now(),
+    )
+    Snapshot.objects.create(dataset=row, name="auto-1", created_at=timezone.now())
+    page = admin_client.get(f"/replication/tasks/{task.pk}/").content.decode()
+    assert 'value="backup/lab/docs@auto-1"' in page and "Restore" in page
+    assert "Restore</button>" not in viewer_client.get(f"/replication/tasks/{task.pk}/").content.decode()
+    url = f"/replication/tasks/{task.pk}/restore/"
+    bad = admin_client.post(url, {"snapshot": "backup/lab/docs@auto-1", "how": "clone", "name": "backup/lab"})
+    assert bad.status_code == 400 and "backup/lab exists already" in bad.content.decode()
+    assert not Operation.objects.exists()
+    with django_capture_on_commit_callbacks(execute=False):
+        good = admin_client.post(url, {"snapshot": "backup/lab/docs@auto-1", "how": "clone", "name": "backup/lab/r"})
+    assert good.status_code == 302 and good["Location"] == f"/operations/{Operation.objects.get().pk}/"

@@ -153,3 +153,66 @@ def test_a_failed_task_and_one_behind_raise_alerts_on_the_source(pair):
     DatasetState.objects.create(task=task, source="tank/docs", target="backup/lab/docs", replicated_at=timezone.now())
     assert not [c for c in conditions(pair.source) if c.rule.startswith("replication")]
     assert not [c for c in conditions(pair.target) if c.rule.startswith("replication")], "raised on the source only"
+
+
+@pytest.fixture
+def replica(pair):
+    """The task's replica on the target, with two snapshots, as the inventory last read it."""
+    target = pair.target
+    row = Dataset.objects.create(
+        host=target,
+        pool=Pool.objects.get(host=target),
+        name="backup/lab/docs",
+        type="filesystem",
+        observed_at=timezone.now(),
+    )
+    for snap in ("auto-1", "auto-2"):
+        Snapshot.objects.create(dataset=row, name=snap, created_at=timezone.now())
+    return Task.objects.create(pair=pair, source_dataset="tank/docs", target_name="docs")
+
+
+@pytest.mark.parametrize(
+    "change, field, says",
+    [
+        ({"snapshot": "backup/lab/docs@gone"}, "snapshot", "not a snapshot of this task's replica"),
+        ({"snapshot": "tank/docs@auto-1"}, "snapshot", "not a snapshot of this task's replica"),
+        ({"how": "rollback"}, "how", "clone (on the target) or back"),
+        ({"name": "backup/lab"}, "name", "exists already"),
+        ({"name": "tank/restored"}, "name", "its snapshot's pool"),
+        ({"how": "back", "name": "restored"}, "how", "Pair nas2 with nas1 first"),
+    ],
+)
+def test_a_bad_restore_names_its_field_and_nothing_is_started(replica, admin_user, change, field, says):
+    restore = {"snapshot": "backup/lab/docs@auto-1", "how": "clone", "name": "backup/lab/docs-restored", **change}
+    with pytest.raises(ValidationError) as raised:
+        services.restore_start(task=replica, user=admin_user, **restore)
+    assert field in raised.value.message_dict and says in " ".join(raised.value.message_dict[field])
+    assert not Operation.objects.exists() and Task.objects.count() == 1
+
+
+def test_a_restore_is_a_read_only_clone_on_the_target_or_a_one_off_task_back(
+    replica, admin_user, operator_user, django_capture_on_commit_callbacks
+):
+    restore = {"snapshot": "backup/lab/docs@auto-1", "how": "clone", "name": "backup/lab/docs-restored"}
+    with pytest.raises(ValidationError, match="admin"):
+        services.restore_start(task=replica, user=operator_user, **restore)
+    with django_capture_on_commit_callbacks(execute=False):
+        op = services.restore_start(task=replica, user=admin_user, **restore)
+    assert op.host == replica.pair.target and op.params["argvs"] == [
+        ["zfs", "clone", "-o", "readonly=on", "--", "backup/lab/docs@auto-1", "backup/lab/docs-restored"]
+    ]
+    source, target = replica.pair.source, replica.pair.target
+    back = Pair.objects.create(source=target, target=source, address="10.78.0.1", root="tank", status="paired")
+    with pytest.raises(ValidationError) as raised:
+        services.restore_start(task=replica, user=admin_user, **{**restore, "how": "back", "name": "docs"})
+    assert "tank/docs exists already on nas1" in " ".join(raised.value.message_dict["name"])
+    with django_capture_on_commit_callbacks(execute=False):
+        op = services.restore_start(task=replica, user=admin_user, **{**restore, "how": "back", "name": "restored"})
+    one_off = Task.objects.get(pair=back)
+    assert (one_off.source_dataset, one_off.target_dataset, one_off.pattern) == (
+        "backup/lab/docs",
+        "tank/restored",
+        "auto-1",
+    )
+    assert not one_off.enabled and op.kind == "replication.run" and op.host == target
+    assert TaskRun.objects.get(task=one_off).operation == op
