@@ -80,6 +80,11 @@ def pump(command, idle):
     """The stream on stdin into `zfs receive` (os.splice: the bytes never pass through Python) until it ends, or until
     nothing has come for idle seconds; then zfs receive sees the end and keeps a partial stream's state."""
     child = subprocess.Popen(command, stdin=subprocess.PIPE)
+    for fd in (0, child.stdin.fileno()):  # a mebibyte per wake-up, not 64 KiB (see tarn-send)
+        try:
+            fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, 1 << 20)
+        except OSError:
+            pass  # not a pipe (sshd may hand over a socket)
     try:
         while True:
             ready, _, _ = select.select([0], [], [], idle)

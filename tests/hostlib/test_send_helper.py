@@ -108,4 +108,4 @@ def test_a_runs_steps_are_sessions_on_one_shared_connection_that_runs_no_command
 def test_the_helper_is_self_contained():
     source = open(send_helper.__file__).read()
     imports = {line.split()[1] for line in source.splitlines() if line.startswith(("import ", "from "))}
-    assert imports == {"json", "os", "subprocess", "sys", "tempfile", "time"}
+    assert imports == {"fcntl", "json", "os", "subprocess", "sys", "tempfile", "time"}
