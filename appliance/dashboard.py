@@ -2,7 +2,8 @@
 
 from collections.abc import Callable
 
-# panel(hosts=[Host, …]) -> context entries; "hosts" rows are (host, that host's pools) pairs
+# panel(hosts=[Host, …]) -> context entries; "hosts" rows are (host, that host's pools) pairs; "extra_panels" are
+# (template, its context) pairs, drawn after the hosts in the order the apps registered them
 PANELS: list[Callable[..., dict]] = []
 
 
@@ -14,6 +15,9 @@ def dashboard_panel(panel: Callable[..., dict]) -> Callable[..., dict]:
 
 def dashboard_context(*, hosts) -> dict:
     context = {"hosts": [(host, []) for host in hosts]}
+    extra = []
     for panel in PANELS:
-        context.update(panel(hosts=hosts))
-    return context
+        entries = panel(hosts=hosts)
+        extra += entries.pop("extra_panels", [])
+        context.update(entries)
+    return {**context, "extra_panels": extra}

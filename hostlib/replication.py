@@ -16,7 +16,7 @@ from hostlib.runner import Transport
 
 SNAPSHOT, BOOKMARK = "snapshot", "bookmark"
 TOKEN = r"[0-9a-f]+-[0-9a-f]+-[0-9a-f]+-[0-9a-f]+"  # a receive_resume_token: four groups of hex digits
-LISTING_FIELDS = ("name", "type", "guid", "createtxg", "receive_resume_token")
+LISTING_FIELDS = ("name", "type", "guid", "createtxg", "receive_resume_token", "creation")
 
 
 @dataclass(frozen=True)
@@ -28,6 +28,7 @@ class Version:
     kind: str  # snapshot | bookmark
     guid: int
     createtxg: int
+    created: int = 0  # unix seconds (the snapshot's creation): how old the newest replicated data is (the lag)
 
     @property
     def full(self) -> str:
@@ -49,8 +50,8 @@ class Dataset:
 
 
 def listing_argv(root: str, *, recursive: bool) -> list[str]:
-    """Every dataset, snapshot and bookmark at (and, recursive, below) root with guid, createtxg and resume token,
-    oldest first: one call per side per run, never one per dataset."""
+    """Every dataset, snapshot and bookmark at (and, recursive, below) root with guid, createtxg, resume token and
+    creation, oldest first: one call per side per run, never one per dataset."""
     depth = ["-r"] if recursive else ["-d", "1"]
     return [
         "zfs",
@@ -77,10 +78,10 @@ def parse_listing(text: str, root: str, *, recursive: bool) -> dict[str, Dataset
     for line in text.splitlines():
         if not line:
             continue
-        name, kind, guid, createtxg, token = line.split("\t")
+        name, kind, guid, createtxg, token, creation = line.split("\t")
         if kind in (SNAPSHOT, BOOKMARK):
             dataset, _, short = name.partition("@" if kind == SNAPSHOT else "#")
-            versions.append(Version(dataset, short, kind, int(guid), int(createtxg)))
+            versions.append(Version(dataset, short, kind, int(guid), int(createtxg), int(creation)))
         elif kind in ("filesystem", "volume"):
             if recursive or name == root:
                 datasets[name] = Dataset(name, kind, int(guid), "" if token == "-" else token)

@@ -8,3 +8,7 @@ class ReplicationConfig(AppConfig):
 
     def ready(self):
         import replication.alerts  # noqa: F401, PLC0415 - registers its alert rules with analytics (app registry hooks load in ready())
+        from appliance.dashboard import dashboard_panel  # noqa: PLC0415
+        from replication.selectors import dashboard_replication  # noqa: PLC0415
+
+        dashboard_panel(dashboard_replication)

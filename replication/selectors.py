@@ -24,13 +24,21 @@ def dataset_states(*, task):
 
 
 def task_overview():
-    """Tasks with their last run's status and end, and the oldest of their datasets' last replication (the lag)."""
+    """Tasks with their last run's status and end, the oldest of their datasets' last replication, and the creation
+    of the oldest of their newest replicated snapshots (the lag: how old the data on the target is)."""
     last = TaskRun.objects.filter(task=OuterRef("pk")).order_by("-pk")
     return task_list().annotate(
         last_status=Subquery(last.values("status")[:1]),
         last_finished=Subquery(last.values("finished_at")[:1]),
         replicated_at=Min("datasets__replicated_at"),
+        data_from=Min("datasets__snapshot_created_at"),
     )
+
+
+def dashboard_replication(*, hosts) -> dict:
+    """The dashboard's replication panel: the tasks sending from these hosts, their last run and lag (two queries)."""
+    tasks = list(task_overview().filter(pair__source__in=hosts)[:20])
+    return {"extra_panels": [("replication/_dashboard.html", {"tasks": tasks})]} if tasks else {}
 
 
 def tasks_failing(*, source):

@@ -5,6 +5,7 @@ through Tarn, which lists both sides, plans by guid, follows the progress and ho
 import fnmatch
 import ipaddress
 import time
+from datetime import UTC, datetime
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
@@ -602,7 +603,13 @@ def _protect(tracker: Tracker, task: Task, src, dst, *, prune: int = 0, stopped:
         DatasetState.objects.update_or_create(
             task=task,
             source=name,
-            defaults={"target": to, "snapshot": newest.name, "guid": str(newest.guid), "replicated_at": now},
+            defaults={
+                "target": to,
+                "snapshot": newest.name,
+                "guid": str(newest.guid),
+                "snapshot_created_at": datetime.fromtimestamp(newest.created, UTC) if newest.created else None,
+                "replicated_at": now,
+            },
         )
     if moved:
         tracker.log(f"held on both sides: {', '.join(f'{to}@{newest.name}' for _, to, newest, _, _ in moved)}")

@@ -1,5 +1,7 @@
 """Replication's pages and API over rows (no host is reached: what a run does is the lab's to prove)."""
 
+from datetime import timedelta
+
 import pytest
 from django.utils import timezone
 
@@ -117,3 +119,22 @@ def test_restoring_from_the_task_page_names_a_bad_field_or_goes_to_its_operation
     with django_capture_on_commit_callbacks(execute=False):
         good = admin_client.post(url, {"snapshot": "backup/lab/docs@auto-1", "how": "clone", "name": "backup/lab/r"})
     assert good.status_code == 302 and good["Location"] == f"/operations/{Operation.objects.get().pk}/"
+
+
+def test_the_dashboard_shows_each_tasks_last_run_and_how_old_its_replicated_data_is(admin_client, pair):
+    assert 'id="replication"' not in admin_client.get("/").content.decode(), "no task: no panel"
+    task = Task.objects.create(pair=pair, source_dataset="tank/docs", target_name="docs")
+    TaskRun.objects.create(task=task, status="failed", message="the target pool is full")
+    now = timezone.now()
+    task.datasets.create(
+        source="tank/docs",
+        target="backup/lab/docs",
+        snapshot="auto-2",
+        guid="7",
+        snapshot_created_at=now - timedelta(hours=3),
+        replicated_at=now - timedelta(minutes=5),
+    )
+    page = admin_client.get("/").content.decode()
+    panel = page[page.index('id="replication"') :]
+    assert "badge-failed" in panel and "3\xa0hours ago" in panel and "5\xa0minutes ago" in panel
+    assert f'href="/replication/tasks/{task.pk}/"' in panel
