@@ -284,14 +284,6 @@ CAUSES = [
     ),
     (r"dataset is busy", Cause("busy", "retry", "the target dataset is busy")),
     (
-        r"checksum mismatch or incomplete stream|failed to read from stream|broken pipe|signal received"
-        r"|connection (closed|reset|timed out)|client_loop: send disconnect"
-        # ssh's own words for a link that went away or is not back yet (its alive probes, its connect timeout)
-        r"|Timeout, server \S+ not responding|Connection timed out during banner exchange"
-        r"|connect to host \S+ port \d+: (Connection timed out|No route to host|Network is unreachable)",
-        Cause("interrupted", "resume", "the transfer was interrupted"),
-    ),
-    (
         r"does not\s+match incremental source",
         Cause("diverged", "stop", "the target's newest snapshot is not the source's"),
     ),
@@ -310,6 +302,16 @@ CAUSES = [
         Cause("encryption", "stop", "the target's encryption does not fit this stream"),
     ),
     (r"permission denied|not allowed|forced command", Cause("refused", "stop", "the target refused the receive")),
+    # Last: a receive that ended for a reason of its own (the pool full, the target changed) also breaks the
+    # sender's pipe, and that reason is the one to act on.
+    (
+        r"checksum mismatch or incomplete stream|failed to read from stream|broken pipe|signal received"
+        r"|connection (closed|reset|timed out)|client_loop: send disconnect"
+        # ssh's own words for a link that went away or is not back yet (its alive probes, its connect timeout)
+        r"|Timeout, server \S+ not responding|Connection timed out during banner exchange"
+        r"|connect to host \S+ port \d+: (Connection timed out|No route to host|Network is unreachable)",
+        Cause("interrupted", "resume", "the transfer was interrupted"),
+    ),
 ]
 _CAUSES = [(re.compile(pattern, re.I | re.S), cause) for pattern, cause in CAUSES]
 UNKNOWN = Cause("failed", "stop", "the transfer failed")

@@ -150,16 +150,20 @@ def shared_connection(ssh, control, wait=20):
 
 
 PIPE = 1 << 20  # bytes a pipe of a transfer holds (64 KiB by default)
+GATHER, GATHER_BELOW = 0.05, 512 << 10
 
 
 def wide(*fds):
-    """Widen the transfer's pipes: a step then moves a mebibyte per wake-up of each process on the way, not 64 KiB
-    (on a busy or slow NAS the wake-ups, not the bytes, cost). A descriptor that is no pipe is left as it is."""
+    """Widen the transfer's pipes to a mebibyte; True if they are. A stream that comes slower than GATHER_BELOW per
+    GATHER s (10 MiB/s) then waits GATHER s after each move: a wake-up per ~half mebibyte, not per record zfs
+    send writes (on a busy NAS the wake-ups, not the bytes, cost). It never slows the stream: at such a rate a wide
+    pipe never fills in GATHER s, and a faster one never waits."""
     for fd in fds:
         try:
             fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE)
         except OSError:
-            pass
+            return False
+    return True
 
 
 def _tail(fh):
@@ -181,7 +185,8 @@ def transfer(step, ssh, bucket, progress, control=""):
             ssh_argv(ssh, request, control), stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=recv_err
         )
         src, dst = send.stdout.fileno(), recv.stdin.fileno()
-        wide(src, dst)
+        gather = wide(src, dst) and not bucket.rate  # a limited stream waits for its tokens already
+        last = time.monotonic()
         try:
             while True:
                 allowed = bucket.take(CHUNK)
@@ -190,6 +195,10 @@ def transfer(step, ssh, bucket, progress, control=""):
                 if n == 0:
                     break
                 progress.moved(n)
+                now = time.monotonic()
+                if gather and n * GATHER < GATHER_BELOW * (now - last):  # it comes slower than the pipe drains
+                    time.sleep(GATHER)
+                last = time.monotonic()
         except (BrokenPipeError, ConnectionResetError):
             pass  # the receiving end went away: its exit status and stderr say why
         finally:

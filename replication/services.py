@@ -519,7 +519,8 @@ def _execute(tracker: Tracker, run: TaskRun, task: Task, src, dst) -> tuple[str,
     source = _source(task, src)
     if not sent and _unchanged(task, run, source):
         return RunStatus.NOTHING, f"Nothing new; {len(source)} dataset(s) up to date"
-    for attempt in range(1, ATTEMPTS + 1):
+    failures = 0
+    for attempt in range(1, 2 * ATTEMPTS + 2):  # each failure, and each pass that resumed, plans again
         plans = _plans(task, src, dst, source if attempt == 1 else None)
         if _quiet(task, dst, plans):
             plans = _plans(task, src, dst)
@@ -543,6 +544,8 @@ def _execute(tracker: Tracker, run: TaskRun, task: Task, src, dst) -> tuple[str,
                 f"attempt {attempt}: {progress.get('total', 0)} bytes in {seconds:.1f} s ({rate / 2**20:.2f} MiB/s)"
             )
         if progress.get("state") == "done":
+            if any(p.outcome == planning.RESUME for p in plans):
+                continue  # the resumed streams are in: what comes after them is planned now
             break
         words = " ".join((progress.get("stderr") or {}).values())
         cause = replication.cause_of(words)
@@ -552,10 +555,12 @@ def _execute(tracker: Tracker, run: TaskRun, task: Task, src, dst) -> tuple[str,
             replication.receive_abort(dst, f"{task.pair.root}/{failed['dataset']}")
         elif cause.action not in ("resume", "retry"):
             raise HostError(f"{cause.says}: {words.strip()[-300:]}")
-        if attempt < ATTEMPTS:
-            time.sleep(min(2**attempt, 30))
+        failures += 1
+        if failures == ATTEMPTS:
+            raise HostError(f"Not done after {ATTEMPTS} attempts; the next run goes on from where this one stopped")
+        time.sleep(min(2**failures, 30))
     else:
-        raise HostError(f"Not done after {ATTEMPTS} attempts; the next run goes on from where this one stopped")
+        raise HostError(f"Not done after {attempt} passes; the next run goes on from where this one stopped")
     stopped = {p.target for p in stops}
     went = _protect(tracker, task, src, dst, prune=task.keep, stopped=stopped)
     run.snapshots = went

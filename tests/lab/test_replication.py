@@ -3,10 +3,16 @@ command (tarn-recv) over the wire between the two kernels; what the key may not 
 the target's token. Everything a NAS is asked to do here goes through hostlib's verbs over Tarn's own SSH."""
 
 import json
+import os
+import signal
 import time
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
+from appliance.models import Operation
+from appliance.operations import operation_execute, operations_reap
 from appliance.services import host_refresh_facts
 from hostlib import replication
 from hostlib.replication import HELPER_DIR
@@ -251,3 +257,66 @@ def test_tarn_pairs_the_hosts_runs_a_task_keeps_the_chain_held_and_stops_on_a_di
     assert op.status == "succeeded", op.message
     props = target.run(["zfs", "get", "-H", "-o", "value", "readonly,mounted", "--", "backup/lab/docs"]).stdout.split()
     assert props == ["off", "yes"] and not Task.objects.get(pk=task.pk).enabled, "failed over: writable, mounted, off"
+
+
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")
+def test_a_full_target_a_killed_worker_and_a_held_snapshot_lose_nothing(
+    guest, guest2, wire, lab_host, admin_user, run_queued, django_capture_on_commit_callbacks
+):
+    """Faults, each ending with the source unchanged and the target's snapshots' guids the source's: the target's
+    pool fills up mid-send (the run fails naming it; once there is room the next run resumes and completes); a held
+    snapshot cannot be destroyed by hand; the worker running a transfer is SIGKILLed (tarn-send goes on as its unit on the
+    NAS; the next run follows it to the end instead of starting over)."""
+    source, target, _ = wire
+    lab2 = guest2.add_host(name="lab2")
+    for host in (lab_host, lab2):
+        host_refresh_facts(host=host)
+        inventory_refresh(host=host)
+    pair = Pair.objects.create(
+        pk=PAIR, source=lab_host, target=lab2, address=TARGET, root="backup/lab", status="paired"
+    )  # the wire's own pair (made with the same verbs as pairing: the previous test proves pairing itself)
+    task = services.task_save(pair=pair, source_dataset="tank/docs", target_name="docs")
+    before = guids(side(source, "tank/docs")["tank/docs"])
+
+    guest2.sh("zfs set quota=5M backup/lab")  # the target fills up part-way through the 8 MiB of @a
+    op = run_queued(services.task_run_start, task=task, user=admin_user)
+    assert op.status == "failed" and "the target is out of space" in op.message, (op.message, op.log)
+    guest2.sh("zfs set quota=none backup/lab")
+    op = run_queued(services.task_run_start, task=task, user=admin_user)
+    assert op.status == "succeeded", (op.message, op.log)
+    assert (
+        guids(side(target, "backup/lab")["backup/lab/docs"]) == before == guids(side(source, "tank/docs")["tank/docs"])
+    )
+
+    refused = guest.lab_sh("ssh", "zfs destroy tank/docs@b")
+    assert refused.returncode != 0 and "it's being held" in refused.stderr, "held: not destroyed by hand"
+
+    guest.sh("head -c 12M /dev/urandom > /tank/docs/big && zfs snapshot tank/docs@c")
+    with django_capture_on_commit_callbacks(execute=False):
+        op = services.task_run_start(task=task, user=admin_user)
+    Task.objects.filter(pk=task.pk).update(limit=2 << 20)  # slow enough to be killed mid-way
+    child = os.fork()  # as a worker process: Celery's prefork pool forks the same way
+    if child == 0:  # the worker: it runs the operation until it is killed
+        try:
+            operation_execute(op.pk)
+        finally:
+            os._exit(0)
+    try:
+        deadline = time.monotonic() + 120
+        while replication.send_progress(source, task.pk).get("total", 0) < 3 << 20:
+            assert time.monotonic() < deadline, "the transfer did not get going"
+            time.sleep(0.5)
+    finally:
+        os.kill(child, signal.SIGKILL)
+        os.waitpid(child, 0)
+    assert replication.send_progress(source, task.pk)["state"] == "running", "tarn-send outlives the worker"
+    # as a real worker's death looks to Tarn: its operation running, its heartbeat stopped; the reaper fails it
+    Operation.objects.filter(pk=op.pk).update(status="running", heartbeat_at=timezone.now() - timedelta(hours=1))
+    assert operations_reap(stale_after=timedelta(minutes=5)) == 1
+    Task.objects.filter(pk=task.pk).update(limit=0)
+    op = run_queued(services.task_run_start, task=task, user=admin_user)
+    assert op.status == "succeeded", (op.message, op.log)
+    assert "following the transfer a stopped worker left running" in op.log
+    src, dst = side(source, "tank/docs")["tank/docs"], side(target, "backup/lab")["backup/lab/docs"]
+    assert guids(dst) == guids(src) and set(guids(src)) == {"a", "b", "c"}
+    assert TaskRun.objects.filter(task=task, status="failed", message__contains="worker stopped").count() == 1

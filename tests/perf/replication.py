@@ -4,12 +4,16 @@
   against the same `zfs send -w | ssh -c aes128-gcm@openssh.com | zfs receive -s -u` run by hand, interleaved;
 - a run with a bandwidth limit of half the by-hand rate, its rate read every 5 s;
 - 100 datasets with nothing new: a recursive task's run (one listing per side);
-- the wire cut at ~50 % for longer than the sender's probes: the run resumes once it is back; what was re-sent.
+- the wire cut at ~50 % for longer than the sender's probes: the run resumes once it is back; what was re-sent;
+- FAULTS faults of three kinds at random moments of a run's transfer (the wire cut for longer than the sender's
+  probes, `zfs send` killed on the source, `zfs receive` killed on the target), each run repeated until it
+  succeeds: the source unchanged, the target's snapshots' guids the source's, and the target's pool scrubbed clean.
 """
 
 import base64
 import json
 import os
+import random
 import statistics
 import threading
 import time
@@ -72,7 +76,7 @@ def _setup():
     services.pair_start(source=host, target=target_host, address=TARGET, root="backup/lab", user=None)
     pair = Pair.objects.get()
     stream = replication.estimate(src, "tank/docs@a").total
-    _READY.update(first=first, host=host, src=src, dst=dst, pair=pair, stream=stream)
+    _READY.update(first=first, second=second, host=host, src=src, dst=dst, pair=pair, stream=stream)
     return _READY
 
 
@@ -215,4 +219,78 @@ def cut_figures():
     yield "replication_cut_resent", max(run.sent - stream, 0) / stream * 100, "% of the stream", "goal <= 1 %"
 
 
-CHECKS = [replication_figures, many_figures, cut_figures]
+FAULTS = int(os.environ.get("TARN_PERF_REPLICATION_FAULTS", "20"))
+
+
+def faults_figures():
+    ctx = _setup()
+    if ctx is None:
+        return
+    from appliance.connect import transport_for
+    from hostlib import replication
+    from replication import services
+    from replication.models import TaskRun
+
+    first, second, host, dst, pair = ctx["first"], ctx["second"], ctx["host"], ctx["dst"], ctx["pair"]
+    src = transport_for(host)
+    rng = random.Random(int(os.environ.get("TARN_PERF_REPLICATION_SEED", "24")))
+    first.sh("zfs create tank/faults && head -c 4M /dev/urandom > /tank/faults/0 && zfs snapshot tank/faults@f00")
+    task = services.task_save(pair=pair, source_dataset="tank/faults", target_name="faults")
+    faults, runs, resent, lost = {}, 0, [], 0
+
+    def inject(kind: str, after: int) -> None:
+        """The fault once the run's transfer has moved `after` bytes (none if it ends first)."""
+        while (progress := replication.send_progress(src, task.pk)).get("total", 0) < after:
+            if progress.get("state") in ("done", "failed"):
+                return
+            time.sleep(0.3)
+        faults[kind] = faults.get(kind, 0) + 1
+        if kind == "cut":
+            first.monitor("set_link rep0 off")
+            time.sleep(40)  # longer than the sender's probes (3 x 10 s)
+            first.monitor("set_link rep0 on")
+        elif kind == "kill-send":
+            first.sh("pkill -KILL -f '^zfs send' || true")
+        else:
+            second.sh("pkill -KILL -f '^zfs receive' || true")
+
+    for i in range(1, FAULTS + 1):
+        mib = rng.randint(6, 16)
+        first.sh(f"head -c {mib}M /dev/urandom > /tank/faults/{i} && zfs snapshot tank/faults@f{i:02}")
+        kind = rng.choice(["cut", "kill-send", "kill-receive"])
+        src.remove_file(replication.progress_path(task.pk))  # the last run's "done" is not this one's
+        injector = threading.Thread(target=inject, args=(kind, int(rng.uniform(0.1, 0.9) * mib * (1 << 20))))
+        injector.start()
+        sent = 0
+        for _ in range(5):  # a run gives up after three attempts; the next one goes on from the token
+            op = services.task_run_start(task=task, user=None)
+            run = TaskRun.objects.get(operation=op)
+            runs, sent = runs + 1, sent + run.sent
+            if run.status == "succeeded":
+                break
+        injector.join()
+        assert run.status == "succeeded", (kind, run.status, run.message)
+        resent.append(max(sent - mib * (1 << 20), 0) / (mib * (1 << 20)) * 100)
+        on_source = {
+            v.name: v.guid for v in replication.listing(src, "tank/faults", recursive=False)["tank/faults"].snapshots()
+        }
+        on_target = {
+            v.name: v.guid
+            for v in replication.listing(dst, "backup/lab/faults", recursive=False)["backup/lab/faults"].snapshots()
+        }
+        lost += on_source != on_target
+    second.sh("zpool scrub -w backup")
+    health = second.sh("zpool status -x backup")
+    yield (
+        "replication_faults_injected",
+        sum(faults.values()),
+        "faults",
+        ", ".join(f"{k} {v}" for k, v in sorted(faults.items())),
+    )
+    yield "replication_faults_runs", runs, "runs", "runs until every snapshot was across"
+    yield "replication_faults_data_lost", lost, "snapshots sets differing", "goal 0 (guids compared after each)"
+    yield "replication_faults_resent_median", statistics.median(resent), "% of a stream", "sent again after a fault"
+    yield "replication_faults_scrub_clean", float("healthy" in health), "(1 = yes)", health.strip()[:60]
+
+
+CHECKS = [replication_figures, many_figures, cut_figures, faults_figures]
