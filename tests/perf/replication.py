@@ -235,6 +235,9 @@ def faults_figures():
     src = transport_for(host)
     rng = random.Random(int(os.environ.get("TARN_PERF_REPLICATION_SEED", "24")))
     first.sh("zfs create tank/faults && head -c 4M /dev/urandom > /tank/faults/0 && zfs snapshot tank/faults@f00")
+    from pools.services import inventory_refresh
+
+    inventory_refresh(host=host)
     task = services.task_save(pair=pair, source_dataset="tank/faults", target_name="faults")
     faults, runs, resent, lost = {}, 0, [], 0
 
