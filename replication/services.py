@@ -6,6 +6,7 @@ import fnmatch
 import ipaddress
 import time
 from datetime import UTC, datetime
+from typing import NamedTuple
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
@@ -16,7 +17,7 @@ from appliance.models import Operation
 from appliance.operations import Tracker, operation_runner, operation_start
 from hostlib import names, replication, systemd
 from hostlib.errors import HostError
-from hostlib.replication import Dataset
+from hostlib.replication import Dataset, Version
 from pools import selectors as pools
 from pools import services as pools_services
 from pools.services import inventory_refresh
@@ -572,6 +573,16 @@ def _execute(tracker: Tracker, run: TaskRun, task: Task, src, dst) -> tuple[str,
     return RunStatus.SUCCEEDED, f"Sent {sent >> 20} MiB; {len(went)} dataset(s) up to date"
 
 
+class _Moved(NamedTuple):
+    """A dataset whose newest common snapshot is new since the last run: its hold moves there."""
+
+    source: str  # the source dataset
+    target: str  # its replica
+    newest: Version  # the newest common snapshot, on the source
+    there: str  # the same snapshot (by guid) on the target, in full
+    before: str  # the snapshot held before, to release ("" if none)
+
+
 def _protect(tracker: Tracker, task: Task, src, dst, *, prune: int = 0, stopped: frozenset | set = frozenset()) -> list:
     """Hold the newest common snapshot of each dataset on both sides (no retention job or person can then break the
     chain), release the one held before, and record it; with prune, the target then keeps that many of the task's
@@ -591,7 +602,8 @@ def _protect(tracker: Tracker, task: Task, src, dst, *, prune: int = 0, stopped:
             continue
         newest, state = common[-1], states.get(name)
         if state is None or state.guid != str(newest.guid):
-            moved.append((name, to, newest, on_target[newest.guid].full, state))
+            before = state.snapshot if state and state.snapshot != newest.name else ""
+            moved.append(_Moved(name, to, newest, on_target[newest.guid].full, before))
         went.append(f"{to}@{newest.name}")
         if prune and to not in stopped:
             held = on_target[newest.guid]  # what came before it came from the source (else the chain had broken)
@@ -599,25 +611,24 @@ def _protect(tracker: Tracker, task: Task, src, dst, *, prune: int = 0, stopped:
             prunes.append((Dataset(to, target[to].type, target[to].guid, versions=received), held.name))
     # the new holds first, then the old ones released (never a moment with neither), each one command per side for
     # all of the run's datasets
-    replication.hold(src, [newest.full for _, _, newest, _, _ in moved], task.hold_tag)
-    replication.hold(dst, [there for _, _, _, there, _ in moved], task.hold_tag)
-    old = [(name, to, s.snapshot) for name, to, newest, _, s in moved if s and s.snapshot not in ("", newest.name)]
-    replication.hold(src, [f"{name}@{snapshot}" for name, _, snapshot in old], task.hold_tag, release=True)
-    replication.hold(dst, [f"{to}@{snapshot}" for _, to, snapshot in old], task.hold_tag, release=True)
-    for name, to, newest, _, _ in moved:
+    replication.hold(src, [m.newest.full for m in moved], task.hold_tag)
+    replication.hold(dst, [m.there for m in moved], task.hold_tag)
+    replication.hold(src, [f"{m.source}@{m.before}" for m in moved if m.before], task.hold_tag, release=True)
+    replication.hold(dst, [f"{m.target}@{m.before}" for m in moved if m.before], task.hold_tag, release=True)
+    for m in moved:
         DatasetState.objects.update_or_create(
             task=task,
-            source=name,
+            source=m.source,
             defaults={
-                "target": to,
-                "snapshot": newest.name,
-                "guid": str(newest.guid),
-                "snapshot_created_at": datetime.fromtimestamp(newest.created, UTC) if newest.created else None,
+                "target": m.target,
+                "snapshot": m.newest.name,
+                "guid": str(m.newest.guid),
+                "snapshot_created_at": datetime.fromtimestamp(m.newest.created, UTC) if m.newest.created else None,
                 "replicated_at": now,
             },
         )
     if moved:
-        tracker.log(f"held on both sides: {', '.join(f'{to}@{newest.name}' for _, to, newest, _, _ in moved)}")
+        tracker.log(f"held on both sides: {', '.join(m.there for m in moved)}")
     for ours, held in prunes:
         victims = planning.retention_victims(ours, task.pattern, prune, {held})
         if victims:

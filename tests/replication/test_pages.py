@@ -6,9 +6,8 @@ import pytest
 from django.utils import timezone
 
 from appliance.models import Operation
-from pools.models import Dataset, Pool, Snapshot
 from replication.models import Pair, Task, TaskRun
-from tests.replication.test_services import host_with
+from tests.replication.test_services import add_dataset, host_with
 
 
 @pytest.fixture
@@ -101,14 +100,7 @@ def test_restoring_from_the_task_page_names_a_bad_field_or_goes_to_its_operation
     task = Task.objects.create(pair=pair, source_dataset="tank/docs", target_name="docs")
     empty = admin_client.get(f"/replication/tasks/{task.pk}/").content.decode()
     assert "No snapshot of the replica yet" in empty
-    row = Dataset.objects.create(
-        host=pair.target,
-        pool=Pool.objects.get(host=pair.target),
-        name="backup/lab/docs",
-        type="filesystem",
-        observed_at=timezone.now(),
-    )
-    Snapshot.objects.create(dataset=row, name="auto-1", created_at=timezone.now())
+    add_dataset(pair.target, "backup/lab/docs", ("auto-1",))
     page = admin_client.get(f"/replication/tasks/{task.pk}/").content.decode()
     assert 'value="backup/lab/docs@auto-1"' in page and "Restore" in page
     assert "Restore</button>" not in viewer_client.get(f"/replication/tasks/{task.pk}/").content.decode()

@@ -16,12 +16,20 @@ from replication.models import DatasetState, Pair, Task, TaskRun
 def host_with(name: str, *datasets: str, snapshots: dict | None = None) -> Host:
     host = Host.objects.create(name=name, address=f"{name}.example", facts={"zfs_version": "zfs-2.3.2"})
     now = timezone.now()
-    pool = Pool.objects.create(host=host, name=datasets[0].split("/")[0], guid=name, state="ONLINE", observed_at=now)
+    Pool.objects.create(host=host, name=datasets[0].split("/")[0], guid=name, state="ONLINE", observed_at=now)
     for dataset in datasets:
-        row = Dataset.objects.create(host=host, pool=pool, name=dataset, type="filesystem", observed_at=now)
-        for snap in (snapshots or {}).get(dataset, ()):
-            Snapshot.objects.create(dataset=row, name=snap, created_at=now)
+        add_dataset(host, dataset, (snapshots or {}).get(dataset, ()))
     return host
+
+
+def add_dataset(host: Host, name: str, snapshots=()) -> None:
+    """A filesystem (and its snapshots, oldest first) in the host's pool, as the inventory last read it."""
+    now = timezone.now()
+    row = Dataset.objects.create(
+        host=host, pool=Pool.objects.get(host=host), name=name, type="filesystem", observed_at=now
+    )
+    for snap in snapshots:
+        Snapshot.objects.create(dataset=row, name=snap, created_at=now)
 
 
 @pytest.fixture
@@ -158,16 +166,7 @@ def test_a_failed_task_and_one_behind_raise_alerts_on_the_source(pair):
 @pytest.fixture
 def replica(pair):
     """The task's replica on the target, with two snapshots, as the inventory last read it."""
-    target = pair.target
-    row = Dataset.objects.create(
-        host=target,
-        pool=Pool.objects.get(host=target),
-        name="backup/lab/docs",
-        type="filesystem",
-        observed_at=timezone.now(),
-    )
-    for snap in ("auto-1", "auto-2"):
-        Snapshot.objects.create(dataset=row, name=snap, created_at=timezone.now())
+    add_dataset(pair.target, "backup/lab/docs", ("auto-1", "auto-2"))
     return Task.objects.create(pair=pair, source_dataset="tank/docs", target_name="docs")
 
 
