@@ -10,7 +10,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from hostlib import names, recv_helper, send_helper, systemd, zfs
+from hostlib import names, recv_helper, send_helper, serve_helper, systemd, zfs
 from hostlib.errors import HostError, error_for
 from hostlib.runner import Transport
 
@@ -206,7 +206,7 @@ def hold(t: Transport, snapshots: list[str], tag: str, *, release: bool = False)
             raise error_for(argv, done.returncode, done.stderr)
 
 
-# --- a run's transfers on the sending NAS -----------------------------------------------------------------------
+# --- a run's transfers on the NAS that dials (the sender; for a pull, the receiver) --------------------------------
 RUN_DIR = "/run/tarn/replication"
 
 
@@ -218,15 +218,19 @@ def progress_path(task: int) -> str:
     return f"{RUN_DIR}/task-{int(task)}.progress.json"
 
 
-def send_start(t: Transport, task: int, steps: list[dict], ssh: dict, *, limit: int) -> None:
-    """tarn-send as the transient unit tarn-repl-<task> on the sending NAS (it outlives the worker): steps are
-    {"send": argv, "dataset": below the pair's root, "first": bool, "snapshot": for the progress}."""
+def send_start(t: Transport, task: int, steps: list[dict], ssh: dict, *, limit: int, pull: dict | None = None) -> None:
+    """tarn-send as the transient unit tarn-repl-<task> on the NAS that dials (it outlives the worker): steps are
+    {"send": argv, "dataset": below the pair's root, "first": bool, "snapshot": for the progress}; pull
+    ({"pair", "root"}) when that NAS is the receiving one."""
     for step in steps:
         if step["send"][:2] != ["zfs", "send"]:
             raise ValueError("a step sends with zfs send only")
     spec = f"{RUN_DIR}/task-{int(task)}.json"
     t.run(["install", "-d", "-m", "0700", "--", RUN_DIR], mutating=True)
-    t.write_file(spec, json.dumps({"steps": steps, "ssh": ssh, "limit": int(limit), "progress": progress_path(task)}))
+    fields = {"steps": steps, "ssh": ssh, "limit": int(limit), "progress": progress_path(task)}
+    if pull:
+        fields["pull"] = {"pair": int(pull["pair"]), "root": names.dataset_name(pull["root"])}
+    t.write_file(spec, json.dumps(fields))
     t.remove_file(progress_path(task))
     unit = send_unit(task)
     if systemd.service_state(t, unit)[0] == "failed":
@@ -249,7 +253,7 @@ def send_progress(t: Transport, task: int, *, wait: float = 0) -> dict:
 
 
 def sender_address(t: Transport, address: str) -> str:
-    """The address the sending NAS leaves from towards address (what the receiver's from= must name)."""
+    """The address the dialling NAS leaves from towards address (what the other side's from= must name)."""
     address = str(ipaddress.ip_address(address))  # checked here: ip(8) takes no "--" before it
     routes = json.loads(t.run(["ip", "-j", "route", "get", address], timeout=30).stdout or "[]")
     if not routes or not routes[0].get("prefsrc"):
@@ -307,9 +311,11 @@ CAUSES = [
     (
         r"checksum mismatch or incomplete stream|failed to read from stream|broken pipe|signal received"
         r"|connection (closed|reset|timed out)|client_loop: send disconnect"
-        # ssh's own words for a link that went away or is not back yet (its alive probes, its connect timeout)
+        # ssh's own words for a link that went away or is not back yet (its alive probes, its connect timeout, a
+        # target booting: its sshd not listening yet)
         r"|Timeout, server \S+ not responding|Connection timed out during banner exchange"
-        r"|connect to host \S+ port \d+: (Connection timed out|No route to host|Network is unreachable)",
+        r"|tarn-send: ssh lost its connection"
+        r"|connect to host \S+ port \d+: (Connection timed out|No route to host|Network is unreachable|Connection refused)",
         Cause("interrupted", "resume", "the transfer was interrupted"),
     ),
 ]
@@ -352,12 +358,12 @@ CIPHER = "aes128-gcm@openssh.com"  # AES-NI makes it the fastest of OpenSSH's ci
 
 
 def pair_key(pair: int) -> str:
-    """Where the sending NAS keeps the pair's private key (made there; it never leaves it)."""
+    """Where the dialling NAS keeps the pair's private key (made there; it never leaves it)."""
     return f"{PAIR_DIR}/pair-{int(pair)}"
 
 
 def known_hosts(pair: int) -> str:
-    """Where the sending NAS pins the receiving NAS's host key for the pair's ssh."""
+    """Where the dialling NAS pins the other NAS's host key for the pair's ssh."""
     return f"{PAIR_DIR}/known_hosts-{int(pair)}"
 
 
@@ -365,14 +371,16 @@ def keygen_argv(pair: int) -> list[str]:
     return ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", f"tarn-pair-{int(pair)}", "-f", pair_key(pair)]
 
 
-def authorized_line(pair: int, root: str, sender: str, public_key: str) -> str:
-    """The receiving NAS's authorized_keys line: the key may only run tarn-recv into root, from sender's address."""
+def authorized_line(pair: int, root: str, sender: str, public_key: str, *, serve: bool = False) -> str:
+    """The answering NAS's authorized_keys line, from the dialling NAS's address only: a push pair's key may only
+    run tarn-recv into root on the receiver; a pull pair's (serve) only tarn-serve, sending root or below, on the
+    sender."""
     names.dataset_name(root)
     sender = str(ipaddress.ip_address(sender))
     kind, blob, *_ = public_key.split()
     if kind != "ssh-ed25519" or not re.fullmatch(r"[A-Za-z0-9+/]+={0,2}", blob):
         raise ValueError("not an ssh-ed25519 public key")
-    command = f"/usr/bin/python3 {HELPER_DIR}/tarn-recv {int(pair)} {root}"
+    command = f"/usr/bin/python3 {HELPER_DIR}/{'tarn-serve' if serve else 'tarn-recv'} {int(pair)} {root}"
     return f'restrict,from="{sender}",command="{command}" {kind} {blob} tarn-pair-{int(pair)}'
 
 
@@ -385,10 +393,11 @@ def with_line(current: str, pair: int, line: str | None) -> str:
 
 
 def install_helpers(t: Transport) -> None:
-    """tarn-send and tarn-recv on a NAS, root's, from this Tarn's own source (rewritten only when they differ)."""
+    """tarn-send, tarn-recv and tarn-serve on a NAS, root's, from this Tarn's own source (rewritten only when they
+    differ)."""
     wanted = {
         f"{HELPER_DIR}/{name}": inspect.getsource(m)
-        for name, m in (("tarn-send", send_helper), ("tarn-recv", recv_helper))
+        for name, m in (("tarn-send", send_helper), ("tarn-recv", recv_helper), ("tarn-serve", serve_helper))
     }
     if t.run(["cat", "--", *wanted], check=False).stdout == "".join(wanted.values()):
         return  # one cat for both (each write_file is a python3 start on the NAS: ~1.5 s under emulation)
@@ -397,7 +406,7 @@ def install_helpers(t: Transport) -> None:
 
 
 def pair_make_key(t: Transport, pair: int) -> str:
-    """A new key for the pair on the sending NAS (any old one replaced); its public half."""
+    """A new key for the pair on the NAS that dials (any old one replaced); its public half."""
     t.run(["install", "-d", "-m", "0700", "--", PAIR_DIR], mutating=True)
     for path in (pair_key(pair), f"{pair_key(pair)}.pub"):
         t.remove_file(path)
@@ -407,7 +416,7 @@ def pair_make_key(t: Transport, pair: int) -> str:
 
 def host_keys(t: Transport) -> list[str]:
     """The NAS's own SSH host key ("ssh-ed25519 <base64>"), read through Tarn's pinned connection to it: what the
-    sending NAS pins for the pair."""
+    dialling NAS pins for the pair."""
     kind, blob, *_ = t.read_file("/etc/ssh/ssh_host_ed25519_key.pub").split()
     if kind != "ssh-ed25519" or not re.fullmatch(r"[A-Za-z0-9+/]+={0,2}", blob):
         raise HostError("the host has no ed25519 SSH host key")
@@ -415,23 +424,23 @@ def host_keys(t: Transport) -> list[str]:
 
 
 def pair_unmake_key(t: Transport, pair: int) -> None:
-    """The pair's key and pinned host key gone from the sending NAS."""
+    """The pair's key and pinned host key gone from the dialling NAS."""
     for path in (pair_key(pair), f"{pair_key(pair)}.pub", known_hosts(pair)):
         t.remove_file(path)
 
 
 def pair_pin(t: Transport, pair: int, address: str, port: int, host_keys: list[str]) -> str:
-    """The receiving NAS's host keys, pinned on the sending NAS for the pair's ssh; the file's path."""
+    """The answering NAS's host keys, pinned on the dialling NAS for the pair's ssh; the file's path."""
     base = address if int(port) == 22 else f"[{address}]:{int(port)}"
     path = known_hosts(pair)
     t.write_file(path, "".join(f"{base} {key}\n" for key in host_keys), mode=0o600)
     return path
 
 
-def pair_check(t: Transport, pair: int, address: str, port: int) -> str:
-    """From the sending NAS, the pair's key to the receiver as a transfer will use it (pinned host key, batch mode):
-    tarn-recv's hello ("tarn-recv <pair> <root>"), or a HostError with ssh's words (key refused, host key changed,
-    no route)."""
+def pair_check(t: Transport, pair: int, address: str, port: int, *, helper: str = "tarn-recv") -> str:
+    """From the NAS that dials, the pair's key to the other as a transfer will use it (pinned host key, batch mode):
+    the forced command's hello ("tarn-recv <pair> <root>", or tarn-serve's for a pull), or a HostError with ssh's
+    words (key refused, host key changed, no route)."""
     argv = send_helper.ssh_argv(
         {
             "identity": pair_key(pair),
@@ -443,13 +452,13 @@ def pair_check(t: Transport, pair: int, address: str, port: int) -> str:
         {"verb": "hello"},
     )
     done = t.run(argv, check=False, timeout=60)
-    if done.returncode or not done.stdout.startswith(f"tarn-recv {int(pair)} "):
+    if done.returncode or not done.stdout.startswith(f"{helper} {int(pair)} "):
         raise error_for(argv, done.returncode or 1, done.stderr or done.stdout)
     return done.stdout.strip()
 
 
 def authorize(t: Transport, pair: int, line: str | None) -> bool:
-    """Put the pair's line into the receiving NAS's authorized_keys (None: take it out); True if it changed."""
+    """Put the pair's line into the answering NAS's authorized_keys (None: take it out); True if it changed."""
     read = t.run(["cat", "--", AUTHORIZED_KEYS], check=False)
     if read.returncode and "No such file" not in read.stderr:  # never rewrite a file it could not read whole
         raise error_for(["cat", AUTHORIZED_KEYS], read.returncode, read.stderr)

@@ -6,7 +6,8 @@ worker that started it; the worker follows its progress file and, if it dies, a 
                                                           that many seconds, whichever comes first)
 
 The spec (written by Tarn, root's alone) lists the steps, each a `zfs send` argv (built by hostlib.replication) and
-the receive request the target's tarn-recv gets as data; the pair's key, pinned host key and cipher, and how soon
+the receive request the target's tarn-recv gets as data (for a pull pair, "pull": {"pair", "root"}: this NAS is
+the receiver and dials the sender's tarn-serve, see ends); the pair's key, pinned host key and cipher, and how soon
 a silent link counts as cut (ssh's alive probes here, tarn-recv's idle limit there); the bandwidth limit; where to
 write progress. Each step pipes `zfs send` into `ssh` with os.splice (the bytes never pass through
 Python) and counts them on the way; a limit is a token bucket with a small burst (a tenth of a second's worth),
@@ -28,6 +29,7 @@ import tempfile
 import time
 
 SEND_PATH = "/usr/local/lib/tarn/tarn-send"
+RECV_PATH = "/usr/local/lib/tarn/tarn-recv"  # run here as its forced command would be, for a pull
 CHUNK = 1 << 20
 TAIL = 4000  # characters of each end's stderr kept for the run's log
 
@@ -137,11 +139,12 @@ def master_argv(ssh, control):
     ]
 
 
-def shared_connection(ssh, control, wait=20):
+def shared_connection(ssh, control, wait=20, stderr=subprocess.DEVNULL):
     """Start the run's shared connection; (its process, control) once it is up, or (it, "") when it is not (each
-    step then connects on its own, and says why it cannot)."""
+    step then connects on its own, and says why it cannot). Its words (a lost link's "Timeout, server … not
+    responding") go to stderr: a step's session on it only ends with 255, saying nothing."""
     master = subprocess.Popen(
-        master_argv(ssh, control), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        master_argv(ssh, control), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr
     )
     deadline = time.monotonic() + wait
     while not os.path.exists(control) and master.poll() is None and time.monotonic() < deadline:
@@ -149,6 +152,7 @@ def shared_connection(ssh, control, wait=20):
     return master, control if os.path.exists(control) else ""
 
 
+LOST = "tarn-send: ssh lost its connection (exit 255)"
 PIPE = 1 << 20  # bytes a pipe of a transfer holds (64 KiB by default)
 GATHER, GATHER_BELOW = 0.05, 512 << 10
 
@@ -171,19 +175,31 @@ def _tail(fh):
     return fh.read().decode(errors="replace")[-TAIL:]
 
 
-def transfer(step, ssh, bucket, progress, control=""):
-    """One `zfs send | ssh` pipe; returns (send's exit, receive's exit, their stderr)."""
+def ends(step, ssh, control="", pull=None):
+    """A step's two ends: (sending argv, receiving argv, the receiver's environment or None).
+    Push (this NAS sends): `zfs send` here, into ssh to the receiver's tarn-recv.
+    Pull (this NAS receives; pull = {"pair", "root"}): ssh to the sender's tarn-serve, which runs the same
+    `zfs send` there, into tarn-recv run here exactly as sshd runs it for a push (the request in
+    SSH_ORIGINAL_COMMAND): one receive path, one set of checks, whichever side dials."""
     send_argv = step["send"]
     if send_argv[:2] != ["zfs", "send"]:
         raise ValueError("a step sends with zfs send only")
     request = {"verb": "receive", "dataset": step["dataset"], "first": bool(step["first"])}
     if ssh.get("idle"):
         request["idle"] = int(ssh["idle"])
+    if not pull:
+        return send_argv, ssh_argv(ssh, request, control), None
+    receiver = ["/usr/bin/python3", RECV_PATH, str(int(pull["pair"])), pull["root"]]
+    env = {**os.environ, "SSH_ORIGINAL_COMMAND": json.dumps(request)}
+    return ssh_argv(ssh, {"verb": "send", "argv": send_argv}, control), receiver, env
+
+
+def transfer(step, ssh, bucket, progress, control="", pull=None):
+    """One sending-into-receiving pipe (see ends); returns (send's exit, receive's exit, their stderr)."""
+    sender, receiver, env = ends(step, ssh, control, pull)
     with tempfile.TemporaryFile() as send_err, tempfile.TemporaryFile() as recv_err:
-        send = subprocess.Popen(send_argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=send_err)
-        recv = subprocess.Popen(
-            ssh_argv(ssh, request, control), stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=recv_err
-        )
+        send = subprocess.Popen(sender, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=send_err)
+        recv = subprocess.Popen(receiver, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=recv_err, env=env)
         src, dst = send.stdout.fileno(), recv.stdin.fileno()
         gather = wide(src, dst) and not bucket.rate  # a limited stream waits for its tokens already
         last = time.monotonic()
@@ -208,7 +224,11 @@ def transfer(step, ssh, bucket, progress, control=""):
         if send.poll() is None:
             send.terminate()
         send_exit = send.wait()
-        return send_exit, recv_exit, {"send": _tail(send_err), "receive": _tail(recv_err)}
+        said = {"send": _tail(send_err), "receive": _tail(recv_err)}
+        side, ssh_exit = ("send", send_exit) if pull else ("receive", recv_exit)
+        if ssh_exit == 255 and not said[side].strip():  # ssh's own failure, in a session that says nothing
+            said[side] = LOST
+        return send_exit, recv_exit, said
 
 
 def main(spec_path):
@@ -218,14 +238,17 @@ def main(spec_path):
     progress = Progress(spec["progress"], len(steps))
     bucket = Bucket(int(spec.get("limit") or 0))
     progress.write()
-    master, control = None, ""
+    master, control, words = None, "", tempfile.TemporaryFile()
     if len(steps) > 1:  # one handshake for the run, not one per dataset (seconds each on a busy NAS)
-        master, control = shared_connection(spec["ssh"], f"{os.path.dirname(spec['progress'])}/mux-{os.getpid()}")
+        mux = f"{os.path.dirname(spec['progress'])}/mux-{os.getpid()}"
+        master, control = shared_connection(spec["ssh"], mux, stderr=words)
     try:
         for i, step in enumerate(steps):
             progress.write(step=i, snapshot=step["snapshot"], bytes=0)
-            send_exit, recv_exit, stderr = transfer(step, spec["ssh"], bucket, progress, control)
+            send_exit, recv_exit, stderr = transfer(step, spec["ssh"], bucket, progress, control, spec.get("pull"))
             if send_exit or recv_exit:
+                if master is not None:
+                    stderr["connection"] = _tail(words)
                 progress.write(state="failed", send_exit=send_exit, recv_exit=recv_exit, stderr=stderr)
                 return 1
         progress.write(state="done", step=len(steps))
@@ -234,6 +257,7 @@ def main(spec_path):
         if master is not None:
             master.terminate()
             master.wait()
+        words.close()
 
 
 def wait(progress_path, seconds):

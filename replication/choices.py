@@ -10,6 +10,11 @@ class PairStatus(models.TextChoices):
     UNPAIRING = "unpairing", "Unpairing"
 
 
+class Direction(models.TextChoices):
+    PUSH = "push", "Push (the source dials the target)"
+    PULL = "pull", "Pull (the target dials the source)"
+
+
 class RunStatus(models.TextChoices):
     RUNNING = "running", "Running"
     SUCCEEDED = "succeeded", "Succeeded"

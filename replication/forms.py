@@ -3,6 +3,7 @@
 from django import forms
 
 from appliance.models import Host
+from replication.choices import Direction
 from replication.models import Pair
 
 
@@ -13,13 +14,26 @@ class PairForm(forms.Form):
     target = forms.ModelChoiceField(
         Host.objects.order_by("name"), to_field_name="name", help_text="The NAS that receives (may be the same one)."
     )
-    address = forms.GenericIPAddressField(
-        help_text="The target's address as the source reaches it: a replication network if you have one."
+    direction = forms.ChoiceField(
+        choices=Direction.choices,
+        initial=Direction.PUSH,
+        help_text="Pull when the backup NAS should hold the key: the source then can only be read from, and holds "
+        "nothing that reaches its copies (a source taken over cannot delete its backups).",
     )
-    port = forms.IntegerField(min_value=1, max_value=65535, initial=22, help_text="The target's SSH port.")
+    address = forms.GenericIPAddressField(
+        help_text="Push: the target's address as the source reaches it; pull: the source's as the target reaches "
+        "it. A replication network if you have one."
+    )
+    port = forms.IntegerField(min_value=1, max_value=65535, initial=22, help_text="That NAS's SSH port.")
     root = forms.CharField(
         max_length=255,
         help_text="The dataset on the target the pair may receive into (and below), e.g. backup/nas1. It must exist.",
+    )
+    send_root = forms.CharField(
+        max_length=255,
+        required=False,
+        label="Send root (pull)",
+        help_text="Pull only: the dataset on the source the pair may send (and below), e.g. tank.",
     )
 
 

@@ -3,21 +3,30 @@
 from django.db import models
 
 from appliance.models import Host, Operation
-from replication.choices import PairStatus, RunStatus
+from replication.choices import Direction, PairStatus, RunStatus
 
 
 class Pair(models.Model):
-    """source sends to target over its own key: made on the source (it never leaves it), allowed on the target only
-    to run tarn-recv into root, only from sender_address."""
+    """source sends to target over its own key, made on the NAS that dials (it never leaves it) and allowed on the
+    other only from sender_address:
+    - push: the source dials; on the target the key may only run tarn-recv into root;
+    - pull: the target dials; on the source the key may only run tarn-serve, sending send_root or below (the
+      source then holds nothing that can reach its copies)."""
 
     source = models.ForeignKey(Host, on_delete=models.PROTECT, related_name="replication_sends")
     target = models.ForeignKey(Host, on_delete=models.PROTECT, related_name="replication_receives")
-    address = models.GenericIPAddressField(help_text="The target's address as the source reaches it.")
+    direction = models.CharField(max_length=4, choices=Direction.choices, default=Direction.PUSH)
+    address = models.GenericIPAddressField(
+        help_text="The address the dialling NAS reaches the other at (push: the target's; pull: the source's)."
+    )
     port = models.PositiveIntegerField(default=22)
     sender_address = models.GenericIPAddressField(
-        null=True, blank=True, help_text="The address the source leaves from towards the target (read at pairing)."
+        null=True, blank=True, help_text="The address the dialling NAS leaves from towards the other (read at pairing)."
     )
     root = models.CharField(max_length=255, help_text="The target dataset the pair may receive into (and below).")
+    send_root = models.CharField(
+        max_length=255, blank=True, help_text="Pull: the source dataset the pair may send (and below)."
+    )
     public_key = models.TextField(blank=True)
     status = models.CharField(max_length=10, choices=PairStatus.choices, default=PairStatus.PAIRING)
     message = models.CharField(max_length=1000, blank=True)
@@ -29,7 +38,12 @@ class Pair(models.Model):
         ]
 
     def __str__(self):
-        return f"{self.source.name} → {self.target.name}:{self.root}"
+        pulled = " (pull)" if self.pulls else ""
+        return f"{self.source.name} → {self.target.name}:{self.root}{pulled}"
+
+    @property
+    def pulls(self) -> bool:
+        return self.direction == Direction.PULL
 
 
 class Task(models.Model):

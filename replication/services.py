@@ -22,7 +22,7 @@ from pools import selectors as pools
 from pools import services as pools_services
 from pools.services import inventory_refresh
 from replication import planning
-from replication.choices import PairStatus, RunStatus
+from replication.choices import Direction, PairStatus, RunStatus
 from replication.models import DatasetState, Pair, Task, TaskRun
 
 REPLICATION = "replication"
@@ -36,8 +36,21 @@ FOLLOW_SECONDS = 5.0  # a look at a transfer's progress waits this long for its 
 
 
 # --- pairs ----------------------------------------------------------------------------------------------------------
-def pair_start(*, source, target, address: str, root: str, user, port: int = 22) -> Operation:
-    """A pair row (status pairing) and the Operation that makes the key on the source and allows it on the target."""
+def pair_start(
+    *,
+    source,
+    target,
+    address: str,
+    root: str,
+    user,
+    port: int = 22,
+    direction: str = Direction.PUSH,
+    send_root: str = "",
+) -> Operation:
+    """A pair row (status pairing) and the Operation that makes the key on the NAS that dials (push: the source,
+    pull: the target) and allows it on the other."""
+    if direction not in Direction.values:
+        raise ValidationError({"direction": "push (the source dials) or pull (the target dials)."})
     try:
         address = str(ipaddress.ip_address(address))
     except ValueError:
@@ -50,9 +63,26 @@ def pair_start(*, source, target, address: str, root: str, user, port: int = 22)
         raise ValidationError({"target": f"{target.name} has no ZFS (as last read)."})
     if not pools.dataset_exists(host=target, name=root):
         raise ValidationError({"root": f"{target.name} has no dataset {root}: create it first."})
+    if direction == Direction.PULL:
+        try:
+            names.dataset_name(send_root)
+        except names.InvalidName as exc:
+            raise ValidationError({"send_root": f"A pull pair names what it may send: {exc}"}) from None
+        if not pools.dataset_exists(host=source, name=send_root):
+            raise ValidationError({"send_root": f"{source.name} has no dataset {send_root}."})
+    elif send_root:
+        raise ValidationError({"send_root": "Only a pull pair names what it may send."})
     try:
         with transaction.atomic():
-            pair = Pair.objects.create(source=source, target=target, address=address, port=port, root=root)
+            pair = Pair.objects.create(
+                source=source,
+                target=target,
+                address=address,
+                port=port,
+                root=root,
+                direction=direction,
+                send_root=send_root,
+            )
     except IntegrityError:
         raise ValidationError({"root": f"{source.name} is already paired with {target.name} into {root}."}) from None
     return operation_start(
@@ -64,33 +94,46 @@ def pair_start(*, source, target, address: str, root: str, user, port: int = 22)
 def pair_run(tracker: Tracker) -> None:
     pair = Pair.objects.select_related("source", "target").get(pk=tracker.op.params["pair"])
     src, dst = tracker.transport(pair.source), tracker.transport(pair.target)
+    near, far = _dialling(pair, src, dst)
+    dials, answers = (pair.target, pair.source) if pair.pulls else (pair.source, pair.target)
+    allowed = f"send {pair.send_root}" if pair.pulls else f"receive into {pair.root}"
     try:
-        tracker.progress(10, "Installing tarn-send and tarn-recv")
+        tracker.progress(10, "Installing tarn-send, tarn-recv and tarn-serve")
         for t in _ends(pair, src, dst):
             replication.install_helpers(t)
-        sender = replication.sender_address(src, pair.address)
-        tracker.progress(40, f"Making the pair's key on {pair.source.name}")
-        public = replication.pair_make_key(src, pair.pk)
-        replication.pair_pin(src, pair.pk, pair.address, pair.port, replication.host_keys(dst))
-        tracker.progress(70, f"Allowing it on {pair.target.name}: receive into {pair.root}, from {sender} only")
-        replication.authorize(dst, pair.pk, replication.authorized_line(pair.pk, pair.root, sender, public))
-        hello = replication.pair_check(src, pair.pk, pair.address, pair.port)
+        sender = replication.sender_address(near, pair.address)
+        tracker.progress(40, f"Making the pair's key on {dials.name}")
+        public = replication.pair_make_key(near, pair.pk)
+        replication.pair_pin(near, pair.pk, pair.address, pair.port, replication.host_keys(far))
+        tracker.progress(70, f"Allowing it on {answers.name}: {allowed}, from {sender} only")
+        line = replication.authorized_line(
+            pair.pk, pair.send_root if pair.pulls else pair.root, sender, public, serve=pair.pulls
+        )
+        replication.authorize(far, pair.pk, line)
+        helper = "tarn-serve" if pair.pulls else "tarn-recv"
+        hello = replication.pair_check(near, pair.pk, pair.address, pair.port, helper=helper)
     except (HostError, ValueError) as exc:
         Pair.objects.filter(pk=pair.pk).update(status=PairStatus.FAILED, message=str(exc)[:1000])
         try:  # a half-made pair leaves no access behind
-            replication.authorize(dst, pair.pk, None)
+            replication.authorize(far, pair.pk, None)
         except HostError:
             pass
         raise HostError(f"Pairing failed: {exc}") from None
     Pair.objects.filter(pk=pair.pk).update(
         status=PairStatus.PAIRED, sender_address=sender, public_key=public, message=hello
     )
-    tracker.progress(100, f"Paired: {pair.source.name} sends to {pair.target.name}:{pair.root} ({hello})")
+    how = f"{pair.target.name} pulls from {pair.source.name}" if pair.pulls else f"{pair.source.name} sends"
+    tracker.progress(100, f"Paired: {how} to {pair.target.name}:{pair.root} ({hello})")
 
 
 def _ends(pair: Pair, src, dst) -> list:
     """Both hosts' transports, or one when a host replicates to itself."""
     return [src] if pair.source_id == pair.target_id else [src, dst]
+
+
+def _dialling(pair: Pair, src, dst) -> tuple:
+    """(the transport of the NAS that holds the key, dials and runs tarn-send; the other's)."""
+    return (dst, src) if pair.pulls else (src, dst)
 
 
 def unpair_start(*, pair: Pair, user) -> Operation:
@@ -107,14 +150,15 @@ def unpair_start(*, pair: Pair, user) -> Operation:
 @operation_runner("replication.unpair", lock=REPLICATION)
 def unpair_run(tracker: Tracker) -> None:
     pair = Pair.objects.select_related("source", "target").get(pk=tracker.op.params["pair"])
+    near, far = _dialling(pair, tracker.transport(pair.source), tracker.transport(pair.target))
     try:
-        replication.authorize(tracker.transport(pair.target), pair.pk, None)
-        replication.pair_unmake_key(tracker.transport(pair.source), pair.pk)
+        replication.authorize(far, pair.pk, None)
+        replication.pair_unmake_key(near, pair.pk)
     except HostError as exc:  # the pair stays as it was, saying why; unpairing can be tried again
         Pair.objects.filter(pk=pair.pk).update(status=PairStatus.PAIRED, message=f"Unpairing failed: {exc}"[:1000])
         raise
     pair.delete()
-    tracker.progress(100, f"Unpaired: {pair.target.name} no longer accepts the key")
+    tracker.progress(100, f"Unpaired: {(pair.source if pair.pulls else pair.target).name} no longer accepts the key")
 
 
 # --- tasks ----------------------------------------------------------------------------------------------------------
@@ -140,6 +184,8 @@ def task_save(
         raise ValidationError({"source_dataset": str(exc)}) from None
     if not pools.dataset_exists(host=pair.source, name=source_dataset):
         raise ValidationError({"source_dataset": f"{pair.source.name} has no dataset {source_dataset}."})
+    if pair.pulls and not (source_dataset == pair.send_root or source_dataset.startswith(pair.send_root + "/")):
+        raise ValidationError({"source_dataset": f"The pair may only pull {pair.send_root} and below."})
     target = f"{pair.root}/{target_name}"
     try:
         if not target_name or "/" in target_name:
@@ -472,16 +518,18 @@ def _ssh(task: Task) -> dict:
     }
 
 
-def _transfer(tracker: Tracker, run: TaskRun, task: Task, src, steps: list[dict], done_before: int) -> dict:
-    """Start tarn-send (or follow the one a dead worker left running) until it ends or stalls; its last progress."""
+def _transfer(tracker: Tracker, run: TaskRun, task: Task, near, steps: list[dict], done_before: int) -> dict:
+    """Start tarn-send on the NAS that dials, near (or follow the one a dead worker left running) until it ends or
+    stalls; its last progress."""
     unit = replication.send_unit(task.pk)
-    if systemd.service_state(src, unit)[0] != "active":
-        replication.send_start(src, task.pk, steps, _ssh(task), limit=task.limit)
+    if systemd.service_state(near, unit)[0] != "active":
+        pull = {"pair": task.pair.pk, "root": task.pair.root} if task.pair.pulls else None
+        replication.send_start(near, task.pk, steps, _ssh(task), limit=task.limit, pull=pull)
     last, moved_at, polls = -1, time.monotonic(), 0
     while True:
         # each look is one command on the sending NAS (whose CPU the transfer needs) that returns when the run ends,
         # or after FOLLOW_SECONDS with the progress so far
-        progress = replication.send_progress(src, task.pk, wait=FOLLOW_SECONDS)
+        progress = replication.send_progress(near, task.pk, wait=FOLLOW_SECONDS)
         polls += 1
         total = int(progress.get("total", 0))
         if total != last:
@@ -498,10 +546,10 @@ def _transfer(tracker: Tracker, run: TaskRun, task: Task, src, steps: list[dict]
         if progress.get("state") in ("done", "failed"):
             return progress
         if time.monotonic() - moved_at > task.stall_seconds:
-            systemd.stop(src, unit)
+            systemd.stop(near, unit)
             return {**progress, "state": "failed", "stderr": {"send": replication.STALLED, "receive": ""}}
-        if polls % UNIT_EVERY == 0 and systemd.service_state(src, unit)[0] != "active":
-            final = replication.send_progress(src, task.pk)  # it may have ended between the two reads
+        if polls % UNIT_EVERY == 0 and systemd.service_state(near, unit)[0] != "active":
+            final = replication.send_progress(near, task.pk)  # it may have ended between the two reads
             if final.get("state") in ("done", "failed"):
                 return final
             return {**final, "state": "failed", "stderr": {"send": replication.VANISHED, "receive": ""}}
@@ -513,9 +561,10 @@ def _execute(tracker: Tracker, run: TaskRun, task: Task, src, dst) -> tuple[str,
     for t in _ends(task.pair, src, dst):
         replication.install_helpers(t)
     sent, stops = 0, []
-    if systemd.service_state(src, replication.send_unit(task.pk))[0] == "active":
+    near = _dialling(task.pair, src, dst)[0]
+    if systemd.service_state(near, replication.send_unit(task.pk))[0] == "active":
         tracker.log("following the transfer a stopped worker left running")  # its receive holds the token
-        _transfer(tracker, run, task, src, [], 0)
+        _transfer(tracker, run, task, near, [], 0)
         sent = run.sent
     source = _source(task, src)
     if not sent and _unchanged(task, run, source):
@@ -526,6 +575,9 @@ def _execute(tracker: Tracker, run: TaskRun, task: Task, src, dst) -> tuple[str,
         if _quiet(task, dst, plans):
             plans = _plans(task, src, dst)
         stops = [p for p in plans if p.outcome in planning.STOPS]
+        for plan in plans:
+            if plan.outcome == planning.RESUME:
+                tracker.log(f"{plan.target}: {plan.says}")
         try:
             steps, run.expected = _spec_steps(task, src, plans)
         except StaleToken as stale:  # the sender cannot even estimate from it
@@ -536,7 +588,7 @@ def _execute(tracker: Tracker, run: TaskRun, task: Task, src, dst) -> tuple[str,
         if not steps:
             break
         tracker.log(f"attempt {attempt}: {len(steps)} transfer(s), {run.expected - sent} bytes expected")
-        progress = _transfer(tracker, run, task, src, steps, sent)
+        progress = _transfer(tracker, run, task, near, steps, sent)
         sent = run.sent
         seconds = float(progress.get("updated", 0)) - float(progress.get("started", 0))
         if 0 < seconds < 1e7:

@@ -12,8 +12,8 @@ class PairSerializer(ModelSerializer):
 
     class Meta:
         model = Pair
-        fields = ["id", "source", "target", "address", "port", "sender_address", "root", "public_key", "status"]
-        fields += ["message", "created_at"]
+        fields = ["id", "source", "target", "direction", "address", "port", "sender_address", "root", "send_root"]
+        fields += ["public_key", "status", "message", "created_at"]
         read_only_fields = fields
 
 
@@ -23,7 +23,7 @@ class PairCreateRequest(ModelSerializer):
 
     class Meta:
         model = Pair
-        fields = ["source", "target", "address", "port", "root"]
+        fields = ["source", "target", "direction", "address", "port", "root", "send_root"]
         validators = []  # one pair per source, target and root: the service says so, naming the field
 
 

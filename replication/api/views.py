@@ -18,7 +18,8 @@ from replication.api import serializers as s
     destroy=extend_schema(responses=ACCEPTED),
 )
 class PairViewSet(viewsets.ReadOnlyModelViewSet):
-    """Pairs of hosts: the source's own key, allowed on the target only to receive into root (admin)."""
+    """Pairs of hosts: a key on the NAS that dials, allowed on the other only to receive into root (push) or to send
+    send_root (pull) (admin)."""
 
     serializer_class = s.PairSerializer
     tarn_write_role = Role.ADMIN

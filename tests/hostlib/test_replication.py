@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from hostlib import names, replication
+from hostlib import names, replication, send_helper
 
 KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIJ3mFv1x0oQ0mZKxk6pQm1rJ2c7pX3Yv0aO2l3n0bq7k tarn-pair-3"
 
@@ -106,9 +106,13 @@ def test_tarns_own_words_for_a_stall_resume_the_transfer():
         "ssh: connect to host 10.78.0.2 port 22: No route to host",
         "ssh: connect to host 10.78.0.2 port 22: Connection timed out",
         "Connection timed out during banner exchange",
+        "ssh: connect to host 10.78.0.2 port 22: Connection refused",
+        send_helper.LOST,
     ],
 )
 def test_a_link_that_went_away_or_is_not_back_is_resumed(words):
     """ssh's words when the wire is cut (its alive probes) or still down at the next attempt (make perf saw the
-    first one end a run as a plain failure)."""
+    first one end a run as a plain failure); a target still booting (its sshd not listening yet); a session on the
+    run's shared connection that ended with ssh's 255 and no words (the lab saw a crashed target's run stop on
+    "the transfer failed" for want of them)."""
     assert replication.cause_of(words).action == "resume"

@@ -109,3 +109,18 @@ def test_the_helper_is_self_contained():
     source = open(send_helper.__file__).read()
     imports = {line.split()[1] for line in source.splitlines() if line.startswith(("import ", "from "))}
     assert imports == {"fcntl", "json", "os", "subprocess", "sys", "tempfile", "time"}
+
+
+SSH = {"identity": "/k", "known_hosts": "/kh", "cipher": "aes128-gcm@openssh.com", "port": 22, "address": "10.0.0.1"}
+
+
+def test_a_push_sends_here_into_the_receivers_forced_command_and_a_pull_the_other_way_round():
+    step = {"send": ["zfs", "send", "-w", "--", "tank/docs@a"], "dataset": "docs", "first": True}
+    sender, receiver, env = send_helper.ends(step, {**SSH, "idle": 30})
+    assert sender == step["send"] and receiver[0] == "ssh" and env is None
+    assert json.loads(receiver[-1]) == {"verb": "receive", "dataset": "docs", "first": True, "idle": 30}
+
+    sender, receiver, env = send_helper.ends(step, {**SSH, "idle": 30}, pull={"pair": 7, "root": "backup/lab"})
+    assert sender[0] == "ssh" and json.loads(sender[-1]) == {"verb": "send", "argv": step["send"]}
+    assert receiver == ["/usr/bin/python3", "/usr/local/lib/tarn/tarn-recv", "7", "backup/lab"]
+    assert json.loads(env["SSH_ORIGINAL_COMMAND"]) == {"verb": "receive", "dataset": "docs", "first": True, "idle": 30}

@@ -4,6 +4,7 @@ the target's token. Everything a NAS is asked to do here goes through hostlib's 
 
 import json
 import os
+import shlex
 import signal
 import time
 from datetime import timedelta
@@ -14,7 +15,7 @@ from django.utils import timezone
 from appliance.models import Operation
 from appliance.operations import operation_execute, operations_reap
 from appliance.services import host_refresh_facts
-from hostlib import replication
+from hostlib import replication, send_helper
 from hostlib.replication import HELPER_DIR
 from pools.services import inventory_refresh
 from replication import services
@@ -179,6 +180,23 @@ def test_the_pair_key_may_do_nothing_but_receive_into_its_root_from_the_sender(g
     assert denied.returncode == 255 and "Permission denied" in denied.stdout + denied.stderr
 
 
+def tarn_hosts(guest2, lab_host):
+    """The second guest as Tarn's host lab2; both hosts' facts and inventory read."""
+    lab2 = guest2.add_host(name="lab2")
+    for host in (lab_host, lab2):
+        host_refresh_facts(host=host)
+        inventory_refresh(host=host)
+    return lab2
+
+
+def wire_pair(lab_host, lab2) -> Pair:
+    """The wire's own pair as Tarn's row (made on the guests with the same verbs as pairing: the test of pairing
+    proves pairing itself)."""
+    return Pair.objects.create(
+        pk=PAIR, source=lab_host, target=lab2, address=TARGET, root="backup/lab", status="paired"
+    )
+
+
 def holds(t, snapshot: str) -> str:
     return t.run(["zfs", "holds", "-H", "--", snapshot]).stdout
 
@@ -192,10 +210,7 @@ def test_tarn_pairs_the_hosts_runs_a_task_keeps_the_chain_held_and_stops_on_a_di
     the cause, nothing on the target is rolled back or pruned), then a fail-over (the replica writable and mounted,
     the task off)."""
     source, target, _ = wire
-    lab2 = guest2.add_host(name="lab2")
-    for host in (lab_host, lab2):
-        host_refresh_facts(host=host)
-        inventory_refresh(host=host)
+    lab2 = tarn_hosts(guest2, lab_host)
     op = run_queued(
         services.pair_start, source=lab_host, target=lab2, address=TARGET, root="backup/lab", user=admin_user
     )
@@ -268,13 +283,8 @@ def test_a_full_target_a_killed_worker_and_a_held_snapshot_lose_nothing(
     snapshot cannot be destroyed by hand; the worker running a transfer is SIGKILLed (tarn-send goes on as its unit on the
     NAS; the next run follows it to the end instead of starting over)."""
     source, target, _ = wire
-    lab2 = guest2.add_host(name="lab2")
-    for host in (lab_host, lab2):
-        host_refresh_facts(host=host)
-        inventory_refresh(host=host)
-    pair = Pair.objects.create(
-        pk=PAIR, source=lab_host, target=lab2, address=TARGET, root="backup/lab", status="paired"
-    )  # the wire's own pair (made with the same verbs as pairing: the previous test proves pairing itself)
+    lab2 = tarn_hosts(guest2, lab_host)
+    pair = wire_pair(lab_host, lab2)
     task = services.task_save(pair=pair, source_dataset="tank/docs", target_name="docs")
     before = guids(side(source, "tank/docs")["tank/docs"])
 
@@ -320,3 +330,113 @@ def test_a_full_target_a_killed_worker_and_a_held_snapshot_lose_nothing(
     src, dst = side(source, "tank/docs")["tank/docs"], side(target, "backup/lab")["backup/lab/docs"]
     assert guids(dst) == guids(src) and set(guids(src)) == {"a", "b", "c"}
     assert TaskRun.objects.filter(task=task, status="failed", message__contains="worker stopped").count() == 1
+
+
+def test_the_target_crashing_mid_send_and_rebooting_loses_nothing_and_the_next_run_resumes(
+    guest, guest2, wire, lab_host, admin_user, run_queued
+):
+    """The target NAS is reset mid-stream (sysrq b: no sync, no clean shutdown, as a power cut or a panic). The
+    run in progress fails, naming the interruption, after its attempts (the target is still booting); the pool
+    comes back with the half-received stream's resume token; once the target is up the next run resumes from it
+    instead of starting over. The source is unchanged and the target's snapshots carry the source's guids."""
+    source, target, _ = wire
+    lab2 = tarn_hosts(guest2, lab_host)
+    pair = wire_pair(lab_host, lab2)
+    guest.sh("head -c 24M /dev/urandom > /tank/docs/big && zfs snapshot tank/docs@c")
+    task = services.task_save(pair=pair, source_dataset="tank/docs", target_name="docs", limit=2 << 20)
+    before = guids(side(source, "tank/docs")["tank/docs"])
+    # on the target, as its own unit: 8 s into the receive (a few txgs synced), the reset
+    guest2.sh(
+        'systemd-run --unit tarn-test-crash --quiet -- sh -c \'until pgrep -f "^zfs receive -s" >/dev/null; do '
+        "sleep 0.2; done; sleep 8; echo 1 > /proc/sys/kernel/sysrq; echo b > /proc/sysrq-trigger'"
+    )
+    crashed = time.monotonic()
+    op = run_queued(services.task_run_start, task=task, user=admin_user)
+    run = TaskRun.objects.get(operation=op)
+    assert op.status == "failed" and run.status == "failed", (op.status, run.status, op.message, op.log)
+    # its attempts find the target gone (ssh: no route, refused) or Tarn's own connection to it reset
+    assert "attempt 1 failed (interrupted" in op.log, (op.message, op.log)
+    assert 0 < run.sent < 30 << 20, run.sent
+
+    guest2.wait_up(crashed, timeout=300)
+    nic = rep_nic(guest2)  # the wire's address is the harness's, not the NAS's own configuration: set again
+    guest2.sh(f"ip link set {nic} address {TARGET_MAC} && ip link set {nic} up && ip addr add {TARGET}/24 dev {nic}")
+    token = target.run(["zfs", "get", "-H", "-o", "value", "receive_resume_token", "--", "backup/lab/docs"])
+    assert len(token.stdout.strip()) > 20, "the half-received stream survived the reset"
+
+    Task.objects.filter(pk=task.pk).update(limit=0)
+    op = run_queued(services.task_run_start, task=task, user=admin_user)
+    run = TaskRun.objects.get(operation=op)
+    assert op.status == "succeeded", (op.message, op.log)
+    assert "backup/lab/docs: a transfer was cut short: it goes on from where it stopped" in op.log, op.log
+    assert "discarded" not in op.log and run.sent < 30 << 20, ("resumed, not sent again whole", run.sent, op.log)
+    src, dst = side(source, "tank/docs")["tank/docs"], side(target, "backup/lab")["backup/lab/docs"]
+    assert guids(src) == before and guids(dst) == before, (guids(src), guids(dst))
+
+
+def test_a_pull_pair_dials_from_the_target_and_its_key_may_only_send_its_root(
+    guest, guest2, wire, lab_host, admin_user, run_queued
+):
+    """Pull: the key is made on the target, which dials the source; on the source it may only run tarn-serve, raw
+    sends of the send root or below. A task's runs (full, then incremental) land as a push's do, tarn-send running
+    on the target; a resume token works through the key; a send outside the root, a receive and a plain command are
+    refused; unpairing takes the line out of the source."""
+    source, target, _ = wire
+    guest.sh("zfs create tank/other && zfs snapshot tank/other@x")
+    lab2 = tarn_hosts(guest2, lab_host)
+    pull = {"source": lab_host, "target": lab2, "address": SOURCE, "root": "backup/lab", "user": admin_user}
+    op = run_queued(services.pair_start, **pull, direction="pull", send_root="tank/docs")
+    assert op.status == "succeeded", (op.message, op.log)
+    pair = Pair.objects.get(direction="pull")
+    assert pair.sender_address == TARGET and f"tarn-serve {pair.pk} tank/docs" in op.message
+    line = next(row for row in guest.sh("cat /root/.ssh/authorized_keys").splitlines() if f"tarn-pair-{pair.pk}" in row)
+    assert line.startswith(f'restrict,from="{TARGET}",command="/usr/bin/python3 {HELPER_DIR}/tarn-serve {pair.pk} ')
+    assert target.read_file(f"{replication.pair_key(pair.pk)}.pub").split()[1] == pair.public_key.split()[1]
+
+    task = services.task_save(pair=pair, source_dataset="tank/docs", target_name="docs")
+    op = run_queued(services.task_run_start, task=task, user=admin_user)
+    assert op.status == "succeeded", (op.message, op.log)
+    assert replication.send_progress(target, task.pk)["state"] == "done", "tarn-send ran on the target"
+    guest.sh("head -c 1M /dev/urandom > /tank/docs/three && zfs snapshot tank/docs@c")
+    op = run_queued(services.task_run_start, task=task, user=admin_user)
+    run = TaskRun.objects.get(operation=op)
+    assert op.status == "succeeded" and 0 < run.sent < 3 << 20, (op.message, op.log)
+    src, dst = side(source, "tank/docs")["tank/docs"], side(target, "backup/lab")["backup/lab/docs"]
+    assert guids(dst) == guids(src) and set(guids(src)) == {"a", "b", "c"}
+    tag = f"tarn-repl-{task.pk}"
+    assert tag in holds(source, "tank/docs@c") and tag in holds(target, "backup/lab/docs@c")
+
+    ssh = {
+        "address": SOURCE,
+        "port": 22,
+        "identity": replication.pair_key(pair.pk),
+        "known_hosts": replication.known_hosts(pair.pk),
+        "cipher": replication.CIPHER,
+    }
+
+    def through_key(request) -> str:
+        """The target's ssh with the pair's key, as tarn-send runs it: a request, or (a str) any command at all."""
+        argv = send_helper.ssh_argv(ssh, {})
+        return shlex.join([*argv[:-1], request if isinstance(request, str) else json.dumps(request)])
+
+    # a stream cut short by hand on the target, then finished from its token, through the key
+    half = through_key({"verb": "send", "argv": replication.send_argv("tank/docs@a")})
+    guest2.lab_sh("ssh", f"{half} | head -c 3000000 | zfs receive -s -u backup/lab/partial")
+    token = guest2.sh("zfs get -H -o value receive_resume_token backup/lab/partial").strip()
+    rest = through_key({"verb": "send", "argv": replication.send_argv("", token=token)})
+    guest2.sh(f"{rest} | zfs receive -s -u backup/lab/partial")
+    assert guids(side(target, "backup/lab")["backup/lab/partial"]) == {"a": guids(src)["a"]}
+
+    for request, says in [
+        ({"verb": "send", "argv": replication.send_argv("tank/other@x")}, "tank/other is not tank/docs or below"),
+        ({"verb": "receive", "dataset": "", "first": True}, "this key may only send"),
+        ("zfs destroy -r tank", "not JSON"),
+    ]:
+        refused = guest2.lab_sh("ssh", through_key(request))
+        assert refused.returncode != 0 and says in refused.stderr, (request, refused.stderr)
+    assert "tank/docs@c" in guest.sh("zfs list -H -t snapshot -o name tank/docs"), "nothing changed on the source"
+
+    op = run_queued(services.task_delete_start, task=task, user=admin_user, confirm="backup/lab/docs")
+    op = run_queued(services.unpair_start, pair=pair, user=admin_user)
+    assert op.status == "succeeded", op.message
+    assert f"tarn-pair-{pair.pk}" not in guest.sh("cat /root/.ssh/authorized_keys"), "the source no longer accepts it"

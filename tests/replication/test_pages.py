@@ -81,6 +81,22 @@ def test_pairing_is_for_admins_and_a_bad_address_is_a_400(admin_client, operator
     assert twice.status_code == 400 and "already paired" in twice.content.decode()
 
 
+def test_a_pull_pair_from_the_page_needs_its_send_root_and_the_list_says_who_dials(
+    admin_client, pair, django_capture_on_commit_callbacks
+):
+    body = {"source": "nas1", "target": "nas2", "direction": "pull", "address": "10.78.0.1", "port": 22}
+    bad = admin_client.post("/replication/pairs/new/", {**body, "root": "backup"})
+    assert "A pull pair names what it may send" in bad.content.decode()  # the form again, the field named
+    assert 'value="10.78.0.1"' in bad.content.decode() and not Operation.objects.exists(), "kept, nothing started"
+    with django_capture_on_commit_callbacks(execute=False):
+        made = admin_client.post("/api/v1/replication-pairs/", {**body, "root": "backup", "send_root": "tank/docs"})
+    assert made.status_code == 202 and Operation.objects.get().kind == "replication.pair"
+    Pair.objects.filter(direction="pull").update(status="paired", sender_address="10.78.0.2")
+    page = admin_client.get("/replication/").content.decode()
+    assert "sends <code>tank/docs</code> and below" in page and "the target holds the key" in page
+    assert "the source holds the key" in page, "the push pair beside it"
+
+
 def test_failing_over_is_an_admins_with_the_replica_typed(
     admin_client, operator_client, pair, django_capture_on_commit_callbacks
 ):

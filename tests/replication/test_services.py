@@ -53,6 +53,10 @@ def pair(hosts):
         ({"address": "nas2"}, "address", "not an IP address"),
         ({"root": "backup/-x"}, "root", ""),
         ({"root": "backup/none"}, "root", "has no dataset backup/none"),
+        ({"direction": "sideways"}, "direction", "push (the source dials) or pull"),
+        ({"direction": "pull"}, "send_root", "A pull pair names what it may send"),
+        ({"direction": "pull", "send_root": "tank/gone"}, "send_root", "nas1 has no dataset tank/gone"),
+        ({"send_root": "tank"}, "send_root", "Only a pull pair names what it may send"),
     ],
 )
 def test_a_bad_pair_names_its_field_and_nothing_is_made(hosts, admin_user, change, field, says):
@@ -116,6 +120,20 @@ def test_a_task_is_saved_once_per_target_and_only_on_a_ready_pair(pair):
     pair.refresh_from_db()
     with pytest.raises(ValidationError, match="pair the hosts first"):
         services.task_save(pair=pair, source_dataset="tank/docs/old", target_name="old")
+
+
+def test_a_pull_pair_is_made_from_the_target_and_its_tasks_stay_within_its_send_root(hosts, admin_user):
+    source, target = hosts
+    kwargs = {"source": source, "target": target, "address": "10.78.0.1", "root": "backup/lab", "user": admin_user}
+    op = services.pair_start(**kwargs, direction="pull", send_root="tank/docs")
+    pair = Pair.objects.get()
+    assert pair.pulls and pair.send_root == "tank/docs" and op.host == source and str(pair).endswith("(pull)")
+    Pair.objects.filter(pk=pair.pk).update(status="paired")
+    pair.refresh_from_db()
+    with pytest.raises(ValidationError) as raised:
+        services.task_save(pair=pair, source_dataset="tank", target_name="all")
+    assert "may only pull tank/docs and below" in raised.value.message_dict["source_dataset"][0]
+    assert services.task_save(pair=pair, source_dataset="tank/docs/old", target_name="old").pair == pair
 
 
 def test_a_host_replicating_to_itself_may_not_nest_source_and_target(hosts):

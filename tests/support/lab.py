@@ -87,6 +87,10 @@ class Lab:
         self.lab_sh("ssh", "systemctl reboot", timeout=60)
         close_shared_connections()
         time.sleep(5)
+        return self.wait_up(started, timeout)
+
+    def wait_up(self, started: float, timeout: float = 240) -> float:
+        """Wait until the guest is up again after a reboot (systemd settled); the seconds since started."""
         while time.monotonic() - started < timeout:
             probe = self.lab_sh("ssh", "systemctl is-system-running --wait")
             if probe.stdout.strip() in ("running", "degraded"):
