@@ -10,20 +10,28 @@ the configured root only, without -F (nothing on the target is ever rolled back 
 
 Requests: {"verb": "hello"} (Tarn's check of a new pair: answers "tarn-recv <pair> <root>"),
           {"verb": "receive", "dataset": "<path below the root, or empty for the root>", "first": true|false,
-           "idle": seconds}
+           "idle": seconds, "tcp": true|false}
           (first: the initial full stream; the replica is made read-only and never mounted by the receive.
            idle: when no byte has come for that long (a cut link sshd would not notice for hours), the stream is
-           ended here, so zfs receive keeps what it has for a resume instead of holding the dataset busy.)
+           ended here, so zfs receive keeps what it has for a resume instead of holding the dataset busy.
+           tcp: the stream comes in the clear over a TCP connection of its own instead of through ssh, for a
+           trusted link where ssh's cipher costs more CPU than the link allows: this helper listens on the address
+           the ssh connection came in on, says "tarn-recv listening <port> <nonce>" on stdout (through the
+           authenticated ssh channel), and takes the first connection from the sender's address that starts with
+           the nonce; nothing else, and nothing after 30 s.)
 
 Self-contained (standard library only): Tarn writes this file's source to the NAS.
 """
 
 import fcntl
 import hashlib
+import hmac
 import json
 import os
 import re
+import secrets
 import select
+import socket
 import subprocess
 import sys
 import time
@@ -59,8 +67,10 @@ def receive_argv(root, request):
     """The argv for one request, or Refused with the reason."""
     if not isinstance(request, dict) or request.get("verb") != "receive":
         raise Refused("this key may only receive")
-    if set(request) - {"verb", "dataset", "first", "idle"}:
-        raise Refused(f"unknown fields: {sorted(set(request) - {'verb', 'dataset', 'first', 'idle'})}")
+    if set(request) - FIELDS:
+        raise Refused(f"unknown fields: {sorted(set(request) - FIELDS)}")
+    if type(request.get("tcp", False)) is not bool:
+        raise Refused("tcp is true or false")
     relative, first = request.get("dataset", ""), request.get("first", False)
     if not isinstance(relative, str) or not isinstance(first, bool):
         raise Refused("dataset is a string, first is true or false")
@@ -76,26 +86,27 @@ def receive_argv(root, request):
     return [*argv, "--", target]
 
 
-def pump(command, idle):
-    """The stream on stdin into `zfs receive` (os.splice: the bytes never pass through Python) until it ends, or until
-    nothing has come for idle seconds; then zfs receive sees the end and keeps a partial stream's state."""
+def pump(command, idle, source=0):
+    """The stream on source (stdin, or a TCP connection's fd) into `zfs receive` (os.splice: the bytes never pass
+    through Python) until it ends, or until nothing has come for idle seconds; then zfs receive sees the end and
+    keeps a partial stream's state."""
     child = subprocess.Popen(command, stdin=subprocess.PIPE)
-    gather, last = wide(0, child.stdin.fileno()), time.monotonic()
+    gather, last = wide(source, child.stdin.fileno()), time.monotonic()
     try:
         while True:
-            ready, _, _ = select.select([0], [], [], idle)
+            ready, _, _ = select.select([source], [], [], idle)
             if not ready:
                 print(f"tarn-recv: nothing came for {idle} s; the stream is ended here", file=sys.stderr)
                 break
-            moved = os.splice(0, child.stdin.fileno(), CHUNK)
+            moved = os.splice(source, child.stdin.fileno(), CHUNK)
             if moved == 0:
                 break
             now = time.monotonic()
             if gather and moved * GATHER < GATHER_BELOW * (now - last):  # it comes slower than the pipe drains
                 time.sleep(GATHER)
             last = time.monotonic()
-    except BrokenPipeError:
-        pass  # zfs receive stopped reading: its exit status and words say why
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # zfs receive stopped reading (or the sender's connection went): exit status and words say why
     finally:
         child.stdin.close()
     return child.wait()
@@ -116,6 +127,43 @@ def wide(*fds):
         except OSError:
             return False  # not a pipe (sshd may hand over a socket): every packet as it comes
     return True
+
+
+FIELDS = {"verb", "dataset", "first", "idle", "tcp"}
+ACCEPT_SECONDS = 30
+NONCE = 32  # bytes the sender's connection starts with (hex: 64 characters)
+
+
+def listen(ssh_connection, out=None, wait=ACCEPT_SECONDS):
+    """The stream's own TCP connection: listen on the address the ssh session came in on (SSH_CONNECTION:
+    "client port server port"), say port and nonce on the authenticated channel (out), take the first connection
+    from the client's address that opens with the nonce. Its fd, or Refused after wait seconds."""
+    client, _, server, _ = ssh_connection.split()
+    family = socket.AF_INET6 if ":" in server else socket.AF_INET
+    nonce = secrets.token_hex(NONCE)
+    with socket.socket(family, socket.SOCK_STREAM) as listener:
+        listener.bind((server, 0))
+        listener.listen(4)
+        out = out or sys.stdout
+        out.write(f"tarn-recv listening {listener.getsockname()[1]} {nonce}\n")
+        out.flush()
+        deadline = time.monotonic() + wait
+        while (left := deadline - time.monotonic()) > 0:
+            listener.settimeout(left)
+            try:
+                conn, peer = listener.accept()
+            except TimeoutError:
+                break
+            conn.settimeout(5)
+            try:
+                said = conn.recv(2 * NONCE, socket.MSG_WAITALL)
+            except OSError:
+                said = b""
+            if peer[0] == client and hmac.compare_digest(said, nonce.encode()):
+                conn.settimeout(None)
+                return conn.detach()
+            conn.close()  # another address, or not the nonce: not the sender's stream
+    raise Refused(f"no connection from {client} with the nonce within {wait} s")
 
 
 def lock_path(target):
@@ -153,13 +201,13 @@ def main(argv, environ):
     except ValueError:
         raise Refused("the request is not JSON") from None
     if request == {"verb": "hello"}:
-        return None, 0
-    return receive_argv(root, request), request.get("idle", IDLE)
+        return None, 0, False
+    return receive_argv(root, request), request.get("idle", IDLE), request.get("tcp", False)
 
 
 if __name__ == "__main__":
     try:
-        command, idle = main(sys.argv, os.environ)
+        command, idle, tcp = main(sys.argv, os.environ)
     except Refused as refused:
         print(f"tarn-recv: refused: {refused}", file=sys.stderr)
         sys.exit(3)
@@ -171,5 +219,12 @@ if __name__ == "__main__":
     except Refused as refused:
         print(f"tarn-recv: refused: {refused}", file=sys.stderr)
         sys.exit(4)
+    source = 0
+    if tcp:
+        try:
+            source = listen(os.environ.get("SSH_CONNECTION", ""))
+        except (Refused, OSError, ValueError) as refused:
+            print(f"tarn-recv: refused: {refused}", file=sys.stderr)
+            sys.exit(4)
     os.environ.update(LC_ALL="C", PATH="/usr/sbin:/usr/bin:/sbin:/bin")
-    sys.exit(pump(command, idle))
+    sys.exit(pump(command, idle, source))

@@ -286,7 +286,14 @@ CAUSES = [
         r"contains partially-complete state",
         Cause("partial-state", "resume", "a half-finished transfer is waiting on the target"),
     ),
-    (r"dataset is busy", Cause("busy", "retry", "the target dataset is busy")),
+    (
+        r"dataset is busy|a receive into \S+ is still running",
+        Cause("busy", "retry", "the target dataset is busy"),
+    ),
+    (
+        r"no connection from \S+ with the nonce|tarn-send: no data connection",
+        Cause("interrupted", "resume", "the data connection (tcp) could not be made"),
+    ),
     (
         r"does not\s+match incremental source",
         Cause("diverged", "stop", "the target's newest snapshot is not the source's"),
@@ -305,7 +312,22 @@ CAUSES = [
         r"|cannot be used to destroy an encrypted filesystem",
         Cause("encryption", "stop", "the target's encryption does not fit this stream"),
     ),
-    (r"permission denied|not allowed|forced command", Cause("refused", "stop", "the target refused the receive")),
+    (
+        r"Host key verification failed|REMOTE HOST IDENTIFICATION HAS CHANGED",
+        Cause(
+            "host-key",
+            "stop",
+            "the other NAS's SSH host key is not the one pinned at pairing (pair again if it was replaced on purpose)",
+        ),
+    ),
+    (
+        r"Permission denied \(publickey",
+        Cause("key-refused", "stop", "the pair's key was refused (its line gone from authorized_keys?): pair again"),
+    ),
+    (
+        r"permission denied|not allowed|forced command|tarn-(recv|serve): refused",
+        Cause("refused", "stop", "the other NAS refused the request"),
+    ),
     # Last: a receive that ended for a reason of its own (the pool full, the target changed) also breaks the
     # sender's pipe, and that reason is the one to act on.
     (

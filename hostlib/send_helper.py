@@ -1,4 +1,4 @@
-"""tarn-send: one replication run's transfers, run on the sending NAS as a transient systemd unit (it outlives the
+"""tarn-send: one replication run's transfers, run on the NAS that dials as a transient systemd unit (it outlives the
 worker that started it; the worker follows its progress file and, if it dies, a new one finds the unit by name).
 
     python3 SEND_PATH <spec.json>
@@ -10,12 +10,14 @@ the receive request the target's tarn-recv gets as data (for a pull pair, "pull"
 the receiver and dials the sender's tarn-serve, see ends); the pair's key, pinned host key and cipher, and how soon
 a silent link counts as cut (ssh's alive probes here, tarn-recv's idle limit there); the bandwidth limit; where to
 write progress. Each step pipes `zfs send` into `ssh` with os.splice (the bytes never pass through
-Python) and counts them on the way; a limit is a token bucket with a small burst (a tenth of a second's worth),
+Python) and counts them on the way; with "tcp" in the ssh part, ssh carries the request and the receive's words
+and the stream goes into a TCP connection of its own (see data_connection and tarn-recv's listen); a limit is a token bucket with a small burst (a tenth of a second's worth),
 so the rate holds per second, not only on average.
 
 Progress (JSON, replaced atomically about once a second): {"state": "running" | "done" | "failed", "step": i,
 "steps": n, "snapshot": …, "bytes": this step's, "total": all steps', "rate": bytes/s over the last second,
-"started": unix time of the first byte's step, "updated": unix time, and when it ends "send_exit", "recv_exit", "stderr": both ends' last lines}.
+"started": unix time of the first byte's step, "updated": unix time, "data": where a tcp step's stream went, and when
+it ends "send_exit", "recv_exit", "stderr": both ends' last lines}.
 
 Self-contained (standard library only): Tarn writes this file's source to the NAS.
 """
@@ -23,6 +25,8 @@ Self-contained (standard library only): Tarn writes this file's source to the NA
 import fcntl
 import json
 import os
+import select
+import socket
 import subprocess
 import sys
 import tempfile
@@ -187,6 +191,8 @@ def ends(step, ssh, control="", pull=None):
     request = {"verb": "receive", "dataset": step["dataset"], "first": bool(step["first"])}
     if ssh.get("idle"):
         request["idle"] = int(ssh["idle"])
+    if ssh.get("tcp") and not pull:
+        request["tcp"] = True  # ssh carries the request and the receive's words, a TCP connection the stream
     if not pull:
         return send_argv, ssh_argv(ssh, request, control), None
     receiver = ["/usr/bin/python3", RECV_PATH, str(int(pull["pair"])), pull["root"]]
@@ -197,14 +203,30 @@ def ends(step, ssh, control="", pull=None):
 def transfer(step, ssh, bucket, progress, control="", pull=None):
     """One sending-into-receiving pipe (see ends); returns (send's exit, receive's exit, their stderr)."""
     sender, receiver, env = ends(step, ssh, control, pull)
+    tcp = bool(ssh.get("tcp")) and not pull
     with tempfile.TemporaryFile() as send_err, tempfile.TemporaryFile() as recv_err:
         send = subprocess.Popen(sender, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=send_err)
-        recv = subprocess.Popen(receiver, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=recv_err, env=env)
-        src, dst = send.stdout.fileno(), recv.stdin.fileno()
-        gather = wide(src, dst) and not bucket.rate  # a limited stream waits for its tokens already
+        recv = subprocess.Popen(
+            receiver,
+            stdin=subprocess.DEVNULL if tcp else subprocess.PIPE,
+            stdout=subprocess.PIPE if tcp else subprocess.DEVNULL,
+            stderr=recv_err,
+            env=env,
+        )
+        conn = None
+        try:
+            if tcp:
+                conn = data_connection(recv.stdout, ssh["address"], lost=3 * int(ssh.get("alive", 10)))
+                progress.state["data"] = f"tcp {conn.getpeername()[0]} port {conn.getpeername()[1]}"
+            src = send.stdout.fileno()
+            dst = conn.fileno() if conn else recv.stdin.fileno()
+        except (OSError, ValueError) as exc:  # no listening word, or no connection: the receive's words say why
+            recv_err.write(f"\ntarn-send: no data connection: {exc}\n".encode())
+            src = dst = None
+        gather = dst is not None and wide(src, dst) and not bucket.rate  # a limited stream waits for its tokens
         last = time.monotonic()
         try:
-            while True:
+            while dst is not None:
                 allowed = bucket.take(CHUNK)
                 n = os.splice(src, dst, allowed)
                 bucket.refund(allowed - n)
@@ -215,11 +237,14 @@ def transfer(step, ssh, bucket, progress, control="", pull=None):
                 if gather and n * GATHER < GATHER_BELOW * (now - last):  # it comes slower than the pipe drains
                     time.sleep(GATHER)
                 last = time.monotonic()
-        except (BrokenPipeError, ConnectionResetError):
+        except (BrokenPipeError, ConnectionResetError, TimeoutError):
             pass  # the receiving end went away: its exit status and stderr say why
         finally:
-            recv.stdin.close()
-            send.stdout.close()
+            if conn is not None:
+                conn.close()
+            for fh in (recv.stdin, recv.stdout, send.stdout):
+                if fh is not None:
+                    fh.close()
         recv_exit = recv.wait()
         if send.poll() is None:
             send.terminate()
@@ -229,6 +254,21 @@ def transfer(step, ssh, bucket, progress, control="", pull=None):
         if ssh_exit == 255 and not said[side].strip():  # ssh's own failure, in a session that says nothing
             said[side] = LOST
         return send_exit, recv_exit, said
+
+
+def data_connection(said, address, wait=60, lost=30):
+    """A tcp step's stream connection: tarn-recv's "tarn-recv listening <port> <nonce>" read from its ssh session
+    (said), then a connection to that port which opens with the nonce; data unacknowledged for `lost` seconds fails
+    it (a cut link: as soon as ssh's probes give up, not after TCP's ~15 min of retries)."""
+    ready, _, _ = select.select([said], [], [], wait)
+    line = said.readline().decode(errors="replace").split() if ready else []
+    if line[:2] != ["tarn-recv", "listening"] or len(line) != 4 or not line[2].isdigit():
+        raise ValueError("the receiver did not listen")
+    conn = socket.create_connection((address, int(line[2])), timeout=30)
+    conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT, int(lost * 1000))
+    conn.sendall(line[3].encode())
+    conn.settimeout(None)
+    return conn
 
 
 def main(spec_path):

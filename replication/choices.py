@@ -15,6 +15,11 @@ class Direction(models.TextChoices):
     PULL = "pull", "Pull (the target dials the source)"
 
 
+class Transport(models.TextChoices):
+    SSH = "ssh", "SSH (encrypted; aes128-gcm)"
+    TCP = "tcp", "SSH for control, the data in the clear over TCP (a trusted link only)"
+
+
 class RunStatus(models.TextChoices):
     RUNNING = "running", "Running"
     SUCCEEDED = "succeeded", "Succeeded"

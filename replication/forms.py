@@ -2,8 +2,9 @@
 
 from django import forms
 
+from appliance.fields import IntegerField
 from appliance.models import Host
-from replication.choices import Direction
+from replication.choices import Direction, Transport
 from replication.models import Pair
 
 
@@ -17,6 +18,7 @@ class PairForm(forms.Form):
     direction = forms.ChoiceField(
         choices=Direction.choices,
         initial=Direction.PUSH,
+        required=False,
         help_text="Pull when the backup NAS should hold the key: the source then can only be read from, and holds "
         "nothing that reaches its copies (a source taken over cannot delete its backups).",
     )
@@ -24,7 +26,7 @@ class PairForm(forms.Form):
         help_text="Push: the target's address as the source reaches it; pull: the source's as the target reaches "
         "it. A replication network if you have one."
     )
-    port = forms.IntegerField(min_value=1, max_value=65535, initial=22, help_text="That NAS's SSH port.")
+    port = IntegerField(min_value=1, max_value=65535, initial=22, help_text="That NAS's SSH port.")
     root = forms.CharField(
         max_length=255,
         help_text="The dataset on the target the pair may receive into (and below), e.g. backup/nas1. It must exist.",
@@ -35,6 +37,9 @@ class PairForm(forms.Form):
         label="Send root (pull)",
         help_text="Pull only: the dataset on the source the pair may send (and below), e.g. tank.",
     )
+
+    def clean_direction(self):
+        return self.cleaned_data["direction"] or Direction.PUSH
 
 
 class TaskForm(forms.Form):
@@ -50,19 +55,30 @@ class TaskForm(forms.Form):
         max_length=100,
         help_text="Which snapshots go, by name (e.g. auto-* for a snapshot schedule's); empty sends all.",
     )
-    limit = forms.IntegerField(
+    limit = IntegerField(
         min_value=0, initial=0, label="Limit (MiB/s)", help_text="0 for no limit; held per second, not only on average."
     )
-    keep = forms.IntegerField(min_value=0, initial=0, help_text="0 keeps every snapshot on the target.")
+    keep = IntegerField(min_value=0, initial=0, help_text="0 keeps every snapshot on the target.")
+    transport = forms.ChoiceField(
+        choices=Transport.choices,
+        initial=Transport.SSH,
+        required=False,
+        help_text="tcp trades the stream's encryption and authentication on the wire for the CPU ssh's cipher "
+        "costs: only on a link you trust (a raw stream of an encrypted dataset stays encrypted either way). "
+        "The target must accept TCP from the source on any port.",
+    )
     after_snapshots = forms.BooleanField(
         required=False, initial=True, help_text="Run once the source has a new matching snapshot (a schedule's)."
     )
-    every_minutes = forms.IntegerField(
+    every_minutes = IntegerField(
         required=False,
         min_value=0,
         initial=0,
         help_text="And/or run every this many minutes (5 or more); 0: not by the clock.",
     )
+
+    def clean_transport(self):
+        return self.cleaned_data["transport"] or Transport.SSH
 
     def __init__(self, *args, pairs=None, **kwargs):
         super().__init__(*args, **kwargs)

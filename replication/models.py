@@ -3,7 +3,7 @@
 from django.db import models
 
 from appliance.models import Host, Operation
-from replication.choices import Direction, PairStatus, RunStatus
+from replication.choices import Direction, PairStatus, RunStatus, Transport
 
 
 class Pair(models.Model):
@@ -59,6 +59,13 @@ class Task(models.Model):
     limit = models.PositiveBigIntegerField(default=0, help_text="Bytes per second; 0 for no limit.")
     keep = models.PositiveIntegerField(default=0, help_text="Snapshots the target keeps per dataset; 0 keeps all.")
     stall_seconds = models.PositiveIntegerField(default=300)
+    transport = models.CharField(
+        max_length=3,
+        choices=Transport.choices,
+        default=Transport.SSH,
+        help_text="tcp: the stream in the clear on its own TCP connection (ssh still carries the request and the "
+        "receive's words); for a trusted link where ssh's cipher costs more CPU than the link allows.",
+    )
     every_minutes = models.PositiveIntegerField(default=0, help_text="Run every this many minutes; 0: not by clock.")
     after_snapshots = models.BooleanField(
         default=False, help_text="Run once the source has a matching snapshot the target has not (a schedule's)."

@@ -1,6 +1,8 @@
 """Writes for replication: pair two hosts, save a task, run it. Every change is an Operation; the bytes go NAS to
-NAS (tarn-send on the source as a transient unit, tarn-recv on the target as the pair key's forced command), never
-through Tarn, which lists both sides, plans by guid, follows the progress and holds the last common snapshot."""
+NAS, never through Tarn, which lists both sides, plans by guid, follows the progress and holds the last common
+snapshot. tarn-send runs as a transient unit on the NAS that dials: for a push the source (into tarn-recv, the pair
+key's forced command on the target), for a pull the target (from tarn-serve, the forced command on the source, into
+tarn-recv run locally)."""
 
 import fnmatch
 import ipaddress
@@ -22,7 +24,7 @@ from pools import selectors as pools
 from pools import services as pools_services
 from pools.services import inventory_refresh
 from replication import planning
-from replication.choices import Direction, PairStatus, RunStatus
+from replication.choices import Direction, PairStatus, RunStatus, Transport
 from replication.models import DatasetState, Pair, Task, TaskRun
 
 REPLICATION = "replication"
@@ -174,6 +176,7 @@ def task_save(
     keep: int = 0,
     every_minutes: int = 0,
     after_snapshots: bool = False,
+    transport: str = Transport.SSH,
 ) -> Task:
     """A new replication task, its rules checked against what Tarn last read of both hosts."""
     if pair.status != PairStatus.PAIRED:
@@ -215,6 +218,10 @@ def task_save(
         raise ValidationError({"every_minutes": "Minutes from 5 to 44640 (a month), or 0 for no clock."})
     if type(after_snapshots) is not bool:
         raise ValidationError({"after_snapshots": "True or false."})
+    if transport not in Transport.values:
+        raise ValidationError({"transport": "ssh, or tcp (the data in the clear, on a trusted link)."})
+    if transport == Transport.TCP and pair.pulls:
+        raise ValidationError({"transport": "A pull pair's data goes through ssh."})
     try:
         with transaction.atomic():
             return Task.objects.create(
@@ -228,6 +235,7 @@ def task_save(
                 keep=keep,
                 every_minutes=every_minutes,
                 after_snapshots=after_snapshots,
+                transport=transport,
             )
     except IntegrityError:
         raise ValidationError({"target_name": f"Another task already sends to {target}."}) from None
@@ -515,6 +523,7 @@ def _ssh(task: Task) -> dict:
         "cipher": replication.CIPHER,
         "alive": ALIVE,
         "idle": IDLE,
+        "tcp": task.transport == Transport.TCP,
     }
 
 
@@ -596,6 +605,8 @@ def _execute(tracker: Tracker, run: TaskRun, task: Task, src, dst) -> tuple[str,
             tracker.log(
                 f"attempt {attempt}: {progress.get('total', 0)} bytes in {seconds:.1f} s ({rate / 2**20:.2f} MiB/s)"
             )
+        if progress.get("data"):
+            tracker.log(f"attempt {attempt}: the data in the clear over {progress['data']}")
         if progress.get("state") == "done":
             if any(p.outcome == planning.RESUME for p in plans):
                 continue  # the resumed streams are in: what comes after them is planned now

@@ -188,6 +188,7 @@ SPECTACULAR_SETTINGS = {
         "ChangeKindEnum": "tuning.choices.ChangeKind",
         "NetworkProfileEnum": "benchmarks.choices.NETWORK_PROFILES",
         "AlertLevelEnum": "analytics.choices.Level",
+        "ReplicationTransportEnum": "replication.choices.Transport",
     },
 }
 

@@ -41,7 +41,8 @@ class TaskSerializer(ModelSerializer):
     class Meta:
         model = Task
         fields = ["id", "pair", "source_dataset", "recursive", "excludes", "target_name", "target_dataset"]
-        fields += ["pattern", "limit", "keep", "every_minutes", "after_snapshots", "enabled", "last_run_at"]
+        fields += ["pattern", "limit", "keep", "every_minutes", "after_snapshots", "transport", "enabled"]
+        fields += ["last_run_at"]
         fields += ["datasets", "created_at"]
         read_only_fields = fields
 
@@ -52,7 +53,7 @@ class TaskCreateRequest(ModelSerializer):
     class Meta:
         model = Task
         fields = ["pair", "source_dataset", "target_name", "recursive", "excludes", "pattern", "limit", "keep"]
-        fields += ["every_minutes", "after_snapshots"]
+        fields += ["every_minutes", "after_snapshots", "transport"]
         validators = []  # one task per target: the service says so, naming the field
 
 

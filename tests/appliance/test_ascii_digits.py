@@ -11,8 +11,9 @@ from rest_framework import serializers
 from appliance import fields
 from appliance.api.serializers import ModelSerializer
 from appliance.models import Host
+from tests.support.apps import product_apps
 
-APPS = ("appliance", "pools", "shares", "tuning", "benchmarks", "analytics")
+APPS = product_apps()  # every app, replication and those to come included
 UNICODE_DIGITS = ["１５００", "٣", "²", "߃", "𝟗", "1５", "१०"]
 
 

@@ -18,6 +18,7 @@ from appliance.validators import BIDI_CONTROLS, no_bidi
 from benchmarks.models import CustomProfile, Schedule
 from pools.models import Dataset, Pool, Snapshot
 from shares.models import NfsExport, SmbShare
+from tests.support.apps import product_apps
 from tuning.models import Link, Setting
 
 CONTROLS = [
@@ -33,7 +34,7 @@ CONTROLS = [
     "\u200e",
     "\u200f",
 ]
-APPS = ["appliance", "pools", "shares", "tuning", "benchmarks", "analytics"]
+APPS = product_apps()  # every app, replication and those to come included
 FREE_TEXT_NAMES = {"title", "name", "description", "reason", "represents", "comment"}
 
 # Free text: anything a person may write, so the shared validator refuses direction controls.
@@ -75,6 +76,8 @@ OWN_PATTERN = {
     "tuning.forms.BridgeDeleteForm.name",
     "tuning.api.serializers.BridgeRequest.name",
     "tuning.api.serializers.BridgeDeleteRequest.name",
+    "replication.forms.RestoreForm.name",  # a dataset name (test_a_bad_restore_names_its_field_and_nothing_is_started)
+    "replication.api.serializers.RestoreRequest.name",
 }
 # Serializers that only ever render a response (what the inventory read, a built-in profile): nothing typed.
 OUTPUT_ONLY = {

@@ -1,15 +1,18 @@
 """tarn-recv, the replication key's forced command: the request is data, the argv is its own, into its root only."""
 
+import io
 import json
 import os
+import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
-from hostlib import recv_helper, replication
+from hostlib import recv_helper, replication, send_helper
 from hostlib.recv_helper import Refused, main
 from hostlib.runner import LocalTransport
 
@@ -21,7 +24,8 @@ def request(**fields) -> dict:
 
 
 def test_a_first_receive_goes_below_the_root_read_only_and_unmounted():
-    command, idle = main(["tarn-recv", "7", "backup/lab"], request(dataset="tank/docs", first=True))
+    command, idle, tcp = main(["tarn-recv", "7", "backup/lab"], request(dataset="tank/docs", first=True))
+    assert tcp is False
     assert idle == recv_helper.IDLE
     assert command == [
         "zfs",
@@ -35,7 +39,8 @@ def test_a_first_receive_goes_below_the_root_read_only_and_unmounted():
         "--",
         "backup/lab/tank/docs",
     ]
-    later, idle = main(["tarn-recv", "7", "backup/lab"], request(dataset="", idle=5))
+    later, idle, tcp = main(["tarn-recv", "7", "backup/lab"], request(dataset="", idle=5, tcp=True))
+    assert tcp is True
     assert idle == 5
     assert later == ["zfs", "receive", "-s", "-u", "-x", "mountpoint", "--", "backup/lab"]
     assert "-F" not in later
@@ -57,6 +62,7 @@ def test_a_first_receive_goes_below_the_root_read_only_and_unmounted():
         (request(dataset="a;rm -rf /"), "not a dataset path"),
         (request(dataset="x", force=True), "unknown fields"),
         (request(dataset="x", first="yes"), "true or false"),
+        (request(dataset="x", tcp="yes"), "tcp is true or false"),
         (request(dataset="x", idle=1), "idle is whole seconds"),
         (request(dataset="x", idle=True), "idle is whole seconds"),
         (request(dataset="x", idle="60"), "idle is whole seconds"),
@@ -80,7 +86,20 @@ def test_the_helper_is_self_contained():
     """Tarn writes its source to the NAS: nothing but the standard library."""
     source = open(recv_helper.__file__).read()
     imports = {line.split()[1] for line in source.splitlines() if line.startswith(("import ", "from "))}
-    assert imports == {"fcntl", "hashlib", "json", "os", "re", "select", "subprocess", "sys", "time"}
+    assert imports == {
+        "fcntl",
+        "hashlib",
+        "hmac",
+        "json",
+        "os",
+        "re",
+        "secrets",
+        "select",
+        "socket",
+        "subprocess",
+        "sys",
+        "time",
+    }
 
 
 def test_a_stream_that_goes_silent_is_ended_so_the_receive_keeps_what_came(tmp_path):
@@ -127,3 +146,43 @@ def test_tarn_sees_whether_a_receive_still_holds_its_dataset(tmp_path, monkeypat
     assert replication.receive_busy(local, "backup/lab/docs") is False
     with pytest.raises(ValueError):
         replication.receive_busy(local, "-o x")
+
+
+def test_a_tcp_stream_is_taken_only_from_the_senders_address_and_only_with_the_nonce():
+    """tcp: the helper says port and nonce on its ssh channel; a connection from another address, or without the
+    nonce, is closed unread; the sender's (send_helper.data_connection, reading that line) is the stream."""
+    said_r, said_w = os.pipe()
+    got = {}
+
+    def receiver():
+        with os.fdopen(said_w, "w") as out:
+            got["fd"] = recv_helper.listen("127.0.0.1 50000 127.0.0.1 22", out=out, wait=20)
+
+    thread = threading.Thread(target=receiver)
+    thread.start()
+    text = os.read(said_r, 200)
+    line = text.decode().split()
+    assert line[:2] == ["tarn-recv", "listening"] and len(line[3]) == 2 * recv_helper.NONCE
+    port = int(line[2])
+    with socket.create_connection(("127.0.0.1", port)) as stranger:  # the right address, not the nonce
+        stranger.sendall(b"0" * 2 * recv_helper.NONCE)
+        assert stranger.recv(1) == b"", "closed unread"
+    elsewhere = socket.socket()
+    elsewhere.bind(("127.0.0.2", 0))  # the nonce, from another address
+    elsewhere.connect(("127.0.0.1", port))
+    elsewhere.sendall(line[3].encode())
+    assert elsewhere.recv(1) == b"", "closed unread"
+    elsewhere.close()
+    again_r, again_w = os.pipe()  # the line as tarn-send reads it from the ssh session
+    os.write(again_w, text)
+    conn = send_helper.data_connection(os.fdopen(again_r, "rb"), "127.0.0.1", wait=5)
+    conn.sendall(b"the stream")
+    conn.close()
+    thread.join(timeout=10)
+    with socket.socket(fileno=got["fd"]) as stream:
+        assert stream.recv(100) == b"the stream"
+
+
+def test_no_connection_with_the_nonce_in_time_is_refused():
+    with pytest.raises(Refused, match="no connection from 10.0.0.9 with the nonce within 0.3 s"):
+        recv_helper.listen("10.0.0.9 50000 127.0.0.1 22", out=io.StringIO(), wait=0.3)

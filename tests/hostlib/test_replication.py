@@ -116,3 +116,33 @@ def test_a_link_that_went_away_or_is_not_back_is_resumed(words):
     run's shared connection that ended with ssh's 255 and no words (the lab saw a crashed target's run stop on
     "the transfer failed" for want of them)."""
     assert replication.cause_of(words).action == "resume"
+
+
+@pytest.mark.parametrize(
+    "words, code",
+    [
+        ("Host key verification failed.\r\n", "host-key"),
+        ("@@@@@\r\n@    WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED!     @\r\n", "host-key"),
+        ("root@10.78.0.2: Permission denied (publickey).\r\n", "key-refused"),
+        ("tarn-recv: refused: this key may only receive", "refused"),
+        ("tarn-serve: refused: tank/other is not tank/docs or below", "refused"),
+    ],
+)
+def test_a_changed_host_key_or_a_refused_key_stops_the_run_and_says_so(words, code):
+    """ssh's own words (OpenSSH 9.2) for a pinned host key that no longer matches and a key no longer allowed:
+    never resumed (another attempt would meet the same), the cause named."""
+    cause = replication.cause_of(words)
+    assert (cause.code, cause.action) == (code, "stop")
+
+
+@pytest.mark.parametrize(
+    "words, code, action",
+    [
+        ("tarn-recv: refused: a receive into backup/lab/docs is still running", "busy", "retry"),
+        ("tarn-recv: refused: no connection from 10.78.0.1 with the nonce within 30 s", "interrupted", "resume"),
+        ("\ntarn-send: no data connection: [Errno 113] No route to host\n", "interrupted", "resume"),
+    ],
+)
+def test_tarn_recvs_own_transient_refusals_are_tried_again(words, code, action):
+    cause = replication.cause_of(words)
+    assert (cause.code, cause.action) == (code, action)

@@ -108,7 +108,7 @@ def test_a_runs_steps_are_sessions_on_one_shared_connection_that_runs_no_command
 def test_the_helper_is_self_contained():
     source = open(send_helper.__file__).read()
     imports = {line.split()[1] for line in source.splitlines() if line.startswith(("import ", "from "))}
-    assert imports == {"fcntl", "json", "os", "subprocess", "sys", "tempfile", "time"}
+    assert imports == {"fcntl", "json", "os", "select", "socket", "subprocess", "sys", "tempfile", "time"}
 
 
 SSH = {"identity": "/k", "known_hosts": "/kh", "cipher": "aes128-gcm@openssh.com", "port": 22, "address": "10.0.0.1"}

@@ -116,16 +116,18 @@ def cut_when(guest, source, sent: int, deadline: float) -> dict:
     return state
 
 
-def test_a_first_stream_cut_on_the_wire_resumes_from_the_token_and_incrementals_follow(guest, guest2, wire):
+@pytest.mark.parametrize("tcp", [False, True], ids=["ssh", "tcp"])
+def test_a_first_stream_cut_on_the_wire_resumes_from_the_token_and_incrementals_follow(guest, guest2, wire, tcp):
     """The wire is pulled mid-way through the first (full, raw) stream: both ends give up within seconds (the
     sender's ssh probes, the receiver's idle limit), the target keeps what came with a resume token, and once its
     receive has ended the rest is sent from that token, nothing twice. Then an incremental follows. The replica is
     read-only, never mounted, its snapshots' guids the source's, and the bytes crossed the wire between the two
-    kernels, not this machine's network."""
+    kernels, not this machine's network. The same with the stream in the clear on its own TCP connection (ssh
+    carrying the request and the receive's words)."""
     source, target, ssh = wire
     nic2 = rep_nic(guest2, TARGET_MAC)
     rx = int(guest2.sh(f"cat /sys/class/net/{nic2}/statistics/rx_bytes"))
-    ssh = {**ssh, "alive": 1, "idle": 3}
+    ssh = {**ssh, "alive": 1, "idle": 3, "tcp": tcp}
     send(source, ssh, [step("tank/docs@a", first=True)], limit=1 << 20, background=True)
     try:
         state = cut_when(guest, source, 2 << 20, time.monotonic() + 90)
@@ -147,6 +149,7 @@ def test_a_first_stream_cut_on_the_wire_resumes_from_the_token_and_incrementals_
 
     incremental = send(source, ssh, [step("tank/docs@b", base="tank/docs@a", intermediates=True)])
     assert incremental["state"] == "done" and incremental["total"] < full, incremental
+    assert incremental.get("data", "").startswith(f"tcp {TARGET} port ") == tcp, incremental
     src, dst = side(source, "tank/docs")["tank/docs"], side(target, "backup/lab")["backup/lab/docs"]
     assert guids(dst) == guids(src) and set(guids(dst)) == {"a", "b"} and dst.resume_token == ""
     props = target.run(["zfs", "get", "-H", "-o", "value", "readonly,mounted", "--", "backup/lab/docs"]).stdout.split()
@@ -281,7 +284,8 @@ def test_a_full_target_a_killed_worker_and_a_held_snapshot_lose_nothing(
     """Faults, each ending with the source unchanged and the target's snapshots' guids the source's: the target's
     pool fills up mid-send (the run fails naming it; once there is room the next run resumes and completes); a held
     snapshot cannot be destroyed by hand; the worker running a transfer is SIGKILLed (tarn-send goes on as its unit on the
-    NAS; the next run follows it to the end instead of starting over)."""
+    NAS; the next run follows it to the end instead of starting over); the target's host key changed, and the pair's
+    key refused (each run stops at once, naming which)."""
     source, target, _ = wire
     lab2 = tarn_hosts(guest2, lab_host)
     pair = wire_pair(lab_host, lab2)
@@ -330,6 +334,21 @@ def test_a_full_target_a_killed_worker_and_a_held_snapshot_lose_nothing(
     src, dst = side(source, "tank/docs")["tank/docs"], side(target, "backup/lab")["backup/lab/docs"]
     assert guids(dst) == guids(src) and set(guids(src)) == {"a", "b", "c"}
     assert TaskRun.objects.filter(task=task, status="failed", message__contains="worker stopped").count() == 1
+
+    # the target's host key is no longer the one pinned at pairing; then the pair's line is gone from its
+    # authorized_keys: each run stops at once, naming which, and nothing moves
+    guest.sh("zfs snapshot tank/docs@d")
+    pinned = source.read_file(replication.known_hosts(PAIR))
+    other_key = " ".join(source.read_file(f"{replication.pair_key(PAIR)}.pub").split()[:2])  # any other ed25519 key
+    source.write_file(replication.known_hosts(PAIR), f"{TARGET} {other_key}\n", mode=0o600)
+    op = run_queued(services.task_run_start, task=task, user=admin_user)
+    assert op.status == "failed" and "host key is not the one pinned at pairing" in op.message, (op.message, op.log)
+    source.write_file(replication.known_hosts(PAIR), pinned, mode=0o600)
+    replication.authorize(target, PAIR, None)
+    op = run_queued(services.task_run_start, task=task, user=admin_user)
+    assert op.status == "failed" and "the pair's key was refused" in op.message, (op.message, op.log)
+    assert "attempt 2" not in op.log, "not tried again: another attempt would meet the same"
+    assert set(guids(side(target, "backup/lab")["backup/lab/docs"])) == {"a", "b", "c"}, "nothing moved"
 
 
 def test_the_target_crashing_mid_send_and_rebooting_loses_nothing_and_the_next_run_resumes(

@@ -80,6 +80,24 @@ def _setup():
     return _READY
 
 
+def _through_tarn(ctx, name: str, **task) -> tuple[float, float]:
+    """A task's whole run of the stream, and its transfer alone (tarn-send's own first and last timestamps)."""
+    from appliance.connect import transport_for
+    from hostlib import replication
+    from replication import services
+    from replication.models import TaskRun
+
+    made = services.task_save(pair=ctx["pair"], source_dataset="tank/docs", target_name=name, **task)
+    started = time.monotonic()
+    op = services.task_run_start(task=made, user=None)
+    seconds = time.monotonic() - started
+    run = TaskRun.objects.get(operation=op)
+    assert run.status == "succeeded", (run.status, run.message)
+    progress = replication.send_progress(transport_for(ctx["host"]), made.pk)
+    wire = progress["updated"] - progress["started"]
+    return ctx["stream"] / seconds / (1 << 20), progress["total"] / wire / (1 << 20)
+
+
 def replication_figures():
     ctx = _setup()
     if ctx is None:
@@ -87,7 +105,6 @@ def replication_figures():
     from appliance.connect import transport_for
     from hostlib import replication
     from replication import services
-    from replication.models import TaskRun
 
     first, host, dst, pair, stream = ctx["first"], ctx["host"], ctx["dst"], ctx["pair"], ctx["stream"]
 
@@ -102,16 +119,7 @@ def replication_figures():
         return stream / (time.monotonic() - started) / (1 << 20)
 
     def through_tarn(name: str, **task) -> tuple[float, float]:
-        """A task's whole run, and its transfer alone (tarn-send's own first and last timestamps)."""
-        made = services.task_save(pair=pair, source_dataset="tank/docs", target_name=name, **task)
-        started = time.monotonic()
-        op = services.task_run_start(task=made, user=None)
-        seconds = time.monotonic() - started
-        run = TaskRun.objects.get(operation=op)
-        assert run.status == "succeeded", (run.status, run.message)
-        progress = replication.send_progress(transport_for(host), made.pk)
-        wire = progress["updated"] - progress["started"]
-        return stream / seconds / (1 << 20), progress["total"] / wire / (1 << 20)
+        return _through_tarn(ctx, name, **task)
 
     hand, tarn, wire = [], [], []
     for i in range(ROUNDS):  # interleaved: the emulated guests drift, both sides alike
@@ -156,6 +164,21 @@ def replication_figures():
     yield "replication_limit", limit / (1 << 20), "MiB/s", "half the by-hand rate"
     yield "replication_limited_rate_median", statistics.median(steady) / (1 << 20), "MiB/s", "per 5 s windows"
     yield "replication_limit_worst_5s_off", max(off), "%", f"goal within 10 % ({len(steady)} windows)"
+
+
+def tcp_figures():
+    """The same task's transfer through ssh (aes128-gcm) and with the data in the clear over TCP, interleaved."""
+    ctx = _setup()
+    if ctx is None:
+        return
+    ssh, tcp = [], []
+    for i in range(ROUNDS):
+        ssh.append(_through_tarn(ctx, f"ssh{i}")[1])
+        tcp.append(_through_tarn(ctx, f"tcp{i}", transport="tcp")[1])
+    yield "replication_ssh_transfer_rate", statistics.median(ssh), "MiB/s", "the transfer through ssh, median"
+    yield "replication_tcp_transfer_rate", statistics.median(tcp), "MiB/s", "the data in the clear over TCP, median"
+    ratio = statistics.median(t / s for t, s in zip(tcp, ssh, strict=True))
+    yield "replication_tcp_to_ssh_ratio", ratio, "x", "what ssh's cipher costs here (pairs of interleaved runs)"
 
 
 def many_figures():
@@ -296,4 +319,4 @@ def faults_figures():
     yield "replication_faults_scrub_clean", float("healthy" in health), "(1 = yes)", health.strip()[:60]
 
 
-CHECKS = [replication_figures, many_figures, cut_figures, faults_figures]
+CHECKS = [replication_figures, tcp_figures, many_figures, cut_figures, faults_figures]

@@ -115,7 +115,10 @@ def test_restoring_from_the_task_page_names_a_bad_field_or_goes_to_its_operation
 ):
     task = Task.objects.create(pair=pair, source_dataset="tank/docs", target_name="docs")
     empty = admin_client.get(f"/replication/tasks/{task.pk}/").content.decode()
-    assert "No snapshot of the replica yet" in empty
+    assert "No snapshot of the replica yet" in empty and "Over ssh (aes128-gcm)" in empty
+    Task.objects.filter(pk=task.pk).update(transport="tcp")
+    clear = admin_client.get(f"/replication/tasks/{task.pk}/").content.decode()
+    assert "The data goes in the clear over its own TCP connection" in clear
     add_dataset(pair.target, "backup/lab/docs", ("auto-1",))
     page = admin_client.get(f"/replication/tasks/{task.pk}/").content.decode()
     assert 'value="backup/lab/docs@auto-1"' in page and "Restore" in page
@@ -146,3 +149,17 @@ def test_the_dashboard_shows_each_tasks_last_run_and_how_old_its_replicated_data
     panel = page[page.index('id="replication"') :]
     assert "badge-failed" in panel and "3\xa0hours ago" in panel and "5\xa0minutes ago" in panel
     assert f'href="/replication/tasks/{task.pk}/"' in panel
+
+
+def test_numbers_in_other_scripts_digits_are_refused_naming_the_field(admin_client, pair):
+    form = {"pair": pair.pk, "source_dataset": "tank/docs", "target_name": "docs", "limit": "١٠", "keep": 0}
+    page = admin_client.post("/replication/tasks/new/", form).content.decode()
+    assert "A whole number written with the digits 0-9" in page and not Task.objects.exists()
+    api = admin_client.post("/api/v1/replication-tasks/", {**form, "limit": "１０"}, "application/json")
+    assert api.status_code == 400 and "limit" in api.json() and not Task.objects.exists()
+    unknown = admin_client.post(
+        "/api/v1/replication-pairs/",
+        {"source": "nas1", "target": "nas9", "address": "10.78.0.2", "root": "backup/lab"},
+        "application/json",
+    )
+    assert unknown.status_code == 400 and "target" in unknown.json() and Pair.objects.count() == 1

@@ -95,6 +95,7 @@ def test_a_target_without_zfs_or_a_second_pair_into_the_same_root_is_refused(hos
         ({"excludes": "old"}, "excludes", "A list of dataset paths"),
         ({"excludes": [3]}, "excludes", "A list of dataset paths"),
         ({"recursive": "yes"}, "recursive", "True or false"),
+        ({"transport": "nc"}, "transport", "ssh, or tcp"),
     ],
 )
 def test_a_bad_task_names_its_field_and_nothing_is_saved(pair, change, field, says):
@@ -134,6 +135,16 @@ def test_a_pull_pair_is_made_from_the_target_and_its_tasks_stay_within_its_send_
         services.task_save(pair=pair, source_dataset="tank", target_name="all")
     assert "may only pull tank/docs and below" in raised.value.message_dict["source_dataset"][0]
     assert services.task_save(pair=pair, source_dataset="tank/docs/old", target_name="old").pair == pair
+    with pytest.raises(ValidationError) as raised:
+        services.task_save(pair=pair, source_dataset="tank/docs", target_name="docs", transport="tcp")
+    assert "A pull pair's data goes through ssh" in raised.value.message_dict["transport"][0]
+
+
+def test_a_tcp_task_tells_tarn_send_to_take_the_stream_off_ssh(pair):
+    task = services.task_save(pair=pair, source_dataset="tank/docs", target_name="docs", transport="tcp")
+    assert services._ssh(task)["tcp"] is True and task.get_transport_display().startswith("SSH for control")
+    plain = services.task_save(pair=pair, source_dataset="tank/docs/old", target_name="old")
+    assert services._ssh(plain)["tcp"] is False and services._ssh(plain)["cipher"] == "aes128-gcm@openssh.com"
 
 
 def test_a_host_replicating_to_itself_may_not_nest_source_and_target(hosts):
@@ -197,6 +208,7 @@ def replica(pair):
         ({"name": "backup/lab"}, "name", "exists already"),
         ({"name": "tank/restored"}, "name", "its snapshot's pool"),
         ({"how": "back", "name": "restored"}, "how", "Pair nas2 with nas1 first"),
+        ({"name": "backup/lab/ab\u202ecd"}, "name", ""),  # a direction control in a name
     ],
 )
 def test_a_bad_restore_names_its_field_and_nothing_is_started(replica, admin_user, change, field, says):
