@@ -121,12 +121,13 @@ def wide(*fds):
     (10 MiB/s; ssh hands over its channel's packets, 32 KiB each) then waits GATHER s after each move: a wake-up per
     ~half mebibyte instead of per packet (on a busy NAS the wake-ups, not the bytes, cost). It never slows the
     stream: at such a rate a wide pipe never fills in GATHER s, and a faster one never waits."""
+    widened = True
     for fd in fds:
         try:
             fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE)
         except OSError:
-            return False  # not a pipe (sshd may hand over a socket): every packet as it comes
-    return True
+            widened = False  # not a pipe (sshd may hand over a socket, tcp is one): the others all the same
+    return widened
 
 
 FIELDS = {"verb", "dataset", "first", "idle", "tcp"}
@@ -137,32 +138,45 @@ NONCE = 32  # bytes the sender's connection starts with (hex: 64 characters)
 def listen(ssh_connection, out=None, wait=ACCEPT_SECONDS):
     """The stream's own TCP connection: listen on the address the ssh session came in on (SSH_CONNECTION:
     "client port server port"), say port and nonce on the authenticated channel (out), take the first connection
-    from the client's address that opens with the nonce. Its fd, or Refused after wait seconds."""
+    from the client's address that opens with the nonce. A connection from any other address is closed unread; the
+    client's are read side by side (a silent one holds up no other), each judged once all 64 characters came (no
+    byte-by-byte answer to guess from). Its fd, or Refused after wait seconds."""
     client, _, server, _ = ssh_connection.split()
     family = socket.AF_INET6 if ":" in server else socket.AF_INET
-    nonce = secrets.token_hex(NONCE)
+    nonce = secrets.token_hex(NONCE).encode()
+    pending = {}  # socket -> what it has said so far
     with socket.socket(family, socket.SOCK_STREAM) as listener:
         listener.bind((server, 0))
-        listener.listen(4)
+        listener.listen(16)
         out = out or sys.stdout
-        out.write(f"tarn-recv listening {listener.getsockname()[1]} {nonce}\n")
+        out.write(f"tarn-recv listening {listener.getsockname()[1]} {nonce.decode()}\n")
         out.flush()
         deadline = time.monotonic() + wait
-        while (left := deadline - time.monotonic()) > 0:
-            listener.settimeout(left)
-            try:
-                conn, peer = listener.accept()
-            except TimeoutError:
-                break
-            conn.settimeout(5)
-            try:
-                said = conn.recv(2 * NONCE, socket.MSG_WAITALL)
-            except OSError:
-                said = b""
-            if peer[0] == client and hmac.compare_digest(said, nonce.encode()):
-                conn.settimeout(None)
-                return conn.detach()
-            conn.close()  # another address, or not the nonce: not the sender's stream
+        try:
+            while (left := deadline - time.monotonic()) > 0:
+                ready, _, _ = select.select([listener, *pending], [], [], left)
+                for sock in ready:
+                    if sock is listener:
+                        conn, peer = listener.accept()
+                        if peer[0] == client and len(pending) < 16:
+                            pending[conn] = b""
+                        else:
+                            conn.close()  # another address: not even read
+                        continue
+                    try:
+                        said = pending[sock] + sock.recv(len(nonce) - len(pending[sock]))
+                    except OSError:  # reset by its peer: as if closed
+                        said = pending[sock]
+                    if len(said) < len(nonce) and said != pending[sock]:
+                        pending[sock] = said  # not all of it yet (nothing is told before it all came)
+                        continue
+                    del pending[sock]
+                    if hmac.compare_digest(said, nonce):
+                        return sock.detach()
+                    sock.close()  # closed early, or not the nonce
+        finally:
+            for sock in pending:
+                sock.close()
     raise Refused(f"no connection from {client} with the nonce within {wait} s")
 
 

@@ -143,7 +143,9 @@ def send_argv(
     if token:
         if not re.fullmatch(TOKEN, token):
             raise names.InvalidName("A resume token is four groups of hex digits joined by '-'")
-        return ["zfs", "send", *flags, "-t", token]
+        # -w here too: the token's own flags decide otherwise (rawok is recorded for encrypted data only), and a
+        # resume is raw whatever a token says (lab-checked: `zfs send -w -t` resumes a raw stream of either kind)
+        return ["zfs", "send", *flags, "-w", "-t", token]
     names.snapshot_name(snapshot)
     if base:
         if "#" in base:

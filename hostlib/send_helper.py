@@ -166,12 +166,13 @@ def wide(*fds):
     GATHER s (10 MiB/s) then waits GATHER s after each move: a wake-up per ~half mebibyte, not per record zfs
     send writes (on a busy NAS the wake-ups, not the bytes, cost). It never slows the stream: at such a rate a wide
     pipe never fills in GATHER s, and a faster one never waits."""
+    widened = True
     for fd in fds:
         try:
             fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE)
         except OSError:
-            return False
-    return True
+            widened = False  # not a pipe (a socket): the others are widened all the same
+    return widened
 
 
 def _tail(fh):
@@ -197,7 +198,10 @@ def ends(step, ssh, control="", pull=None):
         return send_argv, ssh_argv(ssh, request, control), None
     receiver = ["/usr/bin/python3", RECV_PATH, str(int(pull["pair"])), pull["root"]]
     env = {**os.environ, "SSH_ORIGINAL_COMMAND": json.dumps(request)}
-    return ssh_argv(ssh, {"verb": "send", "argv": send_argv}, control), receiver, env
+    serve = {"verb": "send", "argv": send_argv}
+    if ssh.get("idle"):
+        serve["idle"] = int(ssh["idle"])  # tarn-serve stops the sender's zfs send when nothing is taken that long
+    return ssh_argv(ssh, serve, control), receiver, env
 
 
 def transfer(step, ssh, bucket, progress, control="", pull=None):
@@ -216,7 +220,8 @@ def transfer(step, ssh, bucket, progress, control="", pull=None):
         conn = None
         try:
             if tcp:
-                conn = data_connection(recv.stdout, ssh["address"], lost=3 * int(ssh.get("alive", 10)))
+                idle, alive = int(ssh.get("idle", 30)), int(ssh.get("alive", 10))
+                conn = data_connection(recv.stdout, ssh["address"], wait=idle + 60, lost=2 * idle + 3 * alive)
                 progress.state["data"] = f"tcp {conn.getpeername()[0]} port {conn.getpeername()[1]}"
             src = send.stdout.fileno()
             dst = conn.fileno() if conn else recv.stdin.fileno()
@@ -256,12 +261,20 @@ def transfer(step, ssh, bucket, progress, control="", pull=None):
         return send_exit, recv_exit, said
 
 
-def data_connection(said, address, wait=60, lost=30):
+def data_connection(said, address, wait=90, lost=90):
     """A tcp step's stream connection: tarn-recv's "tarn-recv listening <port> <nonce>" read from its ssh session
-    (said), then a connection to that port which opens with the nonce; data unacknowledged for `lost` seconds fails
-    it (a cut link: as soon as ssh's probes give up, not after TCP's ~15 min of retries)."""
-    ready, _, _ = select.select([said], [], [], wait)
-    line = said.readline().decode(errors="replace").split() if ready else []
+    (said) within wait seconds (longer than tarn-recv may wait for an earlier receive into the dataset to end),
+    then a connection to that port which opens with the nonce. Data unacknowledged for `lost` seconds fails it: a
+    cut link within a minute or two, not after TCP's ~15 min of retries (lost stays above tarn-recv's idle limit,
+    since a zero window counts too: a receive busy for a while must not end a healthy stream)."""
+    fd, text, deadline = said.fileno(), b"", time.monotonic() + wait
+    while b"\n" not in text and len(text) < 512 and (left := deadline - time.monotonic()) > 0:
+        ready, _, _ = select.select([fd], [], [], left)
+        more = os.read(fd, 512) if ready else b""
+        if not more:
+            break
+        text += more
+    line = text.decode(errors="replace").split("\n")[0].split()
     if line[:2] != ["tarn-recv", "listening"] or len(line) != 4 or not line[2].isdigit():
         raise ValueError("the receiver did not listen")
     conn = socket.create_connection((address, int(line[2])), timeout=30)

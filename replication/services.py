@@ -187,7 +187,7 @@ def task_save(
         raise ValidationError({"source_dataset": str(exc)}) from None
     if not pools.dataset_exists(host=pair.source, name=source_dataset):
         raise ValidationError({"source_dataset": f"{pair.source.name} has no dataset {source_dataset}."})
-    if pair.pulls and not (source_dataset == pair.send_root or source_dataset.startswith(pair.send_root + "/")):
+    if pair.pulls and not _within(source_dataset, pair.send_root):
         raise ValidationError({"source_dataset": f"The pair may only pull {pair.send_root} and below."})
     target = f"{pair.root}/{target_name}"
     try:
@@ -320,7 +320,8 @@ def restore_start(*, task: Task, user, snapshot: str, how: str, name: str) -> Op
             )
         except ValidationError as exc:
             raise _renamed(exc, {"target": "name"}) from None
-    back = Pair.objects.filter(source=task.pair.target, target=task.pair.source, status=PairStatus.PAIRED).first()
+    pairs = Pair.objects.filter(source=task.pair.target, target=task.pair.source, status=PairStatus.PAIRED)
+    back = next((p for p in pairs.order_by("pk") if not p.pulls or _within(dataset, p.send_root)), None)
     if back is None:
         raise ValidationError(
             {"how": f"Pair {task.pair.target.name} with {task.pair.source.name} first (the bytes go back NAS to NAS)."}
@@ -341,6 +342,10 @@ def _renamed(exc: ValidationError, fields: dict) -> ValidationError:
     if not hasattr(exc, "error_dict"):
         return exc
     return ValidationError({fields.get(k, k): v for k, v in exc.error_dict.items()})
+
+
+def _within(dataset: str, root: str) -> bool:
+    return dataset == root or dataset.startswith(root + "/")
 
 
 def _nested(a: str, b: str) -> bool:

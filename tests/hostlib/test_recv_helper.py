@@ -148,31 +148,62 @@ def test_tarn_sees_whether_a_receive_still_holds_its_dataset(tmp_path, monkeypat
         replication.receive_busy(local, "-o x")
 
 
-def test_a_tcp_stream_is_taken_only_from_the_senders_address_and_only_with_the_nonce():
-    """tcp: the helper says port and nonce on its ssh channel; a connection from another address, or without the
-    nonce, is closed unread; the sender's (send_helper.data_connection, reading that line) is the stream."""
+def _listening(client="127.0.0.1", wait=20):
+    """tarn-recv's listen in a thread, as on the target; (its words on the ssh channel, the result holder, thread)."""
     said_r, said_w = os.pipe()
     got = {}
 
     def receiver():
         with os.fdopen(said_w, "w") as out:
-            got["fd"] = recv_helper.listen("127.0.0.1 50000 127.0.0.1 22", out=out, wait=20)
+            try:
+                got["fd"] = recv_helper.listen(f"{client} 50000 127.0.0.1 22", out=out, wait=wait)
+            except Refused as refused:
+                got["refused"] = str(refused)
 
     thread = threading.Thread(target=receiver)
     thread.start()
     text = os.read(said_r, 200)
+    os.close(said_r)
+    return text, got, thread
+
+
+def _connect(port, source="127.0.0.1"):
+    conn = socket.socket()
+    conn.settimeout(5)  # a check that broke fails here instead of hanging
+    conn.bind((source, 0))
+    conn.connect(("127.0.0.1", port))
+    return conn
+
+
+def _closed(sock) -> bool:
+    """Closed by the other end: an end of stream, or a reset (closed with what was sent still unread)."""
+    try:
+        return sock.recv(1) == b""
+    except ConnectionResetError:
+        return True
+
+
+def test_a_tcp_stream_is_taken_only_from_the_senders_address_and_only_with_the_nonce():
+    """tcp: the helper says port and nonce on its ssh channel. A connection from another address is closed
+    unread; one from the sender's address with a wrong nonce is closed once all 64 characters came (never a
+    byte-by-byte answer); silent ones hold up nothing; the sender's (send_helper.data_connection, reading that
+    line) is the stream, even with its nonce in two pieces."""
+    text, got, thread = _listening()
     line = text.decode().split()
     assert line[:2] == ["tarn-recv", "listening"] and len(line[3]) == 2 * recv_helper.NONCE
-    port = int(line[2])
-    with socket.create_connection(("127.0.0.1", port)) as stranger:  # the right address, not the nonce
-        stranger.sendall(b"0" * 2 * recv_helper.NONCE)
-        assert stranger.recv(1) == b"", "closed unread"
-    elsewhere = socket.socket()
-    elsewhere.bind(("127.0.0.2", 0))  # the nonce, from another address
-    elsewhere.connect(("127.0.0.1", port))
-    elsewhere.sendall(line[3].encode())
-    assert elsewhere.recv(1) == b"", "closed unread"
-    elsewhere.close()
+    port, nonce = int(line[2]), line[3].encode()
+    elsewhere = _connect(port, "127.0.0.2")
+    elsewhere.sendall(nonce)  # the nonce itself, from another address
+    assert _closed(elsewhere), "closed unread"
+    silent = [_connect(port) for _ in range(3)]  # they never speak
+    wrong = _connect(port)
+    wrong.sendall(nonce[:10])
+    with pytest.raises(TimeoutError):  # a right first part is not answered...
+        wrong.settimeout(0.5)
+        wrong.recv(1)
+    wrong.settimeout(5)
+    wrong.sendall(b"0" * (len(nonce) - 10))
+    assert _closed(wrong), "...and a wrong whole is closed"
     again_r, again_w = os.pipe()  # the line as tarn-send reads it from the ssh session
     os.write(again_w, text)
     conn = send_helper.data_connection(os.fdopen(again_r, "rb"), "127.0.0.1", wait=5)
@@ -181,6 +212,23 @@ def test_a_tcp_stream_is_taken_only_from_the_senders_address_and_only_with_the_n
     thread.join(timeout=10)
     with socket.socket(fileno=got["fd"]) as stream:
         assert stream.recv(100) == b"the stream"
+    for sock in (*silent, wrong, elsewhere):
+        assert _closed(sock), "the others closed once the stream was found"
+        sock.close()
+    os.close(again_w)
+
+
+def test_a_nonce_in_two_pieces_is_the_stream_too():
+    text, got, thread = _listening()
+    port, nonce = int(text.split()[2]), text.split()[3]
+    conn = _connect(port)
+    conn.sendall(nonce[:7])
+    time.sleep(0.2)
+    conn.sendall(nonce[7:] + b"data")
+    conn.close()
+    thread.join(timeout=10)
+    with socket.socket(fileno=got["fd"]) as stream:
+        assert stream.recv(100) == b"data"
 
 
 def test_no_connection_with_the_nonce_in_time_is_refused():

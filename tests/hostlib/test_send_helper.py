@@ -121,6 +121,6 @@ def test_a_push_sends_here_into_the_receivers_forced_command_and_a_pull_the_othe
     assert json.loads(receiver[-1]) == {"verb": "receive", "dataset": "docs", "first": True, "idle": 30}
 
     sender, receiver, env = send_helper.ends(step, {**SSH, "idle": 30}, pull={"pair": 7, "root": "backup/lab"})
-    assert sender[0] == "ssh" and json.loads(sender[-1]) == {"verb": "send", "argv": step["send"]}
+    assert sender[0] == "ssh" and json.loads(sender[-1]) == {"verb": "send", "argv": step["send"], "idle": 30}
     assert receiver == ["/usr/bin/python3", "/usr/local/lib/tarn/tarn-recv", "7", "backup/lab"]
     assert json.loads(env["SSH_ORIGINAL_COMMAND"]) == {"verb": "receive", "dataset": "docs", "first": True, "idle": 30}

@@ -231,6 +231,11 @@ def test_a_restore_is_a_read_only_clone_on_the_target_or_a_one_off_task_back(
         ["zfs", "clone", "-o", "readonly=on", "--", "backup/lab/docs@auto-1", "backup/lab/docs-restored"]
     ]
     source, target = replica.pair.source, replica.pair.target
+    elsewhere = {"address": "10.78.0.2", "root": "tank", "status": "paired", "direction": "pull"}
+    Pair.objects.create(source=target, target=source, send_root="backup/other", **elsewhere)
+    with pytest.raises(ValidationError, match="Pair nas2 with nas1 first"):  # a pull pair that may not send it
+        services.restore_start(task=replica, user=admin_user, **{**restore, "how": "back", "name": "restored"})
+    Pair.objects.filter(direction="pull").delete()
     back = Pair.objects.create(source=target, target=source, address="10.78.0.1", root="tank", status="paired")
     with pytest.raises(ValidationError) as raised:
         services.restore_start(task=replica, user=admin_user, **{**restore, "how": "back", "name": "docs"})
