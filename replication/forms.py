@@ -70,6 +70,13 @@ class TaskForm(forms.Form):
     after_snapshots = forms.BooleanField(
         required=False, initial=True, help_text="Run once the source has a new matching snapshot (a schedule's)."
     )
+    cron = forms.CharField(
+        required=False,
+        max_length=100,
+        label="At (cron)",
+        help_text="And/or at these times: minute hour day-of-month month day-of-week, e.g. 0 2 * * * (02:00 daily), "
+        "30 */6 * * 1-5 (every six hours on weekdays); the server's time zone.",
+    )
     every_minutes = IntegerField(
         required=False,
         min_value=0,

@@ -67,6 +67,12 @@ class Task(models.Model):
         "receive's words); for a trusted link where ssh's cipher costs more CPU than the link allows.",
     )
     every_minutes = models.PositiveIntegerField(default=0, help_text="Run every this many minutes; 0: not by clock.")
+    cron = models.CharField(
+        max_length=100,
+        blank=True,
+        help_text="Run at these times: minute hour day-of-month month day-of-week (cron), e.g. 0 2 * * * for 02:00 "
+        "daily; the server's time zone.",
+    )
     after_snapshots = models.BooleanField(
         default=False, help_text="Run once the source has a matching snapshot the target has not (a schedule's)."
     )

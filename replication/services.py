@@ -6,10 +6,12 @@ tarn-recv run locally)."""
 
 import fnmatch
 import ipaddress
+import re
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import NamedTuple
 
+from celery.schedules import ParseException, crontab_parser
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -177,6 +179,7 @@ def task_save(
     every_minutes: int = 0,
     after_snapshots: bool = False,
     transport: str = Transport.SSH,
+    cron: str = "",
 ) -> Task:
     """A new replication task, its rules checked against what Tarn last read of both hosts."""
     if pair.status != PairStatus.PAIRED:
@@ -218,6 +221,14 @@ def task_save(
         raise ValidationError({"every_minutes": "Minutes from 5 to 44640 (a month), or 0 for no clock."})
     if type(after_snapshots) is not bool:
         raise ValidationError({"after_snapshots": "True or false."})
+    if not isinstance(cron, str):
+        raise ValidationError({"cron": "A cron line, e.g. 0 2 * * * (02:00 daily)."})
+    cron = " ".join(cron.split())
+    if cron:
+        try:
+            cron_sets(cron)
+        except ValueError as exc:
+            raise ValidationError({"cron": str(exc)}) from None
     if transport not in Transport.values:
         raise ValidationError({"transport": "ssh, or tcp (the data in the clear, on a trusted link)."})
     if transport == Transport.TCP and pair.pulls:
@@ -236,6 +247,7 @@ def task_save(
                 every_minutes=every_minutes,
                 after_snapshots=after_snapshots,
                 transport=transport,
+                cron=cron,
             )
     except IntegrityError:
         raise ValidationError({"target_name": f"Another task already sends to {target}."}) from None
@@ -375,16 +387,54 @@ def task_run_start(*, task: Task, user) -> Operation:
     return op
 
 
+CRON_FIELD = re.compile(r"[0-9*/,-]{1,60}")  # ASCII digits only: celery's parser reads "３" as 3
+CRON_FIELDS = (("minute", 60, 0), ("hour", 24, 0), ("day of month", 31, 1), ("month", 12, 1), ("day of week", 7, 0))
+CRON_CATCH_UP = 60  # minutes a cron time is still started after it passed (beat or a worker was away)
+
+
+def cron_sets(cron: str) -> list[set[int]]:
+    """A cron line's five fields (minute hour day-of-month month day-of-week; day of week 0-6, Sunday 0), each as
+    the set of values it matches; ValueError naming the field."""
+    fields = cron.split()
+    if len(fields) != 5:
+        raise ValueError("Five fields: minute hour day-of-month month day-of-week, e.g. 0 2 * * * (02:00 daily).")
+    sets = []
+    for text, (name, size, first) in zip(fields, CRON_FIELDS, strict=True):
+        if not CRON_FIELD.fullmatch(text):
+            raise ValueError(f"The {name}: digits 0-9, * , ranges (1-5), steps (*/15) and lists (0,30) only.")
+        try:
+            sets.append(crontab_parser(size, first).parse(text))
+        except (ParseException, ValueError) as exc:
+            raise ValueError(f"The {name}: {exc}") from None
+    return sets
+
+
+def cron_due(cron: str, last_run_at, now) -> bool:
+    """Whether a time the cron line names has come since the task last started (looking back CRON_CATCH_UP
+    minutes at most: a run missed for longer waits for the next time), in the server's time zone."""
+    minute, hour, day, month, weekday = cron_sets(cron)
+    at = timezone.localtime(now).replace(second=0, microsecond=0)
+    for _ in range(CRON_CATCH_UP):
+        if last_run_at is not None and at <= last_run_at:
+            return False
+        if at.minute in minute and at.hour in hour and at.day in day and at.month in month:
+            if at.isoweekday() % 7 in weekday:
+                return True
+        at -= timedelta(minutes=1)
+    return False
+
+
 def tasks_run_due(now=None) -> int:
-    """Beat, every minute: start each enabled task whose clock is up, or (after_snapshots) whose source has a
-    matching snapshot newer than the one last replicated (by the inventory: no command). A task still running
-    waits for the next minute."""
+    """Beat, every minute: start each enabled task whose clock is up (every N minutes, or a cron time come), or
+    (after_snapshots) whose source has a matching snapshot newer than the one last replicated (by the inventory:
+    no command). A task still running waits for the next minute."""
     now = now or timezone.now()
     started = 0
     for task in Task.objects.filter(enabled=True, pair__status=PairStatus.PAIRED).select_related("pair__source"):
         clock = task.every_minutes and (
             task.last_run_at is None or (now - task.last_run_at).total_seconds() >= task.every_minutes * 60
         )
+        clock = clock or (task.cron and cron_due(task.cron, task.last_run_at, now))
         if not (clock or (task.after_snapshots and _newer_on_source(task))):
             continue
         try:

@@ -41,7 +41,7 @@ class TaskSerializer(ModelSerializer):
     class Meta:
         model = Task
         fields = ["id", "pair", "source_dataset", "recursive", "excludes", "target_name", "target_dataset"]
-        fields += ["pattern", "limit", "keep", "every_minutes", "after_snapshots", "transport", "enabled"]
+        fields += ["pattern", "limit", "keep", "every_minutes", "cron", "after_snapshots", "transport", "enabled"]
         fields += ["last_run_at"]
         fields += ["datasets", "created_at"]
         read_only_fields = fields
@@ -53,7 +53,7 @@ class TaskCreateRequest(ModelSerializer):
     class Meta:
         model = Task
         fields = ["pair", "source_dataset", "target_name", "recursive", "excludes", "pattern", "limit", "keep"]
-        fields += ["every_minutes", "after_snapshots", "transport"]
+        fields += ["every_minutes", "cron", "after_snapshots", "transport"]
         validators = []  # one task per target: the service says so, naming the field
 
 

@@ -37,10 +37,15 @@ def test_a_bad_task_on_the_form_names_its_field_and_saves_nothing(admin_client, 
     form = {"pair": pair.pk, "source_dataset": "tank/docs", "target_name": "docs", "limit": 0, "keep": 0}
     bad = admin_client.post("/replication/tasks/new/", {**form, "pattern": "hourly-*"}).content.decode()
     assert "No snapshot of tank/docs matches" in bad and not Task.objects.exists()
-    good = admin_client.post("/replication/tasks/new/", {**form, "pattern": "auto-*", "limit": 50, "excludes": " , "})
+    late = admin_client.post("/replication/tasks/new/", {**form, "cron": "0 25 * * *"}).content.decode()
+    assert "The hour: Invalid end range: 25 &gt; 23" in late and not Task.objects.exists()
+    good = admin_client.post(
+        "/replication/tasks/new/", {**form, "pattern": "auto-*", "limit": 50, "excludes": " , ", "cron": "0 2 * * *"}
+    )
     task = Task.objects.get()
     assert good.status_code == 302 and good["Location"] == f"/replication/tasks/{task.pk}/"
-    assert task.limit == 50 << 20 and task.excludes == []
+    assert task.limit == 50 << 20 and task.excludes == [] and task.cron == "0 2 * * *"
+    assert "at <code>0 2 * * *</code> (cron)" in admin_client.get(good["Location"]).content.decode()
 
 
 def test_the_api_makes_runs_and_deletes_a_task(admin_client, operator_client, pair, django_capture_on_commit_callbacks):

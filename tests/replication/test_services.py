@@ -1,6 +1,6 @@
 """Replication's rules, checked before anything is queued: each bad input names its field and changes nothing."""
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import pytest
 from django.core.exceptions import ValidationError
@@ -96,6 +96,13 @@ def test_a_target_without_zfs_or_a_second_pair_into_the_same_root_is_refused(hos
         ({"excludes": [3]}, "excludes", "A list of dataset paths"),
         ({"recursive": "yes"}, "recursive", "True or false"),
         ({"transport": "nc"}, "transport", "ssh, or tcp"),
+        ({"cron": "0 2 * *"}, "cron", "Five fields"),
+        ({"cron": "61 * * * *"}, "cron", "The minute: Invalid end range: 61 > 59"),
+        ({"cron": "0 2 0 * *"}, "cron", "The day of month: Invalid beginning range: 0 < 1"),
+        ({"cron": "0 2 * * 7"}, "cron", "The day of week: Invalid end range: 7 > 6"),
+        ({"cron": "٠ 2 * * *"}, "cron", "The minute: digits 0-9"),
+        ({"cron": "0 2 * * mon;reboot"}, "cron", "The day of week: digits 0-9"),
+        ({"cron": ["0"]}, "cron", "A cron line"),
     ],
 )
 def test_a_bad_task_names_its_field_and_nothing_is_saved(pair, change, field, says):
@@ -177,6 +184,23 @@ def test_beat_starts_a_task_when_its_clock_is_up_or_a_new_snapshot_waits(pair, d
         assert services.tasks_run_due(now + timedelta(minutes=59)) == 0, "up to date, and the clock is not up"
         assert services.tasks_run_due(now + timedelta(minutes=60)) == 1
     assert not TaskRun.objects.filter(task=manual).exists()
+
+
+def test_a_cron_time_starts_a_task_once_and_a_missed_one_within_the_hour(pair, django_capture_on_commit_callbacks):
+    task = services.task_save(pair=pair, source_dataset="tank/docs", target_name="nightly", cron=" 30  2 * * 1-5 ")
+    assert task.cron == "30 2 * * 1-5"
+    monday = timezone.make_aware(datetime(2026, 11, 23, 2, 30, 20))  # a Monday, server time (UTC here)
+    assert services.cron_due(task.cron, None, monday)
+    assert not services.cron_due(task.cron, monday, monday + timedelta(minutes=1)), "once per time"
+    assert services.cron_due(task.cron, monday - timedelta(days=1), monday + timedelta(minutes=59)), "caught up"
+    assert not services.cron_due(task.cron, None, monday + timedelta(minutes=61)), "too late: the next time"
+    assert not services.cron_due(task.cron, None, monday - timedelta(days=1)), "not on a Sunday"
+    assert not services.cron_due(task.cron, None, monday - timedelta(minutes=1))
+    with django_capture_on_commit_callbacks(execute=False):
+        assert services.tasks_run_due(monday - timedelta(minutes=1)) == 0
+        assert services.tasks_run_due(monday) == 1
+    task.refresh_from_db()
+    assert task.last_run_at == monday and TaskRun.objects.filter(task=task).count() == 1
 
 
 def test_a_failed_task_and_one_behind_raise_alerts_on_the_source(pair):
