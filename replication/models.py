@@ -45,6 +45,22 @@ class Pair(models.Model):
     def pulls(self) -> bool:
         return self.direction == Direction.PULL
 
+    @property
+    def dialler(self) -> Host:
+        """The NAS that holds the key, dials the other and runs tarn-send."""
+        return self.target if self.pulls else self.source
+
+    @property
+    def answerer(self) -> Host:
+        """The NAS whose authorized_keys allows the key, for its forced command only."""
+        return self.source if self.pulls else self.target
+
+    @property
+    def forced(self) -> tuple[str, str]:
+        """The answerer's forced command and the dataset it serves: tarn-serve sends send_root (and below),
+        tarn-recv receives into root (and below)."""
+        return ("tarn-serve", self.send_root) if self.pulls else ("tarn-recv", self.root)
+
 
 class Task(models.Model):
     """What goes: source_dataset (and, recursive, its children but the excluded) to root/target_name on the target;

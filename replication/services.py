@@ -99,22 +99,18 @@ def pair_run(tracker: Tracker) -> None:
     pair = Pair.objects.select_related("source", "target").get(pk=tracker.op.params["pair"])
     src, dst = tracker.transport(pair.source), tracker.transport(pair.target)
     near, far = _dialling(pair, src, dst)
-    dials, answers = (pair.target, pair.source) if pair.pulls else (pair.source, pair.target)
-    allowed = f"send {pair.send_root}" if pair.pulls else f"receive into {pair.root}"
+    helper, served = pair.forced
     try:
         tracker.progress(10, "Installing tarn-send, tarn-recv and tarn-serve")
         for t in _ends(pair, src, dst):
             replication.install_helpers(t)
         sender = replication.sender_address(near, pair.address)
-        tracker.progress(40, f"Making the pair's key on {dials.name}")
+        tracker.progress(40, f"Making the pair's key on {pair.dialler.name}")
         public = replication.pair_make_key(near, pair.pk)
         replication.pair_pin(near, pair.pk, pair.address, pair.port, replication.host_keys(far))
-        tracker.progress(70, f"Allowing it on {answers.name}: {allowed}, from {sender} only")
-        line = replication.authorized_line(
-            pair.pk, pair.send_root if pair.pulls else pair.root, sender, public, serve=pair.pulls
-        )
+        tracker.progress(70, f"Allowing it on {pair.answerer.name}: only {helper} {served}, only from {sender}")
+        line = replication.authorized_line(pair.pk, served, sender, public, serve=pair.pulls)
         replication.authorize(far, pair.pk, line)
-        helper = "tarn-serve" if pair.pulls else "tarn-recv"
         hello = replication.pair_check(near, pair.pk, pair.address, pair.port, helper=helper)
     except (HostError, ValueError) as exc:
         Pair.objects.filter(pk=pair.pk).update(status=PairStatus.FAILED, message=str(exc)[:1000])
@@ -136,7 +132,7 @@ def _ends(pair: Pair, src, dst) -> list:
 
 
 def _dialling(pair: Pair, src, dst) -> tuple:
-    """(the transport of the NAS that holds the key, dials and runs tarn-send; the other's)."""
+    """(the dialler's transport, the answerer's), from the source's and the target's."""
     return (dst, src) if pair.pulls else (src, dst)
 
 
@@ -162,7 +158,7 @@ def unpair_run(tracker: Tracker) -> None:
         Pair.objects.filter(pk=pair.pk).update(status=PairStatus.PAIRED, message=f"Unpairing failed: {exc}"[:1000])
         raise
     pair.delete()
-    tracker.progress(100, f"Unpaired: {(pair.source if pair.pulls else pair.target).name} no longer accepts the key")
+    tracker.progress(100, f"Unpaired: {pair.answerer.name} no longer accepts the key")
 
 
 # --- tasks ----------------------------------------------------------------------------------------------------------
