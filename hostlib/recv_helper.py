@@ -105,8 +105,9 @@ def pump(command, idle, source=0):
             if gather and moved * GATHER < GATHER_BELOW * (now - last):  # it comes slower than the pipe drains
                 time.sleep(GATHER)
             last = time.monotonic()
-    except (BrokenPipeError, ConnectionResetError):
-        pass  # zfs receive stopped reading (or the sender's connection went): exit status and words say why
+    except OSError as exc:  # zfs receive stopped reading, or the sender's connection went (reset, timed out…)
+        if not isinstance(exc, BrokenPipeError):  # zfs receive's exit status and words say why it stopped
+            print(f"tarn-recv: the stream's connection failed: {exc.strerror or exc}", file=sys.stderr)
     finally:
         child.stdin.close()
     return child.wait()

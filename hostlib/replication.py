@@ -338,7 +338,7 @@ CAUSES = [
         # ssh's own words for a link that went away or is not back yet (its alive probes, its connect timeout, a
         # target booting: its sshd not listening yet)
         r"|Timeout, server \S+ not responding|Connection timed out during banner exchange"
-        r"|tarn-send: ssh lost its connection"
+        r"|tarn-send: ssh lost its connection|tarn-send: the data connection failed"
         r"|connect to host \S+ port \d+: (Connection timed out|No route to host|Network is unreachable|Connection refused)",
         Cause("interrupted", "resume", "the transfer was interrupted"),
     ),

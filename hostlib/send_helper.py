@@ -242,8 +242,9 @@ def transfer(step, ssh, bucket, progress, control="", pull=None):
                 if gather and n * GATHER < GATHER_BELOW * (now - last):  # it comes slower than the pipe drains
                     time.sleep(GATHER)
                 last = time.monotonic()
-        except (BrokenPipeError, ConnectionResetError, TimeoutError):
-            pass  # the receiving end went away: its exit status and stderr say why
+        except OSError as exc:  # the receiving end went away: its exit status and stderr say why
+            if conn is not None:  # a data connection's own failure (timed out, or EHOSTUNREACH once ARP gave up)
+                recv_err.write(f"\ntarn-send: the data connection failed: {exc.strerror or exc}\n".encode())
         finally:
             if conn is not None:
                 conn.close()
@@ -306,6 +307,9 @@ def main(spec_path):
                 return 1
         progress.write(state="done", step=len(steps))
         return 0
+    except Exception as exc:  # never leave "running" behind: Tarn would wait for a run that is gone
+        progress.write(state="failed", send_exit=-1, recv_exit=-1, stderr={"send": f"tarn-send: {exc!r}"})
+        raise
     finally:
         if master is not None:
             master.terminate()

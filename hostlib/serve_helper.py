@@ -148,8 +148,8 @@ def pump(command, idle, out=1):
                 break
             if os.splice(src, out, CHUNK) == 0:
                 break
-    except (BrokenPipeError, ConnectionResetError):
-        child.kill()  # the channel closed: the receiving side went away
+    except OSError:
+        child.kill()  # the channel closed (or failed): the receiving side went away
     finally:
         child.stdout.close()
     return child.wait()

@@ -108,6 +108,7 @@ def test_tarns_own_words_for_a_stall_resume_the_transfer():
         "Connection timed out during banner exchange",
         "ssh: connect to host 10.78.0.2 port 22: Connection refused",
         send_helper.LOST,
+        "tarn-send: the data connection failed: No route to host",
     ],
 )
 def test_a_link_that_went_away_or_is_not_back_is_resumed(words):

@@ -77,6 +77,18 @@ def test_a_step_sends_with_zfs_send_only():
         send_helper.transfer({"send": ["sh", "-c", "true"], "dataset": "", "first": True}, {}, Bucket(0), None)
 
 
+def test_a_run_that_breaks_unexpectedly_still_ends_its_progress_as_failed(tmp_path):
+    """Tarn waits for a run until its progress says it ended: a helper that dies of an error it did not expect (in
+    the lab: a data connection failing with EHOSTUNREACH) must not leave "running" behind."""
+    spec, progress = tmp_path / "spec.json", tmp_path / "progress.json"
+    step = {"send": ["sh", "-c", "true"], "dataset": "docs", "first": True, "snapshot": "tank/docs@a"}
+    spec.write_text(json.dumps({"steps": [step], "ssh": {}, "progress": str(progress)}))
+    with pytest.raises(ValueError):
+        send_helper.main(str(spec))
+    ended = json.loads(progress.read_text())
+    assert ended["state"] == "failed" and "zfs send only" in ended["stderr"]["send"], ended
+
+
 def test_the_receive_request_travels_as_one_json_argument():
     argv = send_helper.ssh_argv(
         {"identity": "/k", "known_hosts": "/kh", "cipher": "aes128-gcm@openssh.com", "port": 22, "address": "10.0.0.2"},
