@@ -9,6 +9,7 @@ from appliance.selectors import host_current, host_list
 NAV = [
     ("Dashboard", "dashboard"),
     ("Pools", "pool-list"),
+    ("Disk health", "health-list"),
     ("Shares", "share-list"),
     ("Network & tuning", "tuning-overview"),  # links, MTU and bridges live there too
     ("Replication", "replication-list"),

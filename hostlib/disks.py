@@ -2,6 +2,7 @@
 
 import json
 import posixpath
+import re
 from dataclasses import dataclass
 
 from hostlib.runner import Transport
@@ -26,6 +27,13 @@ class DiskInfo:
     fstype: str  # a filesystem or signature on the disk or one of its partitions ('zfs_member', 'ext4', …)
     mounted: bool
     partitions: list[str]
+
+
+def whole_disk(path: str) -> str:
+    """The disk a vdev's partition is on: by-id …-part1 → …; /dev/sdb1 → /dev/sdb; /dev/nvme0n1p1 → /dev/nvme0n1."""
+    if path.startswith("/dev/disk/"):
+        return re.sub(r"-part\d+$", "", path)
+    return re.sub(r"(?<=\d)p\d+$", "", path) if "nvme" in path else re.sub(r"(?<=[a-z])\d+$", "", path)
 
 
 def _best_link(links: list[str]) -> str:

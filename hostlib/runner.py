@@ -76,6 +76,7 @@ ALLOWED_TOOLS = frozenset(
         "usermod",
         "fio",
         "iperf3",
+        "smartctl",
         "mount",
         "umount",
         "ping",

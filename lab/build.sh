@@ -84,6 +84,10 @@ rm -f "$R/etc/zfs/zed.d/all-syslog.sh" "$R/etc/zfs/zed.d/history_event-zfs-list-
 step "services and tools: samba, nfs, fio, iperf3, …"
 in_root apt-get install -y -qq --no-install-recommends samba samba-vfs-modules smbclient cifs-utils nfs-kernel-server nfs-common \
   fio iperf3 ethtool bridge-utils jq sudo netbase kmod coreutils >/dev/null
+# smartmontools 7.4 from backports (bookworm's 7.3 runs no NVMe self-tests). smartd stays off: Tarn reads and tests
+# the disks itself, and a daemon polling them too would skew what the lab counts.
+in_root apt-get install -y -qq --no-install-recommends -t bookworm-backports smartmontools >/dev/null
+in_root systemctl disable --quiet smartmontools.service
 
 step "configure the guest"
 echo lab-guest >"$R/etc/hostname"
@@ -109,7 +113,7 @@ printf 'UseDNS no\n' >"$R/etc/ssh/sshd_config.d/lab.conf"
 
 {
   echo "kernel $KV"
-  in_root dpkg-query -W -f='${Package} ${Version}\n' zfsutils-linux zfs-dkms samba nfs-kernel-server fio iperf3
+  in_root dpkg-query -W -f='${Package} ${Version}\n' zfsutils-linux zfs-dkms samba nfs-kernel-server fio iperf3 smartmontools
 } >"$work/versions.txt"
 
 step "initramfs"

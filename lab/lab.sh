@@ -7,6 +7,7 @@
 #                       instead of making it again; every state but clean goes when the guest is started anew
 #   lab/lab.sh down     stop it      lab/lab.sh ssh [cmd…]   a shell or a command in the guest
 #   lab/lab.sh status   print where it is (lab.env)
+#   lab/lab.sh nvme on|off  plug the NVMe drive in or out (never saved with a state: QEMU cannot migrate it)
 #   lab/lab.sh prepare  only build the image and the saved guest (make test runs it in the background while
 #                       the unit tier runs); `up` waits for a prepare under way (a lock in the cache)
 # Environment: TARN_LAB_CACHE (/var/cache/tarn-lab), TARN_LAB_RUN (/run/tarn-lab),
@@ -27,6 +28,12 @@ SMB_PORT=${TARN_LAB_SMB_PORT:-4450}
 DISKS=${TARN_LAB_DISKS:-8}
 MEM=${TARN_LAB_MEM:-1024}
 DISK_SIZE=4G
+# Disks with real SMART beside the virtio ones (which have none): two SATA disks on the q35's own AHCI controller
+# (ATA SMART attributes, self-test log, self-tests) and an NVMe drive's backing file. QEMU cannot migrate an NVMe
+# controller, and the saved guests are migrations: the NVMe is plugged in at run time into its own PCIe slot
+# (`lab.sh nvme on|off`; its health log's critical warning is set through the monitor), never saved with a state.
+SMART_DISKS="sata1 sata2 nvme1"
+SMART_SIZE=2G
 NETNS=${TARN_LAB_NETNS:-tarnlab}
 TAP=${TARN_LAB_TAP:-taplab}
 TAP1=${TAP}1
@@ -100,6 +107,12 @@ qemu_args() {
     printf '%s\n' -drive "file=$dir/disk$i.qcow2,if=none,id=d$i,format=qcow2,cache=unsafe,discard=unmap" \
       -device "virtio-blk-pci,drive=d$i,serial=zfsdisk$i,addr=$(printf '0x%x' $((i + 3)))"
   done
+  printf '%s\n' -drive "file=$dir/sata1.qcow2,if=none,id=sata1,format=qcow2,cache=unsafe" \
+    -device "ide-hd,drive=sata1,bus=ide.0,serial=TARNSATA1,model=TarnLab HDD,rotation_rate=7200" \
+    -drive "file=$dir/sata2.qcow2,if=none,id=sata2,format=qcow2,cache=unsafe" \
+    -device "ide-hd,drive=sata2,bus=ide.1,serial=TARNSATA2,model=TarnLab SSD,rotation_rate=1" \
+    -drive "file=$dir/nvme1.qcow2,if=none,id=nvme1,format=qcow2,cache=unsafe" \
+    -device "pcie-root-port,id=nvslot,chassis=1,slot=1,bus=pcie.0,addr=0x1c"
   printf '%s\n' -netdev "user,id=n0,hostfwd=tcp:127.0.0.1:$SSH_PORT-:22,hostfwd=tcp:127.0.0.1:$SMB_PORT-:445" \
     -device "virtio-net-pci,netdev=n0,mac=52:54:00:12:34:56,addr=0x10" \
     -netdev "tap,id=t0,ifname=$TAP,script=no,downscript=no" \
@@ -236,6 +249,7 @@ ensure_golden() {
   rm -rf "$tmp"; mkdir -p "$tmp" "$RUN"
   qemu-img create -q -f qcow2 -b "$(IMG)/root.raw" -F raw "$tmp/root.qcow2"
   for i in $(seq 1 "$DISKS"); do qemu-img create -q -f qcow2 "$tmp/disk$i.qcow2" "$DISK_SIZE"; done
+  for f in $SMART_DISKS; do qemu-img create -q -f qcow2 "$tmp/$f.qcow2" "$SMART_SIZE"; done
   say "cold boot to save a ready guest"
   local s; s=$(elapsed)
   start_qemu "$tmp"
@@ -303,7 +317,7 @@ cmd_up() {
   mkdir -p "$RUN"
   local s; s=$(elapsed)
   rm -rf "$RUN/states"  # saved in the overlays replaced here
-  for f in root $(seq -f 'disk%g' 1 "$DISKS"); do
+  for f in root $(seq -f 'disk%g' 1 "$DISKS") $SMART_DISKS; do
     rm -f "$RUN/$f.qcow2"
     qemu-img create -q -f qcow2 -b "$(GOLD)/$f.qcow2" -F qcow2 "$RUN/$f.qcow2"
   done
@@ -327,6 +341,7 @@ cmd_reset() {
   [ "$state" = clean ] || [ -f "$RUN/states/$state" ] || die "no saved state $state (lab/lab.sh save $state)"
   s=$(elapsed)
   ssh -O exit -o "ControlPath=$RUN/cm" x 2>/dev/null || true
+  ! nvme_in || cmd_nvme off  # a test that plugged it in and failed before taking it out
   answer=$(hmp "loadvm $state")
   [ -z "$answer" ] || die "loadvm $state: $answer"
   if [ "$connect" != --no-ssh ]; then
@@ -352,6 +367,28 @@ cmd_save() {
   say "saved the guest as $state"
 }
 
+# The NVMe drive into its PCIe slot or out of it: a hot plug the guest sees as one. QEMU cannot save a guest with an
+# NVMe controller in it, so it goes out before any save or reset (tests plug it in only for themselves).
+NVME_ID=/dev/disk/by-id/nvme-QEMU_NVMe_Ctrl_TARNNVME1
+nvme_in() { hmp "info pci" | grep -q "1b36:0010"; }
+cmd_nvme() {
+  local answer _
+  running || die "the lab is not running (make lab)"
+  case "${1:-}" in
+    on)
+      nvme_in || { answer=$(hmp "device_add nvme,drive=nvme1,serial=TARNNVME1,id=nvme1dev,bus=nvslot")
+                   [ -z "$answer" ] || die "device_add: $answer"; }
+      for _ in $(seq 1 120); do gssh "test -e $NVME_ID" && { say "NVMe drive in: $NVME_ID"; return 0; }; sleep 0.5; done
+      die "the guest did not see the NVMe drive" ;;
+    off)
+      nvme_in || return 0
+      hmp "device_del nvme1dev" >/dev/null
+      for _ in $(seq 1 60); do nvme_in || { say "NVMe drive out"; return 0; }; sleep 0.5; done
+      die "the guest did not let the NVMe drive go" ;;
+    *) die "usage: lab/lab.sh nvme on|off" ;;
+  esac
+}
+
 cmd_status() {
   running || { echo "lab: not running"; return 1; }
   cat <<TXT
@@ -360,7 +397,8 @@ The lab guest is up (pid $(cat "$RUN/qemu.pid")): Debian 12 with $(gssh 'zfs ver
   SMB:        smbclient -p $SMB_PORT //127.0.0.1/<share>
   data links: guest $GUEST_DATA_ADDR (NIC $DATA_MAC) ↔ this machine $PEER_ADDR on $TAP;
               guest NIC $DATA1_MAC ↔ ip netns exec $NETNS … ($NS_ADDR on $TAP1)
-  disks:      /dev/disk/by-id/virtio-zfsdisk1 … zfsdisk$DISKS in the guest (blank, $DISK_SIZE each)
+  disks:      /dev/disk/by-id/virtio-zfsdisk1 … zfsdisk$DISKS in the guest (blank, $DISK_SIZE each);
+              SATA ata-TarnLab_HDD_TARNSATA1, ata-TarnLab_SSD_TARNSATA2 ($SMART_SIZE, SMART); NVMe: lab/lab.sh nvme on
   settings:   $RUN/lab.env
 TXT
 }
@@ -370,9 +408,10 @@ case "${1:-up}" in
   prepare) cmd_prepare ;;
   reset) cmd_reset "${2:-clean}" "${3:-}" ;;
   save) cmd_save "${2:-}" ;;
+  nvme) cmd_nvme "${2:-}" ;;
   down) stop_qemu; echo "lab: stopped" ;;
   status) cmd_status ;;
   ssh) shift; running || die "the lab is not running (make lab)"; if [ $# -eq 0 ]; then
          mapfile -t o < <(ssh_opts); exec ssh -t "${o[@]}" root@127.0.0.1; else gssh "$@"; fi ;;
-  *) die "usage: lab/lab.sh up|prepare|reset [state [--no-ssh]]|save state|down|status|ssh [cmd]" ;;
+  *) die "usage: lab/lab.sh up|prepare|reset [state [--no-ssh]]|save state|nvme on|off|down|status|ssh [cmd]" ;;
 esac

@@ -7,9 +7,11 @@ from django.core.paginator import Paginator
 from django.db.models import Count, F, Max, Q, Sum
 from django.utils import timezone
 
+from hostlib.disks import whole_disk
 from hostlib.names import DATASET_PROPERTIES
 from pools.choices import SNAPSHOT_BUDGET, DatasetType, VdevRole
 from pools.estimates import PER_DISK, estimate
+from pools.hooks import notes_for
 from pools.models import Dataset, Disk, ImportablePool, MediaSpeed, Pool, ScrubSchedule, Snapshot, SnapshotTask, Vdev
 
 
@@ -43,6 +45,42 @@ def pool_detail(*, host, pk):
 def pool_vdevs(*, pool):
     """The vdev tree in display order; each row knows its parent's type (to offer detach only in mirrors)."""
     return pool.vdevs.annotate(parent_type=F("parent__type"))
+
+
+def pool_vdevs_noted(*, pool) -> list:
+    """The vdev tree, each disk vdev with `.note`: what later apps say of its disk (its health; pools.hooks)."""
+    vdevs = list(pool_vdevs(pool=pool))
+    disks = list(Disk.objects.filter(host=pool.host, pool=pool))
+    by_path = {key: d.name for d in disks for key in (d.by_id, d.path) if key}
+    notes = notes_for(host=pool.host, disks=disks)
+    for v in vdevs:
+        v.note = notes.get(by_path.get(whole_disk(v.path), "")) if v.type == "disk" else None
+    return vdevs
+
+
+def disk_vdev(*, host, name: str):
+    """The disk vdev a disk (by its inventory name) is in, with its pool, or None: what Replace needs."""
+    disk = Disk.objects.filter(host=host, name=name, pool__isnull=False).first()
+    if disk is None:
+        return None
+    keys = {k for k in (disk.by_id, disk.path) if k}
+    return next(
+        (
+            v
+            for v in Vdev.objects.filter(pool=disk.pool, type="disk").select_related("pool")
+            if whole_disk(v.path) in keys
+        ),
+        None,
+    )
+
+
+def disk_list_noted(*, host) -> list:
+    """The host's disks, each with `.note` (pools.hooks)."""
+    disks = list(disk_list(host=host))
+    notes = notes_for(host=host, disks=disks)
+    for d in disks:
+        d.note = notes.get(d.name)
+    return disks
 
 
 def pool_datasets(*, pool):

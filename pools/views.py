@@ -53,7 +53,7 @@ def pool_detail(request, pk):
         {
             "host": host,
             "pool": pool,
-            "vdevs": selectors.pool_vdevs(pool=pool),
+            "vdevs": selectors.pool_vdevs_noted(pool=pool),
             "datasets": selectors.pool_datasets(pool=pool),
             "destroy_form": PoolDestroyForm(),
             "dataset_form": DatasetCreateForm(parents=selectors.filesystem_names(pool=pool)),
@@ -123,7 +123,7 @@ def disk_list(request):
         services.media_speed_save(**form.cleaned_data)
         messages.success(request, f"New pools' previews now use these {form.cleaned_data['media']} figures.")
         return redirect("disk-list")
-    disks = selectors.disk_list(host=host) if host else []
+    disks = selectors.disk_list_noted(host=host) if host else []
     observed = selectors.inventory_observed_at(host=host) if host else None
     return render(
         request,

@@ -11,7 +11,7 @@ say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
 die() { printf 'tarn setup: %s\n' "$*" >&2; exit 1; }
 
 # --- OS packages --------------------------------------------------------------------------------
-pkgs=(redis-server redis-tools openssh-client ca-certificates iproute2 make acl)
+pkgs=(redis-server redis-tools openssh-client ca-certificates iproute2 make acl smartmontools)  # smartctl: this box as a NAS
 command -v npm >/dev/null || pkgs+=(nodejs npm)
 if [ "$mode" = test ]; then
   # chromium for browser tests, a real sshd for the SSH transport tests, wrk for make perf, PostgreSQL.

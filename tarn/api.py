@@ -13,4 +13,5 @@ urlpatterns = [
     path("", include("benchmarks.api.urls")),
     path("", include("analytics.api.urls")),
     path("", include("replication.api.urls")),
+    path("", include("health.api.urls")),
 ]

@@ -36,6 +36,7 @@ INSTALLED_APPS = [
     "benchmarks.apps.BenchmarksConfig",
     "analytics.apps.AnalyticsConfig",
     "replication.apps.ReplicationConfig",
+    "health.apps.HealthConfig",
 ]
 
 MIDDLEWARE = [
@@ -214,6 +215,8 @@ CELERY_BEAT_SCHEDULE = {
     "settle-network-changes": {"task": "tuning.tasks.changes_settle", "schedule": 10.0},
     "reconcile-benchmark-runs": {"task": "benchmarks.tasks.runs_reconcile", "schedule": 30.0},
     "replication-tasks": {"task": "replication.tasks.tasks_run_due", "schedule": 60.0},
+    "disk-health": {"task": "health.tasks.health_poll_due", "schedule": 60.0},
+    "disk-temperature-retention": {"task": "health.tasks.temperatures_prune", "schedule": 86400.0},
     "evaluate-alerts": {"task": "analytics.tasks.alerts_evaluate_all", "schedule": 60.0},
     "sample-hosts": {"task": "analytics.tasks.samples_due", "schedule": 5.0},
     "series-rollups": {"task": "analytics.tasks.series_maintain", "schedule": 300.0},

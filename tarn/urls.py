@@ -12,6 +12,7 @@ urlpatterns = [
     path("tuning/", include("tuning.urls")),
     path("benchmarks/", include("benchmarks.urls")),
     path("replication/", include("replication.urls")),
+    path("health/", include("health.urls")),
     path("", include("analytics.urls")),
     path("", include("analytics.metrics_urls")),
     path("api/v1/", include(("tarn.api", "api"))),

@@ -103,6 +103,10 @@ API = {
     "replication-task-delete": ["api:replication-task-detail"],
     "replication-task-failover": ["api:replication-task-failover"],
     "replication-task-restore": ["api:replication-task-restore"],
+    # disk health
+    "health-read": ["api:disk-health-read"],
+    "health-self-test": ["api:disk-health-self-test"],
+    "health-self-test-abort": ["api:disk-health-abort"],
 }
 
 # Page actions that change only the browser's session or the person's own sign-in: an API client names the host in
@@ -144,6 +148,8 @@ READ_PAGES = {
     "analytics",
     "alert-list",
     "replication-list",
+    "health-list",
+    "health-disk",
     "replication-task",
 }
 

@@ -7,7 +7,6 @@ that is read: the pools' status, the dataset trees, single datasets with their o
 """
 
 import logging
-import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -294,17 +293,10 @@ def dataset_renamed(*, host, old: str, new: str) -> None:
 
 
 # --- disks ------------------------------------------------------------------------------------------------------
-def _whole_disk(path: str) -> str:
-    """The disk a vdev's partition is on: by-id …-part1 → …; /dev/sdb1 → /dev/sdb; /dev/nvme0n1p1 → /dev/nvme0n1."""
-    if path.startswith("/dev/disk/"):
-        return re.sub(r"-part\d+$", "", path)
-    return re.sub(r"(?<=\d)p\d+$", "", path) if "nvme" in path else re.sub(r"(?<=[a-z])\d+$", "", path)
-
-
 def _save_disks(host, infos: list[host_disks.DiskInfo], now) -> None:
     members = {}  # device path or by-id link → (pool id, role)
     for pool_id, path, role in Vdev.objects.filter(pool__host=host, type="disk").values_list("pool_id", "path", "role"):
-        members[_whole_disk(path)] = (pool_id, role)
+        members[host_disks.whole_disk(path)] = (pool_id, role)
     existing = {name: values for name, *values in Disk.objects.filter(host=host).values_list("name", *DISK_FIELDS)}
     changed = []
     for info in infos:

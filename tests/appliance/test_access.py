@@ -17,6 +17,7 @@ from analytics.models import Alert, Channel
 from appliance.choices import Role
 from appliance.models import ApiToken, AuditEntry, Operation
 from benchmarks.models import CustomProfile, Run, Schedule, Suite
+from health.models import DiskHealth
 from pools.models import Dataset, Disk, Pool, Snapshot, SnapshotTask
 from replication.models import Pair
 from replication.models import Task as ReplicationTask
@@ -245,6 +246,17 @@ ROLES: dict[str, tuple[str, str] | None] = {
     "/api/v1/replication-tasks/<pk>/failover/": (VIEWER, ADMIN),
     "/api/v1/replication-tasks/<pk>/restore/": (VIEWER, ADMIN),
     "/api/v1/replication-tasks/<pk>/runs/": (VIEWER, OPERATOR),
+    # Disk health: reading the disks and running self-tests are day-to-day work (a self-test changes no data).
+    "/health/": (VIEWER, OPERATOR),
+    "/health/read/": (VIEWER, OPERATOR),
+    "/health/disks/<pk>/": (VIEWER, OPERATOR),
+    "/health/disks/<pk>/self-test/": (VIEWER, OPERATOR),
+    "/health/disks/<pk>/abort/": (VIEWER, OPERATOR),
+    "/api/v1/disk-health/": (VIEWER, OPERATOR),
+    "/api/v1/disk-health/read/": (VIEWER, OPERATOR),
+    "/api/v1/disk-health/<pk>/": (VIEWER, OPERATOR),
+    "/api/v1/disk-health/<pk>/self-test/": (VIEWER, OPERATOR),
+    "/api/v1/disk-health/<pk>/abort/": (VIEWER, OPERATOR),
 }
 
 
@@ -304,7 +316,10 @@ def objects(local_host, admin_user):
     alert = Alert.objects.create(host=local_host, rule="pool_state", subject="tank", level="critical", message="x")
     pair = Pair.objects.create(source=local_host, target=local_host, address="127.0.0.1", root="tank", status="paired")
     replication = ReplicationTask.objects.create(pair=pair, source_dataset="tank/a", target_name="a-copy")
+    health = DiskHealth.objects.create(host=local_host, device="/dev/sda", name="sda", state="ok")
     return {
+        "disk-health": health.pk,  # before "disk" and "health"
+        "health": health.pk,
         "replication-pair": pair.pk,
         "replication-unpair": pair.pk,
         "replication-task": replication.pk,

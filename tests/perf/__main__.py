@@ -2,7 +2,7 @@
 
 import sys
 
-from tests.perf import analytics, audit, benchmarks, foundation, lab, replication, shares, storage, tuning
+from tests.perf import analytics, audit, benchmarks, foundation, health, lab, replication, shares, storage, tuning
 
 GROUPS = {
     "foundation": foundation.CHECKS,
@@ -14,6 +14,7 @@ GROUPS = {
     "benchmarks": benchmarks.CHECKS,
     "analytics": analytics.CHECKS,
     "replication": replication.CHECKS,
+    "health": health.CHECKS,
 }
 
 

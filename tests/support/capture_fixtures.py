@@ -10,7 +10,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from hostlib import disks, fio
+from hostlib import disks, fio, smart
 from hostlib.facts import parse_zfs_version
 from tests.support.lab import lab_up
 
@@ -95,8 +95,41 @@ def main() -> None:
     lab.reset()  # start from the clean guest, whatever was done to it by hand
     try:
         capture(lab)
+        capture_smart(lab)
     finally:
+        lab.nvme(False)
         print(f"reset the lab in {lab.reset():.1f} s")
+
+
+def capture_smart(lab) -> None:
+    """smartctl on the lab's disks (tests/fixtures/host/smart/lab): QEMU's SATA disks (ATA SMART, a self-test in
+    the log), its NVMe drive healthy and with a critical warning set through the monitor, a virtio disk (no SMART),
+    and the scan. What QEMU cannot show (a drive asleep, aborted tests, failing sectors) comes from real drives'
+    captures in smart/real (SOURCES.md)."""
+    t, out, manifest = lab.transport(), OUT / "smart" / "lab", {}
+    out.mkdir(parents=True, exist_ok=True)
+    lab.nvme(True)
+
+    def save(name, argv):
+        result = t.run(argv, timeout=120, check=False, mutating=argv[2] == "-t")
+        (out / name).write_text(result.stdout)
+        manifest[name] = {"argv": argv, "exit": result.returncode}
+        print(f"captured smart/lab/{name} ({len(result.stdout)} bytes, exit {result.returncode})")
+
+    save("scan-open.json", smart.scan_argv())
+    save("sata-hdd.json", smart.read_argv("/dev/sda", "sat"))
+    save("sata-ssd.json", smart.read_argv("/dev/sdb", "sat"))
+    save("sata-short-test-started.json", smart.self_test_argv("/dev/sda", "short", "sat"))
+    save("sata-hdd-after-short-test.json", smart.read_argv("/dev/sda", "sat"))
+    save("nvme.json", smart.read_argv("/dev/nvme0", "nvme"))
+    lab.monitor("qom-set /machine/peripheral/nvme1dev smart_critical_warning 4")
+    save("nvme-critical-warning-4.json", smart.read_argv("/dev/nvme0", "nvme"))
+    lab.monitor("qom-set /machine/peripheral/nvme1dev smart_critical_warning 0")
+    save("virtio.json", smart.read_argv("/dev/vdb"))
+    version = t.run(["smartctl", "--version"]).stdout.splitlines()[0]
+    stamp = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+    doc = {"captured_at": stamp, "smartctl": version, "guest": "lab/build.sh, QEMU disks", "files": manifest}
+    (out / "MANIFEST.json").write_text(json.dumps(doc, indent=2) + "\n")
 
 
 def capture(lab) -> None:

@@ -64,6 +64,13 @@ class Lab:
             raise AssertionError(f"guest command failed ({result.returncode}): {command}\n{result.stderr}")
         return result.stdout
 
+    def nvme(self, plugged: bool) -> None:
+        """The lab's NVMe drive into its PCIe slot or out of it (lab.sh nvme on|off): QEMU cannot save a guest with
+        it, so a test that plugs it in takes it out again before the next reset."""
+        result = self.lab_sh("nvme", "on" if plugged else "off", timeout=60)
+        if result.returncode != 0:
+            raise AssertionError(f"lab.sh nvme: {result.stderr}")
+
     def monitor(self, command: str) -> str:
         """A command to the guest's QEMU monitor (HMP), e.g. `set_link rep0 off` to cut the replication wire."""
         result = subprocess.run(

@@ -1,0 +1,74 @@
+"""Disk health: each disk's last SMART read and what Tarn made of it, its temperature over time, and each host's
+last pass (when, how long, what kept it from reading)."""
+
+from django.db import models
+
+from appliance.models import Host
+from health.choices import HealthState
+
+
+class DiskHealth(models.Model):
+    """One disk as smartctl last saw it (a row per device path on a host)."""
+
+    host = models.ForeignKey(Host, on_delete=models.CASCADE, related_name="disk_health")
+    device = models.CharField(max_length=128, help_text="The path smartctl reads: /dev/sda, /dev/nvme0.")
+    name = models.CharField(max_length=64, help_text="The inventory's name for the disk: sda, nvme0n1.")
+    dtype = models.CharField(max_length=40, blank=True, help_text="smartctl's device type: sat, nvme, scsi…")
+    protocol = models.CharField(max_length=8, blank=True)
+    model = models.CharField(max_length=128, blank=True)
+    serial = models.CharField(max_length=128, blank=True)
+    firmware = models.CharField(max_length=64, blank=True)
+    capacity = models.BigIntegerField(default=0)
+    rotation = models.IntegerField(null=True, blank=True, help_text="rpm; 0: solid state")
+    hours = models.IntegerField(null=True, blank=True)
+    temperature = models.SmallIntegerField(null=True, blank=True)
+    temp_warn = models.SmallIntegerField(null=True, blank=True, help_text="The drive's own limit, when it has one.")
+    temp_crit = models.SmallIntegerField(null=True, blank=True)
+    state = models.CharField(max_length=12, choices=HealthState.choices)
+    reasons = models.JSONField(default=list)
+    passed = models.BooleanField(null=True, blank=True, help_text="The drive's overall self-assessment.")
+    attributes = models.JSONField(default=list)  # [{id, name, value, worst, thresh, raw, raw_string, …}]
+    nvme = models.JSONField(default=dict)  # the NVMe health log's fields
+    error_count = models.IntegerField(null=True, blank=True)
+    self_tests = models.JSONField(default=list)  # [{kind, status, passed, hours}], newest first
+    self_test_kinds = models.JSONField(default=list)
+    testing = models.SmallIntegerField(null=True, blank=True, help_text="% left of a self-test in progress.")
+    exit_status = models.SmallIntegerField(default=0)
+    flags = models.JSONField(default=list)  # smartctl's exit status bits, decoded
+    messages = models.JSONField(default=list)
+    counters = models.JSONField(default=dict)  # the counters that must not rise, as of the last read
+    rising = models.JSONField(default=list)  # which of them rose at the last read
+    read_at = models.DateTimeField(null=True, blank=True)
+    answered_at = models.DateTimeField(null=True, blank=True, help_text="The last read it answered.")
+
+    class Meta:
+        ordering = ["host", "name"]
+        constraints = [models.UniqueConstraint(fields=["host", "device"], name="one_health_row_per_device")]
+
+    def __str__(self):
+        return f"{self.host}:{self.device}"
+
+
+class TemperaturePoint(models.Model):
+    disk = models.ForeignKey(DiskHealth, on_delete=models.CASCADE, related_name="temperatures")
+    at = models.DateTimeField()
+    celsius = models.SmallIntegerField()
+
+    class Meta:
+        indexes = [models.Index(fields=["disk", "at"], name="temperature_disk_at")]
+
+    def __str__(self):
+        return f"{self.celsius} °C at {self.at:%Y-%m-%d %H:%M}"
+
+
+class HealthPass(models.Model):
+    """A host's last health pass: when it ran, how long it took, and what kept it from reading anything."""
+
+    host = models.OneToOneField(Host, primary_key=True, on_delete=models.CASCADE, related_name="health_pass")
+    at = models.DateTimeField(null=True, blank=True)
+    seconds = models.FloatField(default=0)
+    disks = models.PositiveIntegerField(default=0)
+    error = models.CharField(max_length=500, blank=True)
+
+    def __str__(self):
+        return f"health pass of host {self.pk}"

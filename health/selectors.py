@@ -1,0 +1,75 @@
+"""Reads for disk health: the rows a page or rule needs, the notes other apps' disk pages show, the dashboard's
+panel and a disk's temperature history."""
+
+from datetime import timedelta
+
+from django.urls import reverse
+from django.utils import timezone
+
+from appliance.charts import chart, series
+from health.choices import BADGE, HealthState
+from health.models import DiskHealth, HealthPass, TemperaturePoint
+from pools import selectors as pools
+
+
+def disks_all():
+    return DiskHealth.objects.select_related("host")
+
+
+def disks_read(*, host):
+    return DiskHealth.objects.filter(host=host)
+
+
+def disk_get(*, host, pk: int) -> DiskHealth | None:
+    return DiskHealth.objects.filter(host=host, pk=pk).first()
+
+
+def health_pass(*, host) -> HealthPass | None:
+    return HealthPass.objects.filter(host=host).first()
+
+
+def disk_notes(*, host, disks) -> dict[str, dict]:
+    """The pools app's disk list and vdev tree: {disk name: {state, label, badge, reason, url}} (one query)."""
+    names = {d.name for d in disks}
+    notes = {}
+    for row in DiskHealth.objects.filter(host=host, name__in=names):
+        notes[row.name] = {
+            "state": row.state,
+            "label": HealthState(row.state).label,
+            "badge": BADGE[row.state],
+            "reason": "; ".join(row.reasons[:2]),
+            "url": reverse("health-disk", args=[row.pk]),
+        }
+    return notes
+
+
+def dashboard_health(*, hosts) -> dict:
+    """The dashboard's panel: disks failing or to watch on these hosts (one query; nothing when all are well)."""
+    rows = list(
+        DiskHealth.objects.filter(
+            host__in=hosts, state__in=[HealthState.FAILING, HealthState.WATCH, HealthState.SILENT]
+        )
+        .select_related("host")
+        .order_by("state", "host__name", "name")[:20]
+    )
+    return {"extra_panels": [("health/_dashboard.html", {"disks": rows})]} if rows else {}
+
+
+def pool_of(*, host, disk: DiskHealth):
+    """The inventory's row for this disk (its pool and vdev role), or None."""
+    return next((d for d in pools.disk_list(host=host) if d.name == disk.name), None)
+
+
+def temperature_chart(*, disk: DiskHealth, days: int = 7, now=None) -> dict:
+    """The disk's temperature over the last days, from the stored reads (one point per read)."""
+    now = now or timezone.now()
+    rows = list(
+        TemperaturePoint.objects.filter(disk=disk, at__gte=now - timedelta(days=days))
+        .order_by("at")
+        .values_list("at", "celsius")
+    )
+    labels = [timezone.localtime(at).strftime("%m-%d %H:%M") for at, _ in rows]
+    lines = [series("°C", [c for _, c in rows])]
+    if disk.temp_warn:
+        lines.append(series("the drive's limit", [disk.temp_warn] * len(rows), borderDash=[4, 4]))
+    return chart("line", unit="°C", labels=labels, datasets=lines)

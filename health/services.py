@@ -1,0 +1,215 @@
+"""Writes for disk health: a host's health pass (every disk read side by side, each with its own timeout, a
+sleeping disk left asleep), self-tests started and stopped as operations, and pruning the temperature history."""
+
+import re
+import time
+from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from analytics.selectors import rules
+from appliance.connect import transport_for
+from appliance.models import Host, Operation
+from appliance.operations import TargetBusy, Tracker, operation_runner, operation_start
+from health.choices import POLL_MINUTES, READ_PARALLEL, TEMPERATURE_DAYS, HealthState, SelfTestKind
+from health.models import DiskHealth, HealthPass, TemperaturePoint
+from hostlib import smart
+from hostlib.errors import CommandTimeout, HostError, ToolMissing
+from hostlib.runner import Transport
+from pools import selectors as pools
+
+UNSUPPORTED_AGAIN = timedelta(hours=24)  # a disk without SMART (virtio) is asked again after this, not every pass
+COUNTERS = {f"attr{i}" for i in smart.WATCHED} | {"media_errors", "critical_warning"}
+
+
+def judge_limits() -> dict:
+    """The admin's levels for the state a read gives (the same numbers the alert rules use)."""
+    active = rules()
+    wear, hot = active.get("nvme_wear"), active.get("disk_hot")
+    return {"wear_limit": int(wear[0].threshold if wear else 80), "hot": int(hot[0].threshold if hot else 60)}
+
+
+def _inventory_name(device: str, names: set[str]) -> str:
+    """smartctl's device → the inventory's disk name: /dev/sda → sda; /dev/nvme0 (the controller) → nvme0n1."""
+    base = device.rsplit("/", 1)[-1]
+    if re.fullmatch(r"nvme\d+", base):
+        return next((n for n in sorted(names) if re.fullmatch(rf"{base}n\d+", n)), f"{base}n1")
+    return base
+
+
+def _counters(reading: smart.Reading) -> dict:
+    found = {f"attr{a.id}": a.raw for a in reading.attributes if a.id in smart.WATCHED}
+    for key in ("media_errors", "critical_warning"):
+        if reading.nvme.get(key) is not None:
+            found[key] = reading.nvme[key]
+    return found
+
+
+def _read_one(t: Transport, device: str, dtype: str) -> smart.Reading:
+    """One disk: its reading, or one that says it did not answer (a timeout, the host gone mid-read)."""
+    started = time.monotonic()
+    try:
+        return smart.read(t, device, dtype)
+    except CommandTimeout:
+        return smart.Reading(device=device, messages=[f"no answer within {smart.READ_SECONDS} s"], flags=["open"])
+    except ToolMissing:
+        raise
+    except HostError as exc:
+        took = time.monotonic() - started
+        return smart.Reading(device=device, messages=[f"{str(exc)[:300]} (after {took:.0f} s)"], flags=["open"])
+
+
+def health_read(*, host: Host, now=None, transport: Transport | None = None) -> HealthPass:
+    """Read every disk of host: those smartctl finds (--scan-open) and the inventory's others (virtio, a bridge
+    that hides SMART), READ_PARALLEL at a time, each with its own timeout, so one slow disk holds up no other."""
+    now = now or timezone.now()
+    started = time.monotonic()
+    t = transport or transport_for(host, read_only=True)
+    record, _ = HealthPass.objects.get_or_create(host=host)
+    try:
+        scanned = smart.scan(t)
+    except ToolMissing:
+        record.error = "smartctl is not installed on this host (apt install smartmontools)"
+        record.at, record.seconds = now, time.monotonic() - started
+        record.save()
+        return record
+    except HostError as exc:
+        record.error, record.at, record.seconds = f"could not list the disks: {str(exc)[:400]}", now, 0
+        record.save()
+        return record
+    inventory = {d.name: d for d in pools.disk_list(host=host)}
+    rows = {r.device: r for r in DiskHealth.objects.filter(host=host)}
+    targets = {s.device: (s.type if not s.error else "") for s in scanned}
+    found = {_inventory_name(d, set(inventory)) for d in targets}
+    for name, disk in inventory.items():  # disks smartctl does not list: asked once a day whether they have SMART
+        row = rows.get(disk.path)
+        if name in found or (row and row.state == HealthState.UNSUPPORTED and row.read_at > now - UNSUPPORTED_AGAIN):
+            continue
+        targets.setdefault(disk.path, "")
+    with ThreadPoolExecutor(max_workers=READ_PARALLEL) as pool:
+        readings = list(pool.map(lambda item: _read_one(t, *item), targets.items()))
+    limits = judge_limits()
+    with transaction.atomic():
+        for reading in readings:
+            _store(host, rows.get(reading.device), reading, targets[reading.device], set(inventory), limits, now)
+        gone = [d for d, r in rows.items() if d not in targets and _inventory_name(d, set()) not in inventory]
+        DiskHealth.objects.filter(host=host, device__in=gone).delete()  # removed from the host: no longer watched
+        record.at, record.error, record.disks = now, "", len(readings)
+        record.seconds = time.monotonic() - started
+        record.save()
+    return record
+
+
+def _store(host, row, reading: smart.Reading, dtype: str, names: set[str], limits: dict, now) -> DiskHealth:
+    state, reasons = smart.judge(reading, **limits)
+    row = row or DiskHealth(host=host, device=reading.device)
+    row.name = _inventory_name(reading.device, names)
+    row.dtype = dtype or row.dtype
+    row.state, row.reasons, row.read_at = state, reasons, now
+    row.exit_status, row.flags, row.messages = reading.exit_status, reading.flags, reading.messages[-5:]
+    if state in (HealthState.ASLEEP, HealthState.SILENT, HealthState.UNSUPPORTED):
+        row.save()  # what it said before stays: the last figures read are still the drive's
+        return row
+    counters = _counters(reading)
+    row.rising = sorted(k for k, v in counters.items() if row.counters and v > row.counters.get(k, v))
+    row.counters = counters
+    for field in ("protocol", "model", "serial", "firmware", "capacity", "rotation", "hours", "temperature"):
+        setattr(row, field, getattr(reading, field) if getattr(reading, field) is not None else getattr(row, field))
+    row.temp_warn, row.temp_crit, row.passed = reading.temp_warn, reading.temp_crit, reading.passed
+    row.attributes = [vars(a) for a in reading.attributes]
+    row.nvme, row.error_count, row.testing = reading.nvme, reading.error_count, reading.testing
+    row.self_tests = [vars(s) for s in reading.self_tests[:25]]
+    row.self_test_kinds = reading.self_test_kinds
+    row.answered_at = now
+    row.save()
+    if reading.temperature is not None:
+        TemperaturePoint.objects.create(disk=row, at=now, celsius=reading.temperature)
+    return row
+
+
+def health_read_start(*, host: Host, user) -> Operation:
+    return operation_start(kind="health.read", host=host, user=user)
+
+
+@operation_runner("health.read", lock="health")
+def health_read_run(tracker: Tracker) -> None:
+    tracker.progress(10, "Reading every disk's SMART data")
+    record = health_read(host=tracker.op.host, transport=tracker.transport(read_only=True))
+    if record.error:
+        raise ValidationError(record.error)
+    tracker.progress(100, f"{record.disks} disks read in {record.seconds:.1f} s")
+
+
+def health_due(*, now=None) -> list[Host]:
+    """The hosts whose disks were last read POLL_MINUTES ago or more (or never)."""
+    now = now or timezone.now()
+    last = dict(HealthPass.objects.values_list("host_id", "at"))
+    return [
+        h
+        for h in Host.objects.all()
+        if h.has_zfs and (not last.get(h.pk) or last[h.pk] <= now - timedelta(minutes=POLL_MINUTES))
+    ]
+
+
+def health_poll_due(*, now=None) -> int:
+    """Queue a read of each host that is due (on its queue: TargetBusy when one is already waiting)."""
+    started = 0
+    for host in health_due(now=now):
+        try:
+            operation_start(kind="health.read", host=host, user=None)
+            started += 1
+        except TargetBusy:
+            continue
+    return started
+
+
+def temperatures_prune(*, now=None) -> int:
+    now = now or timezone.now()
+    deleted, _ = TemperaturePoint.objects.filter(at__lt=now - timedelta(days=TEMPERATURE_DAYS)).delete()
+    return deleted
+
+
+# --- self-tests -------------------------------------------------------------------------------------------------
+def self_test_start(*, host: Host, user, device: str, kind: str) -> Operation:
+    """Start a short or long self-test on one disk: the drive runs it on its own; the health reads follow it."""
+    row = DiskHealth.objects.filter(host=host, device=device).first()
+    if row is None:
+        raise ValidationError({"device": f"{host.name} has no disk {device} with SMART (read its health first)."})
+    if kind not in SelfTestKind.values:
+        raise ValidationError({"kind": f"Choose one of: {', '.join(SelfTestKind.values)}."})
+    if kind not in row.self_test_kinds:
+        raise ValidationError({"kind": f"{device} ({row.model or 'this drive'}) cannot run a {kind} self-test."})
+    if row.testing is not None:
+        raise ValidationError({"device": f"{device} is already running a self-test ({row.testing}% left)."})
+    return operation_start(
+        kind="health.self_test", host=host, user=user, subject=device, params={"device": device, "self_test": kind}
+    )
+
+
+def self_test_abort(*, host: Host, user, device: str) -> Operation:
+    if not DiskHealth.objects.filter(host=host, device=device).exists():
+        raise ValidationError({"device": f"{host.name} has no disk {device} with SMART."})
+    return operation_start(
+        kind="health.self_test_abort", host=host, user=user, subject=device, params={"device": device}
+    )
+
+
+@operation_runner("health.self_test", "health.self_test_abort", lock="disk")
+def self_test_run(tracker: Tracker) -> None:
+    op, params = tracker.op, tracker.op.params
+    row = DiskHealth.objects.get(host=op.host, device=params["device"])
+    t = tracker.transport()
+    if op.kind == "health.self_test_abort":
+        reading = smart.abort(t, row.device, row.dtype)
+        done = f"Self-test on {row.device} aborted"
+    else:
+        tracker.progress(10, f"Starting a {params['self_test']} self-test on {row.device}")
+        reading = smart.self_test(t, row.device, params["self_test"], row.dtype)
+        done = f"{params['self_test'].capitalize()} self-test started on {row.device}: its progress shows on the disk's page"
+    if "open" in reading.flags or "command" in reading.flags:
+        raise ValidationError(f"smartctl on {row.device}: {'; '.join(reading.messages[-2:]) or 'it refused'}")
+    _store(op.host, row, smart.read(t, row.device, row.dtype), row.dtype, {row.name}, judge_limits(), timezone.now())
+    tracker.progress(100, done)

@@ -1,0 +1,13 @@
+"""Disk health pages."""
+
+from django.urls import path
+
+from health import views
+
+urlpatterns = [
+    path("", views.health_list, name="health-list"),
+    path("read/", views.health_read, name="health-read"),
+    path("disks/<int:pk>/", views.disk_detail, name="health-disk"),
+    path("disks/<int:pk>/self-test/", views.self_test, name="health-self-test"),
+    path("disks/<int:pk>/abort/", views.self_test_abort, name="health-self-test-abort"),
+]

@@ -1,0 +1,69 @@
+"""Disk health pages: every disk's state, one disk's SMART data, temperature and self-tests."""
+
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from appliance.choices import Role
+from appliance.selectors import host_current
+from appliance.web import attempt
+from health import selectors, services
+from health.choices import HealthState
+from health.forms import SelfTestForm
+from pools import selectors as pools
+
+
+def health_list(request):
+    host = host_current(request)
+    return render(
+        request,
+        "health/health_list.html",
+        {
+            "host": host,
+            "disks": selectors.disks_read(host=host) if host else [],
+            "last": selectors.health_pass(host=host) if host else None,
+            "can_run": request.user.has_role(Role.OPERATOR),
+        },
+    )
+
+
+@require_POST
+def health_read(request):
+    op = attempt(request, services.health_read_start, host=host_current(request), user=request.user)
+    return redirect("operation-detail", pk=op.pk) if op else redirect("health-list")
+
+
+def disk_detail(request, pk):
+    host = host_current(request)
+    disk = get_object_or_404(selectors.disks_read(host=host), pk=pk)
+    failing = disk.state == HealthState.FAILING
+    return render(
+        request,
+        "health/disk_detail.html",
+        {
+            "host": host,
+            "disk": disk,
+            "vdev": pools.disk_vdev(host=host, name=disk.name),
+            "chart": selectors.temperature_chart(disk=disk),
+            "form": SelfTestForm(),
+            "can_run": request.user.has_role(Role.OPERATOR),
+            "free_disks": pools.disk_free(host=host) if failing and request.user.has_role(Role.ADMIN) else [],
+        },
+    )
+
+
+@require_POST
+def self_test(request, pk):
+    host = host_current(request)
+    disk = get_object_or_404(selectors.disks_read(host=host), pk=pk)
+    form = SelfTestForm(request.POST)
+    kind = form.cleaned_data["kind"] if form.is_valid() else request.POST.get("kind", "")
+    op = attempt(request, services.self_test_start, host=host, user=request.user, device=disk.device, kind=kind)
+    return redirect("operation-detail", pk=op.pk) if op else redirect("health-disk", pk=pk)
+
+
+@require_POST
+def self_test_abort(request, pk):
+    host = host_current(request)
+    disk = get_object_or_404(selectors.disks_read(host=host), pk=pk)
+    op = attempt(request, services.self_test_abort, host=host, user=request.user, device=disk.device)
+    return redirect("operation-detail", pk=op.pk) if op else redirect("health-disk", pk=pk)

@@ -1,0 +1,210 @@
+"""Disk health over a FakeHost that answers smartctl with what the lab's disks printed (tests/fixtures/host/smart):
+what a pass stores, the states and alerts it leads to, the pages and the API. What smartctl does to real disks is
+the lab's to prove (tests/lab/test_health.py)."""
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from analytics.models import Alert
+from analytics.services import alerts_evaluate
+from appliance.models import Host, Operation
+from health import services
+from health.models import DiskHealth, HealthPass, TemperaturePoint
+from hostlib.errors import CommandTimeout
+from pools.models import Disk, Pool, Vdev
+from tests.support.runners import FIXTURES, FakeHost
+
+SMART = FIXTURES / "smart"
+READ = ("smartctl", "-n", "standby", "-j", "-x")
+
+
+def out(name: str) -> str:
+    return (SMART / name).read_text()
+
+
+@pytest.fixture
+def host(db):
+    host = Host.objects.create(name="nas1", address="10.0.0.5", facts={"zfs_version": "zfs-2.3.2"})
+    now = timezone.now()
+    pool = Pool.objects.create(host=host, name="tank", guid="1", state="ONLINE", size=4 << 30, observed_at=now)
+    Vdev.objects.create(pool=pool, name="mirror-0", type="mirror", role="data", position=0, state="ONLINE")
+    for position, (name, path) in enumerate([("sda", "/dev/disk/by-id/ata-TarnLab_HDD_TARNSATA1")], start=1):
+        Vdev.objects.create(
+            pool=pool, name=name, type="disk", role="data", position=position, state="ONLINE", path=path
+        )
+    for name, by_id, in_pool in [
+        ("sda", "/dev/disk/by-id/ata-TarnLab_HDD_TARNSATA1", True),
+        ("sdb", "/dev/disk/by-id/ata-TarnLab_SSD_TARNSATA2", False),
+        ("nvme0n1", "/dev/disk/by-id/nvme-QEMU_NVMe_Ctrl_TARNNVME1", False),
+        ("vdb", "/dev/disk/by-id/virtio-zfsdisk1", False),
+    ]:
+        Disk.objects.create(
+            host=host,
+            name=name,
+            path=f"/dev/{name}",
+            by_id=by_id,
+            size=2 << 30,
+            media="hdd",
+            pool=pool if in_pool else None,
+            vdev_role="data" if in_pool else "",
+            observed_at=now,
+        )
+    return host
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    fake = FakeHost()
+    fake.answer("smartctl", "--scan-open", "-j", stdout=out("lab/scan-open.json"))
+    fake.answer(*READ, "-d", "sat", "--", "/dev/sda", stdout=out("lab/sata-hdd.json"), returncode=4)
+    fake.answer(*READ, "-d", "sat", "--", "/dev/sdb", stdout=out("lab/sata-ssd.json"), returncode=4)
+    fake.answer(*READ, "-d", "nvme", "--", "/dev/nvme0", stdout=out("lab/nvme.json"))
+    fake.answer(*READ, "--", "/dev/vdb", stdout=out("lab/virtio.json"), returncode=1)
+    return fake.install(monkeypatch)
+
+
+def rows(host) -> dict:
+    return {r.name: r for r in DiskHealth.objects.filter(host=host)}
+
+
+def test_a_pass_reads_every_disk_once_and_gives_each_its_state(host, fake):
+    record = services.health_read(host=host)
+    assert record.error == "" and record.disks == 4
+    found = rows(host)
+    assert {n: r.state for n, r in found.items()} == {"sda": "ok", "sdb": "ok", "nvme0n1": "ok", "vdb": "unsupported"}
+    sda = found["sda"]
+    assert (sda.model, sda.serial, sda.rotation, sda.protocol, sda.dtype) == (
+        "TarnLab HDD",
+        "TARNSATA1",
+        7200,
+        "ATA",
+        "sat",
+    )
+    assert sda.flags == ["command"] and sda.self_test_kinds == ["short", "long"] and len(sda.attributes) == 7
+    assert found["sdb"].rotation == 0 and found["nvme0n1"].nvme["critical_warning"] == 0
+    assert found["vdb"].reasons == ["/dev/vdb: Unable to detect device type"]
+    assert TemperaturePoint.objects.count() == 3  # the virtio disk has none
+    reads = [a for a in fake.argvs if a[:2] == ["smartctl", "-n"]]
+    assert len(reads) == 4 and all(a[1:3] == ["-n", "standby"] for a in reads)  # never a read that wakes a disk
+
+
+def test_a_disk_without_smart_is_asked_again_a_day_later_not_every_pass(host, fake):
+    now = timezone.now()
+    services.health_read(host=host, now=now)
+    fake.reset()
+    services.health_read(host=host, now=now + timedelta(minutes=10))
+    assert not any(a[-1] == "/dev/vdb" for a in fake.argvs)
+    services.health_read(host=host, now=now + timedelta(hours=25))
+    assert any(a[-1] == "/dev/vdb" for a in fake.argvs)
+
+
+def test_one_disk_that_does_not_answer_holds_up_no_other_and_is_alerted(host, fake):
+    services.health_read(host=host)
+
+    def hang(argv):
+        raise CommandTimeout(argv, 30)
+
+    fake.on(*READ, "-d", "sat", "--", "/dev/sdb", call=hang)
+    services.health_read(host=host)
+    found = rows(host)
+    assert found["sdb"].state == "silent" and found["sdb"].reasons == ["no answer within 30 s"]
+    assert found["sdb"].model == "TarnLab SSD"  # what it said before stays
+    assert found["sda"].state == "ok" and found["nvme0n1"].state == "ok"
+    raised, _ = alerts_evaluate(host=host, deliver=lambda *a: None)
+    assert [(a.rule, a.subject) for a in raised] == [("disk_silent", "TARNSATA2")]
+
+
+def test_an_nvme_critical_warning_raises_alerts_once_and_they_clear_when_it_ends(host, fake):
+    fake.answer(*READ, "-d", "nvme", "--", "/dev/nvme0", stdout=out("lab/nvme-critical-warning-4.json"), returncode=8)
+    services.health_read(host=host)
+    nvme = rows(host)["nvme0n1"]
+    assert nvme.state == "failing" and nvme.flags == ["failing"] and nvme.passed is False
+    raised, _ = alerts_evaluate(host=host, deliver=lambda *a: None)
+    assert {a.rule for a in raised} == {"smart_failed", "nvme_warning"}
+    assert "reliability degraded by media or internal errors" in Alert.objects.get(rule="nvme_warning").message
+    again, _ = alerts_evaluate(host=host, deliver=lambda *a: None)
+    assert again == []  # raised once
+    fake.answer(*READ, "-d", "nvme", "--", "/dev/nvme0", stdout=out("lab/nvme.json"))
+    services.health_read(host=host)
+    _, cleared = alerts_evaluate(host=host, deliver=lambda *a: None)
+    assert {a.rule for a in cleared} == {"smart_failed", "nvme_warning"}
+
+
+def test_sectors_above_zero_are_watched_and_a_rise_is_said(host, fake):
+    fake.answer(*READ, "-d", "sat", "--", "/dev/sda", stdout=out("real/ata-megaraid-aborted-selftest-realloc.json"))
+    services.health_read(host=host)
+    sda = rows(host)["sda"]
+    assert sda.state == "watch" and sda.counters["attr5"] == 387 and sda.rising == []
+    fake.answer(*READ, "-d", "sat", "--", "/dev/sda", stdout=out("real/ata-hdd-failing-smart-status.json"))
+    services.health_read(host=host)
+    sda = rows(host)["sda"]
+    assert sda.state == "failing" and sda.rising == ["attr197", "attr5"]
+    raised, _ = alerts_evaluate(host=host, deliver=lambda *a: None)
+    sectors = next(a for a in raised if a.rule == "smart_sectors")
+    assert "reallocated sectors (5) 1975" in sectors.message and "rising" in sectors.message
+
+
+def test_a_host_without_smartctl_says_so_and_keeps_what_it_had(host, fake):
+    services.health_read(host=host)
+    fake.answer("smartctl", returncode=127, stderr="bash: line 1: smartctl: command not found\n")
+    record = services.health_read(host=host)
+    assert record.error == "smartctl is not installed on this host (apt install smartmontools)"
+    assert rows(host)["sda"].state == "ok"
+
+
+def test_a_self_test_is_refused_where_it_cannot_run_and_started_where_it_can(host, fake, admin_user, run_queued):
+    services.health_read(host=host)
+    with pytest.raises(Exception, match="cannot run a short self-test"):
+        services.self_test_start(host=host, user=admin_user, device="/dev/nvme0", kind="short")
+    with pytest.raises(Exception, match="has no disk /dev/sdz"):
+        services.self_test_start(host=host, user=admin_user, device="/dev/sdz", kind="short")
+    DiskHealth.objects.filter(name="sdb").update(testing=90)
+    with pytest.raises(Exception, match="already running a self-test \\(90% left\\)"):
+        services.self_test_start(host=host, user=admin_user, device="/dev/sdb", kind="long")
+    fake.answer(*READ, "-d", "sat", "--", "/dev/sda", stdout=out("lab/sata-hdd-after-short-test.json"), returncode=4)
+    op = run_queued(services.self_test_start, host=host, user=admin_user, device="/dev/sda", kind="short")
+    assert op.status == "succeeded", op.message
+    assert fake.mutations == [["smartctl", "-j", "-t", "short", "-d", "sat", "--", "/dev/sda"]]
+    assert rows(host)["sda"].self_tests[0]["kind"] == "Short offline"
+
+
+def test_the_pages_show_health_where_disks_are_listed(host, fake, admin_client, viewer_client):
+    fake.answer(*READ, "-d", "sat", "--", "/dev/sda", stdout=out("real/ata-hdd-failing-smart-status.json"))
+    services.health_read(host=host)
+    sda = rows(host)["sda"]
+    session = admin_client.session
+    session["host_id"] = host.pk
+    session.save()
+    disks = admin_client.get("/pools/disks/").content.decode()
+    assert 'data-health="failing"' in disks and 'data-health="unsupported"' in disks and "<th>Health</th>" in disks
+    pool = admin_client.get(f"/pools/{Pool.objects.get().pk}/").content.decode()
+    assert 'data-health="failing"' in pool and f'href="/health/disks/{sda.pk}/"' in pool
+    page = admin_client.get(f"/health/disks/{sda.pk}/").content.decode()
+    assert "Reallocated_Sector_Ct" in page and "Completed: read failure" in page and 'id="replace"' in page
+    assert "/dev/disk/by-id/ata-TarnLab_SSD_TARNSATA2" in page  # a free disk offered to replace it
+    assert "Start</button>" in page
+    listing = admin_client.get("/health/").content.decode()
+    assert "Hitachi HDS721050DLE630" in listing and "Read now" in listing
+    dashboard = admin_client.get("/").content.decode()
+    assert 'id="disk-health"' in dashboard and "FAILING" in dashboard
+    session = viewer_client.session
+    session["host_id"] = host.pk
+    session.save()
+    seen = viewer_client.get(f"/health/disks/{sda.pk}/").content.decode()
+    assert "Reallocated_Sector_Ct" in seen and "Start</button>" not in seen and 'id="replace"' not in seen
+
+
+def test_the_api_lists_reads_and_starts_a_self_test(host, fake, operator_client, viewer_client):
+    services.health_read(host=host)
+    listed = viewer_client.get("/api/v1/disk-health/?host=nas1").json()
+    assert {d["name"]: d["state"] for d in listed["results"]}["vdb"] == "unsupported"
+    sda = rows(host)["sda"]
+    bad = operator_client.post(f"/api/v1/disk-health/{sda.pk}/self-test/", {"kind": "forever"}, "application/json")
+    assert bad.status_code == 400 and "kind" in bad.json()
+    assert viewer_client.post(f"/api/v1/disk-health/{sda.pk}/self-test/", {"kind": "short"}).status_code == 403
+    started = operator_client.post(f"/api/v1/disk-health/{sda.pk}/self-test/", {"kind": "long"}, "application/json")
+    assert started.status_code == 202 and Operation.objects.get(pk=started.json()["id"]).kind == "health.self_test"
+    read = operator_client.post("/api/v1/disk-health/read/", {"host": "nas1"}, "application/json")
+    assert read.status_code == 202 and HealthPass.objects.filter(host=host).exists()
