@@ -76,7 +76,7 @@ def conditions(host: Host, now=None, open_: frozenset = frozenset()) -> list[Con
             add("capacity_critical", pool.name, f"Pool {pool.name} on {host.name} is {pool.capacity}% full.")
         elif over("capacity_warning", pool):
             add("capacity_warning", pool.name, f"Pool {pool.name} on {host.name} is {pool.capacity}% full.")
-        if pool.scan_function == "scrub" and pool.scan_errors:
+        if pool.scan_function == "SCRUB" and pool.scan_errors:  # as zpool status says it
             add(
                 "scrub_errors",
                 pool.name,

@@ -79,7 +79,7 @@ def test_capacity_errors_scrubs_hosts_and_benchmarks_raise_their_rules(
     Pool.objects.filter(pk=tank.pk).update(capacity=85)
     assert [a.rule for a in evaluate(local_host, django_capture_on_commit_callbacks)[0]] == ["capacity_warning"]
     Pool.objects.filter(pk=tank.pk).update(
-        capacity=93, scan_function="scrub", scan_errors=2, scan_end=timezone.now() - timedelta(days=40)
+        capacity=93, scan_function="SCRUB", scan_errors=2, scan_end=timezone.now() - timedelta(days=40)
     )
     Vdev.objects.create(pool=tank, position=0, name="sda", type="disk", role="data", state="ONLINE", checksum_errors=4)
     local_host.facts_error = "ssh: connect to host nas port 22: No route to host"
