@@ -28,3 +28,18 @@ BADGE = {  # the badge class a state is drawn with
 READ_PARALLEL = 4  # disks of one host read side by side (each with its own timeout)
 TEMPERATURE_DAYS = 30  # temperature history kept
 POLL_MINUTES = 10  # a host's disks read this often (a disk asleep is skipped, not woken)
+
+
+class Every(models.TextChoices):
+    DAY = "day", "Every day"
+    WEEK = "week", "Every week"
+    MONTH = "month", "Every month"
+
+
+class RunStatus(models.TextChoices):
+    RUNNING = "running", "Running"
+    DONE = "done", "Done"
+    CANCELLED = "cancelled", "Cancelled"
+
+
+RUN_POLL_MINUTES = 2  # a host with self-tests under way is read this often, to start the next disks

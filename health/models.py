@@ -4,7 +4,7 @@ last pass (when, how long, what kept it from reading)."""
 from django.db import models
 
 from appliance.models import Host
-from health.choices import HealthState
+from health.choices import Every, HealthState, RunStatus, SelfTestKind
 
 
 class DiskHealth(models.Model):
@@ -72,3 +72,58 @@ class HealthPass(models.Model):
 
     def __str__(self):
         return f"health pass of host {self.pk}"
+
+
+class SelfTestSchedule(models.Model):
+    """Self-test every disk of a host that can run it, on a calendar: one disk per vdev at a time, a pool that is
+    scrubbing or resilvering left out for that time."""
+
+    host = models.ForeignKey(Host, on_delete=models.CASCADE, related_name="self_test_schedules")
+    kind = models.CharField(max_length=8, choices=SelfTestKind.choices)
+    every = models.CharField(max_length=8, choices=Every.choices)
+    weekday = models.PositiveSmallIntegerField(default=6, help_text="0 Monday … 6 Sunday (weekly).")
+    day = models.PositiveSmallIntegerField(default=1, help_text="Day of the month, 1–28 (monthly).")
+    hour = models.PositiveSmallIntegerField(default=2, help_text="Hour of the day, 0–23 (the server's time zone).")
+    enabled = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_started_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["host", "kind", "every"]
+
+    def __str__(self):
+        return f"{self.kind} self-test {self.get_every_display().lower()}"
+
+
+class SelfTestRun(models.Model):
+    """Self-tests of many disks, group after group (a group: at most one disk of each vdev)."""
+
+    host = models.ForeignKey(Host, on_delete=models.CASCADE, related_name="self_test_runs")
+    schedule = models.ForeignKey(SelfTestSchedule, null=True, blank=True, on_delete=models.SET_NULL)
+    kind = models.CharField(max_length=8, choices=SelfTestKind.choices)
+    status = models.CharField(max_length=10, choices=RunStatus.choices, default=RunStatus.RUNNING)
+    groups = models.JSONField(default=list)  # [[device, …], …]
+    current = models.PositiveSmallIntegerField(default=0)
+    group_started_at = models.DateTimeField(null=True, blank=True)
+    results = models.JSONField(default=dict)  # {device: "passed" | "failed: …" | "skipped: …" | …}
+    started_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-started_at", "-pk"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["host"], condition=models.Q(status="running"), name="one_self_test_run_per_host"
+            )
+        ]
+
+    def __str__(self):
+        return f"{self.kind} self-tests on {self.host}"
+
+    @property
+    def devices(self) -> int:
+        return sum(len(g) for g in self.groups)
+
+    @property
+    def percent(self) -> int:
+        return int(100 * len(self.results) / self.devices) if self.devices else 100

@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from appliance.charts import chart, series
 from health.choices import BADGE, HealthState
-from health.models import DiskHealth, HealthPass, TemperaturePoint
+from health.models import DiskHealth, HealthPass, SelfTestRun, SelfTestSchedule, TemperaturePoint
 from pools import selectors as pools
 
 
@@ -22,6 +22,22 @@ def disks_read(*, host):
 
 def disk_get(*, host, pk: int) -> DiskHealth | None:
     return DiskHealth.objects.filter(host=host, pk=pk).first()
+
+
+def runs(*, host, limit: int = 10):
+    return SelfTestRun.objects.filter(host=host)[:limit] if limit else SelfTestRun.objects.filter(host=host)
+
+
+def runs_all():
+    return SelfTestRun.objects.select_related("host")
+
+
+def schedules_all():
+    return SelfTestSchedule.objects.select_related("host")
+
+
+def schedules(*, host):
+    return SelfTestSchedule.objects.filter(host=host)
 
 
 def health_pass(*, host) -> HealthPass | None:

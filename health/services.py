@@ -4,7 +4,7 @@ sleeping disk left asleep), self-tests started and stopped as operations, and pr
 import re
 import time
 from concurrent.futures import ThreadPoolExecutor
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -14,8 +14,17 @@ from analytics.selectors import rules
 from appliance.connect import transport_for
 from appliance.models import Host, Operation
 from appliance.operations import TargetBusy, Tracker, operation_runner, operation_start
-from health.choices import POLL_MINUTES, READ_PARALLEL, TEMPERATURE_DAYS, HealthState, SelfTestKind
-from health.models import DiskHealth, HealthPass, TemperaturePoint
+from health.choices import (
+    POLL_MINUTES,
+    READ_PARALLEL,
+    RUN_POLL_MINUTES,
+    TEMPERATURE_DAYS,
+    Every,
+    HealthState,
+    RunStatus,
+    SelfTestKind,
+)
+from health.models import DiskHealth, HealthPass, SelfTestRun, SelfTestSchedule, TemperaturePoint
 from hostlib import smart
 from hostlib.errors import CommandTimeout, HostError, ToolMissing
 from hostlib.runner import Transport
@@ -140,6 +149,7 @@ def health_read_run(tracker: Tracker) -> None:
     record = health_read(host=tracker.op.host, transport=tracker.transport(read_only=True))
     if record.error:
         raise ValidationError(record.error)
+    runs_advance(host=tracker.op.host, transport=tracker.transport())  # self-tests started: audited as this read's
     tracker.progress(100, f"{record.disks} disks read in {record.seconds:.1f} s")
 
 
@@ -147,15 +157,18 @@ def health_due(*, now=None) -> list[Host]:
     """The hosts whose disks were last read POLL_MINUTES ago or more (or never)."""
     now = now or timezone.now()
     last = dict(HealthPass.objects.values_list("host_id", "at"))
-    return [
-        h
-        for h in Host.objects.all()
-        if h.has_zfs and (not last.get(h.pk) or last[h.pk] <= now - timedelta(minutes=POLL_MINUTES))
-    ]
+    testing = set(SelfTestRun.objects.filter(status=RunStatus.RUNNING).values_list("host_id", flat=True))
+
+    def due(h) -> bool:
+        minutes = RUN_POLL_MINUTES if h.pk in testing else POLL_MINUTES
+        return not last.get(h.pk) or last[h.pk] <= now - timedelta(minutes=minutes)
+
+    return [h for h in Host.objects.all() if h.has_zfs and due(h)]
 
 
 def health_poll_due(*, now=None) -> int:
     """Queue a read of each host that is due (on its queue: TargetBusy when one is already waiting)."""
+    schedules_run_due(now=now)
     started = 0
     for host in health_due(now=now):
         try:
@@ -213,3 +226,163 @@ def self_test_run(tracker: Tracker) -> None:
         raise ValidationError(f"smartctl on {row.device}: {'; '.join(reading.messages[-2:]) or 'it refused'}")
     _store(op.host, row, smart.read(t, row.device, row.dtype), row.dtype, {row.name}, judge_limits(), timezone.now())
     tracker.progress(100, done)
+
+
+# --- many disks: runs and schedules -----------------------------------------------------------------------------
+def run_groups(*, host: Host, kind: str) -> list[list[str]]:
+    """The devices to test, in groups: group i holds the i-th disk of every vdev (so a vdev never has two disks
+    testing at once); disks in no pool join the first group. Only disks that can run `kind`."""
+    rows = {r.name: r for r in DiskHealth.objects.filter(host=host)}
+    able = {n for n, r in rows.items() if kind in r.self_test_kinds}
+    groups: list[list[str]] = []
+    placed: set[str] = set()
+    for vdev in pools.vdev_members(host=host):
+        placed.update(vdev["disks"])
+        for i, name in enumerate(n for n in vdev["disks"] if n in able):
+            groups.extend([] for _ in range(i + 1 - len(groups)))
+            groups[i].append(rows[name].device)
+    free = [rows[n].device for n in sorted(able - placed)]
+    if free:
+        groups[:1] = [(groups[0] if groups else []) + free]
+    return groups
+
+
+def self_test_run_start(*, host: Host, user, kind: str, schedule: SelfTestSchedule | None = None) -> SelfTestRun:
+    """Self-test every disk that can run `kind`, group after group; the next health read starts the first."""
+    if kind not in SelfTestKind.values:
+        raise ValidationError({"kind": f"Choose one of: {', '.join(SelfTestKind.values)}."})
+    if SelfTestRun.objects.filter(host=host, status=RunStatus.RUNNING).exists():
+        raise ValidationError(f"Self-tests are already running on {host.name}: cancel them first.")
+    groups = run_groups(host=host, kind=kind)
+    if not groups:
+        raise ValidationError({"kind": f"No disk of {host.name} can run a {kind} self-test (read their health?)."})
+    run = SelfTestRun.objects.create(host=host, kind=kind, groups=groups, schedule=schedule)
+    try:
+        operation_start(kind="health.read", host=host, user=user)  # reads, then starts the first group
+    except TargetBusy:
+        pass  # a read is queued already: it starts them
+    return run
+
+
+def self_test_run_cancel(*, run: SelfTestRun, user) -> Operation:
+    if run.status != RunStatus.RUNNING:
+        raise ValidationError("These self-tests are no longer running.")
+    return operation_start(kind="health.self_test_cancel", host=run.host, user=user, params={"run": run.pk})
+
+
+@operation_runner("health.self_test_cancel", lock="health")
+def self_test_cancel_run(tracker: Tracker) -> None:
+    run = SelfTestRun.objects.get(pk=tracker.op.params["run"])
+    t = tracker.transport()
+    rows = {r.device: r for r in DiskHealth.objects.filter(host=run.host)}
+    stopped = []
+    if run.status == RunStatus.RUNNING and run.group_started_at and run.current < len(run.groups):
+        for device in run.groups[run.current]:
+            if device not in run.results and device in rows:
+                smart.abort(t, device, rows[device].dtype)
+                stopped.append(device)
+    for group in run.groups:
+        for device in group:
+            run.results.setdefault(device, "cancelled")
+    run.status, run.finished_at = RunStatus.CANCELLED, timezone.now()
+    run.save()
+    tracker.progress(100, f"Self-tests cancelled; aborted on {', '.join(stopped) or 'no disk'}")
+
+
+def _verdict(row: DiskHealth) -> str:
+    newest = row.self_tests[0] if row.self_tests else None
+    if newest is None:
+        return "no result in the drive's log"
+    if newest.get("passed") is True:
+        return "passed"
+    return f"{'failed' if newest.get('passed') is False else 'no verdict'}: {newest.get('status', '')}"
+
+
+def runs_advance(*, host: Host, transport: Transport, now=None) -> None:
+    """Each running run of host a step on: a group whose disks all finished gets their verdicts, then the next
+    group starts (a disk gone, or whose pool is scrubbing or resilvering now, is skipped, saying why)."""
+    now = now or timezone.now()
+    for run in SelfTestRun.objects.filter(host=host, status=RunStatus.RUNNING):
+        rows = {r.device: r for r in DiskHealth.objects.filter(host=host)}
+        while run.current < len(run.groups):
+            group = run.groups[run.current]
+            if run.group_started_at is None:
+                _group_start(run, group, rows, transport, now)
+            for device in group:
+                row = rows.get(device)
+                if device in run.results:
+                    continue
+                if row is None:
+                    run.results[device] = "skipped: the disk is gone"
+                elif row.testing is None and row.read_at and row.read_at > run.group_started_at:
+                    run.results[device] = _verdict(row)
+            if any(d not in run.results for d in group):
+                break  # still testing: the next read looks again
+            run.current, run.group_started_at = run.current + 1, None
+        if run.current >= len(run.groups):
+            run.status, run.finished_at = RunStatus.DONE, now
+        run.save()
+
+
+def _group_start(run: SelfTestRun, group: list[str], rows: dict, t: Transport, now) -> None:
+    busy = {n: v["pool"] for v in pools.vdev_members(host=run.host) if v["busy"] for n in v["disks"]}
+    for device in group:
+        row = rows.get(device)
+        if row is None:
+            run.results[device] = "skipped: the disk is gone"
+        elif row.name in busy:
+            run.results[device] = f"skipped: pool {busy[row.name]} is scrubbing or resilvering"
+        elif row.testing is not None:
+            continue  # already testing (started by hand): its result is taken as this run's
+        else:
+            started = smart.self_test(t, device, run.kind, row.dtype)
+            if "open" in started.flags or "command" in started.flags or "usage" in started.flags:
+                run.results[device] = f"could not start: {'; '.join(started.messages[-2:]) or 'smartctl refused'}"
+    run.group_started_at = now
+
+
+def schedule_slot(schedule: SelfTestSchedule, now) -> datetime:
+    """The newest moment the schedule names at or before now (local time)."""
+    local = timezone.localtime(now)
+    slot = local.replace(minute=0, second=0, microsecond=0, hour=schedule.hour)
+    if schedule.every == Every.DAY:
+        return slot if slot <= local else slot - timedelta(days=1)
+    if schedule.every == Every.WEEK:
+        slot -= timedelta(days=(local.weekday() - schedule.weekday) % 7)
+        return slot if slot <= local else slot - timedelta(days=7)
+    slot = slot.replace(day=schedule.day)
+    if slot > local:  # last month's
+        slot = (slot.replace(day=1) - timedelta(days=1)).replace(day=schedule.day)
+    return slot
+
+
+def schedules_run_due(*, now=None) -> int:
+    """Start the runs whose slot has come since they last started (and since the schedule was made); a host with
+    a run under way waits for it."""
+    now, started = now or timezone.now(), 0
+    for schedule in SelfTestSchedule.objects.filter(enabled=True).select_related("host"):
+        slot = schedule_slot(schedule, now)
+        if slot < schedule.created_at or (schedule.last_started_at and schedule.last_started_at >= slot):
+            continue
+        try:
+            self_test_run_start(host=schedule.host, user=None, kind=schedule.kind, schedule=schedule)
+        except ValidationError:
+            continue  # a run under way (it waits), or no disk can run it (nothing to do this time)
+        schedule.last_started_at = now
+        schedule.save(update_fields=["last_started_at"])
+        started += 1
+    return started
+
+
+def schedule_save(*, host: Host, kind: str, every: str, weekday: int = 6, day: int = 1, hour: int = 2):
+    if not 0 <= hour <= 23:
+        raise ValidationError({"hour": "An hour from 0 to 23."})
+    if not 1 <= day <= 28:
+        raise ValidationError({"day": "A day from 1 to 28 (every month has it)."})
+    if not 0 <= weekday <= 6:
+        raise ValidationError({"weekday": "0 (Monday) to 6 (Sunday)."})
+    return SelfTestSchedule.objects.create(host=host, kind=kind, every=every, weekday=weekday, day=day, hour=hour)
+
+
+def schedule_delete(*, schedule: SelfTestSchedule) -> None:
+    schedule.delete()

@@ -1,14 +1,15 @@
 """Disk health pages: every disk's state, one disk's SMART data, temperature and self-tests."""
 
+from django.contrib import messages
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from appliance.choices import Role
 from appliance.selectors import host_current
-from appliance.web import attempt
+from appliance.web import attempt, form_errors
 from health import selectors, services
 from health.choices import HealthState
-from health.forms import SelfTestForm
+from health.forms import RunForm, ScheduleForm, SelfTestForm
 from pools import selectors as pools
 
 
@@ -22,8 +23,48 @@ def health_list(request):
             "disks": selectors.disks_read(host=host) if host else [],
             "last": selectors.health_pass(host=host) if host else None,
             "can_run": request.user.has_role(Role.OPERATOR),
+            "runs": selectors.runs(host=host) if host else [],
+            "schedules": selectors.schedules(host=host) if host else [],
+            "run_form": RunForm(),
+            "schedule_form": ScheduleForm(),
         },
     )
+
+
+@require_POST
+def run_new(request):
+    form = RunForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, form_errors(form))
+    elif attempt(
+        request, services.self_test_run_start, host=host_current(request), user=request.user, **form.cleaned_data
+    ):
+        messages.success(request, "Self-tests started: one disk per vdev at a time.")
+    return redirect("health-list")
+
+
+@require_POST
+def run_cancel(request, pk):
+    run = get_object_or_404(selectors.runs(host=host_current(request), limit=0), pk=pk)
+    op = attempt(request, services.self_test_run_cancel, run=run, user=request.user)
+    return redirect("operation-detail", pk=op.pk) if op else redirect("health-list")
+
+
+@require_POST
+def schedule_new(request):
+    form = ScheduleForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, form_errors(form))
+    elif attempt(request, services.schedule_save, host=host_current(request), **form.cleaned_data):
+        messages.success(request, "Schedule saved.")
+    return redirect("health-list")
+
+
+@require_POST
+def schedule_delete(request, pk):
+    services.schedule_delete(schedule=get_object_or_404(selectors.schedules(host=host_current(request)), pk=pk))
+    messages.success(request, "Schedule deleted.")
+    return redirect("health-list")
 
 
 @require_POST

@@ -74,6 +74,20 @@ def disk_vdev(*, host, name: str):
     )
 
 
+def vdev_members(*, host) -> list[dict]:
+    """Each vdev's disks by inventory name ({pool, busy, disks}; busy: the pool is scrubbing or resilvering), a
+    single-disk vdev on its own: what testing one disk per vdev at a time goes by."""
+    names = {k: d.name for d in Disk.objects.filter(host=host, pool__isnull=False) for k in (d.by_id, d.path) if k}
+    groups: dict = {}
+    for v in Vdev.objects.filter(pool__host=host, type="disk").select_related("pool").order_by("pool", "position"):
+        name = names.get(whole_disk(v.path))
+        if name:
+            busy = v.pool.scan_state == "SCANNING"
+            groups.setdefault((v.pool_id, v.parent_id or -v.pk), {"pool": v.pool.name, "busy": busy, "disks": []})
+            groups[(v.pool_id, v.parent_id or -v.pk)]["disks"].append(name)
+    return list(groups.values())
+
+
 def disk_list_noted(*, host) -> list:
     """The host's disks, each with `.note` (pools.hooks)."""
     disks = list(disk_list(host=host))

@@ -190,6 +190,8 @@ SPECTACULAR_SETTINGS = {
         "NetworkProfileEnum": "benchmarks.choices.NETWORK_PROFILES",
         "AlertLevelEnum": "analytics.choices.Level",
         "ReplicationTransportEnum": "replication.choices.Transport",
+        "SelfTestKindEnum": "health.choices.SelfTestKind",
+        "SelfTestEveryEnum": "health.choices.Every",
     },
 }
 

@@ -107,6 +107,10 @@ API = {
     "health-read": ["api:disk-health-read"],
     "health-self-test": ["api:disk-health-self-test"],
     "health-self-test-abort": ["api:disk-health-abort"],
+    "health-run-new": ["api:self-test-run-list"],
+    "health-run-cancel": ["api:self-test-run-cancel"],
+    "health-schedule-new": ["api:self-test-schedule-list"],
+    "health-schedule-delete": ["api:self-test-schedule-detail"],
 }
 
 # Page actions that change only the browser's session or the person's own sign-in: an API client names the host in

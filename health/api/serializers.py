@@ -3,8 +3,10 @@
 from rest_framework import serializers
 from rest_framework.serializers import ModelSerializer
 
-from health.choices import SelfTestKind
-from health.models import DiskHealth
+from appliance.api.serializers import HostField
+from appliance.fields import ApiIntegerField
+from health.choices import Every, SelfTestKind
+from health.models import DiskHealth, SelfTestRun, SelfTestSchedule
 
 
 class DiskHealthSerializer(ModelSerializer):
@@ -49,3 +51,36 @@ class DiskHealthSerializer(ModelSerializer):
 
 class SelfTestRequest(serializers.Serializer):
     kind = serializers.ChoiceField(choices=SelfTestKind.choices)
+
+
+class SelfTestRunSerializer(ModelSerializer):
+    host = serializers.CharField(source="host.name", read_only=True)
+    percent = ApiIntegerField(read_only=True)
+
+    class Meta:
+        model = SelfTestRun
+        fields = ["id", "host", "schedule", "kind", "status", "groups", "current", "results", "percent", "started_at"]
+        read_only_fields = fields
+
+
+class SelfTestRunRequest(serializers.Serializer):
+    host = HostField()
+    kind = serializers.ChoiceField(choices=SelfTestKind.choices)
+
+
+class SelfTestScheduleSerializer(ModelSerializer):
+    host = serializers.CharField(source="host.name", read_only=True)
+
+    class Meta:
+        model = SelfTestSchedule
+        fields = ["id", "host", "kind", "every", "weekday", "day", "hour", "enabled", "last_started_at"]
+        read_only_fields = fields
+
+
+class SelfTestScheduleRequest(serializers.Serializer):
+    host = HostField()
+    kind = serializers.ChoiceField(choices=SelfTestKind.choices)
+    every = serializers.ChoiceField(choices=Every.choices)
+    weekday = ApiIntegerField(min_value=0, max_value=6, default=6)
+    day = ApiIntegerField(min_value=1, max_value=28, default=1)
+    hour = ApiIntegerField(min_value=0, max_value=23, default=2)

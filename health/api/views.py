@@ -1,9 +1,10 @@
 """Disk health API: every disk's last read (?host=name), a read of a host now, a self-test started or aborted;
 every change to a host is 202 + the Operation."""
 
-from drf_spectacular.utils import extend_schema
-from rest_framework import viewsets
+from drf_spectacular.utils import extend_schema, extend_schema_view
+from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
+from rest_framework.response import Response
 
 from appliance.api.base import ACCEPTED, accepted, by_host, valid
 from appliance.api.serializers import HostRequest
@@ -40,3 +41,44 @@ class DiskHealthViewSet(viewsets.ReadOnlyModelViewSet):
         """Abort the self-test the disk is running."""
         disk = self.get_object()
         return accepted(services.self_test_abort(host=disk.host, user=request.user, device=disk.device))
+
+
+@extend_schema_view(create=extend_schema(request=s.SelfTestRunRequest, responses={201: s.SelfTestRunSerializer}))
+class SelfTestRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
+    """Self-tests of every disk of a host, one disk per vdev at a time. Filter: ?host=name."""
+
+    serializer_class = s.SelfTestRunSerializer
+
+    def get_queryset(self):
+        return by_host(selectors.runs_all(), self.request)
+
+    def create(self, request):
+        d = valid(s.SelfTestRunRequest, request).validated_data
+        run = services.self_test_run_start(user=request.user, **d)
+        return Response(s.SelfTestRunSerializer(run).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=None, responses=ACCEPTED)
+    @action(detail=True, methods=["post"])
+    def cancel(self, request, pk=None):
+        """Abort the disks testing now and start no more."""
+        return accepted(services.self_test_run_cancel(run=self.get_object(), user=request.user))
+
+
+@extend_schema_view(
+    create=extend_schema(request=s.SelfTestScheduleRequest, responses={201: s.SelfTestScheduleSerializer})
+)
+class SelfTestScheduleViewSet(mixins.CreateModelMixin, mixins.DestroyModelMixin, viewsets.ReadOnlyModelViewSet):
+    """When every disk of a host is self-tested (daily, weekly or monthly at an hour). Filter: ?host=name."""
+
+    serializer_class = s.SelfTestScheduleSerializer
+
+    def get_queryset(self):
+        return by_host(selectors.schedules_all(), self.request)
+
+    def create(self, request):
+        d = valid(s.SelfTestScheduleRequest, request).validated_data
+        schedule = services.schedule_save(**d)
+        return Response(s.SelfTestScheduleSerializer(schedule).data, status=status.HTTP_201_CREATED)
+
+    def perform_destroy(self, instance):
+        services.schedule_delete(schedule=instance)

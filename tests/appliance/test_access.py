@@ -17,7 +17,7 @@ from analytics.models import Alert, Channel
 from appliance.choices import Role
 from appliance.models import ApiToken, AuditEntry, Operation
 from benchmarks.models import CustomProfile, Run, Schedule, Suite
-from health.models import DiskHealth
+from health.models import DiskHealth, SelfTestRun, SelfTestSchedule
 from pools.models import Dataset, Disk, Pool, Snapshot, SnapshotTask
 from replication.models import Pair
 from replication.models import Task as ReplicationTask
@@ -257,6 +257,15 @@ ROLES: dict[str, tuple[str, str] | None] = {
     "/api/v1/disk-health/<pk>/": (VIEWER, OPERATOR),
     "/api/v1/disk-health/<pk>/self-test/": (VIEWER, OPERATOR),
     "/api/v1/disk-health/<pk>/abort/": (VIEWER, OPERATOR),
+    "/health/runs/new/": (VIEWER, OPERATOR),
+    "/health/runs/<pk>/cancel/": (VIEWER, OPERATOR),
+    "/health/schedules/new/": (VIEWER, OPERATOR),
+    "/health/schedules/<pk>/delete/": (VIEWER, OPERATOR),
+    "/api/v1/self-test-runs/": (VIEWER, OPERATOR),
+    "/api/v1/self-test-runs/<pk>/": (VIEWER, OPERATOR),
+    "/api/v1/self-test-runs/<pk>/cancel/": (VIEWER, OPERATOR),
+    "/api/v1/self-test-schedules/": (VIEWER, OPERATOR),
+    "/api/v1/self-test-schedules/<pk>/": (VIEWER, OPERATOR),
 }
 
 
@@ -317,7 +326,13 @@ def objects(local_host, admin_user):
     pair = Pair.objects.create(source=local_host, target=local_host, address="127.0.0.1", root="tank", status="paired")
     replication = ReplicationTask.objects.create(pair=pair, source_dataset="tank/a", target_name="a-copy")
     health = DiskHealth.objects.create(host=local_host, device="/dev/sda", name="sda", state="ok")
+    test_run = SelfTestRun.objects.create(host=local_host, kind="short", groups=[["/dev/sda"]])
+    test_schedule = SelfTestSchedule.objects.create(host=local_host, kind="long", every="month")
     return {
+        "self-test-run": test_run.pk,  # before "run"
+        "health-run": test_run.pk,
+        "self-test-schedule": test_schedule.pk,  # before "schedule"
+        "health-schedule": test_schedule.pk,
         "disk-health": health.pk,  # before "disk" and "health"
         "health": health.pk,
         "replication-pair": pair.pk,

@@ -2,6 +2,7 @@
 what a pass stores, the states and alerts it leads to, the pages and the API. What smartctl does to real disks is
 the lab's to prove (tests/lab/test_health.py)."""
 
+import json
 from datetime import timedelta
 
 import pytest
@@ -11,7 +12,7 @@ from analytics.models import Alert
 from analytics.services import alerts_evaluate
 from appliance.models import Host, Operation
 from health import services
-from health.models import DiskHealth, HealthPass, TemperaturePoint
+from health.models import DiskHealth, HealthPass, SelfTestRun, SelfTestSchedule, TemperaturePoint
 from hostlib.errors import CommandTimeout
 from pools.models import Disk, Pool, Vdev
 from tests.support.runners import FIXTURES, FakeHost
@@ -208,3 +209,119 @@ def test_the_api_lists_reads_and_starts_a_self_test(host, fake, operator_client,
     assert started.status_code == 202 and Operation.objects.get(pk=started.json()["id"]).kind == "health.self_test"
     read = operator_client.post("/api/v1/disk-health/read/", {"host": "nas1"}, "application/json")
     assert read.status_code == 202 and HealthPass.objects.filter(host=host).exists()
+
+
+def mirror_of_sda_and_sdb(host):
+    pool = Pool.objects.get(host=host)
+    mirror = Vdev.objects.get(pool=pool, name="mirror-0")
+    Vdev.objects.filter(pool=pool, name="sda").update(parent=mirror)
+    path = "/dev/disk/by-id/ata-TarnLab_SSD_TARNSATA2"
+    Vdev.objects.create(
+        pool=pool, parent=mirror, name="sdb", type="disk", role="data", position=2, state="ONLINE", path=path
+    )
+    Disk.objects.filter(host=host, name="sdb").update(pool=pool, vdev_role="data")
+    return pool
+
+
+def test_every_disk_is_tested_one_per_vdev_at_a_time_and_a_scrubbing_pool_waits(host, fake, admin_user, run_queued):
+    services.health_read(host=host)
+    pool = mirror_of_sda_and_sdb(host)
+    assert services.run_groups(host=host, kind="short") == [["/dev/sda"], ["/dev/sdb"]]  # NVMe and virtio: no tests
+    for device in ("/dev/sda", "/dev/sdb"):
+        fake.answer(*READ, "-d", "sat", "--", device, stdout=out("lab/sata-hdd-after-short-test.json"), returncode=4)
+    run = run_queued(services.self_test_run_start, host=host, user=admin_user, kind="short")
+    assert fake.mutations == [["smartctl", "-j", "-t", "short", "-d", "sat", "--", "/dev/sda"]]  # sdb waits its turn
+    with pytest.raises(Exception, match="already running"):
+        services.self_test_run_start(host=host, user=admin_user, kind="long")
+    read = lambda: run_queued(services.health_read_start, host=host, user=admin_user)  # noqa: E731
+    read()  # sda's test is in its log now: sdb starts
+    run.refresh_from_db()
+    assert run.results == {"/dev/sda": "passed"} and run.current == 1 and run.status == "running"
+    assert fake.mutations[-1][-1] == "/dev/sdb"
+    read()
+    run.refresh_from_db()
+    assert run.status == "done" and run.results == {"/dev/sda": "passed", "/dev/sdb": "passed"}
+
+    Pool.objects.filter(pk=pool.pk).update(scan_function="SCRUB", scan_state="SCANNING")
+    fake.reset()
+    scrubbing = run_queued(services.self_test_run_start, host=host, user=admin_user, kind="long")
+    scrubbing.refresh_from_db()
+    assert scrubbing.status == "done" and fake.mutations == []
+    assert set(scrubbing.results.values()) == {"skipped: pool tank is scrubbing or resilvering"}
+
+
+def test_a_disk_gone_mid_run_is_skipped_saying_so(host, fake, admin_user, run_queued):
+    services.health_read(host=host)
+    mirror_of_sda_and_sdb(host)
+    run = run_queued(services.self_test_run_start, host=host, user=admin_user, kind="short")
+    scan = json.loads(out("lab/scan-open.json"))
+    scan["devices"] = [d for d in scan["devices"] if d["name"] != "/dev/sdb"]  # pulled before its turn
+    fake.answer("smartctl", "--scan-open", "-j", stdout=json.dumps(scan))
+    Disk.objects.filter(host=host, name="sdb").delete()
+    fake.answer(*READ, "-d", "sat", "--", "/dev/sda", stdout=out("lab/sata-hdd-after-short-test.json"), returncode=4)
+    run_queued(services.health_read_start, host=host, user=admin_user)
+    run.refresh_from_db()
+    assert run.status == "done" and run.results == {"/dev/sda": "passed", "/dev/sdb": "skipped: the disk is gone"}
+    assert not DiskHealth.objects.filter(host=host, device="/dev/sdb").exists()
+
+
+def test_cancelling_aborts_the_disks_testing_now(host, fake, admin_user, run_queued):
+    services.health_read(host=host)
+    mirror_of_sda_and_sdb(host)
+    run = run_queued(services.self_test_run_start, host=host, user=admin_user, kind="short")
+    op = run_queued(services.self_test_run_cancel, run=run, user=admin_user)
+    run.refresh_from_db()
+    assert op.status == "succeeded" and run.status == "cancelled"
+    assert fake.mutations[-1] == ["smartctl", "-j", "-X", "-d", "sat", "--", "/dev/sda"]
+    assert run.results == {"/dev/sda": "cancelled", "/dev/sdb": "cancelled"}
+    with pytest.raises(Exception, match="no longer running"):
+        services.self_test_run_cancel(run=run, user=admin_user)
+
+
+def test_a_schedule_starts_once_per_slot_and_not_for_slots_before_it_was_made(host, fake, admin_user):
+    services.health_read(host=host)
+    schedule = services.schedule_save(host=host, kind="short", every="day", hour=2)
+    tz = timezone.get_current_timezone()
+    made = timezone.datetime(2026, 11, 20, 12, 0, tzinfo=tz)
+    SelfTestSchedule.objects.filter(pk=schedule.pk).update(created_at=made)
+    assert services.schedules_run_due(now=made + timedelta(hours=1)) == 0  # today's 02:00 was before it existed
+    assert services.schedules_run_due(now=timezone.datetime(2026, 11, 21, 2, 30, tzinfo=tz)) == 1
+    SelfTestRun.objects.update(status="done")
+    assert services.schedules_run_due(now=timezone.datetime(2026, 11, 21, 9, 0, tzinfo=tz)) == 0  # once per slot
+    weekly = SelfTestSchedule(every="week", weekday=6, hour=3)
+    assert services.schedule_slot(weekly, timezone.datetime(2026, 11, 28, 12, 0, tzinfo=tz)).day == 22  # a Sunday
+    monthly = SelfTestSchedule(every="month", day=15, hour=1)
+    assert services.schedule_slot(monthly, timezone.datetime(2026, 12, 3, 0, 0, tzinfo=tz)).month == 11
+    with pytest.raises(Exception, match="hour"):
+        services.schedule_save(host=host, kind="short", every="day", hour=24)
+
+
+def on(client, host):
+    session = client.session
+    session["host_id"] = host.pk
+    session.save()
+    return client
+
+
+def test_runs_and_schedules_over_the_pages_and_the_api(host, fake, operator_client, viewer_client):
+    services.health_read(host=host)
+    on(operator_client, host), on(viewer_client, host)
+    api = operator_client.post(
+        "/api/v1/self-test-schedules/",
+        {"host": "nas1", "kind": "long", "every": "month", "day": 30},
+        "application/json",
+    )
+    assert api.status_code == 400 and "day" in api.json()
+    made = operator_client.post(
+        "/api/v1/self-test-schedules/", {"host": "nas1", "kind": "long", "every": "month"}, "application/json"
+    )
+    assert made.status_code == 201 and made.json()["day"] == 1
+    page = viewer_client.get("/health/").content.decode()
+    assert 'id="self-test-schedules"' in page and "Add schedule" not in page and "Every month, day 1, at 2:00" in page
+    run = operator_client.post("/api/v1/self-test-runs/", {"host": "nas1", "kind": "short"}, "application/json")
+    assert run.status_code == 201 and run.json()["groups"] == [["/dev/sda", "/dev/sdb"]]  # no pool: all at once
+    twice = operator_client.post("/api/v1/self-test-runs/", {"host": "nas1", "kind": "short"}, "application/json")
+    assert twice.status_code == 400
+    listing = operator_client.get("/health/").content.decode()
+    assert 'id="self-test-runs"' in listing and "Cancel</button>" in listing
+    assert operator_client.delete(f"/api/v1/self-test-schedules/{made.json()['id']}/").status_code == 204

@@ -56,7 +56,7 @@ def test_an_nvme_critical_warning_is_alerted_to_real_receivers_and_cleared(
         guest.nvme(False)
 
 
-def test_a_short_self_test_runs_on_a_sata_disk_and_joins_its_log(guest, lab_host, admin_user, run_queued):
+def test_self_tests_run_on_the_sata_disks_by_hand_and_all_at_once(guest, lab_host, admin_user, run_queued):
     inventory_refresh(host=lab_host)
     services.health_read(host=lab_host)
     sda = DiskHealth.objects.get(host=lab_host, name="sda")
@@ -68,3 +68,12 @@ def test_a_short_self_test_runs_on_a_sata_disk_and_joins_its_log(guest, lab_host
     assert (sda.self_tests[0]["kind"], sda.self_tests[0]["passed"]) == ("Short offline", True)
     with pytest.raises(Exception, match="cannot run a short self-test"):  # virtio: none to run
         services.self_test_start(host=lab_host, user=admin_user, device="/dev/vdb", kind="short")
+
+    # Every disk: both SATA disks (in no pool: one group), started by the read that follows, judged by the next.
+    run = run_queued(services.self_test_run_start, host=lab_host, user=admin_user, kind="short")
+    assert run.groups == [["/dev/sda", "/dev/sdb"]]
+    run_queued(services.health_read_start, host=lab_host, user=admin_user)
+    run.refresh_from_db()
+    assert run.status == "done" and run.results == {"/dev/sda": "passed", "/dev/sdb": "passed"}, run.results
+    sdb = DiskHealth.objects.get(host=lab_host, name="sdb")
+    assert sdb.self_tests[0]["kind"] == "Short offline" and sdb.self_tests[0]["passed"] is True
