@@ -128,3 +128,46 @@ def test_the_argv_reads_without_waking_and_puts_the_device_after_double_dash():
         smart.self_test_argv("/dev/sda", "conveyance")
     with pytest.raises(smart.SmartError, match="device type"):
         smart.read_argv("/dev/sda", "sat; reboot")
+
+
+def test_a_usb_bridge_smartctl_does_not_know_is_no_smart_not_a_silent_disk():
+    """smartctl's words for it (scsiata.cpp: set_err "Unknown USB bridge %s", printed as `<dev>: <error>`); a
+    bridge cannot be plugged into the lab, so the message is smartctl's own around its exit status 1."""
+    text = json.dumps(
+        {
+            "json_format_version": [1, 0],
+            "smartctl": {
+                "version": [7, 4],
+                "messages": [{"string": "/dev/sdc: Unknown USB bridge [0x152d:0x0578 (0x508)]", "severity": "error"}],
+                "exit_status": 1,
+            },
+        }
+    )
+    r = smart.parse(text, 1)
+    assert smart.judge(r) == ("unsupported", ["/dev/sdc: Unknown USB bridge [0x152d:0x0578 (0x508)]"])
+
+
+def test_the_labs_disks_as_captured():
+    """QEMU's SATA disks: SMART passed, exit status 4 (-x asks for logs QEMU does not have: a command failed, which is
+    not a finding), self-tests possible; its NVMe drive: a health log, no self-tests (QEMU has none); with critical
+    warning 4 set through the monitor: FAILING by its own assessment and the reliability bit; virtio: no SMART."""
+    hdd = reading("lab/sata-hdd.json")
+    assert (hdd.model, hdd.serial, hdd.rotation, hdd.passed, hdd.flags) == (
+        "TarnLab HDD",
+        "TARNSATA1",
+        7200,
+        True,
+        ["command"],
+    )
+    assert smart.judge(hdd) == ("ok", []) and hdd.self_test_kinds == ["short", "long"]
+    after = reading("lab/sata-hdd-after-short-test.json")
+    assert after.self_tests[0].kind == "Short offline" and after.self_tests[0].passed is True
+    nvme = reading("lab/nvme.json")
+    assert nvme.protocol == "NVMe" and nvme.nvme["critical_warning"] == 0 and nvme.self_test_kinds == []
+    assert smart.judge(nvme) == ("ok", [])
+    warned = reading("lab/nvme-critical-warning-4.json")
+    assert warned.flags == ["failing"] and smart.judge(warned)[0] == "failing"
+    virtio = reading("lab/virtio.json")
+    assert smart.judge(virtio) == ("unsupported", ["/dev/vdb: Unable to detect device type"])
+    scanned = smart.parse_scan((FIXTURES / "lab/scan-open.json").read_text())
+    assert [(d.device, d.type) for d in scanned] == [("/dev/sda", "sat"), ("/dev/sdb", "sat"), ("/dev/nvme0", "nvme")]
