@@ -18,7 +18,7 @@ NVME = Rule(
     "nvme_warning",
     "NVMe critical warning",
     Level.CRITICAL,
-    help="A critical warning bit, spare capacity below its threshold, or media errors rising.",
+    help="A critical warning bit, spare capacity below its threshold, or media and integrity errors.",
 )
 WEAR = Rule("nvme_wear", "NVMe worn", Level.WARNING, 80, "%", 10, 100, "Percentage of rated endurance used.")
 HOT = Rule(
@@ -44,11 +44,11 @@ def disk_conditions(*, host, now, active):
 def _disk(disk, host, active):
     where = f"{disk.device} ({disk.model or 'disk'} {disk.serial}) on {host.name}"
     subject = disk.serial or disk.device
-    if disk.state == HealthState.SILENT and disk.answered_at:
-        yield SILENT.key, subject, f"{where} no longer answers: {'; '.join(disk.reasons)[:200]}"
-        return
+    if disk.power == HealthState.SILENT and disk.answered_at:
+        yield SILENT.key, subject, f"{where} no longer answers: {disk.power_note[:200]}"
     if disk.state not in (HealthState.OK, HealthState.WATCH, HealthState.FAILING):
-        return  # asleep or without SMART: nothing new is known
+        return  # never answered, or without SMART: nothing is known to judge
+    # Asleep or silent now: the figures it last gave still hold (a failing disk that spins down is still failing).
     if disk.passed is False or "failing" in disk.flags:
         yield FAILED.key, subject, f"{where}: the drive's own SMART assessment is FAILING."
     bad = {a["id"]: a["raw"] for a in disk.attributes if a["id"] in WATCHED and a["raw"] > 0}
@@ -61,8 +61,9 @@ def _disk(disk, host, active):
     said = [words for bit, words in NVME_WARNINGS if warning & bit]
     if spare is not None and spare_min is not None and spare < spare_min and not warning & 0x01:
         said.append(f"available spare {spare}% below its threshold {spare_min}%")
-    if "media_errors" in disk.rising:
-        said.append(f"media errors rising ({disk.nvme.get('media_errors')})")
+    if disk.nvme.get("media_errors"):  # held while there are any, not only at the read that saw them rise
+        rising = " and rising" if "media_errors" in disk.rising else ""
+        said.append(f"{disk.nvme['media_errors']} media and integrity errors{rising}")
     if said:
         yield NVME.key, subject, f"{where}: NVMe critical warning: {'; '.join(said)}."
     used = disk.nvme.get("percentage_used")

@@ -1,6 +1,7 @@
 """Disk health: each disk's last SMART read and what Tarn made of it, its temperature over time, and each host's
 last pass (when, how long, what kept it from reading)."""
 
+from django.conf import settings
 from django.db import models
 
 from appliance.models import Host
@@ -24,8 +25,16 @@ class DiskHealth(models.Model):
     temperature = models.SmallIntegerField(null=True, blank=True)
     temp_warn = models.SmallIntegerField(null=True, blank=True, help_text="The drive's own limit, when it has one.")
     temp_crit = models.SmallIntegerField(null=True, blank=True)
-    state = models.CharField(max_length=12, choices=HealthState.choices)
+    state = models.CharField(
+        max_length=12,
+        choices=HealthState.choices,
+        help_text="What the last read that answered showed (asleep or silent only until a first one answers).",
+    )
     reasons = models.JSONField(default=list)
+    power = models.CharField(
+        max_length=12, blank=True, help_text="The last read: '' answered, asleep (not woken), silent (no answer)."
+    )
+    power_note = models.CharField(max_length=300, blank=True)
     passed = models.BooleanField(null=True, blank=True, help_text="The drive's overall self-assessment.")
     attributes = models.JSONField(default=list)  # [{id, name, value, worst, thresh, raw, raw_string, …}]
     nvme = models.JSONField(default=dict)  # the NVMe health log's fields
@@ -47,6 +56,24 @@ class DiskHealth(models.Model):
 
     def __str__(self):
         return f"{self.host}:{self.device}"
+
+    @property
+    def shown(self) -> str:
+        """What a badge says: not answering over everything, then failing or watch (even asleep), then asleep."""
+        if self.power == HealthState.SILENT:
+            return HealthState.SILENT
+        if self.power == HealthState.ASLEEP and self.state not in (HealthState.FAILING, HealthState.WATCH):
+            return HealthState.ASLEEP
+        return self.state
+
+    @property
+    def shown_label(self) -> str:
+        label = HealthState(self.shown).label
+        return f"{label} (asleep)" if self.power == HealthState.ASLEEP and self.shown != HealthState.ASLEEP else label
+
+    @property
+    def shown_reasons(self) -> list[str]:
+        return ([self.power_note] if self.power and self.power_note else []) + list(self.reasons)
 
 
 class TemperaturePoint(models.Model):
@@ -90,6 +117,12 @@ class SelfTestSchedule(models.Model):
 
     class Meta:
         ordering = ["host", "kind", "every"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(hour__lte=23, day__gte=1, day__lte=28, weekday__lte=6),
+                name="self_test_slot_in_range",
+            )
+        ]
 
     def __str__(self):
         return f"{self.kind} self-test {self.get_every_display().lower()}"
@@ -101,11 +134,13 @@ class SelfTestRun(models.Model):
     host = models.ForeignKey(Host, on_delete=models.CASCADE, related_name="self_test_runs")
     schedule = models.ForeignKey(SelfTestSchedule, null=True, blank=True, on_delete=models.SET_NULL)
     kind = models.CharField(max_length=8, choices=SelfTestKind.choices)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     status = models.CharField(max_length=10, choices=RunStatus.choices, default=RunStatus.RUNNING)
     groups = models.JSONField(default=list)  # [[device, …], …]
     current = models.PositiveSmallIntegerField(default=0)
     group_started_at = models.DateTimeField(null=True, blank=True)
     results = models.JSONField(default=dict)  # {device: "passed" | "failed: …" | "skipped: …" | …}
+    baseline = models.JSONField(default=dict)  # {device: the newest log entry when its test was started}
     started_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 

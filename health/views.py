@@ -6,7 +6,7 @@ from django.views.decorators.http import require_POST
 
 from appliance.choices import Role
 from appliance.selectors import host_current
-from appliance.web import attempt, form_errors
+from appliance.web import attempt, form_errors, host_object_or_404
 from health import selectors, services
 from health.choices import HealthState
 from health.forms import RunForm, ScheduleForm, SelfTestForm
@@ -74,8 +74,8 @@ def health_read(request):
 
 
 def disk_detail(request, pk):
-    host = host_current(request)
-    disk = get_object_or_404(selectors.disks_read(host=host), pk=pk)
+    disk = host_object_or_404(request, selectors.disks_all(), pk=pk)  # from the dashboard: any host's disk
+    host = disk.host
     failing = disk.state == HealthState.FAILING
     return render(
         request,
@@ -94,8 +94,8 @@ def disk_detail(request, pk):
 
 @require_POST
 def self_test(request, pk):
-    host = host_current(request)
-    disk = get_object_or_404(selectors.disks_read(host=host), pk=pk)
+    disk = host_object_or_404(request, selectors.disks_all(), pk=pk)
+    host = disk.host
     form = SelfTestForm(request.POST)
     kind = form.cleaned_data["kind"] if form.is_valid() else request.POST.get("kind", "")
     op = attempt(request, services.self_test_start, host=host, user=request.user, device=disk.device, kind=kind)
@@ -104,7 +104,7 @@ def self_test(request, pk):
 
 @require_POST
 def self_test_abort(request, pk):
-    host = host_current(request)
-    disk = get_object_or_404(selectors.disks_read(host=host), pk=pk)
+    disk = host_object_or_404(request, selectors.disks_all(), pk=pk)
+    host = disk.host
     op = attempt(request, services.self_test_abort, host=host, user=request.user, device=disk.device)
     return redirect("operation-detail", pk=op.pk) if op else redirect("health-disk", pk=pk)

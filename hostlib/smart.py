@@ -1,5 +1,7 @@
-"""Disk health through smartmontools (smartctl ≥ 7.0, its JSON): `--scan-open -j` finds the disks,
-`-n standby -j -x` reads one without waking it when it sleeps, `-t short|long` and `-X` start and stop a self-test.
+"""Disk health through smartmontools (smartctl ≥ 7.0, its JSON): `--scan -j` finds the disks (`--scan-open` once
+for a new one, to learn its type), `-n standby -j -x -d <type>` reads one without waking it when it sleeps (with
+its type given, CHECK POWER MODE is the first command it is sent), `-t short|long` and `-X` start and stop a
+self-test.
 
 The exit status is a bitmask and is decoded (EXIT_BITS), never ignored. The JSON has traps this parser knows: the
 ATA self-test log under "standard" or "extended" (newest first), "passed" missing for an aborted test, NVMe tables
@@ -75,8 +77,10 @@ def _type(dtype: str) -> list[str]:
     return ["-d", dtype]
 
 
-def scan_argv() -> list[str]:
-    return [SMARTCTL, "--scan-open", "-j"]
+def scan_argv(open_: bool = False) -> list[str]:
+    """--scan lists the devices without opening them (no command reaches a disk); --scan-open opens each to learn
+    its type, which sends a SATA disk IDENTIFY DEVICE (QEMU's IDE trace shows it): only for a disk not seen before."""
+    return [SMARTCTL, "--scan-open" if open_ else "--scan", "-j"]
 
 
 def read_argv(device: str, dtype: str = "") -> list[str]:
@@ -108,7 +112,12 @@ class ScannedDisk:
 
 
 def parse_scan(text: str) -> list[ScannedDisk]:
-    doc = json.loads(text or "{}")
+    try:
+        doc = json.loads(text or "{}")
+    except ValueError:
+        raise SmartError("smartctl printed no JSON: Tarn needs smartctl 7.0 or newer (-j)") from None
+    if not isinstance(doc, dict):
+        raise SmartError("smartctl's scan is not the JSON Tarn knows")
     disks = []
     for dev in doc.get("devices") or []:
         if not isinstance(dev, dict) or not DEVICE.fullmatch(str(dev.get("name", ""))):
@@ -383,10 +392,11 @@ def _smartctl(transport: Transport, argv: list[str], timeout: float, mutating=Fa
     return parse(result.stdout, result.returncode, argv[-1])
 
 
-def scan(transport: Transport) -> list[ScannedDisk]:
-    result = transport.run(scan_argv(), timeout=60, check=False)
+def scan(transport: Transport, open_: bool = False) -> list[ScannedDisk]:
+    argv = scan_argv(open_)
+    result = transport.run(argv, timeout=60, check=False)
     if result.returncode == 127:
-        raise error_for(scan_argv(), result.returncode, result.stderr)
+        raise error_for(argv, result.returncode, result.stderr)
     return parse_scan(result.stdout)
 
 

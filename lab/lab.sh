@@ -341,7 +341,7 @@ cmd_reset() {
   [ "$state" = clean ] || [ -f "$RUN/states/$state" ] || die "no saved state $state (lab/lab.sh save $state)"
   s=$(elapsed)
   ssh -O exit -o "ControlPath=$RUN/cm" x 2>/dev/null || true
-  ! nvme_in || cmd_nvme off  # a test that plugged it in and failed before taking it out
+  ! nvme_in || cmd_nvme off  # a test that plugged it in and failed before taking it out (QEMU cannot save it)
   answer=$(hmp "loadvm $state")
   [ -z "$answer" ] || die "loadvm $state: $answer"
   if [ "$connect" != --no-ssh ]; then
@@ -359,6 +359,7 @@ cmd_save() {
   check_state "$state"
   [ "$state" != clean ] || die "clean is saved by up"
   running || die "the lab is not running (make lab)"
+  ! nvme_in || cmd_nvme off  # QEMU cannot save a guest with an NVMe controller in it
   # Settled first (the pool's last txg written, udev done): a state saved mid-flight costs every restore ~2 s.
   gssh 'zpool sync 2>/dev/null; udevadm settle; sleep 2' || true
   answer=$(hmp "savevm $state")

@@ -75,16 +75,24 @@ def disk_vdev(*, host, name: str):
 
 
 def vdev_members(*, host) -> list[dict]:
-    """Each vdev's disks by inventory name ({pool, busy, disks}; busy: the pool is scrubbing or resilvering), a
-    single-disk vdev on its own: what testing one disk per vdev at a time goes by."""
+    """Each top-level vdev's disks by inventory name ({pool, busy, disks}; busy: the pool is scrubbing or
+    resilvering), a single-disk vdev on its own, the members of a replacing or spare under their mirror or RAID-Z:
+    what testing one disk per vdev at a time goes by."""
     names = {k: d.name for d in Disk.objects.filter(host=host, pool__isnull=False) for k in (d.by_id, d.path) if k}
+    vdevs = list(Vdev.objects.filter(pool__host=host).select_related("pool").order_by("pool", "position"))
+    parent = {v.pk: v.parent_id for v in vdevs}
+
+    def top(pk):
+        while parent.get(pk):
+            pk = parent[pk]
+        return pk
+
     groups: dict = {}
-    for v in Vdev.objects.filter(pool__host=host, type="disk").select_related("pool").order_by("pool", "position"):
-        name = names.get(whole_disk(v.path))
+    for v in vdevs:
+        name = names.get(whole_disk(v.path)) if v.type == "disk" else None
         if name:
-            busy = v.pool.scan_state == "SCANNING"
-            groups.setdefault((v.pool_id, v.parent_id or -v.pk), {"pool": v.pool.name, "busy": busy, "disks": []})
-            groups[(v.pool_id, v.parent_id or -v.pk)]["disks"].append(name)
+            group = groups.setdefault(top(v.pk), {"pool": v.pool.name, "busy": v.pool.scan_state == "SCANNING"})
+            group.setdefault("disks", []).append(name)
     return list(groups.values())
 
 

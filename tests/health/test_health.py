@@ -58,6 +58,7 @@ def host(db):
 @pytest.fixture
 def fake(monkeypatch):
     fake = FakeHost()
+    fake.answer("smartctl", "--scan", "-j", stdout=out("lab/scan.json"))
     fake.answer("smartctl", "--scan-open", "-j", stdout=out("lab/scan-open.json"))
     fake.answer(*READ, "-d", "sat", "--", "/dev/sda", stdout=out("lab/sata-hdd.json"), returncode=4)
     fake.answer(*READ, "-d", "sat", "--", "/dev/sdb", stdout=out("lab/sata-ssd.json"), returncode=4)
@@ -89,6 +90,11 @@ def test_a_pass_reads_every_disk_once_and_gives_each_its_state(host, fake):
     assert TemperaturePoint.objects.count() == 3  # the virtio disk has none
     reads = [a for a in fake.argvs if a[:2] == ["smartctl", "-n"]]
     assert len(reads) == 4 and all(a[1:3] == ["-n", "standby"] for a in reads)  # never a read that wakes a disk
+    assert [a[1] for a in fake.argvs if a[1].startswith("--scan")] == ["--scan", "--scan-open"]  # new disks: types
+    fake.reset()
+    services.health_read(host=host)  # known disks: --scan opens none, and each read names its type
+    assert [a[1] for a in fake.argvs if a[1].startswith("--scan")] == ["--scan"]
+    assert [a[5:7] for a in fake.argvs if a[-1] in ("/dev/sda", "/dev/sdb")] == [["-d", "sat"], ["-d", "sat"]]
 
 
 def test_a_disk_without_smart_is_asked_again_a_day_later_not_every_pass(host, fake):
@@ -110,8 +116,12 @@ def test_one_disk_that_does_not_answer_holds_up_no_other_and_is_alerted(host, fa
     fake.on(*READ, "-d", "sat", "--", "/dev/sdb", call=hang)
     services.health_read(host=host)
     found = rows(host)
-    assert found["sdb"].state == "silent" and found["sdb"].reasons == ["no answer within 30 s"]
-    assert found["sdb"].model == "TarnLab SSD"  # what it said before stays
+    assert (found["sdb"].power, found["sdb"].power_note, found["sdb"].shown) == (
+        "silent",
+        "no answer within 30 s",
+        "silent",
+    )
+    assert found["sdb"].state == "ok" and found["sdb"].model == "TarnLab SSD"  # what it said before stays
     assert found["sda"].state == "ok" and found["nvme0n1"].state == "ok"
     raised, _ = alerts_evaluate(host=host, deliver=lambda *a: None)
     assert [(a.rule, a.subject) for a in raised] == [("disk_silent", "TARNSATA2")]
@@ -134,17 +144,17 @@ def test_an_nvme_critical_warning_raises_alerts_once_and_they_clear_when_it_ends
 
 
 def test_sectors_above_zero_are_watched_and_a_rise_is_said(host, fake):
-    fake.answer(*READ, "-d", "sat", "--", "/dev/sda", stdout=out("real/ata-megaraid-aborted-selftest-realloc.json"))
-    services.health_read(host=host)
-    sda = rows(host)["sda"]
-    assert sda.state == "watch" and sda.counters["attr5"] == 387 and sda.rising == []
     fake.answer(*READ, "-d", "sat", "--", "/dev/sda", stdout=out("real/ata-hdd-failing-smart-status.json"))
     services.health_read(host=host)
     sda = rows(host)["sda"]
-    assert sda.state == "failing" and sda.rising == ["attr197", "attr5"]
+    assert sda.state == "failing" and sda.counters == {"attr5": 1975, "attr197": 8, "attr198": 0} and sda.rising == []
+    # The same drive read before with fewer (the stored counters of an earlier read): the next read sees them rise.
+    DiskHealth.objects.filter(pk=sda.pk).update(counters={"attr5": 1900, "attr197": 8, "attr198": 0})
+    services.health_read(host=host)
+    assert rows(host)["sda"].rising == ["attr5"]
     raised, _ = alerts_evaluate(host=host, deliver=lambda *a: None)
     sectors = next(a for a in raised if a.rule == "smart_sectors")
-    assert "reallocated sectors (5) 1975" in sectors.message and "rising" in sectors.message
+    assert "reallocated sectors (5) 1975, pending sectors (197) 8" in sectors.message and "rising" in sectors.message
 
 
 def test_a_host_without_smartctl_says_so_and_keeps_what_it_had(host, fake):
@@ -223,12 +233,28 @@ def mirror_of_sda_and_sdb(host):
     return pool
 
 
+def logs_a_test_once_started(fake, device, before="lab/sata-hdd.json", after="lab/sata-hdd-after-short-test.json"):
+    """The drive's read shows the test in its log only once smartctl -t went to it (as the lab's SATA disks do)."""
+    fake.answer(*READ, "-d", "sat", "--", device, stdout=out(before), returncode=4)
+    fake.on(
+        "smartctl",
+        "-j",
+        "-t",
+        "short",
+        "-d",
+        "sat",
+        "--",
+        device,
+        call=lambda argv: fake.answer(*READ, "-d", "sat", "--", device, stdout=out(after), returncode=4),
+    )
+
+
 def test_every_disk_is_tested_one_per_vdev_at_a_time_and_a_scrubbing_pool_waits(host, fake, admin_user, run_queued):
     services.health_read(host=host)
     pool = mirror_of_sda_and_sdb(host)
     assert services.run_groups(host=host, kind="short") == [["/dev/sda"], ["/dev/sdb"]]  # NVMe and virtio: no tests
-    for device in ("/dev/sda", "/dev/sdb"):
-        fake.answer(*READ, "-d", "sat", "--", device, stdout=out("lab/sata-hdd-after-short-test.json"), returncode=4)
+    logs_a_test_once_started(fake, "/dev/sda")
+    logs_a_test_once_started(fake, "/dev/sdb", before="lab/sata-ssd.json")
     run = run_queued(services.self_test_run_start, host=host, user=admin_user, kind="short")
     assert fake.mutations == [["smartctl", "-j", "-t", "short", "-d", "sat", "--", "/dev/sda"]]  # sdb waits its turn
     with pytest.raises(Exception, match="already running"):
@@ -254,10 +280,12 @@ def test_a_disk_gone_mid_run_is_skipped_saying_so(host, fake, admin_user, run_qu
     services.health_read(host=host)
     mirror_of_sda_and_sdb(host)
     run = run_queued(services.self_test_run_start, host=host, user=admin_user, kind="short")
-    scan = json.loads(out("lab/scan-open.json"))
+    scan = json.loads(out("lab/scan.json"))
     scan["devices"] = [d for d in scan["devices"] if d["name"] != "/dev/sdb"]  # pulled before its turn
-    fake.answer("smartctl", "--scan-open", "-j", stdout=json.dumps(scan))
+    fake.answer("smartctl", "--scan", "-j", stdout=json.dumps(scan))
     Disk.objects.filter(host=host, name="sdb").delete()
+    logs_a_test_once_started(fake, "/dev/sda")
+    run_queued(services.health_read_start, host=host, user=admin_user)
     fake.answer(*READ, "-d", "sat", "--", "/dev/sda", stdout=out("lab/sata-hdd-after-short-test.json"), returncode=4)
     run_queued(services.health_read_start, host=host, user=admin_user)
     run.refresh_from_db()
@@ -325,3 +353,86 @@ def test_runs_and_schedules_over_the_pages_and_the_api(host, fake, operator_clie
     listing = operator_client.get("/health/").content.decode()
     assert 'id="self-test-runs"' in listing and "Cancel</button>" in listing
     assert operator_client.delete(f"/api/v1/self-test-schedules/{made.json()['id']}/").status_code == 204
+
+
+def test_a_verdict_comes_only_from_a_read_that_answered_with_a_newer_log_entry(host, fake, admin_user, run_queued):
+    """The drive's log before the run already ends with a passed test: that is not this run's result; a read that
+    timed out after the group started says nothing either."""
+    fake.answer(*READ, "-d", "sat", "--", "/dev/sda", stdout=out("lab/sata-hdd-after-short-test.json"), returncode=4)
+    services.health_read(host=host)
+    run = run_queued(services.self_test_run_start, host=host, user=admin_user, kind="short")  # sda and sdb: no pool
+
+    def hang(argv):
+        raise CommandTimeout(argv, 30)
+
+    fake.on(*READ, "-d", "sat", "--", "/dev/sda", call=hang)
+    run_queued(services.health_read_start, host=host, user=admin_user)
+    run.refresh_from_db()
+    assert run.results == {} and run.status == "running"  # sda: no answer; sdb: its log has no new entry
+    fake.watchers.clear()
+    run_queued(services.health_read_start, host=host, user=admin_user)  # sda answers, its log as before the run
+    run.refresh_from_db()
+    assert run.results == {} and run.status == "running"
+
+
+def test_a_failing_disk_that_spins_down_stays_failing_and_its_alerts_stay_open(host, fake):
+    fake.answer(*READ, "-d", "sat", "--", "/dev/sda", stdout=out("real/ata-hdd-failing-smart-status.json"))
+    services.health_read(host=host)
+    raised, _ = alerts_evaluate(host=host, deliver=lambda *a: None)
+    assert {"smart_failed", "smart_sectors"} <= {a.rule for a in raised}
+    asleep = {"smartctl": {"messages": [{"string": "Device is in STANDBY mode, exit(2)"}], "exit_status": 2}}
+    fake.answer(*READ, "-d", "sat", "--", "/dev/sda", stdout=json.dumps(asleep), returncode=2)
+    services.health_read(host=host)
+    sda = rows(host)["sda"]
+    assert (sda.state, sda.power, sda.shown, sda.shown_label) == ("failing", "asleep", "failing", "Failing (asleep)")
+    _, cleared = alerts_evaluate(host=host, deliver=lambda *a: None)
+    assert cleared == []
+
+
+def test_another_drive_at_the_same_path_starts_afresh(host, fake):
+    fake.answer(*READ, "-d", "sat", "--", "/dev/sda", stdout=out("real/ata-megaraid-aborted-selftest-realloc.json"))
+    services.health_read(host=host)
+    old = rows(host)["sda"]
+    assert old.counters["attr5"] == 387 and TemperaturePoint.objects.filter(disk=old).count() == 1
+    fake.answer(*READ, "-d", "sat", "--", "/dev/sda", stdout=out("real/ata-hdd-failing-smart-status.json"))
+    services.health_read(host=host)
+    new = rows(host)["sda"]
+    assert new.pk != old.pk and new.serial != old.serial and new.rising == []  # 1975 > 387, but another drive
+    assert not TemperaturePoint.objects.filter(disk_id=old.pk).exists()
+
+
+def test_nothing_is_started_on_a_read_only_host_or_without_a_host(host, fake, admin_user, admin_client):
+    services.health_read(host=host)
+    Host.objects.filter(pk=host.pk).update(read_only=True)
+    host.refresh_from_db()
+    for call in (
+        lambda: services.self_test_run_start(host=host, user=admin_user, kind="short"),
+        lambda: services.self_test_start(host=host, user=admin_user, device="/dev/sda", kind="short"),
+        lambda: services.schedule_save(host=host, kind="short", every="day"),
+    ):
+        with pytest.raises(Exception, match="read-only"):
+            call()
+    Host.objects.all().delete()
+    for url, data in [
+        ("/health/read/", {}),
+        ("/health/runs/new/", {"kind": "short"}),
+        ("/health/schedules/new/", {"kind": "long", "every": "month", "weekday": 6, "day": 1, "hour": 2}),
+    ]:
+        page = admin_client.post(url, data, follow=True)
+        assert page.status_code == 200 and "Add a host first" in page.content.decode(), url
+
+
+def test_smartctl_without_json_is_a_clear_error_and_the_host_waits_its_turn(host, fake):
+    fake.answer("smartctl", "--scan", stdout="/dev/sda -d scsi # /dev/sda, SCSI device\n")
+    record = services.health_read(host=host)
+    assert record.error == "smartctl printed no JSON: Tarn needs smartctl 7.0 or newer (-j)" and record.at
+    assert host not in services.health_due(now=record.at + timedelta(minutes=1))
+
+
+def test_a_daily_slot_is_one_moment_when_the_clocks_go_back():
+    """Europe/Berlin, 2026-10-25: 02:00–03:00 comes twice; a schedule at 2 starts once."""
+    schedule = SelfTestSchedule(every="day", hour=2)
+    with timezone.override("Europe/Berlin"):
+        first = services.schedule_slot(schedule, timezone.datetime(2026, 10, 25, 0, 5, tzinfo=timezone.UTC))
+        second = services.schedule_slot(schedule, timezone.datetime(2026, 10, 25, 1, 5, tzinfo=timezone.UTC))
+    assert first == second and first.utcoffset() == timedelta(hours=2)

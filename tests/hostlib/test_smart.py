@@ -171,3 +171,5 @@ def test_the_labs_disks_as_captured():
     assert smart.judge(virtio) == ("unsupported", ["/dev/vdb: Unable to detect device type"])
     scanned = smart.parse_scan((FIXTURES / "lab/scan-open.json").read_text())
     assert [(d.device, d.type) for d in scanned] == [("/dev/sda", "sat"), ("/dev/sdb", "sat"), ("/dev/nvme0", "nvme")]
+    listed = smart.parse_scan((FIXTURES / "lab/scan.json").read_text())  # without opening: SATA looks like SCSI
+    assert [(d.device, d.type) for d in listed] == [("/dev/sda", "scsi"), ("/dev/sdb", "scsi"), ("/dev/nvme0", "nvme")]

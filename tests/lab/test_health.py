@@ -70,10 +70,13 @@ def test_self_tests_run_on_the_sata_disks_by_hand_and_all_at_once(guest, lab_hos
         services.self_test_start(host=lab_host, user=admin_user, device="/dev/vdb", kind="short")
 
     # Every disk: both SATA disks (in no pool: one group), started by the read that follows, judged by the next.
+    logged = {r.device: len(r.self_tests) for r in DiskHealth.objects.filter(host=lab_host, name__in=["sda", "sdb"])}
     run = run_queued(services.self_test_run_start, host=lab_host, user=admin_user, kind="short")
     assert run.groups == [["/dev/sda", "/dev/sdb"]]
     run_queued(services.health_read_start, host=lab_host, user=admin_user)
     run.refresh_from_db()
     assert run.status == "done" and run.results == {"/dev/sda": "passed", "/dev/sdb": "passed"}, run.results
+    after = {r.device: len(r.self_tests) for r in DiskHealth.objects.filter(host=lab_host, name__in=["sda", "sdb"])}
+    assert after == {d: n + 1 for d, n in logged.items()}  # each verdict is the run's own test, one more in the log
     sdb = DiskHealth.objects.get(host=lab_host, name="sdb")
     assert sdb.self_tests[0]["kind"] == "Short offline" and sdb.self_tests[0]["passed"] is True

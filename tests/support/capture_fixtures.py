@@ -116,7 +116,8 @@ def capture_smart(lab) -> None:
         manifest[name] = {"argv": argv, "exit": result.returncode}
         print(f"captured smart/lab/{name} ({len(result.stdout)} bytes, exit {result.returncode})")
 
-    save("scan-open.json", smart.scan_argv())
+    save("scan.json", smart.scan_argv())
+    save("scan-open.json", smart.scan_argv(open_=True))
     save("sata-hdd.json", smart.read_argv("/dev/sda", "sat"))
     save("sata-ssd.json", smart.read_argv("/dev/sdb", "sat"))
     save("sata-short-test-started.json", smart.self_test_argv("/dev/sda", "short", "sat"))
