@@ -5,7 +5,7 @@ from django.conf import settings
 from django.db import models
 
 from appliance.models import Host
-from health.choices import Every, HealthState, RunStatus, SelfTestKind
+from health.choices import BADGE, Every, HealthState, RunStatus, SelfTestKind
 
 
 class DiskHealth(models.Model):
@@ -65,6 +65,11 @@ class DiskHealth(models.Model):
         if self.power == HealthState.ASLEEP and self.state not in (HealthState.FAILING, HealthState.WATCH):
             return HealthState.ASLEEP
         return self.state
+
+    @property
+    def badge(self) -> str:
+        """The badge class the shown state is drawn with."""
+        return BADGE[self.shown]
 
     @property
     def shown_label(self) -> str:

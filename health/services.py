@@ -270,7 +270,7 @@ def self_test_run(tracker: Tracker) -> None:
         tracker.progress(10, f"Starting a {params['self_test']} self-test on {row.device}")
         reading = smart.self_test(t, row.device, params["self_test"], row.dtype)
         done = f"{params['self_test'].capitalize()} self-test started on {row.device}: its progress shows on the disk's page"
-    if {"open", "command", "usage"} & set(reading.flags):
+    if reading.refused:
         raise ValidationError(f"smartctl on {row.device}: {'; '.join(reading.messages[-2:]) or 'it refused'}")
     _store(op.host, row, smart.read(t, row.device, row.dtype), row.dtype, {row.name}, judge_limits(), timezone.now())
     tracker.progress(100, done)
@@ -416,7 +416,7 @@ def _group_start(run: SelfTestRun, group: list[str], rows: dict, t: Transport, n
             except (HostError, smart.SmartError) as exc:
                 run.results[device] = f"could not start: {str(exc)[:200]}"
                 continue
-            if {"open", "command", "usage"} & set(started.flags):
+            if started.refused:
                 run.results[device] = f"could not start: {'; '.join(started.messages[-2:]) or 'smartctl refused'}"
             else:
                 said.append(f"{run.kind} self-test started on {device}")

@@ -183,6 +183,11 @@ class Reading:
     testing: int | None = None  # percent remaining of a self-test in progress
     self_test_kinds: list[str] = field(default_factory=list)  # what it can run of SELF_TESTS
 
+    @property
+    def refused(self) -> bool:
+        """smartctl did not do what it was asked (bad arguments, no device, a command that failed)."""
+        return bool({"usage", "open", "command"} & set(self.flags))
+
 
 def _int(value) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
