@@ -21,6 +21,8 @@ class HostFacts:
     zfs_kmod_version: str = ""
     zfs_json: bool = False  # `zpool … -j --json-int` works (OpenZFS ≥ 2.3)
     tools: dict[str, bool] = field(default_factory=dict)
+    aes_impl: str = ""  # the ICP's AES implementation in use (aesni, x86_64, generic); "" without the module
+    gcm_impl: str = ""  # its GCM one (avx, pclmulqdq, generic)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -46,6 +48,23 @@ def parse_zfs_version(text: str) -> tuple[str, str]:
     return user, kmod
 
 
+# The ICP (ZFS's crypto) is part of the zfs module since 2.x; its files end without a newline (grep -H: a line each).
+ICP_IMPLS = ("/sys/module/zfs/parameters/icp_aes_impl", "/sys/module/zfs/parameters/icp_gcm_impl")
+# Best first: what "fastest" (the default) resolves to when the CPU has it.
+FASTEST = {"aes": ("aesni", "x86_64", "generic"), "gcm": ("avx", "pclmulqdq", "generic")}
+
+
+def parse_impl(line: str, kind: str) -> str:
+    """One ICP parameter's line, `cycle [fastest] generic x86_64 aesni` (the choice in brackets), → the
+    implementation in use: the choice, or for cycle/fastest the best one listed."""
+    words = line.split()
+    chosen = next((w.strip("[]") for w in words if w.startswith("[")), "")
+    listed = {w.strip("[]") for w in words}
+    if chosen in ("fastest", "cycle"):
+        return next((impl for impl in FASTEST[kind] if impl in listed), "")
+    return chosen
+
+
 def gather(transport: Transport) -> HostFacts:
     facts = HostFacts()
     uname = transport.run(["uname", "-n", "-r"], timeout=15).stdout.split()
@@ -61,6 +80,10 @@ def gather(transport: Transport) -> HostFacts:
             )
         except CommandFailed:
             pass
+        found = transport.run(["grep", "-H", ".", "--", *ICP_IMPLS], timeout=15, check=False).stdout
+        lines = dict(line.split(":", 1) for line in found.splitlines() if ":" in line)
+        facts.aes_impl = parse_impl(lines.get(ICP_IMPLS[0], ""), "aes")  # "" without the module
+        facts.gcm_impl = parse_impl(lines.get(ICP_IMPLS[1], ""), "gcm")
     if facts.tools["zpool"]:
         try:
             # `zpool status`, not `zpool list`: with no pools, 2.3's `zpool list -j` prints nothing at all.

@@ -34,7 +34,13 @@ LIST_PROPERTIES = (
     "casesensitivity",
     "snapdir",
     "creation",
+    "encryption",  # off, or the cipher (aes-256-gcm …)
+    "encryptionroot",  # the dataset whose key unlocks this one
+    "keystatus",  # available / unavailable (locked)
+    "keyformat",
+    "keylocation",
 )
+ENCRYPTION_PROPERTIES = ("encryption", "encryptionroot", "keystatus", "keyformat", "keylocation")
 SNAPSHOT_FIELDS = ("name", "used", "referenced", "creation", "userrefs")  # userrefs: how many holds
 
 

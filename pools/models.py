@@ -148,6 +148,29 @@ class Dataset(models.Model):
     def short_name(self) -> str:
         return self.name.rsplit("/", 1)[-1]
 
+    @property
+    def encryption(self) -> dict:
+        """{cipher, root, key (available | unavailable), format, location} as the inventory last read them; {} for
+        a dataset that is not encrypted."""
+        value = {k: str((self.properties.get(k) or {}).get("value", "")) for k in ENCRYPTION_FIELDS}
+        if value["encryption"] in ("", "off", "-"):
+            return {}
+        return {
+            "cipher": value["encryption"],
+            "root": value["encryptionroot"],
+            "key": value["keystatus"],
+            "format": value["keyformat"],
+            "location": value["keylocation"],
+        }
+
+    @property
+    def locked(self) -> bool:
+        """Encrypted and its key not loaded: nothing of it can be read, and it is not mounted."""
+        return self.encryption.get("key") == "unavailable"
+
+
+ENCRYPTION_FIELDS = ("encryption", "encryptionroot", "keystatus", "keyformat", "keylocation")
+
 
 class Snapshot(models.Model):
     """A snapshot of a dataset. Listed from here (paginated), never by asking zfs on a page load."""

@@ -100,8 +100,17 @@ class DiskSerializer(ModelSerializer):
         ]
 
 
+class EncryptionSerializer(serializers.Serializer):
+    cipher = serializers.CharField(help_text="aes-256-gcm …")
+    root = serializers.CharField(help_text="The encryption root: the dataset whose key unlocks this one.")
+    key = serializers.CharField(help_text="available, or unavailable (locked).")
+    format = serializers.CharField(help_text="passphrase, hex or raw.")
+    location = serializers.CharField(help_text="prompt, or file:///… on the NAS.")
+
+
 class DatasetSerializer(ModelSerializer):
     host = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    encryption = serializers.SerializerMethodField(help_text="null when the dataset is not encrypted.")
 
     class Meta:
         model = Dataset
@@ -118,7 +127,12 @@ class DatasetSerializer(ModelSerializer):
             "properties",
             "snapshot_count",
             "observed_at",
+            "encryption",
         ]
+
+    @extend_schema_field(EncryptionSerializer(allow_null=True))
+    def get_encryption(self, dataset) -> dict | None:
+        return dataset.encryption or None
 
 
 class MediaSpeedSerializer(serializers.Serializer):

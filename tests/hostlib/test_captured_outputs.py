@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from hostlib.facts import parse_meminfo, parse_now, parse_zfs_version
+from hostlib.facts import parse_impl, parse_meminfo, parse_now, parse_zfs_version
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "host"
 MANIFEST = json.loads((FIXTURES / "MANIFEST.json").read_text())
@@ -66,3 +66,14 @@ def test_zfs_list_json_and_hp_agree():
         assert int(used) == datasets[name]["properties"]["used"]["value"]
     assert datasets["tank/data@first"]["type"] == "SNAPSHOT"
     assert datasets["tank/vol"]["type"] == "VOLUME"
+
+
+def test_the_icp_implementation_in_use_is_the_chosen_one_or_the_best_listed_for_fastest():
+    """The lab's own lines (grep -H of the zfs module's icp_aes_impl and icp_gcm_impl): "fastest" chosen, so the
+    best one listed is in use."""
+    lines = dict(line.split(":", 1) for line in read("icp_impl.txt").splitlines())
+    aes, gcm = lines["/sys/module/zfs/parameters/icp_aes_impl"], lines["/sys/module/zfs/parameters/icp_gcm_impl"]
+    assert "[fastest]" in aes and "[fastest]" in gcm
+    assert parse_impl(aes, "aes") == "aesni" and parse_impl(gcm, "gcm") == "avx"
+    assert parse_impl(aes.replace("[fastest]", "fastest").replace("generic", "[generic]"), "aes") == "generic"
+    assert parse_impl("", "aes") == ""

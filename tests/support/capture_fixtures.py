@@ -10,7 +10,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from hostlib import disks, fio, smart
+from hostlib import disks, facts, fio, smart
 from hostlib.facts import parse_zfs_version
 from tests.support.lab import lab_up
 
@@ -52,6 +52,7 @@ SETUP = [  # a pool with every vdev class: data mirror, special mirror, log mirr
 
 CAPTURE = {
     "zfs_version.txt": ["zfs", "version"],
+    "icp_impl.txt": ["grep", "-H", ".", "--", *facts.ICP_IMPLS],
     "zfs_version.json": ["zfs", "version", "-j"],
     "zpool_status.json": ["zpool", "status", "-j", "--json-int", "-P"],
     "zpool_list.json": ["zpool", "list", "-j", "--json-int"],
