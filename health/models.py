@@ -41,6 +41,7 @@ class DiskHealth(models.Model):
     error_count = models.IntegerField(null=True, blank=True)
     self_tests = models.JSONField(default=list)  # [{kind, status, passed, hours}], newest first
     self_test_kinds = models.JSONField(default=list)
+    self_test_minutes = models.JSONField(default=dict, help_text="How long the drive says each kind takes.")
     testing = models.SmallIntegerField(null=True, blank=True, help_text="% left of a self-test in progress.")
     exit_status = models.SmallIntegerField(default=0)
     flags = models.JSONField(default=list)  # smartctl's exit status bits, decoded

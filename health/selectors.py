@@ -3,11 +3,12 @@ panel and a disk's temperature history."""
 
 from datetime import timedelta
 
+from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 
 from appliance.charts import chart, series
-from health.choices import BADGE, HealthState
+from health.choices import HealthState
 from health.models import DiskHealth, HealthPass, SelfTestRun, SelfTestSchedule, TemperaturePoint
 from pools import selectors as pools
 
@@ -50,10 +51,10 @@ def disk_notes(*, host, disks) -> dict[str, dict]:
     notes = {}
     for row in DiskHealth.objects.filter(host=host, name__in=names):
         notes[row.name] = {
-            "state": row.state,
-            "label": HealthState(row.state).label,
-            "badge": BADGE[row.state],
-            "reason": "; ".join(row.reasons[:2]),
+            "state": row.shown,
+            "label": row.shown_label,
+            "badge": row.badge,
+            "reason": "; ".join(row.shown_reasons[:2]),
             "url": reverse("health-disk", args=[row.pk]),
         }
     return notes
@@ -63,7 +64,8 @@ def dashboard_health(*, hosts) -> dict:
     """The dashboard's panel: disks failing or to watch on these hosts (one query; nothing when all are well)."""
     rows = list(
         DiskHealth.objects.filter(
-            host__in=hosts, state__in=[HealthState.FAILING, HealthState.WATCH, HealthState.SILENT]
+            Q(state__in=[HealthState.FAILING, HealthState.WATCH, HealthState.SILENT]) | Q(power=HealthState.SILENT),
+            host__in=hosts,
         )
         .select_related("host")
         .order_by("state", "host__name", "name")[:20]

@@ -162,7 +162,7 @@ def _store(host, row, reading: smart.Reading, dtype: str, names: set[str], limit
     row.attributes = [vars(a) for a in reading.attributes]
     row.nvme, row.error_count, row.testing = reading.nvme, reading.error_count, reading.testing
     row.self_tests = [vars(s) for s in reading.self_tests[:25]]
-    row.self_test_kinds = reading.self_test_kinds
+    row.self_test_kinds, row.self_test_minutes = reading.self_test_kinds, reading.self_test_minutes
     row.answered_at = now
     row.save()
     if reading.temperature is not None:
@@ -347,16 +347,27 @@ def self_test_cancel_run(tracker: Tracker) -> None:
 GROUP_HOURS = {SelfTestKind.SHORT: 1, SelfTestKind.LONG: 48}  # a group with no result by then is given up
 
 
+LOG_FULL = 20  # entries: an ATA log keeps 21, NVMe 20; a full log can take a new entry the same as its newest
+
+
 def _newest(row: DiskHealth) -> list:
     t = row.self_tests[0] if row.self_tests else {}
     return [t.get("kind"), t.get("status"), t.get("hours"), len(row.self_tests)]
 
 
-def _verdict(row: DiskHealth, before: list | None) -> str | None:
+def _verdict(row: DiskHealth, before: list | None, *, kind: str, started_at) -> str | None:
     """The result of the test this run started, once the drive logged it: None while it has not (still testing, or
-    no read has answered since)."""
-    if row.testing is not None or _newest(row) == before:
+    no read has answered since). A full log whose newest entry reads as before (a test of the same kind within the
+    same power-on hour: the drive's log moved on, but nothing it shows changed) counts once the drive is idle in a
+    read the drive's own duration for that kind after the group started."""
+    if row.testing is not None:
         return None
+    if _newest(row) == before:
+        minutes = row.self_test_minutes.get(kind)
+        waited = row.answered_at - started_at >= timedelta(minutes=minutes or 0)
+        same_kind = {"short": "short", "long": "extended"}[kind] in str(before[0]).lower()
+        if not (minutes and waited and same_kind and len(row.self_tests) >= LOG_FULL):
+            return None
     newest = row.self_tests[0] if row.self_tests else {}
     if newest.get("passed") is True:
         return "passed"
@@ -383,7 +394,7 @@ def runs_advance(*, host: Host, transport: Transport, now=None) -> list[str]:
                 if row is None:
                     run.results[device] = "skipped: the disk is gone"
                 elif row.answered_at and row.answered_at > run.group_started_at:
-                    verdict = _verdict(row, run.baseline.get(device))
+                    verdict = _verdict(row, run.baseline.get(device), kind=run.kind, started_at=run.group_started_at)
                     if verdict:
                         run.results[device] = verdict
                 if device not in run.results and late:

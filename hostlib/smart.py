@@ -182,6 +182,7 @@ class Reading:
     self_tests: list[SelfTest] = field(default_factory=list)  # newest first
     testing: int | None = None  # percent remaining of a self-test in progress
     self_test_kinds: list[str] = field(default_factory=list)  # what it can run of SELF_TESTS
+    self_test_minutes: dict[str, int] = field(default_factory=dict)  # how long the drive says each kind takes
 
     @property
     def refused(self) -> bool:
@@ -290,6 +291,9 @@ def _ata(doc: dict, r: Reading) -> None:
     capabilities = _get(doc, "ata_smart_data", "capabilities") or {}
     if capabilities.get("self_tests_supported"):
         r.self_test_kinds = list(SELF_TESTS)
+    polling = _get(doc, "ata_smart_data", "self_test", "polling_minutes") or {}
+    minutes = {"short": _int(polling.get("short")), "long": _int(polling.get("extended"))}
+    r.self_test_minutes = {k: v for k, v in minutes.items() if v is not None}
 
 
 NVME_ABORTED = {1, 2, 3, 4, 8, 9}  # aborted: no verdict (0 passed; 5, 6, 7 failed)

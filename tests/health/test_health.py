@@ -11,7 +11,7 @@ from django.utils import timezone
 from analytics.models import Alert
 from analytics.services import alerts_evaluate
 from appliance.models import Host, Operation
-from health import services
+from health import selectors, services
 from health.models import DiskHealth, HealthPass, SelfTestRun, SelfTestSchedule, TemperaturePoint
 from hostlib.errors import CommandTimeout
 from pools.models import Disk, Pool, Vdev
@@ -125,6 +125,16 @@ def test_one_disk_that_does_not_answer_holds_up_no_other_and_is_alerted(host, fa
     assert found["sda"].state == "ok" and found["nvme0n1"].state == "ok"
     raised, _ = alerts_evaluate(host=host, deliver=lambda *a: None)
     assert [(a.rule, a.subject) for a in raised] == [("disk_silent", "TARNSATA2")]
+    # The disk list, the vdev tree and the dashboard say what the disk page says: not answering, and why
+    notes = selectors.disk_notes(host=host, disks=Disk.objects.filter(host=host))
+    assert (notes["sdb"]["state"], notes["sdb"]["label"], notes["sdb"]["reason"]) == (
+        "silent",
+        "Not answering",
+        "no answer within 30 s",
+    )
+    assert notes["sda"]["state"] == "ok"
+    panel = selectors.dashboard_health(hosts=[host])["extra_panels"][0][1]
+    assert [d.name for d in panel["disks"]] == ["sdb"]
 
 
 def test_an_nvme_critical_warning_raises_alerts_once_and_they_clear_when_it_ends(host, fake):
@@ -371,6 +381,44 @@ def test_a_verdict_comes_only_from_a_read_that_answered_with_a_newer_log_entry(h
     assert run.results == {} and run.status == "running"  # sda: no answer; sdb: its log has no new entry
     fake.watchers.clear()
     run_queued(services.health_read_start, host=host, user=admin_user)  # sda answers, its log as before the run
+    run.refresh_from_db()
+    assert run.results == {} and run.status == "running"
+
+
+def full_log(kind: str = "Short offline") -> str:
+    """The lab drive's log once it holds 21 entries (QEMU logs every test at hour 4660): a new test changes nothing
+    smartctl shows."""
+    doc = json.loads(out("lab/sata-hdd-after-short-test.json"))
+    entry = dict(doc["ata_smart_self_test_log"]["standard"]["table"][0], type={"value": 1, "string": kind})
+    doc["ata_smart_self_test_log"]["standard"].update(table=[entry] * 21, count=21)
+    return json.dumps(doc)
+
+
+def test_a_full_log_that_reads_the_same_counts_once_the_drive_had_time_to_test(host, fake, admin_user, run_queued):
+    fake.answer(*READ, "-d", "sat", "--", "/dev/sda", stdout=full_log(), returncode=4)
+    fake.answer(*READ, "-d", "sat", "--", "/dev/sdb", stdout=full_log(), returncode=4)
+    services.health_read(host=host)
+    assert rows(host)["sda"].self_test_minutes == {"short": 2, "long": 54}
+    run = run_queued(services.self_test_run_start, host=host, user=admin_user, kind="short")
+    services.health_read(host=host)  # at once: the drive may not have logged it yet
+    services.runs_advance(host=host, transport=fake)
+    run.refresh_from_db()
+    assert run.results == {} and run.status == "running"
+    later = timezone.now() + timedelta(minutes=3)
+    DiskHealth.objects.filter(host=host).update(answered_at=later)
+    services.runs_advance(host=host, transport=fake, now=later)
+    run.refresh_from_db()
+    assert run.results == {"/dev/sda": "passed", "/dev/sdb": "passed"} and run.status == "done"
+
+
+def test_a_full_log_whose_newest_is_another_kind_is_not_this_runs_result(host, fake, admin_user, run_queued):
+    fake.answer(*READ, "-d", "sat", "--", "/dev/sda", stdout=full_log("Short offline"), returncode=4)
+    fake.answer(*READ, "-d", "sat", "--", "/dev/sdb", stdout=full_log("Short offline"), returncode=4)
+    services.health_read(host=host)
+    run = run_queued(services.self_test_run_start, host=host, user=admin_user, kind="long")
+    later = timezone.now() + timedelta(hours=2)
+    DiskHealth.objects.filter(host=host).update(answered_at=later)
+    services.runs_advance(host=host, transport=fake, now=later)
     run.refresh_from_db()
     assert run.results == {} and run.status == "running"
 

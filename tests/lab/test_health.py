@@ -4,12 +4,14 @@ virtio disks have no SMART at all. Tarn reads them with the real smartctl, and t
 SMTP server and a real HTTP receiver as an alert that clears when the warning goes."""
 
 import json
+from datetime import timedelta
 
 import pytest
+from django.db.models import F
 
 from analytics.models import Alert
 from health import services
-from health.models import DiskHealth
+from health.models import DiskHealth, SelfTestRun
 from pools.services import inventory_refresh
 from tests.support.receivers import channels_to, evaluate
 
@@ -64,7 +66,7 @@ def test_self_tests_run_on_the_sata_disks_by_hand_and_all_at_once(guest, lab_hos
     op = run_queued(services.self_test_start, host=lab_host, user=admin_user, device="/dev/sda", kind="short")
     assert op.status == "succeeded", op.message
     sda.refresh_from_db()
-    assert len(sda.self_tests) == before + 1
+    assert len(sda.self_tests) == min(before + 1, 21)  # QEMU keeps 21 entries (per QEMU process, not per state)
     assert (sda.self_tests[0]["kind"], sda.self_tests[0]["passed"]) == ("Short offline", True)
     with pytest.raises(Exception, match="cannot run a short self-test"):  # virtio: none to run
         services.self_test_start(host=lab_host, user=admin_user, device="/dev/vdb", kind="short")
@@ -75,8 +77,15 @@ def test_self_tests_run_on_the_sata_disks_by_hand_and_all_at_once(guest, lab_hos
     assert run.groups == [["/dev/sda", "/dev/sdb"]]
     run_queued(services.health_read_start, host=lab_host, user=admin_user)
     run.refresh_from_db()
+    if min(logged.values()) >= 20:
+        # A full log (a QEMU process that ran many tests) reads the same after a test: the result counts once the
+        # drive has been idle its own test time (2 min) after the group started. Moved back rather than waited.
+        assert run.status == "running" and run.results == {}, run.results
+        SelfTestRun.objects.filter(pk=run.pk).update(group_started_at=F("group_started_at") - timedelta(minutes=3))
+        run_queued(services.health_read_start, host=lab_host, user=admin_user)
+        run.refresh_from_db()
     assert run.status == "done" and run.results == {"/dev/sda": "passed", "/dev/sdb": "passed"}, run.results
     after = {r.device: len(r.self_tests) for r in DiskHealth.objects.filter(host=lab_host, name__in=["sda", "sdb"])}
-    assert after == {d: n + 1 for d, n in logged.items()}  # each verdict is the run's own test, one more in the log
+    assert after == {d: min(n + 1, 21) for d, n in logged.items()}  # each verdict is the run's own test
     sdb = DiskHealth.objects.get(host=lab_host, name="sdb")
     assert sdb.self_tests[0]["kind"] == "Short offline" and sdb.self_tests[0]["passed"] is True
