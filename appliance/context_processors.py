@@ -10,6 +10,7 @@ NAV = [
     ("Dashboard", "dashboard"),
     ("Pools", "pool-list"),
     ("Disk health", "health-list"),
+    ("Encryption", "encryption-list"),
     ("Shares", "share-list"),
     ("Network & tuning", "tuning-overview"),  # links, MTU and bridges live there too
     ("Replication", "replication-list"),

@@ -137,6 +137,9 @@ def render_exports(exports: list[NfsExportSpec]) -> str:
             export.squash,
             f"sec={export.sec}",
             "no_subtree_check",
+            # Exported only while the path is a mount point: a locked or unmounted dataset leaves an empty folder
+            # on the parent filesystem, which must never be served (or written into) in its place.
+            "mountpoint",
         ]
         if export.anonuid is not None:
             options.append(f"anonuid={export.anonuid}")
@@ -209,3 +212,32 @@ def clients(t: Transport) -> list[dict]:
     v4 = t.run(["grep", "-r", "-H", "-s", "--include=info", "", "--", NFSD_CLIENTS], timeout=30, check=False)
     rmtab = t.run(["cat", "--", RMTAB], timeout=30, check=False).stdout
     return [*(parse_nfs_client_info(i) for i in parse_client_infos(v4.stdout)), *parse_rmtab(rmtab)]
+
+
+def reexport(t: Transport) -> None:
+    """Export again what the exports files list (a path offered only while mounted comes back once it is)."""
+    t.run(["exportfs", "-ra"], timeout=60, mutating=True)
+
+
+def parse_exportfs_s(text: str) -> list[tuple[str, str]]:
+    """`exportfs -s` (what the kernel exports now): (path, client) for each line `path  client(options)`."""
+    found = []
+    for line in text.splitlines():
+        match = re.match(r"^(/\S*)\s+(\S+?)\(", line)
+        if match:
+            found.append((match[1], match[2]))
+    return found
+
+
+def unexport(t: Transport, paths: list[str]) -> list[str]:
+    """Stop exporting these paths (and the paths below them) now, client by client (exportfs -u), so their
+    filesystems can unmount: nfsd holds an exported filesystem busy even after its NFSv4 clients unmounted. The
+    exports file keeps them: the next exportfs -ra brings them back, and their mountpoint option keeps a path that
+    is not mounted unserved. Returns client:path for each one stopped."""
+    current = parse_exportfs_s(t.run(["exportfs", "-s"], timeout=30).stdout)
+    stopped = []
+    for path, client in current:
+        if any(path == p or path.startswith(p.rstrip("/") + "/") for p in paths):
+            t.run(["exportfs", "-u", f"{client}:{path}"], mutating=True, timeout=30)
+            stopped.append(f"{client}:{path}")
+    return stopped

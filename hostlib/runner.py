@@ -53,6 +53,8 @@ ALLOWED_TOOLS = frozenset(
         "zdb",
         "lsblk",
         "blkid",
+        "mountpoint",
+        "chattr",
         "wipefs",
         "ip",
         "bridge",
@@ -162,7 +164,7 @@ class Transport:
         argv: list[str],
         *,
         timeout: float = DEFAULT_TIMEOUT,
-        input: str | None = None,
+        input: str | bytes | None = None,
         check: bool = True,
         mutating: bool = False,
         max_output: int = DEFAULT_MAX_OUTPUT,
@@ -182,12 +184,12 @@ class Transport:
     def read_file(self, path: str, *, timeout: float = 10.0) -> str:
         return self.run(["cat", "--", path], timeout=timeout).stdout
 
-    def write_file(self, path: str, text: str, *, mode: int = 0o644, timeout: float = 30.0) -> bool:
-        """Atomically write text unless the file already holds it; True if anything changed."""
+    def write_file(self, path: str, text: str | bytes, *, mode: int = 0o644, timeout: float = 30.0) -> bool:
+        """Atomically write text (or bytes) unless the file already holds it; True if anything changed."""
         if self.read_only:
             raise ReadOnlyHost(f"read-only host: would write {path}")
         started = time.monotonic()
-        changed = self._write(path, text.encode(), mode, timeout)
+        changed = self._write(path, text.encode() if isinstance(text, str) else text, mode, timeout)
         if self.on_command:
             self.on_command(
                 CommandResult(
@@ -301,7 +303,7 @@ def _spawn(
             )
         except FileNotFoundError:  # as a shell says it over SSH: the same exit status and message on both transports
             return 127, "", f"{argv[0]}: command not found\n", time.monotonic() - started
-        data, step = (input.encode() if input is not None else None), 0.005
+        data, step = (input.encode() if isinstance(input, str) else input), 0.005
         while True:  # in short slices (growing to 0.2 s), watching how much it printed
             remaining = started + timeout - time.monotonic()
             try:

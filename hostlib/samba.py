@@ -118,6 +118,18 @@ def _yes(value: bool) -> str:
     return "yes" if value else "no"
 
 
+MOUNTPOINT = "/usr/bin/mountpoint"
+
+
+def mounted_guard(path: str) -> dict[str, str]:
+    """smbd refuses a connection when root preexec exits non-zero (with root preexec close = yes): so a share whose
+    dataset is locked or not mounted is refused instead of serving, and taking writes into, the empty folder it
+    leaves on the parent filesystem. `path` is the dataset's mountpoint (a private share's %U folder is below it).
+    smbd hands the command to /bin/sh; check_path allows no quote, $, ` or backslash, so double quotes keep the path
+    one word."""
+    return {"root preexec": f'{MOUNTPOINT} -q "{path}"', "root preexec close": "yes"}
+
+
 def render_smb(globals_: SmbGlobals, shares: list[SmbShareSpec]) -> str:
     """The include file: a [global] section (Samba merges it with smb.conf's) and one section per share."""
     check_smb_globals(globals_)
@@ -146,6 +158,7 @@ def render_smb(globals_: SmbGlobals, shares: list[SmbShareSpec]) -> str:
             "read only": _yes(share.read_only),
             "browseable": _yes(share.browseable),
             "guest ok": _yes(share.guest_ok),
+            **mounted_guard(share.path),
         }
         vfs = []
         if share.previous_versions:
@@ -366,3 +379,10 @@ def parse_smbstatus(text: str) -> list[SmbSession]:
 def sessions(t: Transport) -> list[SmbSession]:
     result = t.run(["smbstatus", "-j"], timeout=30, check=False)
     return parse_smbstatus(result.stdout) if result.returncode == 0 else []
+
+
+def close_share(t: Transport, name: str) -> None:
+    """Disconnect every client from one share now (smbcontrol close-share); they may connect again later."""
+    if not SHARE_NAME.fullmatch(name):
+        raise ValueError(f"not a share name: {name!r}")
+    t.run(["smbcontrol", "smbd", "close-share", name], timeout=30, mutating=True)

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from hostlib import names
+from hostlib.errors import CommandFailed
 from hostlib.runner import Transport
 
 # What the inventory keeps per dataset: one `zfs list` per pool reads all of it.
@@ -39,6 +40,7 @@ LIST_PROPERTIES = (
     "keystatus",  # available / unavailable (locked)
     "keyformat",
     "keylocation",
+    "mounted",  # yes / no (a locked or unmounted filesystem's mountpoint is an empty folder)
 )
 ENCRYPTION_PROPERTIES = ("encryption", "encryptionroot", "keystatus", "keyformat", "keylocation")
 SNAPSHOT_FIELDS = ("name", "used", "referenced", "creation", "userrefs")  # userrefs: how many holds
@@ -151,7 +153,9 @@ TAG_PROPERTY = "tarn:made-by"
 TAG = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")
 
 
-def create_argv(name: str, props: dict, *, volume_size: str | None = None, tag: str = "") -> list[str]:
+def create_argv(
+    name: str, props: dict, *, volume_size: str | None = None, tag: str = "", encryption: "NewKey | None" = None
+) -> list[str]:
     names.dataset_name(name)
     if "/" not in name:
         raise names.InvalidName("A dataset lives inside a pool: pool/name")
@@ -166,6 +170,8 @@ def create_argv(name: str, props: dict, *, volume_size: str | None = None, tag: 
             raise names.PropertyErrors({"volsize": str(exc)}) from None
     for key, value in clean.items():
         argv += ["-o", f"{key}={value}"]
+    if encryption is not None:
+        argv += encryption.options()
     if tag:
         if not TAG.fullmatch(tag):
             raise ValueError(f"not a tag: {tag!r}")
@@ -293,3 +299,137 @@ def properties(t: Transport, name: str) -> dict[str, str]:
         ["zfs", "get", "-H", "-p", "-o", "property,value", "all", "--", names.dataset_name(name)], check=False
     ).stdout
     return dict(line.split("\t", 1) for line in text.splitlines() if "\t" in line)
+
+
+# --- native encryption ------------------------------------------------------------------------------------------
+CIPHERS = ("aes-256-gcm", "aes-192-gcm", "aes-128-gcm", "aes-256-ccm", "aes-192-ccm", "aes-128-ccm")
+KEY_FORMATS = ("passphrase", "hex", "raw")
+KEY_DIR = "/etc/tarn/keys"  # root-only (0700), outside any dataset, so no share can reach a key
+KEY_FILE = re.compile(r"/etc/tarn/keys/[A-Za-z0-9][A-Za-z0-9._%+-]{0,250}\.key")
+HEX_KEY = re.compile(r"[0-9a-fA-F]{64}")
+
+
+class KeyRejected(ValueError):
+    """The key or passphrase does not open this dataset (nothing was loaded)."""
+
+    def __init__(self, dataset: str):
+        self.dataset = dataset
+        super().__init__(f"the key does not fit {dataset}")
+
+
+def check_passphrase(value: str, field: str = "passphrase") -> str:
+    """OpenZFS takes 8 to 512 bytes; Tarn hands it over on one line, so no newline and no NUL."""
+    size = len(value.encode())
+    if "\0" in value:
+        raise names.PropertyErrors({field: "A passphrase may not contain a NUL character."})
+    if "\n" in value or "\r" in value:
+        raise names.PropertyErrors({field: "A passphrase is one line: no line breaks."})
+    if not 8 <= size <= 512:
+        raise names.PropertyErrors({field: f"A passphrase has 8 to 512 bytes (this one has {size})."})
+    return value
+
+
+def check_hex_key(value: str, field: str = "key") -> str:
+    """A hex key is 32 bytes written as 64 hex digits."""
+    value = value.strip()
+    if not HEX_KEY.fullmatch(value):
+        raise names.PropertyErrors({field: f"A hex key is 64 hex digits (0-9, a-f); this has {len(value)} characters."})
+    return value.lower()
+
+
+def key_file_for(dataset: str) -> str:
+    """Where Tarn keeps a dataset's key on the NAS: one file per encryption root, named after it."""
+    names.dataset_name(dataset)
+    return f"{KEY_DIR}/{dataset.replace('/', '%')}.key"
+
+
+def check_key_file(path: str, field: str = "keylocation") -> str:
+    """A key file Tarn writes or loads: only a plain name in KEY_DIR (no '..', no other folder)."""
+    if not KEY_FILE.fullmatch(path) or "/../" in path or path.endswith("/.."):
+        raise names.PropertyErrors({field: f"A key file lives in {KEY_DIR}/ and ends in .key: {path!r} does not."})
+    return path
+
+
+@dataclass
+class NewKey:
+    """How a new encryption root is keyed: the cipher, the key's format and where ZFS finds it (prompt: handed over
+    on stdin each time; a file path: loaded from the NAS at import or unlock)."""
+
+    cipher: str = "aes-256-gcm"
+    keyformat: str = "passphrase"
+    keyfile: str = ""  # empty: keylocation=prompt
+
+    def options(self) -> list[str]:
+        problems = {}
+        if self.cipher not in CIPHERS:
+            problems["encryption"] = f"Choose one of: {', '.join(CIPHERS)}."
+        if self.keyformat not in KEY_FORMATS:
+            problems["keyformat"] = f"Choose one of: {', '.join(KEY_FORMATS)}."
+        if self.keyformat == "raw" and not self.keyfile:
+            problems["keylocation"] = "A raw key is kept in a key file on the NAS."
+        if problems:
+            raise names.PropertyErrors(problems)
+        location = f"file://{check_key_file(self.keyfile)}" if self.keyfile else "prompt"
+        return [
+            "-o",
+            f"encryption={self.cipher}",
+            "-o",
+            f"keyformat={self.keyformat}",
+            "-o",
+            f"keylocation={location}",
+        ]
+
+
+def key_input(keyformat: str, secret: str) -> str | bytes:
+    """What `zfs` reads on stdin for a key given at the prompt: a passphrase or hex key on one line; a raw key as
+    its 32 bytes (Tarn carries raw keys as hex)."""
+    if keyformat == "raw":
+        return bytes.fromhex(check_hex_key(secret))
+    if keyformat == "hex":
+        return check_hex_key(secret) + "\n"
+    return check_passphrase(secret) + "\n"
+
+
+def key_write(t: Transport, path: str, keyformat: str, secret: str) -> None:
+    """Write a key file (root-only) in KEY_DIR; the folder is made root-only first. A link anywhere is refused."""
+    check_key_file(path)
+    t.folder("/etc/tarn", "root", "root", 0o755, create=True)
+    t.folder(KEY_DIR, "root", "root", 0o700, create=True)
+    data = key_input(keyformat, secret)
+    t.write_file(path, data if isinstance(data, bytes) else data.rstrip("\n"), mode=0o400)
+
+
+def _key_failed(exc: Exception, dataset: str) -> Exception:
+    text = str(getattr(exc, "stderr", "")) or str(exc)
+    if re.search(r"Incorrect key|invalid key|Key load error", text):
+        return KeyRejected(dataset)
+    return exc
+
+
+def load_key(t: Transport, dataset: str, *, keyformat: str = "", secret: str | None = None, dry_run: bool = False):
+    """Load an encryption root's key: from the secret given (at the prompt, whatever its keylocation), else from
+    its own keylocation (a key file on the NAS). dry_run (-n): only check that the key fits; nothing loads.
+    KeyRejected when it does not fit."""
+    argv = ["zfs", "load-key", *(["-n"] if dry_run else []), *(["-L", "prompt"] if secret is not None else [])]
+    argv += ["--", names.dataset_name(dataset)]
+    data = key_input(keyformat, secret) if secret is not None else None
+    try:
+        t.run(argv, input=data, mutating=not dry_run, timeout=60)
+    except CommandFailed as exc:
+        raise _key_failed(exc, dataset) from None
+
+
+def unload_key(t: Transport, dataset: str) -> None:
+    t.run(["zfs", "unload-key", "--", names.dataset_name(dataset)], mutating=True, timeout=60)
+
+
+def mount_tree(t: Transport, dataset: str) -> None:
+    """Mount a filesystem and every filesystem below it (zfs mount -R, OpenZFS 2.2+)."""
+    t.run(["zfs", "mount", "-R", "--", names.dataset_name(dataset)], mutating=True, timeout=300)
+
+
+def unmount_tree(t: Transport, dataset: str, *, force: bool = False, unload: bool = False) -> None:
+    """Unmount a filesystem and everything below it; unload: then unload the keys of the encryption roots it
+    unmounted (-u). Busy when something holds a file open there, unless forced."""
+    argv = ["zfs", "unmount", *(["-f"] if force else []), *(["-u"] if unload else [])]
+    t.run([*argv, "--", names.dataset_name(dataset)], mutating=True, timeout=300)

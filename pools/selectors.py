@@ -313,8 +313,10 @@ def snapshot_names(*, host, dataset: str) -> list[str]:
 
 
 def is_mounted(dataset) -> bool:
-    """Tarn's one meaning of a mounted filesystem: its mountpoint is a path (not none, legacy or a zvol's '-')."""
-    return dataset.type == DatasetType.FILESYSTEM and dataset.mountpoint.startswith("/")
+    """Tarn's one meaning of a mounted filesystem: its mountpoint is a path (not none, legacy or a zvol's '-') and
+    the inventory did not read it as unmounted (a locked dataset, or one unmounted by hand)."""
+    unmounted = (dataset.properties.get("mounted") or {}).get("value") == "no"
+    return dataset.type == DatasetType.FILESYSTEM and dataset.mountpoint.startswith("/") and not unmounted
 
 
 def mounted_filesystem(*, host, name: str):
@@ -337,3 +339,31 @@ def cache_bytes(*, host, pool: str) -> int:
     """The size of a pool's cache (L2ARC) devices as last read: 0 where it has none."""
     leaves = Vdev.objects.filter(pool__host=host, pool__name=pool, role=VdevRole.CACHE, children__isnull=True)
     return sum(leaves.values_list("size", flat=True))
+
+
+def encrypted_datasets(*, host):
+    """The host's encrypted datasets and zvols, as the inventory last read them."""
+    return (
+        Dataset.objects.filter(host=host, properties__encryption__value__isnull=False)
+        .exclude(properties__encryption__value__in=["off", "", "-"])
+        .order_by("name")
+    )
+
+
+def encryption_roots(*, host) -> list:
+    """The datasets whose own key unlocks them (and the datasets below that inherit it), name order."""
+    return [d for d in encrypted_datasets(host=host) if d.encryption.get("root") == d.name]
+
+
+def encryption_members(*, host) -> dict[str, list]:
+    """{encryption root: the datasets it unlocks, itself first}."""
+    members: dict[str, list] = {}
+    for d in encrypted_datasets(host=host):
+        members.setdefault(d.encryption.get("root", d.name), []).append(d)
+    return members
+
+
+def datasets_named(*, host_ids: list[int], names: set[str]) -> dict[tuple[int, str], object]:
+    """{(host id, name): dataset} for these names on these hosts (one query)."""
+    rows = Dataset.objects.filter(host_id__in=host_ids, name__in=names)
+    return {(d.host_id, d.name): d for d in rows}

@@ -3,7 +3,7 @@
 from django.db.models import Q
 
 from hostlib.posix import SHARED_GROUP
-from pools.selectors import snapshot_counts_of
+from pools.selectors import datasets_named, is_mounted
 from shares.models import NfsExport, SambaUser, ShareSettings, ShareStatus, SmbShare
 
 
@@ -21,16 +21,49 @@ def share_server_values(*, host) -> dict[str, str]:
     }
 
 
+# Why a share is off, as the pages and the API say it ("Off — dataset locked").
+LOCKED, NOT_MOUNTED, MISSING = "dataset locked", "dataset not mounted", "dataset not found"
+
+
+def off_reason(dataset) -> str:
+    """Why a share of this dataset serves nothing ('' when it is offered): smbd refuses the share and nfsd does not
+    export it while the dataset's mountpoint is not a mounted filesystem (root preexec and exports' mountpoint).
+    From the inventory as last read; `mounted` counts once the inventory reads that property."""
+    if dataset is None:
+        return MISSING
+    if dataset.locked:
+        return LOCKED
+    if not is_mounted(dataset):
+        return NOT_MOUNTED
+    return ""
+
+
+def shares_with_state(rows: list) -> list:
+    """Marks each SMB share or NFS export with offered, off_reason and snapshot_count from its dataset as the
+    inventory last read it: one query per host among the rows (a page shows one host), never one per row. Rows come
+    with their host (select_related)."""
+    hosts, wanted = {}, {}
+    for row in rows:
+        hosts.setdefault(row.host_id, row.host)
+        wanted.setdefault(row.host_id, set()).add(row.dataset)
+    found = datasets_named(host_ids=list(hosts), names=set().union(*wanted.values()) if wanted else set())
+    for row in rows:
+        dataset = found.get((row.host_id, row.dataset))
+        row.off_reason = off_reason(dataset)
+        row.offered = not row.off_reason
+        row.snapshot_count = dataset.snapshot_count if dataset else 0
+    return rows
+
+
 def share_overview(*, host) -> dict:
-    """The shares page: SMB shares with each dataset's snapshot count (Previous Versions shows up to 512),
-    NFS exports, Samba users and the last connection status."""
-    smb = list(SmbShare.objects.filter(host=host))
-    counts = snapshot_counts_of(host=host, names=[s.dataset for s in smb])
-    for share in smb:
-        share.snapshot_count = counts.get(share.dataset, 0)
+    """The shares page: SMB shares and NFS exports, each marked offered or off (a locked or unmounted dataset) with
+    its dataset's snapshot count (Previous Versions shows up to 512), Samba users and the last connection status."""
+    smb = list(SmbShare.objects.filter(host=host).select_related("host"))
+    nfs = list(NfsExport.objects.filter(host=host).select_related("host"))
+    shares_with_state([*smb, *nfs])
     return {
         "smb_shares": smb,
-        "nfs_exports": list(NfsExport.objects.filter(host=host)),
+        "nfs_exports": nfs,
         "samba_users": list(SambaUser.objects.filter(host=host)),
         "status": ShareStatus.objects.filter(host=host).first(),
     }
@@ -64,3 +97,30 @@ def writable_shares(*, host) -> tuple[list[SmbShare], list[NfsExport]]:
     return list(SmbShare.objects.filter(host=host, read_only=False)), list(
         NfsExport.objects.filter(host=host, read_only=False)
     )
+
+
+def _at_or_below(datasets: list[str]) -> Q:
+    q = Q(pk__in=[])
+    for name in datasets:
+        q |= Q(dataset=name) | Q(dataset__startswith=f"{name}/")
+    return q
+
+
+def share_users_by_dataset(*, host) -> dict[str, list[str]]:
+    """{dataset: the shares and exports on it} for the whole host (two queries)."""
+    found: dict[str, list[str]] = {}
+    for s in SmbShare.objects.filter(host=host).only("dataset", "name"):
+        found.setdefault(s.dataset, []).append(f"SMB share {s.name}")
+    for e in NfsExport.objects.filter(host=host).only("dataset", "path"):
+        found.setdefault(e.dataset, []).append(f"NFS export {e.path}")
+    return found
+
+
+def smb_share_names_under(*, host, dataset: str) -> list[str]:
+    """The SMB shares on this dataset and below it."""
+    return list(SmbShare.objects.filter(_at_or_below([dataset]), host=host).values_list("name", flat=True))
+
+
+def nfs_exports_under(*, host, datasets: list[str]) -> list[str]:
+    """The paths of the NFS exports on these datasets and below them."""
+    return list(NfsExport.objects.filter(_at_or_below(datasets), host=host).values_list("path", flat=True))

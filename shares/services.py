@@ -299,6 +299,9 @@ def shares_apply_run(tracker: Tracker) -> None:
         tracker.progress(20, "Checking the Samba configuration with testparm")
         smb = samba.apply_smb(t, files["smb"])
         for share in SmbShare.objects.filter(host=op.host, preset="private"):
+            if not posix.is_mountpoint(t, share.path):  # locked or unmounted: no folder in the empty mountpoint
+                tracker.log(f"{share.name}: {share.path} is not mounted; its users' folders wait for it")
+                continue
             for name in SambaUser.objects.filter(host=op.host, enabled=True).values_list("username", flat=True):
                 posix.user_dir(t, share.path, name)
     if "nfs" in parts:

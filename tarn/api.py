@@ -14,4 +14,5 @@ urlpatterns = [
     path("", include("analytics.api.urls")),
     path("", include("replication.api.urls")),
     path("", include("health.api.urls")),
+    path("", include("encryption.api.urls")),
 ]

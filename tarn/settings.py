@@ -37,6 +37,7 @@ INSTALLED_APPS = [
     "analytics.apps.AnalyticsConfig",
     "replication.apps.ReplicationConfig",
     "health.apps.HealthConfig",
+    "encryption.apps.EncryptionConfig",
 ]
 
 MIDDLEWARE = [

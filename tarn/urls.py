@@ -13,6 +13,7 @@ urlpatterns = [
     path("benchmarks/", include("benchmarks.urls")),
     path("replication/", include("replication.urls")),
     path("health/", include("health.urls")),
+    path("encryption/", include("encryption.urls")),
     path("", include("analytics.urls")),
     path("", include("analytics.metrics_urls")),
     path("api/v1/", include(("tarn.api", "api"))),

@@ -111,6 +111,9 @@ API = {
     "health-run-cancel": ["api:self-test-run-cancel"],
     "health-schedule-new": ["api:self-test-schedule-list"],
     "health-schedule-delete": ["api:self-test-schedule-detail"],
+    "encryption-create": ["api:encryption-root-create-dataset"],
+    "encryption-unlock": ["api:encryption-root-unlock"],
+    "encryption-lock": ["api:encryption-root-lock"],
 }
 
 # Page actions that change only the browser's session or the person's own sign-in: an API client names the host in
@@ -153,6 +156,7 @@ READ_PAGES = {
     "alert-list",
     "replication-list",
     "health-list",
+    "encryption-list",
     "health-disk",
     "replication-task",
 }

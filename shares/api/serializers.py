@@ -26,12 +26,28 @@ SMB_FIELDS = [
 NFS_FIELDS = ["dataset", "clients", "read_only", "squash", "anonuid", "anongid", "sec", "async_writes", "comment"]
 
 
+def offered_field():
+    return serializers.BooleanField(
+        read_only=True,
+        help_text="Whether clients reach the dataset now: false while it is locked or not mounted (as last read).",
+    )
+
+
+def off_reason_field():
+    return serializers.CharField(
+        read_only=True,
+        help_text="Why it is off: dataset locked, dataset not mounted or dataset not found; empty when offered.",
+    )
+
+
 class SmbShareSerializer(ModelSerializer):
     host = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    offered = offered_field()
+    off_reason = off_reason_field()
 
     class Meta:
         model = SmbShare
-        fields = ["id", "host", *SMB_FIELDS, "path", "created_at"]
+        fields = ["id", "host", *SMB_FIELDS, "path", "offered", "off_reason", "created_at"]
         read_only_fields = ["path", "created_at"]
         validators = []  # the name rule (unique per host, ignoring case) is checked by the service
 
@@ -49,10 +65,23 @@ class NfsExportSerializer(ModelSerializer):
         write_only=True, required=False, default=False, help_text="Yes to client root acting as root (admin only)."
     )
     async_ok = serializers.BooleanField(write_only=True, required=False, default=False)
+    offered = offered_field()
+    off_reason = off_reason_field()
 
     class Meta:
         model = NfsExport
-        fields = ["id", "host", *NFS_FIELDS, "wildcard_ok", "root_ok", "async_ok", "path", "created_at"]
+        fields = [
+            "id",
+            "host",
+            *NFS_FIELDS,
+            "wildcard_ok",
+            "root_ok",
+            "async_ok",
+            "path",
+            "offered",
+            "off_reason",
+            "created_at",
+        ]
         read_only_fields = ["path", "created_at"]
         validators = []
         extra_kwargs = {"comment": {"validators": [no_bidi]}}  # stored and shown only: no config file checks it

@@ -23,6 +23,14 @@ class _SavedAndAppliedViewSet(viewsets.ReadOnlyModelViewSet):
     def get_queryset(self):
         return by_host(self.model.objects.select_related("host"), self.request)
 
+    def paginate_queryset(self, queryset):
+        """A page of rows, each marked offered or off from its dataset (one query per host on the page)."""
+        page = super().paginate_queryset(queryset)
+        return selectors.shares_with_state(list(page)) if page is not None else None
+
+    def retrieve(self, request, pk=None):
+        return Response(self.get_serializer(selectors.shares_with_state([self.get_object()])[0]).data)
+
     def service_args(self, serializer) -> dict:
         """What the service takes besides the row's fields (NFS: the confirmed risks)."""
         return {}

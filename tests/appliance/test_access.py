@@ -266,6 +266,15 @@ ROLES: dict[str, tuple[str, str] | None] = {
     "/api/v1/self-test-runs/<pk>/cancel/": (VIEWER, OPERATOR),
     "/api/v1/self-test-schedules/": (VIEWER, OPERATOR),
     "/api/v1/self-test-schedules/<pk>/": (VIEWER, OPERATOR),
+    # Encryption: making an encrypted dataset, locking and unlocking are an operator's work (like datasets).
+    "/encryption/": (VIEWER, OPERATOR),
+    "/encryption/new/": (VIEWER, OPERATOR),
+    "/encryption/unlock/": (VIEWER, OPERATOR),
+    "/encryption/lock/": (VIEWER, OPERATOR),
+    "/api/v1/encryption-roots/": (VIEWER, OPERATOR),
+    "/api/v1/encryption-roots/create/": (VIEWER, OPERATOR),
+    "/api/v1/encryption-roots/unlock/": (VIEWER, OPERATOR),
+    "/api/v1/encryption-roots/lock/": (VIEWER, OPERATOR),
 }
 
 

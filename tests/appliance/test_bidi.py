@@ -62,6 +62,8 @@ OWN_PATTERN = {
     "appliance.api.serializers.HostCreateSerializer.name",
     "pools.forms.PoolCreateForm.name",
     "pools.forms.DatasetCreateForm.name",
+    "encryption.forms.CreateForm.name",
+    "encryption.api.serializers.CreateRequest.name",
     "pools.forms.SnapshotCreateForm.name",
     "pools.api.serializers.PoolCreateRequest.name",
     "pools.api.serializers.DatasetCreateRequest.name",

@@ -7,6 +7,7 @@ from hostlib import nfs, posix, samba
 from hostlib.configfiles import InvalidShare
 from hostlib.nfs import NfsExportSpec, NfsGlobals
 from hostlib.samba import SmbGlobals, SmbShareSpec
+from tests.support.runners import FIXTURES, FakeHost
 
 
 def test_a_general_share_with_previous_versions_renders_exactly():
@@ -29,6 +30,8 @@ def test_a_general_share_with_previous_versions_renders_exactly():
         "   read only = no\n"
         "   browseable = yes\n"
         "   guest ok = no\n"
+        '   root preexec = /usr/bin/mountpoint -q "/tank/docs"\n'
+        "   root preexec close = yes\n"
         "   shadow:snapdir = .zfs/snapshot\n"
         "   shadow:sort = desc\n"
         "   shadow:format = auto-%Y-%m-%d_%H-%M\n"
@@ -54,6 +57,17 @@ def test_presets_and_globals():
     old = text.split("[old]")[1].split("[")[0]
     assert "read only = yes" in old and "valid users = alice @staff" in old
     assert text.index("[home]") < text.index("[old]") < text.index("[tm]")  # sorted: stable files, clean diffs
+
+
+@pytest.mark.parametrize("preset", list(samba.PRESETS))
+def test_every_preset_refuses_connections_while_its_dataset_is_not_mounted(preset):
+    """A locked or unmounted dataset leaves an empty folder on the parent filesystem: smbd must refuse the share
+    rather than serve that folder. The check is on the dataset's mountpoint, never a private share's %U folder."""
+    share = SmbShareSpec(name="vault", path="/tank/vault", preset=preset, time_machine_quota="")
+    section = samba.render_smb(SmbGlobals(), [share]).split("[vault]\n")[1].splitlines()
+    assert '   root preexec = /usr/bin/mountpoint -q "/tank/vault"' in section
+    assert "   root preexec close = yes" in section
+    assert sum("preexec" in line for line in section) == 2  # no user-level preexec that could run first or instead
 
 
 @pytest.mark.parametrize(
@@ -117,9 +131,9 @@ def test_exports_render_exactly_and_sync_root_squash_are_the_defaults():
         ]
     )
     assert text.splitlines()[1:] == [
-        '"/tank/a" *(rw,sync,all_squash,sec=sys,no_subtree_check,anonuid=1000,anongid=1000)',
-        '"/tank/b" 10.0.0.0/24(ro,sync,root_squash,sec=sys,no_subtree_check) '
-        "backup.lan(ro,sync,root_squash,sec=sys,no_subtree_check)",
+        '"/tank/a" *(rw,sync,all_squash,sec=sys,no_subtree_check,mountpoint,anonuid=1000,anongid=1000)',
+        '"/tank/b" 10.0.0.0/24(ro,sync,root_squash,sec=sys,no_subtree_check,mountpoint) '
+        "backup.lan(ro,sync,root_squash,sec=sys,no_subtree_check,mountpoint)",
     ]
 
 
@@ -234,3 +248,18 @@ def test_a_share_cannot_let_root_in(users):
     with pytest.raises(InvalidShare) as caught:
         samba.render_smb(SmbGlobals(), [SmbShareSpec(name="docs", path="/tank/docs", valid_users=users)])
     assert "valid_users" in caught.value.problems
+
+
+def test_exportfs_s_as_captured_in_the_lab_gives_each_path_and_client():
+    text = (FIXTURES / "exportfs-s.txt").read_text()
+    assert nfs.parse_exportfs_s(text) == [
+        ("/xt/v", "127.0.0.1"),
+        ("/xt/v", "10.0.0.0/24"),
+        ("/xt/a-very-long-path-name-for-wrapping-output", "*"),
+    ]
+    fake = FakeHost().answer("exportfs", "-s", stdout=text)
+    assert nfs.unexport(fake.transport(), ["/xt/v"]) == ["127.0.0.1:/xt/v", "10.0.0.0/24:/xt/v"]
+    assert [a for a in fake.argvs if a[:2] == ["exportfs", "-u"]] == [
+        ["exportfs", "-u", "127.0.0.1:/xt/v"],
+        ["exportfs", "-u", "10.0.0.0/24:/xt/v"],
+    ]

@@ -2,11 +2,24 @@
 root), what the inventory keeps of them, locked once the key is unloaded, and the kernel's AES and GCM
 implementations in the host's facts (issue 26, its first part: status everywhere)."""
 
+import subprocess
+import time
+from io import StringIO
+
 import pytest
+from django.core.exceptions import ValidationError
+from django.core.management import call_command
 
 from appliance.services import host_refresh_facts
+from encryption import services
+from encryption.models import KeyEscrow
 from pools.models import Dataset
 from pools.services import inventory_refresh
+from shares import selectors as share_selectors
+from shares import services as share_services
+from tests.conftest import require_tool
+from tests.lab.conftest import smbclient
+from tests.lab.test_share_guard import ALICE, EXPORT, SHARE
 
 pytestmark = pytest.mark.lab
 DISK = "/dev/disk/by-id/virtio-zfsdisk1"
@@ -50,3 +63,145 @@ def test_an_encrypted_dataset_shows_its_root_key_and_lock_on_the_pages_and_the_a
     lab_host.refresh_from_db()
     assert lab_host.facts["aes_impl"] in ("aesni", "x86_64", "generic")
     assert lab_host.facts["gcm_impl"] in ("avx", "pclmulqdq", "generic")
+
+
+CANARY = "canary-7f3e horse battery staple"  # must never be seen anywhere but the guest's zfs
+
+
+def _zget(guest, props: str, name: str) -> list[str]:
+    return guest.sh(f"zfs get -H -o value {props} {name}").split()
+
+
+def test_tarn_makes_locks_and_unlocks_encrypted_datasets_and_keeps_no_secret(
+    guest, lab_host, admin_user, run_queued, caplog
+):
+    guest.sh(f"zpool create -f tank {DISK}")
+    inventory_refresh(host=lab_host)
+    with pytest.raises(ValidationError) as short:
+        services.encrypted_create_start(
+            host=lab_host, user=admin_user, name="tank/x", passphrase="short", confirm="short"
+        )
+    assert "passphrase" in short.value.message_dict
+
+    op = run_queued(
+        services.encrypted_create_start,
+        host=lab_host,
+        user=admin_user,
+        name="tank/vault",
+        passphrase=CANARY,
+        confirm=CANARY,
+    )
+    assert op.status == "succeeded", op.message
+    assert _zget(guest, "encryption,keyformat,keylocation,keystatus", "tank/vault") == [
+        "aes-256-gcm",
+        "passphrase",
+        "prompt",
+        "available",
+    ]
+    op = run_queued(
+        services.encrypted_create_start, host=lab_host, user=admin_user, name="tank/keyed", keyformat="hex", escrow=True
+    )
+    assert op.status == "succeeded", op.message
+    keyfile = "/etc/tarn/keys/tank%keyed.key"
+    assert _zget(guest, "keyformat,keylocation", "tank/keyed") == ["hex", f"file://{keyfile}"]
+    assert guest.sh(f"stat -c %a:%U /etc/tarn/keys {keyfile}").split() == ["700:root", "400:root"]
+    hex_key = guest.sh(f"cat {keyfile}").strip()
+    assert len(hex_key) == 64 and KeyEscrow.objects.get(host=lab_host, dataset="tank/keyed").sealed.find(hex_key) == -1
+    guest.sh("zfs create tank/vault/docs && echo kept > /tank/vault/docs/a.txt")
+    inventory_refresh(host=lab_host)
+
+    # Lock: unmounted, key unloaded, the child too
+    op = run_queued(services.lock_start, host=lab_host, user=admin_user, root="tank/vault")
+    assert op.status == "succeeded", op.message
+    assert _zget(guest, "keystatus,mounted", "tank/vault/docs") == ["unavailable", "no"]
+    assert guest.sh("ls -A /tank/vault 2>/dev/null | wc -l").strip() == "0"
+    stray = guest.sh("touch /tank/vault/stray 2>&1; echo rc=$?")  # the empty folder is immutable, even for root
+    assert "Operation not permitted" in stray and "rc=1" in stray, stray
+
+    # A wrong passphrase: nothing loads, the error names the dataset; a dry run with the right one loads nothing
+    op = run_queued(
+        services.unlock_start, host=lab_host, user=admin_user, roots=["tank/vault"], secret="wrong passphrase!"
+    )
+    assert op.status == "failed" and "tank/vault" in op.message and "nothing was unlocked" in op.message
+    op = run_queued(
+        services.unlock_start, host=lab_host, user=admin_user, roots=["tank/vault"], secret=CANARY, dry_run=True
+    )
+    assert op.status == "succeeded" and "fits tank/vault" in op.message, op.message
+    assert _zget(guest, "keystatus", "tank/vault") == ["unavailable"]
+
+    # Both at once: the passphrase for one, the escrowed key for the other (its key file gone from the NAS)
+    run_queued(services.lock_start, host=lab_host, user=admin_user, root="tank/keyed")
+    guest.sh(f"rm {keyfile}")
+    op = run_queued(
+        services.unlock_start, host=lab_host, user=admin_user, roots=["tank/vault", "tank/keyed"], secret=CANARY
+    )
+    assert op.status == "succeeded", op.message
+    assert guest.sh("cat /tank/vault/docs/a.txt").strip() == "kept"
+    assert _zget(guest, "keystatus,mounted", "tank/keyed") == ["available", "yes"]
+
+    # No secret anywhere Tarn writes: the database (operations, audit, escrow), the log
+    out = StringIO()
+    call_command("dumpdata", stdout=out)
+    assert CANARY not in out.getvalue() and hex_key not in out.getvalue()
+    assert CANARY not in caplog.text and hex_key not in caplog.text
+
+
+def test_after_a_reboot_a_locked_datasets_shares_take_no_file_and_unlock_brings_them_back(
+    guest, shared, lab_host, admin_user, run_queued, tmp_path
+):
+    """The failure the issue names: the NAS reboots, the dataset's passphrase is not there, and the share above it
+    must not take files into the parent's empty folder. Made, shared and unlocked through Tarn; a real reboot."""
+    shared(services.encrypted_create_start, name="tank/vault", passphrase=CANARY, confirm=CANARY)
+    guest.sh("chmod 0777 /tank/vault")
+    inventory_refresh(host=lab_host)
+    shared(share_services.smb_share_save_start, data={"name": "vault", "dataset": "tank/vault", **SHARE})
+    shared(share_services.nfs_export_save_start, data={"dataset": "tank/vault", **EXPORT})
+    kept = tmp_path / "kept.txt"
+    kept.write_text("inside the encrypted dataset")
+    put = smbclient(guest, "vault", *ALICE, command=f"put {kept} kept.txt")
+    assert put.returncode == 0, put.stdout + put.stderr
+
+    seconds = guest.reboot()
+    assert guest.sh("zfs get -H -o value keystatus,mounted tank/vault").split() == ["unavailable", "no"]
+    assert guest.sh("lsattr -d /tank/vault").split()[0].count("i") == 1  # the empty folder is immutable
+    lost = tmp_path / "lost.txt"
+    lost.write_text("must not land in the parent's folder")
+    refused = smbclient(guest, "vault", *ALICE, command=f"put {lost} lost.txt")
+    assert refused.returncode != 0 and "NT_STATUS_ACCESS_DENIED" in refused.stdout + refused.stderr, refused.stdout
+    nfs_try = guest.sh(
+        "mkdir -p /mnt/v && timeout 60 mount -t nfs -o vers=4.2,retry=0 127.0.0.1:/tank/vault /mnt/v 2>&1; echo rc=$?"
+    )
+    assert "rc=0" not in nfs_try, nfs_try
+    assert guest.sh("find /tank/vault").split() == ["/tank/vault"]
+    inventory_refresh(host=lab_host)
+    assert share_selectors.share_overview(host=lab_host)["smb_shares"][0].off_reason == "dataset locked"
+
+    op = run_queued(services.unlock_start, host=lab_host, user=admin_user, roots=["tank/vault"], secret=CANARY)
+    assert op.status == "succeeded", op.message
+    back = smbclient(guest, "vault", *ALICE, command=f"get kept.txt {tmp_path}/back.txt")
+    assert back.returncode == 0 and (tmp_path / "back.txt").read_text() == kept.read_text(), back.stdout
+    mounted = guest.sh("timeout 60 mount -t nfs -o vers=4.2,retry=0 127.0.0.1:/tank/vault /mnt/v 2>&1; echo rc=$?")
+    assert (
+        "rc=0" in mounted and guest.sh("cat /mnt/v/kept.txt; umount /mnt/v").strip() == "inside the encrypted dataset"
+    )
+
+    # A client with the share open: lock is refused, naming who; force closes the session and locks
+    argv = [require_tool("smbclient"), "//127.0.0.1/vault", "-p", guest.env["LAB_SMB_PORT"], *ALICE]
+    client = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        client.stdin.write("ls\n")
+        client.stdin.flush()
+        for _ in range(30):
+            if "alice" in guest.sh("smbstatus -b 2>/dev/null || true"):
+                break
+            time.sleep(1)
+        op = run_queued(services.lock_start, host=lab_host, user=admin_user, root="tank/vault")
+        assert op.status == "failed" and "open SMB sessions" in op.message and "alice" in op.message, op.message
+        assert guest.sh("zfs get -H -o value keystatus tank/vault").strip() == "available"
+        op = run_queued(services.lock_start, host=lab_host, user=admin_user, root="tank/vault", force=True)
+        assert op.status == "succeeded", op.message
+        assert guest.sh("zfs get -H -o value keystatus,mounted tank/vault").split() == ["unavailable", "no"]
+    finally:
+        client.kill()
+        client.wait(10)
+    print(f"reboot took {seconds:.0f} s")

@@ -1,0 +1,54 @@
+"""Encryption API shapes. A passphrase or key is write-only and never echoed."""
+
+from rest_framework import serializers
+
+from appliance.api.serializers import HostField
+from appliance.fields import ApiIntegerField
+from encryption.choices import PASSPHRASE_MAX, Cipher, KeyFormat
+
+
+def _secret(max_length: int):
+    """A passphrase or key: taken as typed (no trimming), never echoed back."""
+    return serializers.CharField(
+        required=False, allow_blank=True, default="", trim_whitespace=False, max_length=max_length, write_only=True
+    )
+
+
+class EncryptionRootSerializer(serializers.Serializer):
+    name = serializers.CharField(read_only=True)
+    locked = serializers.BooleanField(read_only=True)
+    cipher = serializers.CharField(source="encryption.cipher", read_only=True)
+    keystatus = serializers.CharField(source="encryption.key", read_only=True)
+    keyformat = serializers.CharField(source="encryption.format", read_only=True)
+    keylocation = serializers.CharField(source="encryption.location", read_only=True)
+    members = ApiIntegerField(read_only=True, help_text="Datasets this root's key unlocks, itself included.")
+    escrowed = serializers.BooleanField(read_only=True, help_text="Tarn keeps the key, sealed.")
+    shares = serializers.ListField(child=serializers.CharField(), read_only=True)
+
+
+class RootsQuery(serializers.Serializer):
+    host = HostField()
+
+
+class CreateRequest(serializers.Serializer):
+    host = HostField()
+    name = serializers.CharField(max_length=255)
+    volume_size = serializers.CharField(required=False, allow_blank=True, default="")
+    cipher = serializers.ChoiceField(choices=Cipher.choices, default=Cipher.AES_256_GCM)
+    keyformat = serializers.ChoiceField(choices=KeyFormat.choices, default=KeyFormat.PASSPHRASE)
+    passphrase = _secret(PASSPHRASE_MAX * 4)
+    confirm = _secret(PASSPHRASE_MAX * 4)
+    escrow = serializers.BooleanField(default=False)
+
+
+class UnlockRequest(serializers.Serializer):
+    host = HostField()
+    roots = serializers.ListField(child=serializers.CharField(max_length=255), min_length=1, max_length=1000)
+    secret = _secret(2048)
+    dry_run = serializers.BooleanField(default=False)
+
+
+class LockRequest(serializers.Serializer):
+    host = HostField()
+    root = serializers.CharField(max_length=255)
+    force = serializers.BooleanField(default=False)

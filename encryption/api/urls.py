@@ -1,0 +1,9 @@
+"""Encryption API routes (mounted under /api/v1/)."""
+
+from rest_framework.routers import SimpleRouter
+
+from encryption.api import views
+
+router = SimpleRouter(trailing_slash=True)
+router.register("encryption-roots", views.EncryptionRootViewSet, basename="encryption-root")
+urlpatterns = router.urls

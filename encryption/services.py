@@ -1,0 +1,292 @@
+"""Writes for native encryption: make an encrypted dataset or zvol, unlock encryption roots (one or many, with a dry
+run that checks every key before anything loads), lock one. A passphrase or key travels only as the operation's
+split secret (appliance.operations): never in its params, its messages, the audit log or Redis in clear; a hex or
+raw key is kept on the NAS in a root-only key file and, if the admin chooses, escrowed sealed in Tarn."""
+
+import json
+import secrets
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from appliance.models import Host, Operation
+from appliance.operations import Tracker, operation_runner, operation_start
+from appliance.vault import VaultError, seal, unseal
+from encryption.choices import KeyFormat
+from encryption.models import KeyEscrow
+from hostlib import nfs, posix, samba, zfs
+from hostlib.configfiles import InvalidShare
+from hostlib.errors import Busy, CommandFailed
+from pools import selectors as pools
+from pools.services import Scope, inventory_refresh
+from pools.services.commands import checked, new_dataset_name
+from shares import selectors as shares
+
+
+def _host_for_changes(host: Host | None) -> Host:
+    if host is None:
+        raise ValidationError("Add a host first (Hosts → Add host).")
+    if host.read_only:
+        raise ValidationError(f"{host.name} is read-only in Tarn: nothing is changed on it.")
+    return host
+
+
+# --- create -----------------------------------------------------------------------------------------------------
+def encrypted_create_start(
+    *,
+    host: Host | None,
+    user,
+    name: str,
+    keyformat: str = KeyFormat.PASSPHRASE,
+    passphrase: str = "",
+    confirm: str = "",
+    cipher: str = "aes-256-gcm",
+    escrow: bool = False,
+    volume_size: str | None = None,
+    props: dict | None = None,
+) -> Operation:
+    """A new encryption root: a filesystem (or a zvol with volume_size) under an existing filesystem. A passphrase is
+    handed to zfs on stdin and kept nowhere; a hex or raw key is made here, written to a root-only key file on the
+    NAS (keylocation=file://…, so it unlocks at import) and escrowed sealed in Tarn if asked."""
+    host = _host_for_changes(host)
+    props = props or {}
+    if keyformat not in KeyFormat.values:
+        raise ValidationError({"keyformat": f"Choose one of: {', '.join(KeyFormat.values)}."})
+    checked(lambda: zfs.create_argv(name, props, volume_size=volume_size))
+    keyfile = "" if keyformat == KeyFormat.PASSPHRASE else checked(lambda: zfs.key_file_for(name))
+    key = zfs.NewKey(cipher=cipher, keyformat=keyformat, keyfile=keyfile)
+    checked(lambda: zfs.create_argv(name, props, volume_size=volume_size, encryption=key))
+    if keyformat == KeyFormat.PASSPHRASE:
+        checked(lambda: zfs.check_passphrase(passphrase))
+        if passphrase != confirm:
+            raise ValidationError({"confirm": "The two passphrases differ."})
+        secret = passphrase
+    else:
+        if escrow and passphrase:
+            raise ValidationError({"passphrase": "A key is made by Tarn: leave the passphrase empty."})
+        secret = secrets.token_hex(32)  # raw keys travel as hex too (zfs.key_input)
+    new_dataset_name(host, name, "name")
+    sealed = ""
+    if escrow:
+        if keyformat == KeyFormat.PASSPHRASE:
+            raise ValidationError({"escrow": "Passphrases are never stored: only a hex or raw key is escrowed."})
+        try:
+            sealed = seal(secret)
+        except VaultError as exc:
+            raise ValidationError({"escrow": str(exc)}) from None
+    with transaction.atomic():
+        if sealed:
+            KeyEscrow.objects.update_or_create(
+                host=host, dataset=name, defaults={"keyformat": keyformat, "sealed": sealed}
+            )
+        return operation_start(
+            kind="encryption.create",
+            host=host,
+            user=user,
+            subject=name,
+            secret=secret,
+            params={
+                "name": name,
+                "props": props,
+                "volume_size": volume_size,
+                "cipher": cipher,
+                "keyformat": keyformat,
+                "keyfile": keyfile,
+                "escrow": bool(sealed),
+            },
+        )
+
+
+@operation_runner("encryption.create", lock="dataset")
+def encrypted_create_run(tracker: Tracker) -> None:
+    op, p = tracker.op, tracker.op.params
+    if not tracker.secret:
+        raise ValidationError("The key did not reach the worker (the operation was queued twice?): nothing made.")
+    t = tracker.transport()
+    key = zfs.NewKey(cipher=p["cipher"], keyformat=p["keyformat"], keyfile=p["keyfile"])
+    try:
+        if key.keyfile:
+            tracker.progress(10, f"Writing the key file {key.keyfile} (root only)")
+            zfs.key_write(t, key.keyfile, key.keyformat, tracker.secret)
+        tracker.progress(30, f"Creating {p['name']} ({p['cipher']}, {p['keyformat']})")
+        argv = zfs.create_argv(p["name"], p["props"], volume_size=p["volume_size"], encryption=key)
+        data = None if key.keyfile else zfs.key_input(key.keyformat, tracker.secret)
+        t.run(argv, input=data, timeout=600, mutating=True)
+    except Exception:
+        KeyEscrow.objects.filter(host=op.host, dataset=p["name"]).delete()  # no dataset: no key to keep
+        raise
+    if not p["volume_size"]:
+        _seal_mount_folder(tracker, t, p["name"], remount=True)
+    tracker.progress(85, "Reading what changed")
+    inventory_refresh(host=op.host, operation=op, scope=Scope(trees=[p["name"]]))
+    kept = "escrowed in Tarn and " if p["escrow"] else ""
+    where = f"; its key is {kept}in {key.keyfile} on the NAS: export it now" if key.keyfile else ""
+    tracker.progress(100, f"Created {p['name']}, encrypted{where}")
+
+
+def _seal_mount_folder(tracker: Tracker, t, name: str, *, remount: bool = False) -> None:
+    """Make the (empty) folder the dataset mounts on immutable, so that while it is locked nothing can write into it
+    (posix.seal_mount_folder). remount: it is mounted now (just made): unmount, seal, mount again."""
+    mountpoint = zfs.properties(t, name).get("mountpoint", "")
+    if not mountpoint.startswith("/"):
+        return  # none or legacy: no folder of ours
+    try:
+        if remount:
+            zfs.unmount_tree(t, name)
+        sealed = posix.seal_mount_folder(t, mountpoint)
+        tracker.log(f"{mountpoint}: {'made immutable while unmounted' if sealed else 'something is mounted there'}")
+    except (CommandFailed, InvalidShare) as exc:
+        tracker.log(f"{mountpoint}: could not make it immutable ({str(exc)[:200]})")
+    finally:
+        if remount:
+            zfs.mount_tree(t, name)
+
+
+# --- unlock -----------------------------------------------------------------------------------------------------
+def _roots(host: Host, names: list[str], field: str = "roots") -> dict[str, dict]:
+    """{root: its encryption as the inventory read it} for each name, which must be an encryption root."""
+    known = {d.name: d.encryption for d in pools.encryption_roots(host=host)}
+    if not names:
+        raise ValidationError({field: "Choose at least one encrypted dataset."})
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        below = {d.name: d.encryption.get("root") for d in pools.encrypted_datasets(host=host)}
+        hints = [f"{n} (its key is {below[n]}'s: unlock that)" if n in below else n for n in unknown]
+        raise ValidationError({field: f"Not an encryption root on {host.name}: {', '.join(hints)}."})
+    return {n: known[n] for n in names}
+
+
+def unlock_start(
+    *, host: Host | None, user, roots: list[str], secret: str = "", keys: dict | None = None, dry_run: bool = False
+) -> Operation:
+    """Unlock encryption roots: every key is checked first (zfs load-key -n); only if all fit do they load, then
+    their filesystems mount and the NFS exports on them come back (SMB shares come back by themselves: smbd offers a
+    share only while its path is a mounted filesystem). secret: one passphrase or hex key for all; keys: {root:
+    key} from an uploaded key export; neither: each root's key file on the NAS or its escrowed key."""
+    host = _host_for_changes(host)
+    found = _roots(host, roots)
+    if not dry_run:
+        unlocked = [n for n, e in found.items() if e.get("key") == "available"]
+        if unlocked:
+            raise ValidationError({"roots": f"Already unlocked: {', '.join(unlocked)}."})
+    hex_secret = bool(zfs.HEX_KEY.fullmatch(secret.strip()))
+    given = {
+        n: (keys or {}).get(n) or (secret if secret and (e.get("format") == "passphrase" or hex_secret) else "")
+        for n, e in found.items()
+    }
+    escrowed = set(KeyEscrow.objects.filter(host=host, dataset__in=list(found)).values_list("dataset", flat=True))
+    for name, enc in found.items():
+        if given[name]:
+            if enc.get("format") == "passphrase":
+                checked(lambda v=given[name]: zfs.check_passphrase(v, "secret"))
+            else:
+                checked(lambda v=given[name]: zfs.check_hex_key(v, "secret"))
+        elif not enc.get("location", "").startswith("file://") and name not in escrowed:
+            raise ValidationError(
+                {"secret": f"{name} needs its {enc.get('format') or 'key'} (Tarn does not keep it): type it."}
+            )
+    bundle = json.dumps({n: v for n, v in given.items() if v}) if any(given.values()) else ""
+    return operation_start(
+        kind="encryption.unlock",
+        host=host,
+        user=user,
+        subject=",".join(sorted(found))[:200],
+        secret=bundle or None,
+        params={"roots": sorted(found), "dry_run": dry_run},
+    )
+
+
+def _key_for(host: Host, name: str, given: dict) -> str | None:
+    """The key to hand zfs for name: the one given, else its escrowed key, else None (its own key file)."""
+    if given.get(name):
+        return given[name]
+    escrow = KeyEscrow.objects.filter(host=host, dataset=name).first()
+    if escrow is None:
+        return None
+    try:
+        return unseal(escrow.sealed)
+    except VaultError as exc:
+        raise ValidationError(f"{name}: its escrowed key cannot be opened here: {exc}") from None
+
+
+@operation_runner("encryption.unlock", lock="encryption")
+def unlock_run(tracker: Tracker) -> None:
+    op, p = tracker.op, tracker.op.params
+    given = json.loads(tracker.secret) if tracker.secret else {}
+    t = tracker.transport()
+    formats = {d.name: d.encryption.get("format", "") for d in pools.encryption_roots(host=op.host)}
+    keys = {name: _key_for(op.host, name, given) for name in p["roots"]}
+    fits, wrong = [], []
+    for i, name in enumerate(p["roots"]):
+        tracker.progress(int(40 * i / len(p["roots"])), f"Checking the key of {name}")
+        try:
+            zfs.load_key(t, name, keyformat=formats.get(name, ""), secret=keys[name], dry_run=True)
+            fits.append(name)
+        except zfs.KeyRejected:
+            wrong.append(name)
+        except CommandFailed as exc:
+            wrong.append(f"{name} ({exc.message if hasattr(exc, 'message') else str(exc)[:160]})")
+    for name in fits:
+        tracker.log(f"{name}: the key fits")
+    if wrong:
+        raise ValidationError(f"The key does not fit {', '.join(wrong)}: nothing was unlocked.")
+    if p["dry_run"]:
+        tracker.progress(100, f"Dry run: the key fits {', '.join(fits)}; nothing was unlocked")
+        return
+    for i, name in enumerate(p["roots"]):
+        tracker.progress(40 + int(40 * i / len(p["roots"])), f"Unlocking and mounting {name}")
+        zfs.load_key(t, name, keyformat=formats.get(name, ""), secret=keys[name])
+        zfs.mount_tree(t, name)
+    if any(shares.nfs_exports_under(host=op.host, datasets=p["roots"])):
+        tracker.progress(85, "Exporting the NFS shares on them again")
+        nfs.reexport(t)
+    inventory_refresh(host=op.host, operation=op, scope=Scope(trees=p["roots"]))
+    tracker.progress(100, f"Unlocked {', '.join(p['roots'])}")
+
+
+# --- lock -------------------------------------------------------------------------------------------------------
+def lock_start(*, host: Host | None, user, root: str, force: bool = False) -> Operation:
+    """Lock an encryption root: its SMB shares' sessions must be closed (or force closes them), its filesystems
+    unmount and its key unloads. Refused while busy unless forced."""
+    host = _host_for_changes(host)
+    enc = _roots(host, [root], "root")[root]
+    if enc.get("key") != "available":
+        raise ValidationError({"root": f"{root} is locked already."})
+    return operation_start(
+        kind="encryption.lock", host=host, user=user, subject=root, params={"root": root, "force": bool(force)}
+    )
+
+
+def lock_plan(*, host: Host, root: str) -> list[str]:
+    """What locking root stops: its SMB shares and NFS exports (the page says it before the admin confirms)."""
+    return shares.share_users_of(host=host, dataset=root)
+
+
+@operation_runner("encryption.lock", lock="encryption")
+def lock_run(tracker: Tracker) -> None:
+    op, p = tracker.op, tracker.op.params
+    root, t = p["root"], tracker.transport()
+    names = shares.smb_share_names_under(host=op.host, dataset=root)
+    open_ = [s for s in samba.sessions(t) if set(s.shares) & set(names)] if names else []
+    if open_ and not p["force"]:
+        who = ", ".join(f"{s.user}@{s.machine} on {'/'.join(sorted(set(s.shares) & set(names)))}" for s in open_)
+        raise ValidationError(
+            f"{root} has open SMB sessions ({who}): nothing was locked. Lock with force to close them."
+        )
+    for name in names if p["force"] else []:
+        tracker.log(f"Closing SMB share {name}")
+        samba.close_share(t, name)
+    exported = shares.nfs_exports_under(host=op.host, datasets=[root])
+    if exported:
+        stopped = nfs.unexport(t, exported)
+        tracker.log(f"NFS exports stopped: {', '.join(stopped) or 'none were exported'}")
+    tracker.progress(40, f"Unmounting {root} and what is below it")
+    try:
+        zfs.unmount_tree(t, root, force=p["force"], unload=True)
+    except Busy as exc:
+        raise ValidationError(
+            f"{root} is busy ({exc}): nothing was locked. Lock with force to stop what uses it."
+        ) from None
+    _seal_mount_folder(tracker, t, root)
+    inventory_refresh(host=op.host, operation=op, scope=Scope(trees=[root]))
+    tracker.progress(100, f"Locked {root}: its key is unloaded and its shares are off")

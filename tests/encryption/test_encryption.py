@@ -1,0 +1,117 @@
+"""Encryption's rules, before anything reaches a host: every bad input is a field error and nothing is queued; a
+passphrase or key never lands in an operation's params, messages or the audit log. What zfs does with the keys is
+the lab's to prove (tests/lab/test_encryption.py)."""
+
+import pytest
+from django.core.exceptions import ValidationError
+from django.utils import timezone
+
+from appliance.models import Host, Operation
+from encryption import services
+from encryption.models import KeyEscrow
+from hostlib import zfs
+from pools.models import Dataset, Pool
+
+CANARY = "canary-51d2 correct horse"
+
+
+def _enc(root: str, key: str = "available", fmt: str = "passphrase", location: str = "prompt") -> dict:
+    values = {"encryption": "aes-256-gcm", "encryptionroot": root, "keystatus": key, "keyformat": fmt}
+    values["keylocation"] = location
+    return {k: {"value": v, "source": "local", "from": ""} for k, v in values.items()}
+
+
+@pytest.fixture
+def host(db):
+    host = Host.objects.create(name="nas1", address="10.0.0.5", facts={"zfs_version": "zfs-2.3.2"})
+    now = timezone.now()
+    pool = Pool.objects.create(host=host, name="tank", guid="1", state="ONLINE", size=4 << 30, observed_at=now)
+    for name, props in [
+        ("tank", {}),
+        ("tank/vault", _enc("tank/vault", "unavailable")),
+        ("tank/vault/docs", _enc("tank/vault", "unavailable")),
+        ("tank/keyed", _enc("tank/keyed", fmt="hex", location="file:///etc/tarn/keys/tank%keyed.key")),
+    ]:
+        Dataset.objects.create(host=host, pool=pool, name=name, type="filesystem", properties=props, observed_at=now)
+    return host
+
+
+@pytest.mark.parametrize(
+    ("data", "field"),
+    [
+        ({"passphrase": "short", "confirm": "short"}, "passphrase"),
+        ({"passphrase": "x" * 513, "confirm": "x" * 513}, "passphrase"),
+        ({"passphrase": "nul\0inside it", "confirm": "nul\0inside it"}, "passphrase"),
+        ({"passphrase": "two\nlines here", "confirm": "two\nlines here"}, "passphrase"),
+        ({"passphrase": CANARY, "confirm": CANARY + "!"}, "confirm"),
+        ({"passphrase": CANARY, "confirm": CANARY, "escrow": True}, "escrow"),
+        ({"keyformat": "pem"}, "keyformat"),
+        ({"cipher": "rot13", "passphrase": CANARY, "confirm": CANARY}, "encryption"),
+        ({"name": "tank/vault", "passphrase": CANARY, "confirm": CANARY}, "name"),
+        ({"name": "-tank/x", "passphrase": CANARY, "confirm": CANARY}, "name"),
+    ],
+)
+def test_bad_input_to_create_names_the_field_and_queues_nothing(host, admin_user, data, field):
+    with pytest.raises(ValidationError) as refused:
+        services.encrypted_create_start(host=host, user=admin_user, **{"name": "tank/new", **data})
+    assert field in refused.value.message_dict, refused.value.message_dict
+    assert not Operation.objects.exists() and not KeyEscrow.objects.exists()
+    assert CANARY not in str(refused.value)
+
+
+def test_key_files_live_only_in_tarns_key_folder():
+    assert zfs.key_file_for("tank/a.b") == "/etc/tarn/keys/tank%a.b.key"
+    with pytest.raises(ValueError):
+        zfs.key_file_for("tank/../x")
+    for bad in ["/etc/passwd", "/etc/tarn/keys/../shadow.key", "/tank/share/k.key", "/etc/tarn/keys/sub/k.key"]:
+        with pytest.raises(ValueError, match="key file"):
+            zfs.check_key_file(bad)
+    with pytest.raises(ValueError, match="64 hex digits"):
+        zfs.check_hex_key("abc123")
+    assert zfs.key_input("raw", "ab" * 32) == bytes([0xAB]) * 32
+
+
+def test_unlock_and_lock_refuse_what_is_not_an_encryption_root_or_has_no_key(host, admin_user):
+    with pytest.raises(ValidationError, match="tank/vault's: unlock that"):
+        services.unlock_start(host=host, user=admin_user, roots=["tank/vault/docs"], secret=CANARY)
+    with pytest.raises(ValidationError, match="needs its passphrase"):
+        services.unlock_start(host=host, user=admin_user, roots=["tank/vault"])
+    with pytest.raises(ValidationError, match="Already unlocked: tank/keyed"):
+        services.unlock_start(host=host, user=admin_user, roots=["tank/keyed"])
+    with pytest.raises(ValidationError, match="locked already"):
+        services.lock_start(host=host, user=admin_user, root="tank/vault")
+    with pytest.raises(ValidationError, match="Not an encryption root"):
+        services.lock_start(host=host, user=admin_user, root="tank")
+    assert not Operation.objects.exists()
+
+
+def test_a_secret_travels_split_never_in_params(host, admin_user, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=False):
+        op = services.unlock_start(host=host, user=admin_user, roots=["tank/vault"], secret=CANARY, dry_run=True)
+    op.refresh_from_db()
+    assert op.params == {"roots": ["tank/vault"], "dry_run": True}
+    assert CANARY not in str(op.params) + op.message + op.target
+
+
+def test_the_pages_and_api_list_roots_and_refuse_bad_input(host, admin_client, viewer_client):
+    session = admin_client.session
+    session["host_id"] = host.pk
+    session.save()
+    page = admin_client.get("/encryption/").content.decode()
+    assert 'data-root="tank/vault"' in page and 'data-root="tank/keyed"' in page and "tank/vault/docs" not in page
+    roots = {r["name"]: r for r in admin_client.get("/api/v1/encryption-roots/?host=nas1").json()}
+    assert roots["tank/vault"]["locked"] is True and roots["tank/vault"]["members"] == 2
+    assert roots["tank/keyed"]["keyformat"] == "hex" and roots["tank/keyed"]["locked"] is False
+    bad = admin_client.post(
+        "/api/v1/encryption-roots/create/",
+        {"host": "nas1", "name": "tank/n", "passphrase": CANARY, "confirm": "other one"},
+        content_type="application/json",
+    )
+    assert bad.status_code == 400 and "confirm" in bad.json() and CANARY not in bad.content.decode()
+    assert (
+        viewer_client.post("/api/v1/encryption-roots/lock/", {"host": "nas1", "root": "tank/keyed"}).status_code == 403
+    )
+    form = admin_client.post(
+        "/encryption/new/", {"name": "tank/n", "keyformat": "passphrase", "passphrase": "short", "confirm": "short"}
+    )
+    assert form.status_code == 200 and "8 to 512 bytes" in form.content.decode() and not Operation.objects.exists()
