@@ -6,7 +6,8 @@
 #                            typed), as `tarn` too: it talks to the outside world, so it never holds the SSH key
 # What `tarn` gets: read of the code, the venv and its Python (traverse-only ACLs on directories that hide them,
 # e.g. /root for a pyenv Python), read/write of the SQLite database, read of the secret key and of Tarn's *public*
-# SSH key. Never the private key, which stays 0600 root: logging in to a NAS is the workers' job.
+# SSH key and of the vault's public half (to seal an escrowed key). Never a private key, which stays 0600 root:
+# logging in to a NAS and opening a sealed key are the workers' job.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 WEB_USER=${TARN_WEB_USER:-tarn}
@@ -49,6 +50,10 @@ prepare() {
   if [ -e "$data/ssh/id_ed25519.pub" ]; then
     chgrp "$WEB_USER" "$data/ssh" "$data/ssh/id_ed25519.pub"
     chmod 0710 "$data/ssh" && chmod 0640 "$data/ssh/id_ed25519.pub" && chmod 0600 "$data/ssh/id_ed25519"
+  fi
+  if [ -e "$data/vault/recipient.txt" ]; then  # the web seals escrowed keys with the public half only
+    chgrp "$WEB_USER" "$data/vault" "$data/vault/recipient.txt"
+    chmod 0710 "$data/vault" && chmod 0640 "$data/vault/recipient.txt" && chmod 0600 "$data/vault/identity.age"
   fi
   reach "$PWD"
   if ! as_web test -r "$PWD"; then  # Python lists the checkout to import from it (a clone in a 0700 mktemp dir)

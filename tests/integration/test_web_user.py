@@ -99,6 +99,26 @@ def test_the_web_runs_as_tarn_logs_in_and_cannot_read_the_private_key(web):
     db = data / "tarn.sqlite3"
     assert db.stat().st_gid == tarn.pw_gid and db.stat().st_mode & 0o777 == 0o660
     assert (data / "secret_key").stat().st_mode & 0o777 == 0o640
+    # The vault: tarn seals with the public half (an escrowed key), only root opens what is sealed.
+    sealed = subprocess.run(
+        [
+            *as_tarn,
+            sys.executable,
+            "manage.py",
+            "shell",
+            "-c",
+            "from appliance.vault import seal; print(len(seal('k')))",
+        ],
+        cwd=ROOT,
+        env={**os.environ, "TARN_DATA_DIR": str(data), "DJANGO_SETTINGS_MODULE": "tarn.settings"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert sealed.returncode == 0 and int(sealed.stdout.split()[-1]) > 100, sealed.stderr
+    identity = data / "vault" / "identity.age"
+    refused = subprocess.run([*as_tarn, "cat", str(identity)], capture_output=True, text=True, timeout=10)
+    assert refused.returncode != 0 and identity.stat().st_mode & 0o777 == 0o600 and identity.stat().st_uid == 0
 
 
 def test_alerts_are_delivered_by_an_unprivileged_worker_that_cannot_read_the_ssh_key(web, smtp):  # noqa: F811
