@@ -15,7 +15,9 @@ class CreateForm(forms.Form):
         widget=forms.PasswordInput,
         help_text="8 to 512 bytes. Four or more unrelated words are strong and easy to type.",
     )
-    confirm = forms.CharField(required=False, max_length=PASSPHRASE_MAX, strip=False, widget=forms.PasswordInput)
+    passphrase_confirm = forms.CharField(
+        required=False, max_length=PASSPHRASE_MAX, strip=False, widget=forms.PasswordInput, label="Passphrase again"
+    )
     escrow = forms.BooleanField(
         required=False,
         label="Keep the key in Tarn too (sealed), so Tarn can unlock it after a reboot",

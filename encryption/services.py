@@ -39,7 +39,7 @@ def encrypted_create_start(
     name: str,
     keyformat: str = KeyFormat.PASSPHRASE,
     passphrase: str = "",
-    confirm: str = "",
+    passphrase_confirm: str = "",
     cipher: str = "aes-256-gcm",
     escrow: bool = False,
     volume_size: str | None = None,
@@ -58,8 +58,8 @@ def encrypted_create_start(
     checked(lambda: zfs.create_argv(name, props, volume_size=volume_size, encryption=key))
     if keyformat == KeyFormat.PASSPHRASE:
         checked(lambda: zfs.check_passphrase(passphrase))
-        if passphrase != confirm:
-            raise ValidationError({"confirm": "The two passphrases differ."})
+        if passphrase != passphrase_confirm:
+            raise ValidationError({"passphrase_confirm": "The two passphrases differ."})
         secret = passphrase
     else:
         if escrow and passphrase:

@@ -37,7 +37,7 @@ class CreateRequest(serializers.Serializer):
     cipher = serializers.ChoiceField(choices=Cipher.choices, default=Cipher.AES_256_GCM)
     keyformat = serializers.ChoiceField(choices=KeyFormat.choices, default=KeyFormat.PASSPHRASE)
     passphrase = _secret(PASSPHRASE_MAX * 4)
-    confirm = _secret(PASSPHRASE_MAX * 4)
+    passphrase_confirm = _secret(PASSPHRASE_MAX * 4)
     escrow = serializers.BooleanField(default=False)
 
 

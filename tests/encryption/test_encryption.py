@@ -6,7 +6,7 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
-from appliance.models import Host, Operation
+from appliance.models import AuditEntry, Host, Operation
 from encryption import services
 from encryption.models import KeyEscrow
 from hostlib import zfs
@@ -39,16 +39,16 @@ def host(db):
 @pytest.mark.parametrize(
     ("data", "field"),
     [
-        ({"passphrase": "short", "confirm": "short"}, "passphrase"),
-        ({"passphrase": "x" * 513, "confirm": "x" * 513}, "passphrase"),
-        ({"passphrase": "nul\0inside it", "confirm": "nul\0inside it"}, "passphrase"),
-        ({"passphrase": "two\nlines here", "confirm": "two\nlines here"}, "passphrase"),
-        ({"passphrase": CANARY, "confirm": CANARY + "!"}, "confirm"),
-        ({"passphrase": CANARY, "confirm": CANARY, "escrow": True}, "escrow"),
+        ({"passphrase": "short", "passphrase_confirm": "short"}, "passphrase"),
+        ({"passphrase": "x" * 513, "passphrase_confirm": "x" * 513}, "passphrase"),
+        ({"passphrase": "nul\0inside it", "passphrase_confirm": "nul\0inside it"}, "passphrase"),
+        ({"passphrase": "two\nlines here", "passphrase_confirm": "two\nlines here"}, "passphrase"),
+        ({"passphrase": CANARY, "passphrase_confirm": CANARY + "!"}, "passphrase_confirm"),
+        ({"passphrase": CANARY, "passphrase_confirm": CANARY, "escrow": True}, "escrow"),
         ({"keyformat": "pem"}, "keyformat"),
-        ({"cipher": "rot13", "passphrase": CANARY, "confirm": CANARY}, "encryption"),
-        ({"name": "tank/vault", "passphrase": CANARY, "confirm": CANARY}, "name"),
-        ({"name": "-tank/x", "passphrase": CANARY, "confirm": CANARY}, "name"),
+        ({"cipher": "rot13", "passphrase": CANARY, "passphrase_confirm": CANARY}, "encryption"),
+        ({"name": "tank/vault", "passphrase": CANARY, "passphrase_confirm": CANARY}, "name"),
+        ({"name": "-tank/x", "passphrase": CANARY, "passphrase_confirm": CANARY}, "name"),
     ],
 )
 def test_bad_input_to_create_names_the_field_and_queues_nothing(host, admin_user, data, field):
@@ -104,14 +104,45 @@ def test_the_pages_and_api_list_roots_and_refuse_bad_input(host, admin_client, v
     assert roots["tank/keyed"]["keyformat"] == "hex" and roots["tank/keyed"]["locked"] is False
     bad = admin_client.post(
         "/api/v1/encryption-roots/create/",
-        {"host": "nas1", "name": "tank/n", "passphrase": CANARY, "confirm": "other one"},
+        {"host": "nas1", "name": "tank/n", "passphrase": CANARY, "passphrase_confirm": "other one"},
         content_type="application/json",
     )
-    assert bad.status_code == 400 and "confirm" in bad.json() and CANARY not in bad.content.decode()
+    assert bad.status_code == 400 and "passphrase_confirm" in bad.json() and CANARY not in bad.content.decode()
     assert (
         viewer_client.post("/api/v1/encryption-roots/lock/", {"host": "nas1", "root": "tank/keyed"}).status_code == 403
     )
     form = admin_client.post(
-        "/encryption/new/", {"name": "tank/n", "keyformat": "passphrase", "passphrase": "short", "confirm": "short"}
+        "/encryption/new/",
+        {"name": "tank/n", "keyformat": "passphrase", "passphrase": "short", "passphrase_confirm": "short"},
     )
     assert form.status_code == 200 and "8 to 512 bytes" in form.content.decode() and not Operation.objects.exists()
+
+
+def test_no_passphrase_in_the_audit_log_or_the_operation_from_a_page_or_the_api(host, admin_client):
+    made = admin_client.post(
+        "/api/v1/encryption-roots/create/",
+        {"host": "nas1", "name": "tank/n", "passphrase": CANARY, "passphrase_confirm": CANARY},
+        content_type="application/json",
+    )
+    assert made.status_code == 202, made.content
+    session = admin_client.session
+    session["host_id"] = host.pk
+    session.save()
+    page = admin_client.post(
+        "/encryption/new/",
+        {
+            "name": "tank/m",
+            "cipher": "aes-256-gcm",
+            "keyformat": "passphrase",
+            "passphrase": CANARY,
+            "passphrase_confirm": CANARY,
+        },
+    )
+    assert page.status_code == 302
+    unlock = admin_client.post("/encryption/unlock/", {"roots": ["tank/vault"], "secret": CANARY, "dry_run": "on"})
+    assert unlock.status_code == 302
+    entries = list(AuditEntry.objects.values())
+    assert len(entries) == 3 and all(e["operation_id"] or e["params"] for e in entries)
+    ops = list(Operation.objects.values())
+    assert len(ops) == 3
+    assert CANARY not in str(entries) + str(ops)

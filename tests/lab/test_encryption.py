@@ -79,7 +79,7 @@ def test_tarn_makes_locks_and_unlocks_encrypted_datasets_and_keeps_no_secret(
     inventory_refresh(host=lab_host)
     with pytest.raises(ValidationError) as short:
         services.encrypted_create_start(
-            host=lab_host, user=admin_user, name="tank/x", passphrase="short", confirm="short"
+            host=lab_host, user=admin_user, name="tank/x", passphrase="short", passphrase_confirm="short"
         )
     assert "passphrase" in short.value.message_dict
 
@@ -89,7 +89,7 @@ def test_tarn_makes_locks_and_unlocks_encrypted_datasets_and_keeps_no_secret(
         user=admin_user,
         name="tank/vault",
         passphrase=CANARY,
-        confirm=CANARY,
+        passphrase_confirm=CANARY,
     )
     assert op.status == "succeeded", op.message
     assert _zget(guest, "encryption,keyformat,keylocation,keystatus", "tank/vault") == [
@@ -151,7 +151,7 @@ def test_after_a_reboot_a_locked_datasets_shares_take_no_file_and_unlock_brings_
 ):
     """The failure the issue names: the NAS reboots, the dataset's passphrase is not there, and the share above it
     must not take files into the parent's empty folder. Made, shared and unlocked through Tarn; a real reboot."""
-    shared(services.encrypted_create_start, name="tank/vault", passphrase=CANARY, confirm=CANARY)
+    shared(services.encrypted_create_start, name="tank/vault", passphrase=CANARY, passphrase_confirm=CANARY)
     guest.sh("chmod 0777 /tank/vault")
     inventory_refresh(host=lab_host)
     shared(share_services.smb_share_save_start, data={"name": "vault", "dataset": "tank/vault", **SHARE})
