@@ -6,3 +6,10 @@ from django.apps import AppConfig
 
 class EncryptionConfig(AppConfig):
     name = "encryption"
+
+    def ready(self):
+        import encryption.alerts  # noqa: F401, PLC0415 - registers its alert rule with analytics (app registry hooks load in ready())
+        from appliance.dashboard import dashboard_panel  # noqa: PLC0415
+        from encryption import selectors  # noqa: PLC0415
+
+        dashboard_panel(selectors.dashboard_locked)

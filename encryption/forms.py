@@ -34,6 +34,10 @@ class UnlockForm(forms.Form):
         label="Passphrase or hex key",
         help_text="Empty: each dataset's key file on the NAS or the key Tarn keeps.",
     )
+    key_file = forms.FileField(required=False, label="Or a key export", help_text="A file Tarn exported (.age).")
+    key_file_passphrase = forms.CharField(
+        required=False, strip=False, widget=forms.PasswordInput, label="The export's passphrase"
+    )
     dry_run = forms.BooleanField(required=False, label="Dry run: only check that the key fits")
 
     def __init__(self, *args, roots=(), **kwargs):
@@ -44,3 +48,43 @@ class UnlockForm(forms.Form):
 class LockForm(forms.Form):
     root = forms.CharField(max_length=255)
     force = forms.BooleanField(required=False, label="Force: close its SMB sessions and unmount even if busy")
+
+
+class ChangeKeyForm(forms.Form):
+    root = forms.ChoiceField(choices=[], label="Encryption root")
+    current_secret = forms.CharField(
+        required=False,
+        strip=False,
+        widget=forms.PasswordInput,
+        label="Current passphrase or key",
+        help_text="Needed for a passphrase; a key on the NAS or kept by Tarn is checked by itself.",
+    )
+    inherit = forms.BooleanField(required=False, label="Inherit the parent's key instead (joins its encryption root)")
+    keyformat = forms.ChoiceField(choices=KeyFormat.choices, initial=KeyFormat.PASSPHRASE, label="New key")
+    new_passphrase = forms.CharField(required=False, max_length=PASSPHRASE_MAX, strip=False, widget=forms.PasswordInput)
+    new_passphrase_confirm = forms.CharField(
+        required=False, max_length=PASSPHRASE_MAX, strip=False, widget=forms.PasswordInput, label="New passphrase again"
+    )
+    escrow = forms.BooleanField(required=False, label="Keep the new key in Tarn too (sealed)")
+
+    def __init__(self, *args, roots=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["root"].choices = [(r, r) for r in roots]
+
+
+class ExportForm(forms.Form):
+    roots = forms.MultipleChoiceField(choices=[], required=False, help_text="None ticked: every key of the host.")
+    confirm = forms.CharField(max_length=255, help_text="The dataset's name (one) or the host's name (several or all).")
+    export_passphrase = forms.CharField(
+        max_length=PASSPHRASE_MAX,
+        strip=False,
+        widget=forms.PasswordInput,
+        help_text="The file is encrypted with it (age): keep it apart from the file.",
+    )
+    export_passphrase_confirm = forms.CharField(
+        max_length=PASSPHRASE_MAX, strip=False, widget=forms.PasswordInput, label="Export passphrase again"
+    )
+
+    def __init__(self, *args, roots=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["roots"].choices = [(r, r) for r in roots]

@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.db import models
 
 from appliance.models import Host
@@ -19,3 +20,27 @@ class KeyEscrow(models.Model):
 
     def __str__(self):
         return f"{self.host}:{self.dataset}"
+
+
+class KeyExport(models.Model):
+    """One key export, made by a worker and downloaded once: the keys as JSON, age-encrypted with the passphrase the
+    admin chose for it (age's scrypt), so the file is safe in transit and at rest and opens with `age -d`."""
+
+    host = models.ForeignKey(Host, on_delete=models.CASCADE, related_name="key_exports")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    roots = models.JSONField(default=list, help_text="The encryption roots whose keys it holds.")
+    left_out = models.JSONField(default=list, help_text="Roots whose key Tarn cannot reach (passphrases), and why.")
+    data = models.BinaryField(help_text="The age file (passphrase-encrypted).")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self):
+        return f"{self.host}: {len(self.roots)} keys"
+
+    @property
+    def filename(self) -> str:
+        return f"tarn-keys-{self.host.name}-{self.created_at:%Y%m%d-%H%M%S}.age"

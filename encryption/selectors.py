@@ -1,6 +1,10 @@
 """Reads for encryption: the host's encryption roots with what each unlocks, its key and who uses it."""
 
-from encryption.models import KeyEscrow
+from datetime import UTC, datetime
+
+from appliance.choices import OperationStatus
+from appliance.models import Operation
+from encryption.models import KeyEscrow, KeyExport
 from pools import selectors as pools
 from shares import selectors as shares
 
@@ -36,3 +40,76 @@ def roots_overview(*, host) -> list[dict]:
 
 def escrow_all():
     return KeyEscrow.objects.select_related("host")
+
+
+def exports(*, host):
+    """Key exports made and not yet downloaded (an admin's), newest first."""
+    if host is None:
+        return KeyExport.objects.none()
+    return KeyExport.objects.filter(host=host).defer("data").select_related("user")
+
+
+# The operations that lock and unlock a root (encryption.services); a root either touched since boot was not left
+# locked by the boot.
+LOCK, UNLOCK = "encryption.lock", "encryption.unlock"
+
+
+def booted_at(host) -> datetime | None:
+    """When the host last came up, as its facts last read it (/proc/stat's btime); None when not known."""
+    btime = (host.facts or {}).get("btime")
+    return datetime.fromtimestamp(btime, tz=UTC) if btime else None
+
+
+def locked_roots(*, hosts) -> list[dict]:
+    """The encryption roots locked now on these hosts, in host and name order: {host, dataset, name, members (the
+    datasets below it that it locks too), booted, since, kept}. since: when it was locked if known (Tarn's last lock
+    of it since boot; else the boot, when Tarn has not locked or unlocked it since); kept: Tarn locked or unlocked it
+    since boot, so it is the admin's doing, not a root the boot left locked. One inventory query, and one of
+    operations when a root is locked."""
+    found = []
+    by_host = pools.encryption_members_by_host(hosts=hosts)
+    for host in hosts:
+        for root, below in by_host.get(host.pk, {}).items():
+            head = next((d for d in below if d.name == root), None)  # None: a replica whose root is elsewhere
+            if head is not None and head.locked:
+                found.append((host, head, [d.name for d in below if d is not head]))
+    boots = {host.pk: booted_at(host) for host, _, _ in found}
+    last: dict[tuple[int, str], tuple[str, datetime]] = {}  # (host id, root): Tarn's last lock or unlock since boot
+    known = [b for b in boots.values() if b]
+    if known:
+        ops = Operation.objects.filter(
+            host__in=[h for h, b in boots.items() if b],
+            kind__in=[LOCK, UNLOCK],
+            status=OperationStatus.SUCCEEDED,
+            finished_at__gte=min(known),
+        ).order_by("finished_at", "id")
+        for host_id, kind, params, finished in ops.values_list("host_id", "kind", "params", "finished_at"):
+            if finished >= boots[host_id] and not params.get("dry_run"):
+                for root in [params.get("root")] if kind == LOCK else params.get("roots", []):
+                    last[(host_id, root)] = (kind, finished)
+    rows = []
+    for host, d, members in found:
+        kind, finished = last.get((host.pk, d.name), ("", None))
+        since = finished if kind == LOCK else None if kind else boots[host.pk]
+        rows.append(
+            {
+                "host": host,
+                "dataset": d,
+                "name": d.name,
+                "members": members,
+                "booted": boots[host.pk],
+                "since": since,
+                "kept": bool(kind),
+            }
+        )
+    return rows
+
+
+def dashboard_locked(*, hosts) -> dict:
+    """The dashboard's panel: the encryption roots locked on these hosts, and since when (nothing when none are)."""
+    rows = locked_roots(hosts=hosts)
+    return {"extra_panels": [("encryption/_dashboard.html", {"roots": rows})]} if rows else {}
+
+
+def exports_all():
+    return KeyExport.objects.defer("data").select_related("host", "user")

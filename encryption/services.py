@@ -6,14 +6,16 @@ raw key is kept on the NAS in a root-only key file and, if the admin chooses, es
 import json
 import secrets
 
+import pyrage
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.utils import timezone
 
 from appliance.models import Host, Operation
 from appliance.operations import Tracker, operation_runner, operation_start
 from appliance.vault import VaultError, seal, unseal
 from encryption.choices import KeyFormat
-from encryption.models import KeyEscrow
+from encryption.models import KeyEscrow, KeyExport
 from hostlib import nfs, posix, samba, zfs
 from hostlib.configfiles import InvalidShare
 from hostlib.errors import Busy, CommandFailed
@@ -290,3 +292,167 @@ def lock_run(tracker: Tracker) -> None:
     _seal_mount_folder(tracker, t, root)
     inventory_refresh(host=op.host, operation=op, scope=Scope(trees=[root]))
     tracker.progress(100, f"Locked {root}: its key is unloaded and its shares are off")
+
+
+# --- change key -------------------------------------------------------------------------------------------------
+def change_key_start(
+    *,
+    host: Host | None,
+    user,
+    root: str,
+    current_secret: str = "",
+    keyformat: str = KeyFormat.PASSPHRASE,
+    new_passphrase: str = "",
+    new_passphrase_confirm: str = "",
+    inherit: bool = False,
+    escrow: bool = False,
+) -> Operation:
+    """Change an unlocked encryption root's key (the data is not re-encrypted). The current key is confirmed first:
+    typed (a passphrase root), else its key file or the key Tarn keeps. The new one: a passphrase (typed twice), a
+    new hex or raw key Tarn makes (a new key file; escrowed if asked), or inherit: the root joins its parent's
+    encryption root."""
+    host = _host_for_changes(host)
+    enc = _roots(host, [root], "root")[root]
+    if enc.get("key") != "available":
+        raise ValidationError({"root": f"{root} is locked: unlock it first (change-key needs its key loaded)."})
+    escrowed = KeyEscrow.objects.filter(host=host, dataset=root).exists()
+    if enc.get("format") == "passphrase" or not (enc.get("location", "").startswith("file://") or escrowed):
+        if not current_secret:
+            raise ValidationError({"current_secret": f"Type {root}'s current {enc.get('format')} first."})
+    if inherit:
+        parent = root.rsplit("/", 1)[0]
+        if "/" not in root or not any(d.name == parent for d in pools.encrypted_datasets(host=host)):
+            raise ValidationError({"inherit": f"The parent {parent} is not encrypted: there is no key to inherit."})
+        new = ""
+    elif keyformat == KeyFormat.PASSPHRASE:
+        checked(lambda: zfs.check_passphrase(new_passphrase, "new_passphrase"))
+        if new_passphrase != new_passphrase_confirm:
+            raise ValidationError({"new_passphrase_confirm": "The two passphrases differ."})
+        if escrow:
+            raise ValidationError({"escrow": "Passphrases are never stored: only a hex or raw key is escrowed."})
+        new = new_passphrase
+    elif keyformat in KeyFormat.values:
+        new = secrets.token_hex(32)
+    else:
+        raise ValidationError({"keyformat": f"Choose one of: {', '.join(KeyFormat.values)}."})
+    return operation_start(
+        kind="encryption.change_key",
+        host=host,
+        user=user,
+        subject=root,
+        secret=json.dumps({"current": current_secret, "new": new}),
+        params={"root": root, "keyformat": keyformat, "inherit": bool(inherit), "escrow": bool(escrow)},
+    )
+
+
+@operation_runner("encryption.change_key", lock="encryption")
+def change_key_run(tracker: Tracker) -> None:
+    op, p = tracker.op, tracker.op.params
+    given = json.loads(tracker.secret or "{}")
+    root, t = p["root"], tracker.transport()
+    enc = next((d.encryption for d in pools.encryption_roots(host=op.host) if d.name == root), {})
+    old_file = enc.get("location", "").removeprefix("file://")
+    current = given.get("current") or _key_for(op.host, root, {})
+    tracker.progress(10, f"Checking {root}'s current key")
+    try:
+        zfs.load_key(t, root, keyformat=enc.get("format", ""), secret=current, dry_run=True)
+    except zfs.KeyRejected:
+        raise ValidationError(f"The current key does not fit {root}: nothing was changed.") from None
+    new_file = ""
+    if p["inherit"]:
+        tracker.progress(40, f"{root} inherits its parent's key")
+        zfs.change_key(t, root, inherit=True)
+    elif p["keyformat"] == KeyFormat.PASSPHRASE:
+        tracker.progress(40, f"A new passphrase for {root}")
+        zfs.change_key(t, root, keyformat=p["keyformat"], secret=given["new"])
+    else:  # a new key file beside the old one first: the old stays valid until zfs has taken the new
+        new_file = zfs.key_file_for(root).removesuffix(".key") + f".{timezone.now():%Y%m%d%H%M%S}.key"
+        tracker.progress(30, f"Writing the new key file {new_file}")
+        zfs.key_write(t, new_file, p["keyformat"], given["new"])
+        zfs.change_key(t, root, keyformat=p["keyformat"], keyfile=new_file)
+    if p["escrow"] and new_file:
+        KeyEscrow.objects.update_or_create(
+            host=op.host, dataset=root, defaults={"keyformat": p["keyformat"], "sealed": seal(given["new"])}
+        )
+    else:
+        KeyEscrow.objects.filter(host=op.host, dataset=root).delete()  # it opened the old key only
+    if old_file.startswith(zfs.KEY_DIR + "/") and old_file != new_file:
+        t.remove_file(old_file)
+        tracker.log(f"Removed the old key file {old_file}")
+    inventory_refresh(host=op.host, operation=op, scope=Scope(trees=[root]))
+    how = "inherits its parent's key" if p["inherit"] else f"has a new {p['keyformat']}"
+    tracker.progress(100, f"{root} {how}" + (f" (key file {new_file}: export it now)" if new_file else ""))
+
+
+# --- key export -------------------------------------------------------------------------------------------------
+EXPORT_FORMAT = "tarn-key-export/1"
+
+
+def keys_export_start(
+    *, host: Host | None, user, roots: list[str], confirm: str, export_passphrase: str, export_passphrase_confirm: str
+) -> Operation:
+    """Export the keys of these encryption roots (all of the host's when roots is empty) as one file, encrypted with
+    a passphrase chosen for it. Admins only (the view says so); confirm: the host's name typed (all keys) or the
+    dataset's (one)."""
+    if host is None:
+        raise ValidationError("Add a host first (Hosts → Add host).")
+    found = _roots(host, roots) if roots else {d.name: d.encryption for d in pools.encryption_roots(host=host)}
+    if not found:
+        raise ValidationError({"roots": f"{host.name} has no encrypted dataset."})
+    expected = roots[0] if len(roots) == 1 else host.name
+    if confirm != expected:
+        raise ValidationError({"confirm": f"Type {expected} to export {'its key' if roots else 'every key'}."})
+    checked(lambda: zfs.check_passphrase(export_passphrase, "export_passphrase"))
+    if export_passphrase != export_passphrase_confirm:
+        raise ValidationError({"export_passphrase_confirm": "The two passphrases differ."})
+    return operation_start(
+        kind="encryption.export",
+        host=host,
+        user=user,
+        subject="export",
+        secret=export_passphrase,
+        params={"roots": sorted(found)},
+    )
+
+
+@operation_runner("encryption.export", lock="encryption-export")
+def keys_export_run(tracker: Tracker) -> None:
+    op, p = tracker.op, tracker.op.params
+    t = tracker.transport(read_only=True)
+    roots = {d.name: d.encryption for d in pools.encryption_roots(host=op.host) if d.name in p["roots"]}
+    keys, left_out = {}, []
+    for name, enc in sorted(roots.items()):
+        key = _key_for(op.host, name, {})
+        location = enc.get("location", "")
+        if key is None and location.startswith(f"file://{zfs.KEY_DIR}/"):
+            key = zfs.key_read(t, location.removeprefix("file://"))
+        if key is None:
+            left_out.append(f"{name}: a {enc.get('format')} Tarn does not keep")
+            continue
+        keys[name] = {"keyformat": enc.get("format"), "key": key, "keylocation": location, "cipher": enc.get("cipher")}
+    if not keys:
+        raise ValidationError("No key to export: " + "; ".join(left_out))
+    document = {"format": EXPORT_FORMAT, "host": op.host.name, "created": timezone.now().isoformat(), "keys": keys}
+    data = pyrage.passphrase.encrypt(json.dumps(document, indent=1).encode(), tracker.secret)
+    export = KeyExport.objects.create(host=op.host, user=op.user, roots=sorted(keys), left_out=left_out, data=data)
+    tracker.progress(100, f"{len(keys)} keys exported: download the file from the Encryption page (export {export.pk})")
+
+
+def key_export_take(*, export: KeyExport) -> tuple[str, bytes]:
+    """The export's file, once: the row goes as it is handed over."""
+    name, data = export.filename, bytes(export.data)
+    export.delete()
+    return name, data
+
+
+def keys_from_export(*, data: bytes, passphrase: str) -> dict[str, str]:
+    """{root: key} from an uploaded key export (the file and the passphrase it was made with)."""
+    try:
+        document = json.loads(pyrage.passphrase.decrypt(data, passphrase))
+    except pyrage.DecryptError:
+        raise ValidationError({"key_file": "This file does not open with that passphrase."}) from None
+    except ValueError:
+        raise ValidationError({"key_file": "Not a Tarn key export."}) from None
+    if not isinstance(document, dict) or document.get("format") != EXPORT_FORMAT:
+        raise ValidationError({"key_file": "Not a Tarn key export."})
+    return {name: str(entry.get("key", "")) for name, entry in (document.get("keys") or {}).items()}

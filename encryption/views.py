@@ -2,14 +2,16 @@
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.shortcuts import redirect, render
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
+from appliance.auth import requires
 from appliance.choices import Role
 from appliance.selectors import host_current
 from appliance.web import add_service_errors, attempt, form_errors
 from encryption import selectors, services
-from encryption.forms import CreateForm, LockForm, UnlockForm
+from encryption.forms import ChangeKeyForm, CreateForm, ExportForm, LockForm, UnlockForm
 
 
 def encryption_list(request):
@@ -23,18 +25,35 @@ def encryption_list(request):
             "roots": roots,
             "can_run": request.user.has_role(Role.OPERATOR),
             "unlock_form": UnlockForm(roots=[r["name"] for r in roots]),
+            "change_form": ChangeKeyForm(roots=[r["name"] for r in roots if not r["locked"]]),
+            "export_form": ExportForm(roots=[r["name"] for r in roots]),
+            "exports": selectors.exports(host=host) if request.user.has_role(Role.ADMIN) else [],
+            "is_admin": request.user.has_role(Role.ADMIN),
         },
     )
+
+
+MAX_EXPORT_BYTES = 1 << 20
 
 
 @require_POST
 def unlock(request):
     host = host_current(request)
-    form = UnlockForm(request.POST, roots=[r["name"] for r in selectors.roots_overview(host=host)])
+    form = UnlockForm(request.POST, request.FILES, roots=[r["name"] for r in selectors.roots_overview(host=host)])
     if not form.is_valid():
         messages.error(request, form_errors(form))
         return redirect("encryption-list")
-    op = attempt(request, services.unlock_start, host=host, user=request.user, **form.cleaned_data)
+    d = form.cleaned_data
+    upload = d.pop("key_file")
+    passphrase = d.pop("key_file_passphrase")
+    if upload:
+        keys = attempt(
+            request, services.keys_from_export, data=upload.read(MAX_EXPORT_BYTES), passphrase=passphrase or ""
+        )
+        if keys is None:
+            return redirect("encryption-list")
+        d["keys"] = keys
+    op = attempt(request, services.unlock_start, host=host, user=request.user, **d)
     return redirect("operation-detail", pk=op.pk) if op else redirect("encryption-list")
 
 
@@ -59,3 +78,36 @@ def create(request):
         except ValidationError as exc:
             add_service_errors(form, exc)
     return render(request, "encryption/encryption_create.html", {"form": form})
+
+
+@require_POST
+def change_key(request):
+    host = host_current(request)
+    form = ChangeKeyForm(request.POST, roots=[r["name"] for r in selectors.roots_overview(host=host)])
+    if not form.is_valid():
+        messages.error(request, form_errors(form))
+        return redirect("encryption-list")
+    op = attempt(request, services.change_key_start, host=host, user=request.user, **form.cleaned_data)
+    return redirect("operation-detail", pk=op.pk) if op else redirect("encryption-list")
+
+
+@requires(write=Role.ADMIN, read=Role.ADMIN)
+@require_POST
+def export(request):
+    host = host_current(request)
+    form = ExportForm(request.POST, roots=[r["name"] for r in selectors.roots_overview(host=host)])
+    if not form.is_valid():
+        messages.error(request, form_errors(form))
+        return redirect("encryption-list")
+    op = attempt(request, services.keys_export_start, host=host, user=request.user, **form.cleaned_data)
+    return redirect("operation-detail", pk=op.pk) if op else redirect("encryption-list")
+
+
+@requires(write=Role.ADMIN, read=Role.ADMIN)
+@require_POST
+def export_download(request, pk):
+    export = get_object_or_404(selectors.exports(host=host_current(request)), pk=pk)
+    name, data = services.key_export_take(export=export)
+    response = HttpResponse(data, content_type="application/octet-stream")
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response

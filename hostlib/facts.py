@@ -1,4 +1,4 @@
-"""What a host offers: OpenZFS version and JSON support, kernel, CPUs, RAM and which tools exist."""
+"""What a host offers: OpenZFS version and JSON support, kernel, CPUs, RAM, when it booted and which tools exist."""
 
 import json
 import re
@@ -17,6 +17,7 @@ class HostFacts:
     kernel: str = ""
     cpus: int = 0
     memory_bytes: int = 0
+    btime: int = 0  # when the host booted, seconds since the epoch (/proc/stat); 0 when unknown
     zfs_version: str = ""  # userland, e.g. "2.3.2-2~bpo12+2"; "" when ZFS is missing
     zfs_kmod_version: str = ""
     zfs_json: bool = False  # `zpool … -j --json-int` works (OpenZFS ≥ 2.3)
@@ -31,6 +32,15 @@ class HostFacts:
 def parse_meminfo(text: str) -> int:
     match = re.search(r"^MemTotal:\s+(\d+)\s+kB", text, re.M)
     return int(match.group(1)) * 1024 if match else 0
+
+
+def parse_btime(text: str) -> int:
+    """/proc/stat's `btime 1795511521` line: the boot time in seconds since the epoch (0 when missing)."""
+    match = re.search(r"^btime\s+(\d+)\s*$", text, re.M)
+    return int(match.group(1)) if match else 0
+
+
+PROC_FILES = ("/proc/meminfo", "/proc/stat")  # read in one cat: their line keys (MemTotal:, btime) do not collide
 
 
 def parse_which(text: str) -> set[str]:
@@ -70,7 +80,8 @@ def gather(transport: Transport) -> HostFacts:
     uname = transport.run(["uname", "-n", "-r"], timeout=15).stdout.split()
     facts.hostname, facts.kernel = (uname + ["", ""])[:2]
     facts.cpus = int(transport.run(["nproc"], timeout=15).stdout.strip() or 0)
-    facts.memory_bytes = parse_meminfo(transport.read_file("/proc/meminfo"))
+    proc = transport.run(["cat", "--", *PROC_FILES], timeout=15).stdout
+    facts.memory_bytes, facts.btime = parse_meminfo(proc), parse_btime(proc)
     found = parse_which(transport.run(["which", *TOOLS], timeout=15, check=False).stdout)
     facts.tools = {tool: tool in found for tool in TOOLS}
     if facts.tools["zfs"]:

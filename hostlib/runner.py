@@ -55,6 +55,7 @@ ALLOWED_TOOLS = frozenset(
         "blkid",
         "mountpoint",
         "chattr",
+        "od",  # a raw key file read as hex (hostlib.zfs.key_read)
         "wipefs",
         "ip",
         "bridge",

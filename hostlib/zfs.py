@@ -359,7 +359,8 @@ class NewKey:
     keyformat: str = "passphrase"
     keyfile: str = ""  # empty: keylocation=prompt
 
-    def options(self) -> list[str]:
+    def options(self, flag: str = "-o") -> list[str]:
+        """The create options: -o for zfs create, -O for a pool's root dataset (zpool create)."""
         problems = {}
         if self.cipher not in CIPHERS:
             problems["encryption"] = f"Choose one of: {', '.join(CIPHERS)}."
@@ -370,14 +371,7 @@ class NewKey:
         if problems:
             raise names.PropertyErrors(problems)
         location = f"file://{check_key_file(self.keyfile)}" if self.keyfile else "prompt"
-        return [
-            "-o",
-            f"encryption={self.cipher}",
-            "-o",
-            f"keyformat={self.keyformat}",
-            "-o",
-            f"keylocation={location}",
-        ]
+        return [flag, f"encryption={self.cipher}", flag, f"keyformat={self.keyformat}", flag, f"keylocation={location}"]
 
 
 def key_input(keyformat: str, secret: str) -> str | bytes:
@@ -433,3 +427,38 @@ def unmount_tree(t: Transport, dataset: str, *, force: bool = False, unload: boo
     unmounted (-u). Busy when something holds a file open there, unless forced."""
     argv = ["zfs", "unmount", *(["-f"] if force else []), *(["-u"] if unload else [])]
     t.run([*argv, "--", names.dataset_name(dataset)], mutating=True, timeout=300)
+
+
+def change_key(
+    t: Transport, dataset: str, *, keyformat: str = "", secret: str | None = None, keyfile: str = "", inherit=False
+) -> None:
+    """zfs change-key of a loaded encryption root: inherit (-i: it joins its parent's encryption root), a new key
+    file on the NAS (keylocation=file://…, written first), or a new passphrase or key handed over on stdin. The data
+    is not re-encrypted: only the wrapping key changes."""
+    names.dataset_name(dataset)
+    if inherit:
+        argv = ["zfs", "change-key", "-i", "--", dataset]
+    else:
+        if keyformat not in KEY_FORMATS:
+            raise names.PropertyErrors({"keyformat": f"Choose one of: {', '.join(KEY_FORMATS)}."})
+        location = f"file://{check_key_file(keyfile)}" if keyfile else "prompt"
+        argv = ["zfs", "change-key", "-o", f"keyformat={keyformat}", "-o", f"keylocation={location}", "--", dataset]
+    data = key_input(keyformat, secret) if secret is not None and not keyfile and not inherit else None
+    t.run(argv, input=data, mutating=True, timeout=120)
+
+
+def key_read(t: Transport, path: str) -> str:
+    """A key file Tarn wrote, as hex (a raw key's 32 bytes are read as hex with od)."""
+    check_key_file(path)
+    text = t.run(["od", "-An", "-v", "-tx1", "--", path], timeout=30).stdout
+    data = bytes.fromhex("".join(text.split()))
+    if len(data) == 32:
+        return data.hex()
+    return check_hex_key(data.decode("ascii", "replace"))
+
+
+def load_keys_below(t: Transport, name: str) -> None:
+    """Load every key under name that sits in a key file (-r; nothing on stdin, so a passphrase root just stays
+    locked), then mount what can be (zfs mount -a skips what is still locked)."""
+    t.run(["zfs", "load-key", "-r", "--", names.dataset_name(name)], check=False, mutating=True, timeout=300)
+    t.run(["zfs", "mount", "-a"], check=False, mutating=True, timeout=600)

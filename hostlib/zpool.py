@@ -83,8 +83,11 @@ def _vdev_args(vdev: VdevSpec) -> list[str]:
     return [vdev.kind, *vdev.disks]
 
 
-def create_argv(name: str, layout: PoolLayout, *, pool_props: dict, root_props: dict, force: bool = False) -> list[str]:
-    """The exact `zpool create` argv; names, properties and layout are checked first."""
+def create_argv(
+    name: str, layout: PoolLayout, *, pool_props: dict, root_props: dict, force: bool = False, encryption=None
+) -> list[str]:
+    """The exact `zpool create` argv; names, properties and layout are checked first. encryption: a zfs.NewKey for
+    an encrypted root dataset (its passphrase or key then goes on stdin, or sits in its key file)."""
     names.pool_name(name)
     check_layout(layout)
     argv = ["zpool", "create"]
@@ -94,6 +97,8 @@ def create_argv(name: str, layout: PoolLayout, *, pool_props: dict, root_props: 
         argv += ["-o", f"{key}={value}"]
     for key, value in names.properties(root_props).items():
         argv += ["-O", f"{key}={value}"]
+    if encryption is not None:
+        argv += encryption.options("-O")
     return [*argv, "--", name, *_layout_args(layout)]
 
 

@@ -78,6 +78,23 @@ class PoolCreateForm(forms.Form):
         help_text="disabled risks the last seconds of writes on power loss.",
     )
 
+    encryption = forms.ChoiceField(
+        choices=[
+            ("", "Off"),
+            ("passphrase", "Passphrase (typed at every import or unlock; never stored)"),
+            ("hex", "Hex key (kept in a key file on the NAS; loads at import)"),
+            ("raw", "Raw key (kept in a key file on the NAS; loads at import)"),
+        ],
+        required=False,
+        help_text="Encrypts the pool's root dataset: every dataset made in it inherits its key. A lost key is lost data.",
+    )
+    passphrase = forms.CharField(
+        required=False, max_length=512, strip=False, widget=forms.PasswordInput, help_text="8 to 512 bytes."
+    )
+    passphrase_confirm = forms.CharField(
+        required=False, max_length=512, strip=False, widget=forms.PasswordInput, label="Passphrase again"
+    )
+
     GROUPS = (
         ("Data vdevs", ("name", "layout", "disks", "disks_per_vdev"), True),
         (
@@ -86,6 +103,7 @@ class PoolCreateForm(forms.Form):
             False,
         ),
         ("Options", ("ashift", "autotrim", "compression", "atime", "xattr", "casesensitivity", "sync"), False),
+        ("Encryption", ("encryption", "passphrase", "passphrase_confirm"), False),
     )
 
     def groups(self):

@@ -341,12 +341,13 @@ def cache_bytes(*, host, pool: str) -> int:
     return sum(leaves.values_list("size", flat=True))
 
 
-def encrypted_datasets(*, host):
-    """The host's encrypted datasets and zvols, as the inventory last read them."""
+def encrypted_datasets(*, host=None, hosts=None):
+    """The encrypted datasets and zvols of a host (or of several: one query), as the inventory last read them."""
+    where = {"host": host} if hosts is None else {"host__in": hosts}
     return (
-        Dataset.objects.filter(host=host, properties__encryption__value__isnull=False)
+        Dataset.objects.filter(properties__encryption__value__isnull=False, **where)
         .exclude(properties__encryption__value__in=["off", "", "-"])
-        .order_by("name")
+        .order_by("host_id", "name")
     )
 
 
@@ -357,9 +358,14 @@ def encryption_roots(*, host) -> list:
 
 def encryption_members(*, host) -> dict[str, list]:
     """{encryption root: the datasets it unlocks, itself first}."""
-    members: dict[str, list] = {}
-    for d in encrypted_datasets(host=host):
-        members.setdefault(d.encryption.get("root", d.name), []).append(d)
+    return encryption_members_by_host(hosts=[host]).get(host.pk, {})
+
+
+def encryption_members_by_host(*, hosts) -> dict[int, dict[str, list]]:
+    """{host id: {encryption root: the datasets it unlocks, itself first}} for several hosts in one query."""
+    members: dict[int, dict[str, list]] = {}
+    for d in encrypted_datasets(hosts=hosts):
+        members.setdefault(d.host_id, {}).setdefault(d.encryption.get("root", d.name), []).append(d)
     return members
 
 

@@ -47,6 +47,7 @@ def pool_list(request):
 def pool_detail(request, pk):
     pool = _pool(request, pk)
     host = pool.host
+    generic = "generic" in ((host.facts or {}).get("aes_impl"), (host.facts or {}).get("gcm_impl"))
     return render(
         request,
         "pools/pool_detail.html",
@@ -62,6 +63,8 @@ def pool_detail(request, pk):
             "free_disks": selectors.disk_free(host=host) if request.user.has_role(Role.ADMIN) else [],
             "add_form": PoolAddForm(free_disks=selectors.disk_free(host=host)),
             "scrub_schedule": selectors.scrub_schedule(pool=pool),
+            # the kernel's generic AES or GCM matters only where something is encrypted: counted only then
+            "slow_encryption": generic and selectors.encrypted_datasets(host=host).filter(pool=pool).count(),
         },
     )
 
@@ -84,6 +87,9 @@ def pool_create(request):
                     layout=layout,
                     pool_props=form.pool_props(),
                     root_props=form.root_props(),
+                    encryption=form.cleaned_data["encryption"],
+                    passphrase=form.cleaned_data["passphrase"],
+                    passphrase_confirm=form.cleaned_data["passphrase_confirm"],
                 )
             except ValidationError as exc:
                 add_service_errors(form, exc)

@@ -114,6 +114,9 @@ API = {
     "encryption-create": ["api:encryption-root-create-dataset"],
     "encryption-unlock": ["api:encryption-root-unlock"],
     "encryption-lock": ["api:encryption-root-lock"],
+    "encryption-change-key": ["api:encryption-root-change-key"],
+    "encryption-export": ["api:encryption-root-export"],
+    "encryption-export-download": ["api:key-export-download"],
 }
 
 # Page actions that change only the browser's session or the person's own sign-in: an API client names the host in

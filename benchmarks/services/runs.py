@@ -145,11 +145,16 @@ def check_warm_up(run: Run, need: int, arc_max: int) -> None:
 
 
 def _manifest(t: Transport, run: Run, where: dict, now: facts.Now, warm: bool) -> dict:
-    """The host's part (fio's version comes with fio's first result: the fio that ran, no command for it)."""
+    """The host's part (fio's version comes with fio's first result: the fio that ran, no command for it). The
+    dataset's encryption is read with its properties; the kernel's AES and GCM implementations (an encrypted
+    dataset is several times slower with the generic ones) are the host's facts as last read (every few minutes)."""
     pool = run.target.split("/")[0]
     return {
         **manifest_common(t, run, now),
         **where,
+        "encryption": targets.encryption_of(where.get("dataset_properties") or {}),
+        "aes_impl": (run.host.facts or {}).get("aes_impl", ""),
+        "gcm_impl": (run.host.facts or {}).get("gcm_impl", ""),
         "pool_topology": zpool.topology_text(t, pool)[-20_000:],
         "caches_dropped": "once" if warm else True,
     }

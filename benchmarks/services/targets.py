@@ -32,6 +32,15 @@ def prepare(t: Transport, run: Run) -> tuple[str, str, dict]:
     return folder, RUN_DIR, {**where, "dataset_properties": zfs.properties(t, run.target)}
 
 
+def encryption_of(properties: dict) -> dict | str:
+    """What a run's manifest says of its dataset's encryption, from its properties as zfs read them: its cipher,
+    encryption root and key format, or "off" (also for a dataset read before OpenZFS had encryption)."""
+    cipher = properties.get("encryption", "off")
+    if cipher in ("", "off", "-"):
+        return "off"
+    return {"cipher": cipher, "root": properties.get("encryptionroot", ""), "format": properties.get("keyformat", "")}
+
+
 def output_files(run: Run, out: str, n: int, numjobs: int) -> tuple[str, str, list[str]]:
     """Job n's JSON output and bandwidth-log prefix, and every file fio makes of them (one log per process)."""
     prefix = f"{out}/" if run.kind == RunKind.STORAGE else f"{out}/bench-{run.pk}-"  # the scratch dataset's or /run

@@ -45,6 +45,10 @@ class UnlockRequest(serializers.Serializer):
     host = HostField()
     roots = serializers.ListField(child=serializers.CharField(max_length=255), min_length=1, max_length=1000)
     secret = _secret(2048)
+    key_export = serializers.CharField(
+        required=False, allow_blank=True, default="", max_length=1 << 20, help_text="A Tarn key export (.age), base64."
+    )
+    key_export_passphrase = _secret(2048)
     dry_run = serializers.BooleanField(default=False)
 
 
@@ -52,3 +56,32 @@ class LockRequest(serializers.Serializer):
     host = HostField()
     root = serializers.CharField(max_length=255)
     force = serializers.BooleanField(default=False)
+
+
+class ChangeKeyRequest(serializers.Serializer):
+    host = HostField()
+    root = serializers.CharField(max_length=255)
+    current_secret = _secret(2048)
+    inherit = serializers.BooleanField(default=False)
+    keyformat = serializers.ChoiceField(choices=KeyFormat.choices, default=KeyFormat.PASSPHRASE)
+    new_passphrase = _secret(PASSPHRASE_MAX * 4)
+    new_passphrase_confirm = _secret(PASSPHRASE_MAX * 4)
+    escrow = serializers.BooleanField(default=False)
+
+
+class ExportRequest(serializers.Serializer):
+    host = HostField()
+    roots = serializers.ListField(child=serializers.CharField(max_length=255), required=False, default=list)
+    confirm = serializers.CharField(max_length=255, help_text="The dataset's name (one root) or the host's (all).")
+    export_passphrase = _secret(PASSPHRASE_MAX * 4)
+    export_passphrase_confirm = _secret(PASSPHRASE_MAX * 4)
+
+
+class KeyExportSerializer(serializers.Serializer):
+    id = ApiIntegerField(read_only=True)
+    host = serializers.CharField(source="host.name", read_only=True)
+    user = serializers.CharField(source="user.username", read_only=True, default="")
+    roots = serializers.ListField(child=serializers.CharField(), read_only=True)
+    left_out = serializers.ListField(child=serializers.CharField(), read_only=True)
+    created_at = serializers.DateTimeField(read_only=True)
+    filename = serializers.CharField(read_only=True)

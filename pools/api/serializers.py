@@ -205,6 +205,15 @@ class PoolCreateRequest(LayoutRequest):
     name = serializers.CharField(max_length=255)
     pool_properties = serializers.DictField(child=serializers.CharField(), required=False, default=dict)
     root_properties = serializers.DictField(child=serializers.CharField(), required=False, default=dict)
+    encryption = serializers.ChoiceField(
+        choices=["", "passphrase", "hex", "raw"], required=False, default="", help_text="Encrypt the root dataset."
+    )
+    passphrase = serializers.CharField(
+        required=False, allow_blank=True, default="", trim_whitespace=False, max_length=2048, write_only=True
+    )
+    passphrase_confirm = serializers.CharField(
+        required=False, allow_blank=True, default="", trim_whitespace=False, max_length=2048, write_only=True
+    )
 
 
 class ActionRequest(serializers.Serializer):

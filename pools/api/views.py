@@ -45,6 +45,9 @@ class PoolViewSet(viewsets.ReadOnlyModelViewSet):
                 layout=data.layout(),
                 pool_props=d["pool_properties"],
                 root_props=d["root_properties"],
+                encryption=d["encryption"],
+                passphrase=d["passphrase"],
+                passphrase_confirm=d["passphrase_confirm"],
             )
         )
 

@@ -1,6 +1,8 @@
 """Pools: create, destroy, scrub, TRIM, devices (offline/online/replace/attach/detach/clear), add vdevs,
 export and import, and the per-disk figures behind the creation preview."""
 
+import secrets
+
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Q
@@ -8,20 +10,36 @@ from django.utils import timezone
 
 from appliance.models import Host, Operation
 from appliance.operations import Tracker, operation_runner, operation_start
-from hostlib import names, zpool
+from hostlib import names, posix, zfs, zpool
+from hostlib.errors import HostError
 from hostlib.zpool import InvalidLayout, PoolLayout
-from pools.models import Disk, ImportablePool, MediaSpeed, Pool, Vdev
+from pools.models import Dataset, Disk, ImportablePool, MediaSpeed, Pool, Vdev
 from pools.services.commands import checked, command_start, refuse_if_in_use, require_pool
-from pools.services.inventory import Scope
+from pools.services.inventory import Scope, inventory_refresh
 
 
 def pool_create_start(
-    *, host: Host, user, name: str, layout: PoolLayout, pool_props: dict, root_props: dict, force: bool = False
+    *,
+    host: Host,
+    user,
+    name: str,
+    layout: PoolLayout,
+    pool_props: dict,
+    root_props: dict,
+    force: bool = False,
+    encryption: str = "",
+    passphrase: str = "",
+    passphrase_confirm: str = "",
 ) -> Operation:
-    """Check everything against the inventory now; the worker runs `zpool create` and refreshes."""
+    """Check everything against the inventory now; the worker runs `zpool create` and refreshes. encryption: ''
+    (none), passphrase (handed to zpool on stdin, stored nowhere) or hex/raw (a key Tarn makes, kept in a root-only
+    key file on the NAS that the pool's import loads): the pool's root dataset is then an encryption root."""
     errors = {}
+    key = _new_key(name, encryption, passphrase, passphrase_confirm)
     try:
-        argv = zpool.create_argv(name, layout, pool_props=pool_props, root_props=root_props, force=force)
+        argv = zpool.create_argv(
+            name, layout, pool_props=pool_props, root_props=root_props, force=force, encryption=key
+        )
     except names.InvalidName as exc:
         raise ValidationError({"name": str(exc)}) from None
     except InvalidLayout as exc:
@@ -36,15 +54,65 @@ def pool_create_start(
         errors.update(exc.message_dict)
     if errors:
         raise ValidationError(errors)
-    return command_start(
+    if key is None:
+        return command_start(
+            host=host,
+            user=user,
+            kind="pool.create",
+            target=f"pool:{name}",
+            argvs=[argv],
+            done=f"Pool {name} created",
+            scope=Scope(pools=[name], trees=[name], disks=True),
+        )
+    return operation_start(
+        kind="pool.create",
+        runner="pool.create_encrypted",
         host=host,
         user=user,
-        kind="pool.create",
-        target=f"pool:{name}",
-        argvs=[argv],
-        done=f"Pool {name} created",
-        scope=Scope(pools=[name], trees=[name], disks=True),
+        subject=f"pool:{name}",
+        secret=passphrase if key.keyformat == "passphrase" else secrets.token_hex(32),
+        params={"name": name, "argv": argv, "keyformat": key.keyformat, "keyfile": key.keyfile},
     )
+
+
+def _new_key(name: str, encryption: str, passphrase: str, passphrase_confirm: str) -> "zfs.NewKey | None":
+    if not encryption:
+        return None
+    if encryption not in zfs.KEY_FORMATS:
+        raise ValidationError({"encryption": f"Choose none or one of: {', '.join(zfs.KEY_FORMATS)}."})
+    if encryption == "passphrase":
+        checked(lambda: zfs.check_passphrase(passphrase))
+        if passphrase != passphrase_confirm:
+            raise ValidationError({"passphrase_confirm": "The two passphrases differ."})
+        return zfs.NewKey(keyformat=encryption)
+    return zfs.NewKey(keyformat=encryption, keyfile=checked(lambda: zfs.key_file_for(name)))
+
+
+@operation_runner("pool.create_encrypted", lock="")
+def pool_create_encrypted_run(tracker: Tracker) -> None:
+    """zpool create with an encrypted root: the key file written first (hex/raw), or the passphrase on stdin; the
+    empty folder the root mounts on made immutable while unmounted (nothing lands in it while the pool is locked)."""
+    op, p = tracker.op, tracker.op.params
+    t = tracker.transport()
+    if p["keyfile"]:
+        tracker.progress(10, f"Writing the key file {p['keyfile']} (root only)")
+        zfs.key_write(t, p["keyfile"], p["keyformat"], tracker.secret or "")
+    tracker.progress(30, f"Creating the pool {p['name']} (encrypted, {p['keyformat']})")
+    data = None if p["keyfile"] else zfs.key_input(p["keyformat"], tracker.secret or "")
+    t.run(p["argv"], input=data, timeout=600, mutating=True)
+    mountpoint = zfs.properties(t, p["name"]).get("mountpoint", "")
+    if mountpoint.startswith("/"):
+        zfs.unmount_tree(t, p["name"])
+        try:
+            posix.seal_mount_folder(t, mountpoint)
+        except HostError as exc:
+            tracker.log(f"{mountpoint}: could not make it immutable ({str(exc)[:200]})")
+        finally:
+            zfs.mount_tree(t, p["name"])
+    tracker.progress(85, "Reading what changed")
+    inventory_refresh(host=op.host, operation=op, scope=Scope(pools=[p["name"]], trees=[p["name"]], disks=True))
+    where = f": its key is in {p['keyfile']} on the NAS; export it now" if p["keyfile"] else ""
+    tracker.progress(100, f"Pool {p['name']} created, encrypted{where}")
 
 
 def pool_destroy_start(*, host: Host, user, name: str, confirm: str) -> Operation:
@@ -138,15 +206,26 @@ def pool_import_start(*, host, user, guid: str, new_name: str = "") -> Operation
         )
     argv = checked(lambda: zpool.import_argv(guid, new_name))
     ImportablePool.objects.filter(pk=candidate.pk).delete()
-    return command_start(
-        host=host,
-        user=user,
-        kind="pool.import",
-        target=f"pool:{name}",
-        argvs=[argv],
-        done=f"Pool {name} imported",
-        scope=Scope(pools=[name], trees=[name], disks=True),
+    return operation_start(
+        kind="pool.import", host=host, user=user, subject=f"pool:{name}", params={"argv": argv, "name": name}
     )
+
+
+@operation_runner("pool.import", lock="")
+def pool_import_run(tracker: Tracker) -> None:
+    """Import, then load the keys the pool's encryption roots keep in key files (a passphrase cannot be: those stay
+    locked, and the operation says which) and mount what opened."""
+    op, p = tracker.op, tracker.op.params
+    t = tracker.transport()
+    tracker.progress(10, f"Importing {p['name']}")
+    t.run(p["argv"], timeout=600, mutating=True)
+    tracker.progress(50, "Loading the keys kept in key files")
+    zfs.load_keys_below(t, p["name"])
+    inventory_refresh(host=op.host, operation=op, scope=Scope(pools=[p["name"]], trees=[p["name"]], disks=True))
+    locked = [d for d in Dataset.objects.filter(host=op.host, pool__name=p["name"]) if d.locked]
+    roots = sorted(d.name for d in locked if d.encryption.get("root") == d.name)
+    note = f"; locked (their passphrase is needed: Encryption page): {', '.join(roots[:10])}" if roots else ""
+    tracker.progress(100, f"Pool {p['name']} imported{note}")
 
 
 DEVICE_DONE = {

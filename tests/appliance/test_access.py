@@ -17,6 +17,7 @@ from analytics.models import Alert, Channel
 from appliance.choices import Role
 from appliance.models import ApiToken, AuditEntry, Operation
 from benchmarks.models import CustomProfile, Run, Schedule, Suite
+from encryption.models import KeyExport
 from health.models import DiskHealth, SelfTestRun, SelfTestSchedule
 from pools.models import Dataset, Disk, Pool, Snapshot, SnapshotTask
 from replication.models import Pair
@@ -275,6 +276,15 @@ ROLES: dict[str, tuple[str, str] | None] = {
     "/api/v1/encryption-roots/create/": (VIEWER, OPERATOR),
     "/api/v1/encryption-roots/unlock/": (VIEWER, OPERATOR),
     "/api/v1/encryption-roots/lock/": (VIEWER, OPERATOR),
+    "/encryption/change-key/": (VIEWER, OPERATOR),
+    "/api/v1/encryption-roots/change-key/": (VIEWER, OPERATOR),
+    # A key export holds every key Tarn can reach: an admin's only, even to see that one exists.
+    "/encryption/export/": (ADMIN, ADMIN),
+    "/encryption/exports/<pk>/download/": (ADMIN, ADMIN),
+    "/api/v1/encryption-roots/export/": (VIEWER, ADMIN),
+    "/api/v1/key-exports/": (ADMIN, ADMIN),
+    "/api/v1/key-exports/<pk>/": (ADMIN, ADMIN),
+    "/api/v1/key-exports/<pk>/download/": (ADMIN, ADMIN),
 }
 
 
@@ -337,7 +347,10 @@ def objects(local_host, admin_user):
     health = DiskHealth.objects.create(host=local_host, device="/dev/sda", name="sda", state="ok")
     test_run = SelfTestRun.objects.create(host=local_host, kind="short", groups=[["/dev/sda"]])
     test_schedule = SelfTestSchedule.objects.create(host=local_host, kind="long", every="month")
+    key_export = KeyExport.objects.create(host=local_host, roots=["tank/a"], data=b"age")
     return {
+        "encryption-export": key_export.pk,
+        "key-export": key_export.pk,
         "self-test-run": test_run.pk,  # before "run"
         "health-run": test_run.pk,
         "self-test-schedule": test_schedule.pk,  # before "schedule"

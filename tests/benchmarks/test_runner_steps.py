@@ -175,6 +175,50 @@ def test_a_write_run_with_a_short_ramp_reads_the_manifest_before_fio_starts_and_
     assert run.status == "succeeded" and [r["job"] for r in run.results] == ["seq-write-1"]
 
 
+def test_a_run_on_an_encrypted_dataset_records_its_encryption_and_the_kernels_aes_and_gcm(
+    run_queued, fake, tank, admin, viewer_client
+):
+    tank.facts = {**tank.facts, "aes_impl": "generic", "gcm_impl": "pclmulqdq"}
+    tank.save(update_fields=["facts"])
+    every = ("zfs", "get", "-H", "-p", "-o", "property,value")
+
+    def encrypted(argv):  # the scratch dataset inherits its parent's encryption (zfs get -p prints it so)
+        fake.answer(
+            *every,
+            stdout=f"recordsize\t1048576\ncompression\toff\nmountpoint\t/{argv[-1]}\nencryption\taes-256-gcm\n"
+            "encryptionroot\ttank/data\nkeyformat\tpassphrase\nkeystatus\tavailable\n",
+        )
+
+    fake.on(*every, call=encrypted)
+    run = run_queued(
+        benchmark_start, host=tank, user=admin, profile="seq-write-1", dataset="tank/data", size="2g", runtime=5, ramp=0
+    )
+    assert run.status == "succeeded"
+    assert run.manifest["encryption"] == {"cipher": "aes-256-gcm", "root": "tank/data", "format": "passphrase"}
+    assert (run.manifest["aes_impl"], run.manifest["gcm_impl"]) == ("generic", "pclmulqdq")
+    assert ["zfs", "get"] not in heads(fake)[2:-2]  # read with the properties: no command of its own
+    page = viewer_client.get(f"/benchmarks/runs/{run.pk}/").content.decode()
+    assert "aes-256-gcm" in page and "<code>tank/data</code>, key format passphrase" in page
+    assert "AES generic, GCM pclmulqdq" in page and "AES instructions are not" in page
+
+
+def test_a_run_on_a_plain_dataset_records_encryption_off_and_warns_of_nothing(
+    run_queued, fake, tank, admin, viewer_client
+):
+    tank.facts = {**tank.facts, "aes_impl": "generic", "gcm_impl": "generic"}
+    tank.save(update_fields=["facts"])
+    run = run_queued(
+        benchmark_start, host=tank, user=admin, profile="seq-write-1", dataset="tank/data", size="2g", runtime=5, ramp=0
+    )
+    assert (run.manifest["encryption"], run.manifest["aes_impl"], run.manifest["gcm_impl"]) == (
+        "off",
+        "generic",
+        "generic",
+    )
+    page = viewer_client.get(f"/benchmarks/runs/{run.pk}/").content.decode()
+    assert 'id="manifest-encryption">off;' in page and "AES instructions" not in page
+
+
 def test_a_working_set_that_fits_in_the_arc_now_fails_the_run_and_still_destroys_its_dataset(
     run_queued, fake, tank, admin
 ):

@@ -2,6 +2,9 @@
 passphrase or key never lands in an operation's params, messages or the audit log. What zfs does with the keys is
 the lab's to prove (tests/lab/test_encryption.py)."""
 
+import json
+
+import pyrage
 import pytest
 from django.core.exceptions import ValidationError
 from django.utils import timezone
@@ -10,6 +13,8 @@ from appliance.models import AuditEntry, Host, Operation
 from encryption import services
 from encryption.models import KeyEscrow
 from hostlib import zfs
+from hostlib.zpool import PoolLayout, VdevSpec
+from pools import services as pool_services
 from pools.models import Dataset, Pool
 
 CANARY = "canary-51d2 correct horse"
@@ -146,3 +151,72 @@ def test_no_passphrase_in_the_audit_log_or_the_operation_from_a_page_or_the_api(
     ops = list(Operation.objects.values())
     assert len(ops) == 3
     assert CANARY not in str(entries) + str(ops)
+
+
+def test_change_key_and_export_refuse_bad_input_and_nothing_is_queued(host, admin_user, operator_client, viewer_client):
+    with pytest.raises(ValidationError, match="tank/vault's: unlock that"):
+        services.change_key_start(host=host, user=admin_user, root="tank/vault/docs", current_secret=CANARY)
+    with pytest.raises(ValidationError, match="locked: unlock it first"):
+        services.change_key_start(host=host, user=admin_user, root="tank/vault", current_secret=CANARY)
+    with pytest.raises(ValidationError) as differ:
+        services.change_key_start(
+            host=host, user=admin_user, root="tank/keyed", new_passphrase=CANARY, new_passphrase_confirm="other"
+        )
+    assert "new_passphrase_confirm" in differ.value.message_dict
+    with pytest.raises(ValidationError, match="parent tank is not encrypted"):
+        services.change_key_start(host=host, user=admin_user, root="tank/keyed", inherit=True)
+    with pytest.raises(ValidationError, match="Type nas1 to export every key"):
+        services.keys_export_start(
+            host=host,
+            user=admin_user,
+            roots=[],
+            confirm="tank",
+            export_passphrase=CANARY,
+            export_passphrase_confirm=CANARY,
+        )
+    with pytest.raises(ValidationError, match="8 to 512 bytes"):
+        services.keys_export_start(
+            host=host,
+            user=admin_user,
+            roots=["tank/keyed"],
+            confirm="tank/keyed",
+            export_passphrase="short",
+            export_passphrase_confirm="short",
+        )
+    request = {"host": "nas1", "confirm": "nas1", "export_passphrase": CANARY, "export_passphrase_confirm": CANARY}
+    for client in (operator_client, viewer_client):
+        assert (
+            client.post("/api/v1/encryption-roots/export/", request, content_type="application/json").status_code == 403
+        )
+    assert not Operation.objects.exists()
+
+
+def test_an_uploaded_export_opens_only_with_its_passphrase():
+    data = pyrage.passphrase.encrypt(
+        json.dumps({"format": services.EXPORT_FORMAT, "keys": {"tank/k": {"key": "ab" * 32}}}).encode(), CANARY
+    )
+    assert services.keys_from_export(data=data, passphrase=CANARY) == {"tank/k": "ab" * 32}
+    with pytest.raises(ValidationError, match="does not open with that passphrase"):
+        services.keys_from_export(data=data, passphrase="another passphrase")
+    with pytest.raises(ValidationError, match="Not a Tarn key export"):
+        services.keys_from_export(data=pyrage.passphrase.encrypt(b"[1, 2]", CANARY), passphrase=CANARY)
+    with pytest.raises(ValidationError):
+        services.keys_from_export(data=b"plain text", passphrase=CANARY)
+
+
+@pytest.mark.parametrize(
+    ("data", "field"),
+    [
+        ({"encryption": "passphrase", "passphrase": "short", "passphrase_confirm": "short"}, "passphrase"),
+        ({"encryption": "passphrase", "passphrase": CANARY, "passphrase_confirm": "other"}, "passphrase_confirm"),
+        ({"encryption": "rot13"}, "encryption"),
+    ],
+)
+def test_an_encrypted_pool_refuses_bad_input_naming_the_field(host, admin_user, data, field):
+    layout = PoolLayout(data=(VdevSpec("stripe", ("/dev/disk/by-id/virtio-x",)),))
+    with pytest.raises(ValidationError) as refused:
+        pool_services.pool_create_start(
+            host=host, user=admin_user, name="vault", layout=layout, pool_props={}, root_props={}, **data
+        )
+    assert field in refused.value.message_dict and not Operation.objects.exists()
+    assert CANARY not in str(refused.value)

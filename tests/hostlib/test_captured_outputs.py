@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from hostlib.facts import parse_impl, parse_meminfo, parse_now, parse_zfs_version
+from hostlib.facts import gather, parse_btime, parse_impl, parse_meminfo, parse_now, parse_zfs_version
+from tests.support.runners import FakeHost
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "host"
 MANIFEST = json.loads((FIXTURES / "MANIFEST.json").read_text())
@@ -45,6 +46,19 @@ def test_the_kernel_module_and_arc_read_in_one_cat_parse_with_and_without_the_zf
 
 def test_meminfo_parses_to_bytes():
     assert parse_meminfo(read("meminfo.txt")) > 512 * 1024 * 1024
+
+
+def test_the_boot_time_and_memory_are_read_in_one_cat_of_meminfo_and_stat():
+    """The lab guest's /proc/stat (sampler/CAPTURED.md) after its /proc/meminfo, as `cat` prints the two."""
+    stat, meminfo = read("sampler/proc_stat.txt"), read("meminfo.txt")
+    assert parse_btime(stat) == 1795511521 and parse_btime(meminfo + stat) == 1795511521
+    assert parse_meminfo(meminfo + stat) == parse_meminfo(meminfo)
+    assert parse_btime(meminfo) == 0  # not known: nothing is judged by it
+    fake = FakeHost()
+    fake.files["/proc/stat"] = stat
+    facts = gather(fake.transport())
+    assert (facts.btime, facts.memory_bytes) == (1795511521, parse_meminfo(meminfo))
+    assert [a for a in fake.argvs if a[0] == "cat"] == [["cat", "--", "/proc/meminfo", "/proc/stat"]]
 
 
 def test_zpool_status_json_has_the_captured_topology():

@@ -12,8 +12,10 @@ from django.core.management import call_command
 
 from appliance.services import host_refresh_facts
 from encryption import services
-from encryption.models import KeyEscrow
-from pools.models import Dataset
+from encryption.models import KeyEscrow, KeyExport
+from hostlib.zpool import PoolLayout, VdevSpec
+from pools import services as pool_services
+from pools.models import Dataset, ImportablePool
 from pools.services import inventory_refresh
 from shares import selectors as share_selectors
 from shares import services as share_services
@@ -66,6 +68,8 @@ def test_an_encrypted_dataset_shows_its_root_key_and_lock_on_the_pages_and_the_a
 
 
 CANARY = "canary-7f3e horse battery staple"  # must never be seen anywhere but the guest's zfs
+NEW = "canary-new 9d1c4 second passphrase"
+EXPORT_PASSPHRASE = "canary-export a7e2 third passphrase"
 
 
 def _zget(guest, props: str, name: str) -> list[str]:
@@ -139,11 +143,67 @@ def test_tarn_makes_locks_and_unlocks_encrypted_datasets_and_keeps_no_secret(
     assert guest.sh("cat /tank/vault/docs/a.txt").strip() == "kept"
     assert _zget(guest, "keystatus,mounted", "tank/keyed") == ["available", "yes"]
 
+    # Change keys: the current one is checked first; a new passphrase; a new hex key in a new file (escrowed again)
+    op = run_queued(
+        services.change_key_start,
+        host=lab_host,
+        user=admin_user,
+        root="tank/vault",
+        current_secret="wrong passphrase!",
+        new_passphrase=NEW,
+        new_passphrase_confirm=NEW,
+    )
+    assert op.status == "failed" and "does not fit tank/vault: nothing was changed" in op.message, op.message
+    op = run_queued(
+        services.change_key_start,
+        host=lab_host,
+        user=admin_user,
+        root="tank/vault",
+        current_secret=CANARY,
+        new_passphrase=NEW,
+        new_passphrase_confirm=NEW,
+    )
+    assert op.status == "succeeded", op.message
+    guest.sh(f"printf '%s\\n' '{NEW}' | zfs load-key -n -L prompt tank/vault")  # the new one fits
+    op = run_queued(
+        services.change_key_start, host=lab_host, user=admin_user, root="tank/keyed", keyformat="hex", escrow=True
+    )
+    assert op.status == "succeeded", op.message
+    location = _zget(guest, "keylocation", "tank/keyed")[0]
+    assert location.startswith("file:///etc/tarn/keys/tank%keyed.") and location != f"file://{keyfile}"
+    new_key = guest.sh(f"cat {location.removeprefix('file://')}").strip()
+    assert new_key != hex_key and len(new_key) == 64
+
+    # Export every key (the host's name typed): one age file with keyed's key; vault's passphrase is not Tarn's
+    op = run_queued(
+        services.keys_export_start,
+        host=lab_host,
+        user=admin_user,
+        roots=[],
+        confirm=lab_host.name,
+        export_passphrase=EXPORT_PASSPHRASE,
+        export_passphrase_confirm=EXPORT_PASSPHRASE,
+    )
+    assert op.status == "succeeded", op.message
+    export = KeyExport.objects.get(host=lab_host)
+    assert export.roots == ["tank/keyed"] and export.left_out == ["tank/vault: a passphrase Tarn does not keep"]
+    _, data = services.key_export_take(export=export)
+    assert not KeyExport.objects.exists() and new_key.encode() not in data  # downloaded once, encrypted
+    keys = services.keys_from_export(data=data, passphrase=EXPORT_PASSPHRASE)
+    assert keys == {"tank/keyed": new_key}
+    # Unlock from the export alone: the key file and Tarn's copy gone
+    run_queued(services.lock_start, host=lab_host, user=admin_user, root="tank/keyed")
+    guest.sh(f"rm {location.removeprefix('file://')}")
+    KeyEscrow.objects.all().delete()
+    op = run_queued(services.unlock_start, host=lab_host, user=admin_user, roots=["tank/keyed"], keys=keys)
+    assert op.status == "succeeded", op.message
+    assert _zget(guest, "keystatus", "tank/keyed") == ["available"]
+
     # No secret anywhere Tarn writes: the database (operations, audit, escrow), the log
     out = StringIO()
     call_command("dumpdata", stdout=out)
-    assert CANARY not in out.getvalue() and hex_key not in out.getvalue()
-    assert CANARY not in caplog.text and hex_key not in caplog.text
+    for secret in (CANARY, NEW, EXPORT_PASSPHRASE, hex_key, new_key):
+        assert secret not in out.getvalue() and secret not in caplog.text
 
 
 def test_after_a_reboot_a_locked_datasets_shares_take_no_file_and_unlock_brings_them_back(
@@ -205,3 +265,61 @@ def test_after_a_reboot_a_locked_datasets_shares_take_no_file_and_unlock_brings_
         client.kill()
         client.wait(10)
     print(f"reboot took {seconds:.0f} s")
+
+
+def test_an_encrypted_pool_made_by_tarn_imports_with_its_key_file_and_says_what_stays_locked(
+    guest, lab_host, admin_user, run_queued
+):
+    inventory_refresh(host=lab_host)
+    disk = "/dev/disk/by-id/virtio-zfsdisk2"
+    layout = PoolLayout(data=(VdevSpec("stripe", (disk,)),))
+    with pytest.raises(ValidationError) as differ:
+        pool_services.pool_create_start(
+            host=lab_host,
+            user=admin_user,
+            name="sealed",
+            layout=layout,
+            pool_props={},
+            root_props={},
+            encryption="passphrase",
+            passphrase=CANARY,
+            passphrase_confirm="other",
+        )
+    assert "passphrase_confirm" in differ.value.message_dict
+    op = run_queued(
+        pool_services.pool_create_start,
+        host=lab_host,
+        user=admin_user,
+        name="sealed",
+        layout=layout,
+        pool_props={},
+        root_props={},
+        encryption="hex",
+    )
+    assert op.status == "succeeded", op.message
+    assert _zget(guest, "encryption,keyformat,keylocation,keystatus", "sealed") == [
+        "aes-256-gcm",
+        "hex",
+        "file:///etc/tarn/keys/sealed.key",
+        "available",
+    ]
+    op = run_queued(
+        services.encrypted_create_start,
+        host=lab_host,
+        user=admin_user,
+        name="sealed/private",
+        passphrase=CANARY,
+        passphrase_confirm=CANARY,
+    )
+    assert op.status == "succeeded", op.message
+    guest.sh("zfs create sealed/plain-child && echo hi > /sealed/plain-child/f && zpool export sealed")
+    assert guest.sh("lsattr -d /sealed").split()[0].count("i") == 1  # the pool's empty mount folder
+    inventory_refresh(host=lab_host)
+    run_queued(pool_services.pool_import_scan_start, host=lab_host, user=admin_user)
+    guid = ImportablePool.objects.get(host=lab_host, name="sealed").guid
+    op = run_queued(pool_services.pool_import_start, host=lab_host, user=admin_user, guid=guid)
+    assert op.status == "succeeded" and op.message.endswith(
+        "locked (their passphrase is needed: Encryption page): sealed/private"
+    ), op.message
+    assert guest.sh("cat /sealed/plain-child/f").strip() == "hi"  # the key file's root opened and mounted
+    assert _zget(guest, "keystatus,mounted", "sealed/private") == ["unavailable", "no"]

@@ -2,7 +2,19 @@
 
 import sys
 
-from tests.perf import analytics, audit, benchmarks, foundation, health, lab, replication, shares, storage, tuning
+from tests.perf import (
+    analytics,
+    audit,
+    benchmarks,
+    encryption,
+    foundation,
+    health,
+    lab,
+    replication,
+    shares,
+    storage,
+    tuning,
+)
 
 GROUPS = {
     "foundation": foundation.CHECKS,
@@ -15,14 +27,17 @@ GROUPS = {
     "analytics": analytics.CHECKS,
     "replication": replication.CHECKS,
     "health": health.CHECKS,
+    "encryption": encryption.CHECKS,
 }
+# Checks run only when named (`encryption.check`: a tiny version of the group, to see that its path works).
+QUICK = {"encryption": encryption.QUICK}
 
 
 def main(chosen: list[str]) -> int:
     """Arguments: groups (`benchmarks`) or single checks (`benchmarks.l2arc_figures`); none: every group."""
     for arg in chosen or GROUPS:
         group, _, only = arg.partition(".")
-        for check in GROUPS[group]:
+        for check in GROUPS[group] + (QUICK.get(group, []) if only else []):
             if only and check.__name__ != only:
                 continue
             for name, value, unit, goal in check():
