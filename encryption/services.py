@@ -161,8 +161,9 @@ def _roots(host: Host, names: list[str], field: str = "roots") -> dict[str, dict
 def unlock_start(
     *, host: Host | None, user, roots: list[str], secret: str = "", keys: dict | None = None, dry_run: bool = False
 ) -> Operation:
-    """Unlock encryption roots: every key is checked first (zfs load-key -n); only if all fit do they load, then
-    their filesystems mount and the NFS exports on them come back (SMB shares come back by themselves: smbd offers a
+    """Unlock encryption roots, all or nothing: each key loads only if it fits (zfs checks it), and if one does not,
+    the ones loaded are unloaded again and nothing mounts; dry_run only checks (load-key -n). Then their
+    filesystems mount and the NFS exports on them come back (SMB shares come back by themselves: smbd offers a
     share only while its path is a mounted filesystem). secret: one passphrase or hex key for all; keys: {root:
     key} from an uploaded key export; neither: each root's key file on the NAS or its escrowed key."""
     host = _host_for_changes(host)
@@ -218,26 +219,28 @@ def unlock_run(tracker: Tracker) -> None:
     t = tracker.transport()
     formats = {d.name: d.encryption.get("format", "") for d in pools.encryption_roots(host=op.host)}
     keys = {name: _key_for(op.host, name, given) for name in p["roots"]}
-    fits, wrong = [], []
+    loaded, wrong = [], []
     for i, name in enumerate(p["roots"]):
-        tracker.progress(int(40 * i / len(p["roots"])), f"Checking the key of {name}")
-        try:
-            zfs.load_key(t, name, keyformat=formats.get(name, ""), secret=keys[name], dry_run=True)
-            fits.append(name)
+        verb = "Checking the key of" if p["dry_run"] else "Loading the key of"
+        tracker.progress(int(60 * i / len(p["roots"])), f"{verb} {name}")
+        try:  # a key that does not fit loads nothing: zfs checks it first either way
+            zfs.load_key(t, name, keyformat=formats.get(name, ""), secret=keys[name], dry_run=p["dry_run"])
+            loaded.append(name)
         except zfs.KeyRejected:
             wrong.append(name)
         except CommandFailed as exc:
-            wrong.append(f"{name} ({exc.message if hasattr(exc, 'message') else str(exc)[:160]})")
-    for name in fits:
+            wrong.append(f"{name} ({str(exc)[:160]})")
+    for name in loaded:
         tracker.log(f"{name}: the key fits")
     if wrong:
+        for name in [] if p["dry_run"] else loaded:  # all or nothing: the ones that fit are unloaded again
+            zfs.unload_key(t, name)
         raise ValidationError(f"The key does not fit {', '.join(wrong)}: nothing was unlocked.")
     if p["dry_run"]:
-        tracker.progress(100, f"Dry run: the key fits {', '.join(fits)}; nothing was unlocked")
+        tracker.progress(100, f"Dry run: the key fits {', '.join(loaded)}; nothing was unlocked")
         return
     for i, name in enumerate(p["roots"]):
-        tracker.progress(40 + int(40 * i / len(p["roots"])), f"Unlocking and mounting {name}")
-        zfs.load_key(t, name, keyformat=formats.get(name, ""), secret=keys[name])
+        tracker.progress(60 + int(25 * i / len(p["roots"])), f"Mounting {name} and what is below it")
         zfs.mount_tree(t, name)
     if any(shares.nfs_exports_under(host=op.host, datasets=p["roots"])):
         tracker.progress(85, "Exporting the NFS shares on them again")

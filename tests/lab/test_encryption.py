@@ -136,6 +136,11 @@ def test_tarn_makes_locks_and_unlocks_encrypted_datasets_and_keeps_no_secret(
     # Both at once: the passphrase for one, the escrowed key for the other (its key file gone from the NAS)
     run_queued(services.lock_start, host=lab_host, user=admin_user, root="tank/keyed")
     guest.sh(f"rm {keyfile}")
+    op = run_queued(  # keyed's escrowed key fits and loads first; vault's does not: keyed is unloaded again
+        services.unlock_start, host=lab_host, user=admin_user, roots=["tank/vault", "tank/keyed"], secret="wrong one!"
+    )
+    assert op.status == "failed" and "does not fit tank/vault" in op.message, op.message
+    assert _zget(guest, "keystatus", "tank/keyed") == ["unavailable"]
     op = run_queued(
         services.unlock_start, host=lab_host, user=admin_user, roots=["tank/vault", "tank/keyed"], secret=CANARY
     )
