@@ -102,10 +102,30 @@ def test_tarn_makes_locks_and_unlocks_encrypted_datasets_and_keeps_no_secret(
         "prompt",
         "available",
     ]
+    # The key folder planted as a link (to a folder a share could reach): refused, nothing made, no key left
+    guest.sh("mkdir -p /etc/tarn && ln -s /tmp /etc/tarn/keys")
+    op = run_queued(
+        services.encrypted_create_start, host=lab_host, user=admin_user, name="tank/keyed", keyformat="hex", escrow=True
+    )
+    assert op.status == "failed" and "link" in op.message, op.message
+    assert "tank/keyed" not in guest.sh("zfs list -H -o name") and not KeyEscrow.objects.exists()
+    assert guest.sh("ls /tmp | grep -c key || true").strip() == "0"
+    guest.sh("rm /etc/tarn/keys")
     op = run_queued(
         services.encrypted_create_start, host=lab_host, user=admin_user, name="tank/keyed", keyformat="hex", escrow=True
     )
     assert op.status == "succeeded", op.message
+    op = run_queued(  # a zvol too
+        services.encrypted_create_start,
+        host=lab_host,
+        user=admin_user,
+        name="tank/vol",
+        volume_size="64M",
+        passphrase=CANARY,
+        passphrase_confirm=CANARY,
+    )
+    assert op.status == "succeeded", op.message
+    assert _zget(guest, "type,encryption,keystatus", "tank/vol") == ["volume", "aes-256-gcm", "available"]
     keyfile = "/etc/tarn/keys/tank%keyed.key"
     assert _zget(guest, "keyformat,keylocation", "tank/keyed") == ["hex", f"file://{keyfile}"]
     assert guest.sh(f"stat -c %a:%U /etc/tarn/keys {keyfile}").split() == ["700:root", "400:root"]
@@ -191,7 +211,10 @@ def test_tarn_makes_locks_and_unlocks_encrypted_datasets_and_keeps_no_secret(
     )
     assert op.status == "succeeded", op.message
     export = KeyExport.objects.get(host=lab_host)
-    assert export.roots == ["tank/keyed"] and export.left_out == ["tank/vault: a passphrase Tarn does not keep"]
+    assert export.roots == ["tank/keyed"] and export.left_out == [
+        "tank/vault: a passphrase Tarn does not keep",
+        "tank/vol: a passphrase Tarn does not keep",
+    ]
     _, data = services.key_export_take(export=export)
     assert not KeyExport.objects.exists() and new_key.encode() not in data  # downloaded once, encrypted
     keys = services.keys_from_export(data=data, passphrase=EXPORT_PASSPHRASE)
