@@ -1,6 +1,8 @@
 """Reads for encryption: the host's encryption roots with what each unlocks, its key and who uses it."""
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+
+from django.utils import timezone
 
 from appliance.choices import OperationStatus
 from appliance.models import Operation
@@ -46,7 +48,7 @@ def exports(*, host):
     """Key exports made and not yet downloaded (an admin's), newest first."""
     if host is None:
         return KeyExport.objects.none()
-    return KeyExport.objects.filter(host=host).defer("data").select_related("user")
+    return exports_all().filter(host=host)
 
 
 # The operations that lock and unlock a root (encryption.services); a root either touched since boot was not left
@@ -112,4 +114,6 @@ def dashboard_locked(*, hosts) -> dict:
 
 
 def exports_all():
-    return KeyExport.objects.defer("data").select_related("host", "user")
+    """Exports not yet downloaded and made within the last 24 hours (an older one is deleted at the next export)."""
+    since = timezone.now() - timedelta(hours=24)
+    return KeyExport.objects.filter(created_at__gte=since).defer("data").select_related("host", "user")

@@ -5,6 +5,7 @@ raw key is kept on the NAS in a root-only key file and, if the admin chooses, es
 
 import json
 import secrets
+from datetime import timedelta
 
 import pyrage
 from django.core.exceptions import ValidationError
@@ -31,6 +32,13 @@ def _host_for_changes(host: Host | None) -> Host:
     if host.read_only:
         raise ValidationError(f"{host.name} is read-only in Tarn: nothing is changed on it.")
     return host
+
+
+def _vault_ready() -> None:
+    try:
+        seal("check")
+    except VaultError as exc:
+        raise ValidationError({"escrow": str(exc)}) from None
 
 
 # --- create -----------------------------------------------------------------------------------------------------
@@ -68,19 +76,11 @@ def encrypted_create_start(
             raise ValidationError({"passphrase": "A key is made by Tarn: leave the passphrase empty."})
         secret = secrets.token_hex(32)  # raw keys travel as hex too (zfs.key_input)
     new_dataset_name(host, name, "name")
-    sealed = ""
     if escrow:
         if keyformat == KeyFormat.PASSPHRASE:
             raise ValidationError({"escrow": "Passphrases are never stored: only a hex or raw key is escrowed."})
-        try:
-            sealed = seal(secret)
-        except VaultError as exc:
-            raise ValidationError({"escrow": str(exc)}) from None
+        _vault_ready()
     with transaction.atomic():
-        if sealed:
-            KeyEscrow.objects.update_or_create(
-                host=host, dataset=name, defaults={"keyformat": keyformat, "sealed": sealed}
-            )
         return operation_start(
             kind="encryption.create",
             host=host,
@@ -94,7 +94,7 @@ def encrypted_create_start(
                 "cipher": cipher,
                 "keyformat": keyformat,
                 "keyfile": keyfile,
-                "escrow": bool(sealed),
+                "escrow": bool(escrow),
             },
         )
 
@@ -106,17 +106,20 @@ def encrypted_create_run(tracker: Tracker) -> None:
         raise ValidationError("The key did not reach the worker (the operation was queued twice?): nothing made.")
     t = tracker.transport()
     key = zfs.NewKey(cipher=p["cipher"], keyformat=p["keyformat"], keyfile=p["keyfile"])
-    try:
-        if key.keyfile:
-            tracker.progress(10, f"Writing the key file {key.keyfile} (root only)")
-            zfs.key_write(t, key.keyfile, key.keyformat, tracker.secret)
-        tracker.progress(30, f"Creating {p['name']} ({p['cipher']}, {p['keyformat']})")
-        argv = zfs.create_argv(p["name"], p["props"], volume_size=p["volume_size"], encryption=key)
-        data = None if key.keyfile else zfs.key_input(key.keyformat, tracker.secret)
-        t.run(argv, input=data, timeout=600, mutating=True)
-    except Exception:
-        KeyEscrow.objects.filter(host=op.host, dataset=p["name"]).delete()  # no dataset: no key to keep
-        raise
+    if key.keyfile:
+        tracker.progress(10, f"Writing the key file {key.keyfile} (root only)")
+        zfs.key_write(t, key.keyfile, key.keyformat, tracker.secret)
+    tracker.progress(30, f"Creating {p['name']} ({p['cipher']}, {p['keyformat']})")
+    argv = zfs.create_argv(p["name"], p["props"], volume_size=p["volume_size"], encryption=key)
+    data = None if key.keyfile else zfs.key_input(key.keyformat, tracker.secret)
+    t.run(argv, input=data, timeout=600, mutating=True)
+    # The dataset exists: a row under its name from a dataset of that name before it is stale either way
+    if p["escrow"]:
+        KeyEscrow.objects.update_or_create(
+            host=op.host, dataset=p["name"], defaults={"keyformat": p["keyformat"], "sealed": seal(tracker.secret)}
+        )
+    else:
+        KeyEscrow.objects.filter(host=op.host, dataset=p["name"]).delete()
     if not p["volume_size"]:
         _seal_mount_folder(tracker, t, p["name"], remount=True)
     tracker.progress(85, "Reading what changed")
@@ -199,10 +202,7 @@ def unlock_start(
     )
 
 
-def _key_for(host: Host, name: str, given: dict) -> str | None:
-    """The key to hand zfs for name: the one given, else its escrowed key, else None (its own key file)."""
-    if given.get(name):
-        return given[name]
+def _escrowed(host: Host, name: str) -> str | None:
     escrow = KeyEscrow.objects.filter(host=host, dataset=name).first()
     if escrow is None:
         return None
@@ -212,19 +212,42 @@ def _key_for(host: Host, name: str, given: dict) -> str | None:
         raise ValidationError(f"{name}: its escrowed key cannot be opened here: {exc}") from None
 
 
+def _sources(host: Host, name: str, enc: dict, given: str | None) -> list[str | None]:
+    """The keys to try for name, in order: the one given; else its own key file on the NAS (None: zfs reads its
+    keylocation), then the key Tarn keeps (a key file lost or replaced by hand still leaves that)."""
+    if given:
+        return [given]
+    own = [None] if enc.get("location", "").startswith("file://") else []
+    kept = _escrowed(host, name)
+    return own + ([kept] if kept else [])
+
+
+def _load(t, name: str, enc: dict, sources: list[str | None], *, dry_run: bool) -> str | None:
+    """Load (or only check) name's key from the first source that fits; returns it (None: its key file). Raises
+    KeyRejected when none fits; a source that fails otherwise (a key file gone) passes to the next."""
+    failure: Exception = zfs.KeyRejected(name)
+    for source in sources:
+        try:
+            zfs.load_key(t, name, keyformat=enc.get("format", ""), secret=source, dry_run=dry_run)
+            return source
+        except (zfs.KeyRejected, CommandFailed) as exc:
+            failure = exc
+    raise failure
+
+
 @operation_runner("encryption.unlock", lock="encryption")
 def unlock_run(tracker: Tracker) -> None:
     op, p = tracker.op, tracker.op.params
     given = json.loads(tracker.secret) if tracker.secret else {}
     t = tracker.transport()
-    formats = {d.name: d.encryption.get("format", "") for d in pools.encryption_roots(host=op.host)}
-    keys = {name: _key_for(op.host, name, given) for name in p["roots"]}
+    roots = {d.name: d for d in pools.encryption_roots(host=op.host) if d.name in p["roots"]}
     loaded, wrong = [], []
     for i, name in enumerate(p["roots"]):
         verb = "Checking the key of" if p["dry_run"] else "Loading the key of"
         tracker.progress(int(60 * i / len(p["roots"])), f"{verb} {name}")
+        enc = roots[name].encryption if name in roots else {}
         try:  # a key that does not fit loads nothing: zfs checks it first either way
-            zfs.load_key(t, name, keyformat=formats.get(name, ""), secret=keys[name], dry_run=p["dry_run"])
+            _load(t, name, enc, _sources(op.host, name, enc, given.get(name)), dry_run=p["dry_run"])
             loaded.append(name)
         except zfs.KeyRejected:
             wrong.append(name)
@@ -240,8 +263,9 @@ def unlock_run(tracker: Tracker) -> None:
         tracker.progress(100, f"Dry run: the key fits {', '.join(loaded)}; nothing was unlocked")
         return
     for i, name in enumerate(p["roots"]):
-        tracker.progress(60 + int(25 * i / len(p["roots"])), f"Mounting {name} and what is below it")
-        zfs.mount_tree(t, name)
+        if name in roots and roots[name].type == "filesystem":  # a zvol has nothing to mount
+            tracker.progress(60 + int(25 * i / len(p["roots"])), f"Mounting {name} and what is below it")
+            zfs.mount_tree(t, name)
     if any(shares.nfs_exports_under(host=op.host, datasets=p["roots"])):
         tracker.progress(85, "Exporting the NFS shares on them again")
         nfs.reexport(t)
@@ -286,9 +310,15 @@ def lock_run(tracker: Tracker) -> None:
         stopped = nfs.unexport(t, exported)
         tracker.log(f"NFS exports stopped: {', '.join(stopped) or 'none were exported'}")
     tracker.progress(40, f"Unmounting {root} and what is below it")
+    head = next((d for d in pools.encryption_roots(host=op.host) if d.name == root), None)
     try:
-        zfs.unmount_tree(t, root, force=p["force"], unload=True)
+        if head is not None and pools.is_mounted(head):
+            zfs.unmount_tree(t, root, force=p["force"], unload=True)
+        else:  # a zvol, or a filesystem that is not mounted (canmount=off, mountpoint=none): only the key goes
+            zfs.unload_key(t, root)
     except Busy as exc:
+        if exported:
+            nfs.reexport(t)  # nothing was locked: its exports come back
         raise ValidationError(
             f"{root} is busy ({exc}): nothing was locked. Lock with force to stop what uses it."
         ) from None
@@ -322,6 +352,9 @@ def change_key_start(
     if enc.get("format") == "passphrase" or not (enc.get("location", "").startswith("file://") or escrowed):
         if not current_secret:
             raise ValidationError({"current_secret": f"Type {root}'s current {enc.get('format')} first."})
+    if current_secret:
+        check = zfs.check_passphrase if enc.get("format") == "passphrase" else zfs.check_hex_key
+        checked(lambda: check(current_secret, "current_secret"))
     if inherit:
         parent = root.rsplit("/", 1)[0]
         if "/" not in root or not any(d.name == parent for d in pools.encrypted_datasets(host=host)):
@@ -336,6 +369,8 @@ def change_key_start(
         new = new_passphrase
     elif keyformat in KeyFormat.values:
         new = secrets.token_hex(32)
+        if escrow:
+            _vault_ready()
     else:
         raise ValidationError({"keyformat": f"Choose one of: {', '.join(KeyFormat.values)}."})
     return operation_start(
@@ -355,13 +390,13 @@ def change_key_run(tracker: Tracker) -> None:
     root, t = p["root"], tracker.transport()
     enc = next((d.encryption for d in pools.encryption_roots(host=op.host) if d.name == root), {})
     old_file = enc.get("location", "").removeprefix("file://")
-    current = given.get("current") or _key_for(op.host, root, {})
     tracker.progress(10, f"Checking {root}'s current key")
     try:
-        zfs.load_key(t, root, keyformat=enc.get("format", ""), secret=current, dry_run=True)
-    except zfs.KeyRejected:
+        _load(t, root, enc, _sources(op.host, root, enc, given.get("current")), dry_run=True)
+    except (zfs.KeyRejected, CommandFailed):
         raise ValidationError(f"The current key does not fit {root}: nothing was changed.") from None
     new_file = ""
+    sealed = seal(given["new"]) if p["escrow"] and given.get("new") else ""  # before the key changes: no half-done
     if p["inherit"]:
         tracker.progress(40, f"{root} inherits its parent's key")
         zfs.change_key(t, root, inherit=True)
@@ -369,13 +404,13 @@ def change_key_run(tracker: Tracker) -> None:
         tracker.progress(40, f"A new passphrase for {root}")
         zfs.change_key(t, root, keyformat=p["keyformat"], secret=given["new"])
     else:  # a new key file beside the old one first: the old stays valid until zfs has taken the new
-        new_file = zfs.key_file_for(root).removesuffix(".key") + f".{timezone.now():%Y%m%d%H%M%S}.key"
+        new_file = zfs.key_file_for(root)
         tracker.progress(30, f"Writing the new key file {new_file}")
         zfs.key_write(t, new_file, p["keyformat"], given["new"])
         zfs.change_key(t, root, keyformat=p["keyformat"], keyfile=new_file)
-    if p["escrow"] and new_file:
+    if sealed and new_file:
         KeyEscrow.objects.update_or_create(
-            host=op.host, dataset=root, defaults={"keyformat": p["keyformat"], "sealed": seal(given["new"])}
+            host=op.host, dataset=root, defaults={"keyformat": p["keyformat"], "sealed": sealed}
         )
     else:
         KeyEscrow.objects.filter(host=op.host, dataset=root).delete()  # it opened the old key only
@@ -389,6 +424,7 @@ def change_key_run(tracker: Tracker) -> None:
 
 # --- key export -------------------------------------------------------------------------------------------------
 EXPORT_FORMAT = "tarn-key-export/1"
+EXPORT_KEPT = timedelta(hours=24)  # an export not downloaded by then is deleted (and never offered)
 
 
 def keys_export_start(
@@ -425,18 +461,23 @@ def keys_export_run(tracker: Tracker) -> None:
     roots = {d.name: d.encryption for d in pools.encryption_roots(host=op.host) if d.name in p["roots"]}
     keys, left_out = {}, []
     for name, enc in sorted(roots.items()):
-        key = _key_for(op.host, name, {})
         location = enc.get("location", "")
-        if key is None and location.startswith(f"file://{zfs.KEY_DIR}/"):
-            key = zfs.key_read(t, location.removeprefix("file://"))
-        if key is None:
-            left_out.append(f"{name}: a {enc.get('format')} Tarn does not keep")
+        if enc.get("format") == "passphrase":
+            left_out.append(f"{name}: a passphrase Tarn does not keep")
+            continue
+        try:  # the key that opens it now (checked with load-key -n): its key file's, else the one Tarn keeps
+            key = _load(t, name, enc, _sources(op.host, name, enc, None), dry_run=True)
+            if key is None:
+                key = zfs.key_read(t, location.removeprefix("file://"))
+        except (zfs.KeyRejected, CommandFailed, ValueError) as exc:
+            left_out.append(f"{name}: no key Tarn can reach opens it ({str(exc)[:120]})")
             continue
         keys[name] = {"keyformat": enc.get("format"), "key": key, "keylocation": location, "cipher": enc.get("cipher")}
     if not keys:
         raise ValidationError("No key to export: " + "; ".join(left_out))
     document = {"format": EXPORT_FORMAT, "host": op.host.name, "created": timezone.now().isoformat(), "keys": keys}
     data = pyrage.passphrase.encrypt(json.dumps(document, indent=1).encode(), tracker.secret)
+    KeyExport.objects.filter(created_at__lt=timezone.now() - EXPORT_KEPT).delete()  # never downloaded: gone
     export = KeyExport.objects.create(host=op.host, user=op.user, roots=sorted(keys), left_out=left_out, data=data)
     tracker.progress(100, f"{len(keys)} keys exported: download the file from the Encryption page (export {export.pk})")
 
@@ -444,18 +485,26 @@ def keys_export_run(tracker: Tracker) -> None:
 def key_export_take(*, export: KeyExport) -> tuple[str, bytes]:
     """The export's file, once: the row goes as it is handed over."""
     name, data = export.filename, bytes(export.data)
-    export.delete()
+    taken, _ = KeyExport.objects.filter(pk=export.pk).delete()
+    if not taken:  # two downloads at once: only one gets it
+        raise ValidationError("This export was downloaded already: make another.")
     return name, data
 
 
-def keys_from_export(*, data: bytes, passphrase: str) -> dict[str, str]:
+def keys_from_export(*, data: bytes, passphrase: str, field: str = "key_file") -> dict[str, str]:
     """{root: key} from an uploaded key export (the file and the passphrase it was made with)."""
     try:
         document = json.loads(pyrage.passphrase.decrypt(data, passphrase))
     except pyrage.DecryptError:
-        raise ValidationError({"key_file": "This file does not open with that passphrase."}) from None
+        raise ValidationError({field: "This file does not open with that passphrase."}) from None
     except ValueError:
-        raise ValidationError({"key_file": "Not a Tarn key export."}) from None
+        raise ValidationError({field: "Not a Tarn key export."}) from None
     if not isinstance(document, dict) or document.get("format") != EXPORT_FORMAT:
-        raise ValidationError({"key_file": "Not a Tarn key export."})
-    return {name: str(entry.get("key", "")) for name, entry in (document.get("keys") or {}).items()}
+        raise ValidationError({field: "Not a Tarn key export."})
+    keys = document.get("keys")
+    if not isinstance(keys, dict) or not all(
+        isinstance(name, str) and isinstance(entry, dict) and isinstance(entry.get("key"), str)
+        for name, entry in keys.items()
+    ):
+        raise ValidationError({field: "This key export is damaged: its keys are not as Tarn writes them."})
+    return {name: entry["key"] for name, entry in keys.items()}

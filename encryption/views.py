@@ -107,7 +107,10 @@ def export(request):
 @require_POST
 def export_download(request, pk):
     export = get_object_or_404(selectors.exports(host=host_current(request)), pk=pk)
-    name, data = services.key_export_take(export=export)
+    taken = attempt(request, services.key_export_take, export=export)
+    if taken is None:
+        return redirect("encryption-list")
+    name, data = taken
     response = HttpResponse(data, content_type="application/octet-stream")
     response["Content-Disposition"] = f'attachment; filename="{name}"'
     return response

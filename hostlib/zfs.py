@@ -2,6 +2,7 @@
 
 import json
 import re
+import secrets
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -338,9 +339,10 @@ def check_hex_key(value: str, field: str = "key") -> str:
 
 
 def key_file_for(dataset: str) -> str:
-    """Where Tarn keeps a dataset's key on the NAS: one file per encryption root, named after it."""
+    """A new file for a key of this encryption root on the NAS: named after it, with a random part, so a key file is
+    never replaced (a renamed dataset keeps its file, a later dataset of the old name gets its own)."""
     names.dataset_name(dataset)
-    return f"{KEY_DIR}/{dataset.replace('/', '%')}.key"
+    return f"{KEY_DIR}/{dataset.replace('/', '%')}.{secrets.token_hex(4)}.key"
 
 
 def check_key_file(path: str, field: str = "keylocation") -> str:

@@ -46,7 +46,7 @@ class EncryptionRootViewSet(viewsets.ViewSet):
                 data = base64.b64decode(blob, validate=True)
             except ValueError:
                 raise ValidationError({"key_export": "Not base64."}) from None
-            d["keys"] = services.keys_from_export(data=data, passphrase=passphrase)
+            d["keys"] = services.keys_from_export(data=data, passphrase=passphrase, field="key_export")
         return accepted(services.unlock_start(user=request.user, **d))
 
     @extend_schema(request=s.LockRequest, responses=ACCEPTED)

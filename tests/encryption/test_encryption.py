@@ -2,7 +2,9 @@
 passphrase or key never lands in an operation's params, messages or the audit log. What zfs does with the keys is
 the lab's to prove (tests/lab/test_encryption.py)."""
 
+import base64
 import json
+import re
 
 import pyrage
 import pytest
@@ -65,7 +67,8 @@ def test_bad_input_to_create_names_the_field_and_queues_nothing(host, admin_user
 
 
 def test_key_files_live_only_in_tarns_key_folder():
-    assert zfs.key_file_for("tank/a.b") == "/etc/tarn/keys/tank%a.b.key"
+    first, second = zfs.key_file_for("tank/a.b"), zfs.key_file_for("tank/a.b")
+    assert re.fullmatch(r"/etc/tarn/keys/tank%a\.b\.[0-9a-f]{8}\.key", first) and first != second  # never replaced
     with pytest.raises(ValueError):
         zfs.key_file_for("tank/../x")
     for bad in ["/etc/passwd", "/etc/tarn/keys/../shadow.key", "/tank/share/k.key", "/etc/tarn/keys/sub/k.key"]:
@@ -163,6 +166,9 @@ def test_change_key_and_export_refuse_bad_input_and_nothing_is_queued(host, admi
             host=host, user=admin_user, root="tank/keyed", new_passphrase=CANARY, new_passphrase_confirm="other"
         )
     assert "new_passphrase_confirm" in differ.value.message_dict
+    with pytest.raises(ValidationError) as bad_current:  # checked before anything is queued
+        services.change_key_start(host=host, user=admin_user, root="tank/keyed", current_secret="a\nb", keyformat="hex")
+    assert "current_secret" in bad_current.value.message_dict
     with pytest.raises(ValidationError, match="parent tank is not encrypted"):
         services.change_key_start(host=host, user=admin_user, root="tank/keyed", inherit=True)
     with pytest.raises(ValidationError, match="Type nas1 to export every key"):
@@ -202,6 +208,30 @@ def test_an_uploaded_export_opens_only_with_its_passphrase():
         services.keys_from_export(data=pyrage.passphrase.encrypt(b"[1, 2]", CANARY), passphrase=CANARY)
     with pytest.raises(ValidationError):
         services.keys_from_export(data=b"plain text", passphrase=CANARY)
+    for keys in ({"tank/k": "ab"}, ["tank/k"], {"tank/k": {"key": 5}}):  # made by hand: a field error, never a 500
+        crafted = pyrage.passphrase.encrypt(
+            json.dumps({"format": services.EXPORT_FORMAT, "keys": keys}).encode(), CANARY
+        )
+        with pytest.raises(ValidationError, match="damaged"):
+            services.keys_from_export(data=crafted, passphrase=CANARY)
+
+
+def test_a_crafted_export_uploaded_to_the_api_is_a_400_naming_the_field(host, operator_client):
+    crafted = pyrage.passphrase.encrypt(
+        json.dumps({"format": services.EXPORT_FORMAT, "keys": {"tank/vault": "x"}}).encode(), CANARY
+    )
+    answer = operator_client.post(
+        "/api/v1/encryption-roots/unlock/",
+        {
+            "host": "nas1",
+            "roots": ["tank/vault"],
+            "key_export": base64.b64encode(crafted).decode(),
+            "key_export_passphrase": CANARY,
+        },
+        content_type="application/json",
+    )
+    assert answer.status_code == 400 and "key_export" in answer.json(), answer.content
+    assert not Operation.objects.exists()
 
 
 @pytest.mark.parametrize(
