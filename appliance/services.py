@@ -214,3 +214,12 @@ def operations_reap_stale() -> int:
     # The queue is read before the rows: an operation queued after the read is younger than the grace period.
     lost = operations_reap_lost(queued_ids=queued_operation_ids(), older_than=2 * stale)
     return operations_reap(stale_after=stale) + lost
+
+
+def host_for_changes(host: Host | None, *, refusal: str = "nothing is changed on it") -> Host:
+    """The host an operation would change: one is chosen, and it is not read-only in Tarn (a field error if not)."""
+    if host is None:
+        raise ValidationError({"host": "Add a host first (Hosts → Add host)."})
+    if host.read_only:
+        raise ValidationError({"host": f"{host.name} is read-only in Tarn: {refusal}."})
+    return host

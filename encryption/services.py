@@ -14,24 +14,16 @@ from django.utils import timezone
 
 from appliance.models import Host, Operation
 from appliance.operations import Tracker, operation_runner, operation_start
+from appliance.services import host_for_changes
 from appliance.vault import VaultError, seal, unseal
 from encryption.choices import KeyFormat
 from encryption.models import KeyEscrow, KeyExport
-from hostlib import nfs, posix, samba, zfs
-from hostlib.configfiles import InvalidShare
+from hostlib import nfs, samba, zfs
 from hostlib.errors import Busy, CommandFailed
 from pools import selectors as pools
 from pools.services import Scope, inventory_refresh
 from pools.services.commands import checked, new_dataset_name
 from shares import selectors as shares
-
-
-def _host_for_changes(host: Host | None) -> Host:
-    if host is None:
-        raise ValidationError("Add a host first (Hosts → Add host).")
-    if host.read_only:
-        raise ValidationError(f"{host.name} is read-only in Tarn: nothing is changed on it.")
-    return host
 
 
 def _vault_ready() -> None:
@@ -58,7 +50,7 @@ def encrypted_create_start(
     """A new encryption root: a filesystem (or a zvol with volume_size) under an existing filesystem. A passphrase is
     handed to zfs on stdin and kept nowhere; a hex or raw key is made here, written to a root-only key file on the
     NAS (keylocation=file://…, so it unlocks at import) and escrowed sealed in Tarn if asked."""
-    host = _host_for_changes(host)
+    host = host_for_changes(host)
     props = props or {}
     if keyformat not in KeyFormat.values:
         raise ValidationError({"keyformat": f"Choose one of: {', '.join(KeyFormat.values)}."})
@@ -106,13 +98,9 @@ def encrypted_create_run(tracker: Tracker) -> None:
         raise ValidationError("The key did not reach the worker (the operation was queued twice?): nothing made.")
     t = tracker.transport()
     key = zfs.NewKey(cipher=p["cipher"], keyformat=p["keyformat"], keyfile=p["keyfile"])
-    if key.keyfile:
-        tracker.progress(10, f"Writing the key file {key.keyfile} (root only)")
-        zfs.key_write(t, key.keyfile, key.keyformat, tracker.secret)
-    tracker.progress(30, f"Creating {p['name']} ({p['cipher']}, {p['keyformat']})")
+    tracker.progress(20, f"Creating {p['name']} ({p['cipher']}, {p['keyformat']})")
     argv = zfs.create_argv(p["name"], p["props"], volume_size=p["volume_size"], encryption=key)
-    data = None if key.keyfile else zfs.key_input(key.keyformat, tracker.secret)
-    t.run(argv, input=data, timeout=600, mutating=True)
+    zfs.create_keyed(t, argv, keyformat=key.keyformat, keyfile=key.keyfile, secret=tracker.secret)
     # The dataset exists: a row under its name from a dataset of that name before it is stale either way
     if p["escrow"]:
         KeyEscrow.objects.update_or_create(
@@ -121,30 +109,13 @@ def encrypted_create_run(tracker: Tracker) -> None:
     else:
         KeyEscrow.objects.filter(host=op.host, dataset=p["name"]).delete()
     if not p["volume_size"]:
-        _seal_mount_folder(tracker, t, p["name"], remount=True)
+        if said := zfs.seal_mount_folder(t, p["name"], remount=True):
+            tracker.log(said)
     tracker.progress(85, "Reading what changed")
     inventory_refresh(host=op.host, operation=op, scope=Scope(trees=[p["name"]]))
     kept = "escrowed in Tarn and " if p["escrow"] else ""
     where = f"; its key is {kept}in {key.keyfile} on the NAS: export it now" if key.keyfile else ""
     tracker.progress(100, f"Created {p['name']}, encrypted{where}")
-
-
-def _seal_mount_folder(tracker: Tracker, t, name: str, *, remount: bool = False) -> None:
-    """Make the (empty) folder the dataset mounts on immutable, so that while it is locked nothing can write into it
-    (posix.seal_mount_folder). remount: it is mounted now (just made): unmount, seal, mount again."""
-    mountpoint = zfs.properties(t, name).get("mountpoint", "")
-    if not mountpoint.startswith("/"):
-        return  # none or legacy: no folder of ours
-    try:
-        if remount:
-            zfs.unmount_tree(t, name)
-        sealed = posix.seal_mount_folder(t, mountpoint)
-        tracker.log(f"{mountpoint}: {'made immutable while unmounted' if sealed else 'something is mounted there'}")
-    except (CommandFailed, InvalidShare) as exc:
-        tracker.log(f"{mountpoint}: could not make it immutable ({str(exc)[:200]})")
-    finally:
-        if remount:
-            zfs.mount_tree(t, name)
 
 
 # --- unlock -----------------------------------------------------------------------------------------------------
@@ -169,7 +140,7 @@ def unlock_start(
     filesystems mount and the NFS exports on them come back (SMB shares come back by themselves: smbd offers a
     share only while its path is a mounted filesystem). secret: one passphrase or hex key for all; keys: {root:
     key} from an uploaded key export; neither: each root's key file on the NAS or its escrowed key."""
-    host = _host_for_changes(host)
+    host = host_for_changes(host)
     found = _roots(host, roots)
     if not dry_run:
         unlocked = [n for n, e in found.items() if e.get("key") == "available"]
@@ -277,7 +248,7 @@ def unlock_run(tracker: Tracker) -> None:
 def lock_start(*, host: Host | None, user, root: str, force: bool = False) -> Operation:
     """Lock an encryption root: its SMB shares' sessions must be closed (or force closes them), its filesystems
     unmount and its key unloads. Refused while busy unless forced."""
-    host = _host_for_changes(host)
+    host = host_for_changes(host)
     enc = _roots(host, [root], "root")[root]
     if enc.get("key") != "available":
         raise ValidationError({"root": f"{root} is locked already."})
@@ -322,7 +293,8 @@ def lock_run(tracker: Tracker) -> None:
         raise ValidationError(
             f"{root} is busy ({exc}): nothing was locked. Lock with force to stop what uses it."
         ) from None
-    _seal_mount_folder(tracker, t, root)
+    if said := zfs.seal_mount_folder(t, root):
+        tracker.log(said)
     inventory_refresh(host=op.host, operation=op, scope=Scope(trees=[root]))
     tracker.progress(100, f"Locked {root}: its key is unloaded and its shares are off")
 
@@ -344,7 +316,7 @@ def change_key_start(
     typed (a passphrase root), else its key file or the key Tarn keeps. The new one: a passphrase (typed twice), a
     new hex or raw key Tarn makes (a new key file; escrowed if asked), or inherit: the root joins its parent's
     encryption root."""
-    host = _host_for_changes(host)
+    host = host_for_changes(host)
     enc = _roots(host, [root], "root")[root]
     if enc.get("key") != "available":
         raise ValidationError({"root": f"{root} is locked: unlock it first (change-key needs its key loaded)."})

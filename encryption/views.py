@@ -38,8 +38,7 @@ MAX_EXPORT_BYTES = 1 << 20
 
 @require_POST
 def unlock(request):
-    host = host_current(request)
-    form = UnlockForm(request.POST, request.FILES, roots=[r["name"] for r in selectors.roots_overview(host=host)])
+    form = UnlockForm(request.POST, request.FILES, roots=_roots(request))
     if not form.is_valid():
         messages.error(request, form_errors(form))
         return redirect("encryption-list")
@@ -53,18 +52,13 @@ def unlock(request):
         if keys is None:
             return redirect("encryption-list")
         d["keys"] = keys
-    op = attempt(request, services.unlock_start, host=host, user=request.user, **d)
+    op = attempt(request, services.unlock_start, host=host_current(request), user=request.user, **d)
     return redirect("operation-detail", pk=op.pk) if op else redirect("encryption-list")
 
 
 @require_POST
 def lock(request):
-    form = LockForm(request.POST)
-    if not form.is_valid():
-        messages.error(request, form_errors(form))
-        return redirect("encryption-list")
-    op = attempt(request, services.lock_start, host=host_current(request), user=request.user, **form.cleaned_data)
-    return redirect("operation-detail", pk=op.pk) if op else redirect("encryption-list")
+    return _start(request, LockForm(request.POST), services.lock_start)
 
 
 @require_http_methods(["GET", "POST"])
@@ -82,25 +76,13 @@ def create(request):
 
 @require_POST
 def change_key(request):
-    host = host_current(request)
-    form = ChangeKeyForm(request.POST, roots=[r["name"] for r in selectors.roots_overview(host=host)])
-    if not form.is_valid():
-        messages.error(request, form_errors(form))
-        return redirect("encryption-list")
-    op = attempt(request, services.change_key_start, host=host, user=request.user, **form.cleaned_data)
-    return redirect("operation-detail", pk=op.pk) if op else redirect("encryption-list")
+    return _start(request, ChangeKeyForm(request.POST, roots=_roots(request)), services.change_key_start)
 
 
 @requires(write=Role.ADMIN, read=Role.ADMIN)
 @require_POST
 def export(request):
-    host = host_current(request)
-    form = ExportForm(request.POST, roots=[r["name"] for r in selectors.roots_overview(host=host)])
-    if not form.is_valid():
-        messages.error(request, form_errors(form))
-        return redirect("encryption-list")
-    op = attempt(request, services.keys_export_start, host=host, user=request.user, **form.cleaned_data)
-    return redirect("operation-detail", pk=op.pk) if op else redirect("encryption-list")
+    return _start(request, ExportForm(request.POST, roots=_roots(request)), services.keys_export_start)
 
 
 @requires(write=Role.ADMIN, read=Role.ADMIN)
@@ -114,3 +96,16 @@ def export_download(request, pk):
     response = HttpResponse(data, content_type="application/octet-stream")
     response["Content-Disposition"] = f'attachment; filename="{name}"'
     return response
+
+
+def _roots(request) -> list[str]:
+    return [r["name"] for r in selectors.roots_overview(host=host_current(request))]
+
+
+def _start(request, form, service, **extra):
+    """A posted form's operation: its errors (or the service's) as a message on the list page, else the operation."""
+    if not form.is_valid():
+        messages.error(request, form_errors(form))
+        return redirect("encryption-list")
+    op = attempt(request, service, host=host_current(request), user=request.user, **form.cleaned_data, **extra)
+    return redirect("operation-detail", pk=op.pk) if op else redirect("encryption-list")

@@ -15,6 +15,7 @@ from analytics.selectors import rules
 from appliance.connect import transport_for
 from appliance.models import Host, Operation
 from appliance.operations import TargetBusy, Tracker, operation_runner, operation_start
+from appliance.services import host_for_changes
 from health.choices import (
     POLL_MINUTES,
     READ_PARALLEL,
@@ -172,11 +173,7 @@ def _store(host, row, reading: smart.Reading, dtype: str, names: set[str], limit
 
 def _host_for_changes(host: Host | None) -> Host:
     """A host Tarn may change (a self-test changes no data, but it is a command to the drive)."""
-    if host is None:
-        raise ValidationError({"host": "Add a host first (Hosts → Add host)."})
-    if host.read_only:
-        raise ValidationError({"host": f"{host.name} is read-only in Tarn: no self-tests are started there."})
-    return host
+    return host_for_changes(host, refusal="no self-tests are started there")
 
 
 def health_read_start(*, host: Host | None, user) -> Operation:

@@ -6,8 +6,9 @@ import secrets
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from hostlib import names
-from hostlib.errors import CommandFailed
+from hostlib import names, posix
+from hostlib.configfiles import InvalidShare
+from hostlib.errors import CommandFailed, HostError
 from hostlib.runner import Transport
 
 # What the inventory keeps per dataset: one `zfs list` per pool reads all of it.
@@ -464,3 +465,30 @@ def load_keys_below(t: Transport, name: str) -> None:
     locked), then mount what can be (zfs mount -a skips what is still locked)."""
     t.run(["zfs", "load-key", "-r", "--", names.dataset_name(name)], check=False, mutating=True, timeout=300)
     t.run(["zfs", "mount", "-a"], check=False, mutating=True, timeout=600)
+
+
+def create_keyed(t: Transport, argv: list[str], *, keyformat: str, keyfile: str, secret: str) -> None:
+    """Run a `zfs create` or `zpool create` whose new encryption root takes secret: written to its key file first
+    (a hex or raw key), or handed over on stdin (a passphrase)."""
+    if keyfile:
+        key_write(t, keyfile, keyformat, secret)
+    t.run(argv, input=None if keyfile else key_input(keyformat, secret), timeout=600, mutating=True)
+
+
+def seal_mount_folder(t: Transport, name: str, *, remount: bool = False) -> str:
+    """Make the (empty) folder a filesystem mounts on immutable, so that while it is locked nothing can write into
+    it (posix.seal_mount_folder). remount: it is mounted now (just made): unmount, seal, mount again. Returns what
+    happened, for the operation's log; a failure to seal is said, not raised (the dataset is fine without it)."""
+    mountpoint = properties(t, name).get("mountpoint", "")
+    if not mountpoint.startswith("/"):
+        return ""  # none, legacy or a zvol: no folder
+    try:
+        if remount:
+            unmount_tree(t, name)
+        sealed = posix.seal_mount_folder(t, mountpoint)
+        return f"{mountpoint}: {'made immutable while unmounted' if sealed else 'something is mounted there'}"
+    except (HostError, InvalidShare) as exc:
+        return f"{mountpoint}: could not make it immutable ({str(exc)[:200]})"
+    finally:
+        if remount:
+            mount_tree(t, name)

@@ -127,3 +127,17 @@ class HostRequest(serializers.Serializer):
 
 class ConfirmRequest(serializers.Serializer):
     confirm = serializers.CharField(help_text="The object's name, typed again.")
+
+
+def secret_field(max_length: int = 2048, **kwargs):
+    """A passphrase or key in a request: optional, taken as typed (no trimming), never echoed back. Name it so the
+    audit masks it (appliance.audit.redact: passphrase, secret…)."""
+    return serializers.CharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        trim_whitespace=False,
+        max_length=max_length,
+        write_only=True,
+        **kwargs,
+    )

@@ -2,16 +2,9 @@
 
 from rest_framework import serializers
 
-from appliance.api.serializers import HostField
+from appliance.api.serializers import HostField, secret_field
 from appliance.fields import ApiIntegerField
 from encryption.choices import PASSPHRASE_MAX, Cipher, KeyFormat
-
-
-def _secret(max_length: int):
-    """A passphrase or key: taken as typed (no trimming), never echoed back."""
-    return serializers.CharField(
-        required=False, allow_blank=True, default="", trim_whitespace=False, max_length=max_length, write_only=True
-    )
 
 
 class EncryptionRootSerializer(serializers.Serializer):
@@ -36,19 +29,19 @@ class CreateRequest(serializers.Serializer):
     volume_size = serializers.CharField(required=False, allow_blank=True, default="")
     cipher = serializers.ChoiceField(choices=Cipher.choices, default=Cipher.AES_256_GCM)
     keyformat = serializers.ChoiceField(choices=KeyFormat.choices, default=KeyFormat.PASSPHRASE)
-    passphrase = _secret(PASSPHRASE_MAX * 4)
-    passphrase_confirm = _secret(PASSPHRASE_MAX * 4)
+    passphrase = secret_field(PASSPHRASE_MAX * 4)
+    passphrase_confirm = secret_field(PASSPHRASE_MAX * 4)
     escrow = serializers.BooleanField(default=False)
 
 
 class UnlockRequest(serializers.Serializer):
     host = HostField()
     roots = serializers.ListField(child=serializers.CharField(max_length=255), min_length=1, max_length=1000)
-    secret = _secret(2048)
+    secret = secret_field(2048)
     key_export = serializers.CharField(
         required=False, allow_blank=True, default="", max_length=1 << 20, help_text="A Tarn key export (.age), base64."
     )
-    key_export_passphrase = _secret(2048)
+    key_export_passphrase = secret_field(2048)
     dry_run = serializers.BooleanField(default=False)
 
 
@@ -61,11 +54,11 @@ class LockRequest(serializers.Serializer):
 class ChangeKeyRequest(serializers.Serializer):
     host = HostField()
     root = serializers.CharField(max_length=255)
-    current_secret = _secret(2048)
+    current_secret = secret_field(2048)
     inherit = serializers.BooleanField(default=False)
     keyformat = serializers.ChoiceField(choices=KeyFormat.choices, default=KeyFormat.PASSPHRASE)
-    new_passphrase = _secret(PASSPHRASE_MAX * 4)
-    new_passphrase_confirm = _secret(PASSPHRASE_MAX * 4)
+    new_passphrase = secret_field(PASSPHRASE_MAX * 4)
+    new_passphrase_confirm = secret_field(PASSPHRASE_MAX * 4)
     escrow = serializers.BooleanField(default=False)
 
 
@@ -73,8 +66,8 @@ class ExportRequest(serializers.Serializer):
     host = HostField()
     roots = serializers.ListField(child=serializers.CharField(max_length=255), required=False, default=list)
     confirm = serializers.CharField(max_length=255, help_text="The dataset's name (one root) or the host's (all).")
-    export_passphrase = _secret(PASSPHRASE_MAX * 4)
-    export_passphrase_confirm = _secret(PASSPHRASE_MAX * 4)
+    export_passphrase = secret_field(PASSPHRASE_MAX * 4)
+    export_passphrase_confirm = secret_field(PASSPHRASE_MAX * 4)
 
 
 class KeyExportSerializer(serializers.Serializer):

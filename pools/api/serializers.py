@@ -3,7 +3,7 @@
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from appliance.api.serializers import HostField, HostRequest, ModelSerializer
+from appliance.api.serializers import HostField, HostRequest, ModelSerializer, secret_field
 from appliance.fields import ApiIntegerField
 from hostlib.zpool import PoolLayout, VdevSpec
 from pools import selectors
@@ -208,12 +208,8 @@ class PoolCreateRequest(LayoutRequest):
     encryption = serializers.ChoiceField(
         choices=["", "passphrase", "hex", "raw"], required=False, default="", help_text="Encrypt the root dataset."
     )
-    passphrase = serializers.CharField(
-        required=False, allow_blank=True, default="", trim_whitespace=False, max_length=2048, write_only=True
-    )
-    passphrase_confirm = serializers.CharField(
-        required=False, allow_blank=True, default="", trim_whitespace=False, max_length=2048, write_only=True
-    )
+    passphrase = secret_field()
+    passphrase_confirm = secret_field()
 
 
 class ActionRequest(serializers.Serializer):

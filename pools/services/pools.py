@@ -10,8 +10,7 @@ from django.utils import timezone
 
 from appliance.models import Host, Operation
 from appliance.operations import Tracker, operation_runner, operation_start
-from hostlib import names, posix, zfs, zpool
-from hostlib.errors import HostError
+from hostlib import names, zfs, zpool
 from hostlib.zpool import InvalidLayout, PoolLayout
 from pools.models import Dataset, Disk, ImportablePool, MediaSpeed, Pool, Vdev
 from pools.services.commands import checked, command_start, refuse_if_in_use, require_pool
@@ -94,21 +93,10 @@ def pool_create_encrypted_run(tracker: Tracker) -> None:
     empty folder the root mounts on made immutable while unmounted (nothing lands in it while the pool is locked)."""
     op, p = tracker.op, tracker.op.params
     t = tracker.transport()
-    if p["keyfile"]:
-        tracker.progress(10, f"Writing the key file {p['keyfile']} (root only)")
-        zfs.key_write(t, p["keyfile"], p["keyformat"], tracker.secret or "")
-    tracker.progress(30, f"Creating the pool {p['name']} (encrypted, {p['keyformat']})")
-    data = None if p["keyfile"] else zfs.key_input(p["keyformat"], tracker.secret or "")
-    t.run(p["argv"], input=data, timeout=600, mutating=True)
-    mountpoint = zfs.properties(t, p["name"]).get("mountpoint", "")
-    if mountpoint.startswith("/"):
-        zfs.unmount_tree(t, p["name"])
-        try:
-            posix.seal_mount_folder(t, mountpoint)
-        except HostError as exc:
-            tracker.log(f"{mountpoint}: could not make it immutable ({str(exc)[:200]})")
-        finally:
-            zfs.mount_tree(t, p["name"])
+    tracker.progress(20, f"Creating the pool {p['name']} (encrypted, {p['keyformat']})")
+    zfs.create_keyed(t, p["argv"], keyformat=p["keyformat"], keyfile=p["keyfile"], secret=tracker.secret or "")
+    if said := zfs.seal_mount_folder(t, p["name"], remount=True):
+        tracker.log(said)
     tracker.progress(85, "Reading what changed")
     inventory_refresh(host=op.host, operation=op, scope=Scope(pools=[p["name"]], trees=[p["name"]], disks=True))
     where = f": its key is in {p['keyfile']} on the NAS; export it now" if p["keyfile"] else ""
