@@ -9,7 +9,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from analytics.choices import BREAKDOWN_LIMIT, CHARTS, RULES, Chart, Level, Range, Rule
-from analytics.hooks import SOURCES
+from analytics.hooks import SOURCES, TARN_SOURCES
 from analytics.models import Alert, Channel, RuleSetting, Sample, SamplerSetting, SamplerState
 from appliance.charts import chart as line_chart
 from appliance.charts import series
@@ -47,10 +47,19 @@ def rules() -> dict[str, tuple[Rule, bool]]:
 CAPACITY_HYSTERESIS = 2  # percentage points below its threshold before an open capacity alert clears
 
 
-def conditions(host: Host, now=None, open_: frozenset = frozenset()) -> list[Condition]:
-    """What is wrong on the host now, by the enabled rules. open_: the (rule, subject) alerts open now: a capacity
-    alert holds until the pool is CAPACITY_HYSTERESIS points below the threshold, so 80 % ± 1 does not flap."""
+def conditions(host: Host | None, now=None, open_: frozenset = frozenset()) -> list[Condition]:
+    """What is wrong on the host now, by the enabled rules (host None: with Tarn itself, analytics.hooks). open_: the
+    (rule, subject) alerts open now: a capacity alert holds until the pool is CAPACITY_HYSTERESIS points below the
+    threshold, so 80 % ± 1 does not flap."""
     now = now or timezone.now()
+    if host is None:
+        active = {k: r for k, (r, on) in rules().items() if on}
+        return [
+            Condition(key, subject, active[key].level, message)
+            for source in TARN_SOURCES
+            for key, subject, message in source(host=None, now=now, active=active)
+            if key in active
+        ]
 
     def over(key: str, pool) -> bool:
         rule = active.get(key)

@@ -11,6 +11,7 @@ def alerts_evaluate_all_task() -> None:
     """Every minute: each host's conditions against its open alerts (from the inventory in the database)."""
     for host in Host.objects.all():
         services.alerts_evaluate(host=host)
+    services.alerts_evaluate(host=None)  # Tarn's own conditions (its configuration backups)
 
 
 @shared_task(name="analytics.tasks.alert_deliver")

@@ -4,6 +4,7 @@ from functools import cache
 
 from django.urls import reverse
 
+from appliance.choices import Role
 from appliance.selectors import host_current, host_list
 
 NAV = [
@@ -17,9 +18,13 @@ NAV = [
     ("Benchmarks", "benchmark-list"),
     ("Analytics", "analytics"),
     ("Hosts", "host-list"),
+    ("Backups", "backup-list"),  # admins only (ADMIN_ONLY)
     ("Operations", "operation-list"),
     ("Audit", "audit-list"),
 ]
+
+
+ADMIN_ONLY = {"Backups"}  # a backup holds every secret Tarn keeps
 
 
 @cache
@@ -30,5 +35,6 @@ def _nav_urls() -> tuple[tuple[str, str], ...]:
 def shell(request):
     if not getattr(request, "user", None) or not request.user.is_authenticated:
         return {}
-    nav = [(label, url, request.path == url) for label, url in _nav_urls()]
+    admin = request.user.is_authenticated and request.user.has_role(Role.ADMIN)
+    nav = [(label, url, request.path == url) for label, url in _nav_urls() if admin or label not in ADMIN_ONLY]
     return {"nav": nav, "shell_hosts": host_list(request), "current_host": host_current(request)}

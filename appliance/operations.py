@@ -81,7 +81,8 @@ def operation_start(
     if declared is None:
         raise ValueError(f"no runner is declared for operations of kind {runner or kind}")
     lock, queue = declared
-    target = lock_key(host, lock, subject)
+    # Tarn's own work (its configuration backups) has no host: it locks under "tarn" and runs on the default queue.
+    target = lock_key(host, lock, subject) if host else ":".join(["tarn", *(p for p in (lock, subject) if p)])
     try:
         with transaction.atomic():
             op = Operation.objects.create(
@@ -97,7 +98,7 @@ def operation_start(
     except IntegrityError:
         raise TargetBusy(f"Another operation is already running on {target}; wait for it to finish.") from None
     audit_note_operation(op)  # the request's audit entry links the operation it started
-    chosen = {"host": host.host_queue, "bench": host.bench_queue}.get(queue, "default")
+    chosen = {"host": host.host_queue, "bench": host.bench_queue}.get(queue, "default") if host else "default"
     transaction.on_commit(lambda: _enqueue(op, chosen, secret, seconds))
     return op
 

@@ -104,6 +104,7 @@ CONFIG_DIRS = (
     "/run/tarn",  # the `ip -batch` scripts of a network change and of its armed restore
     "/usr/local/lib/tarn",  # replication's helpers, tarn-send and tarn-recv
     "/root/.ssh/authorized_keys",  # one exact file: a replication pair's forced-command line (replication.with_line)
+    "/var/lib/tarn-backups",  # Tarn's configuration backups pushed to a NAS (hostlib.backups; sealed files)
 )
 # ssh's shared connection: when the host behind a master goes away (rebooted, or a lab guest restored) the next
 # client fails talking to the dying master. These messages come before the command reached the host (OpenSSH
@@ -638,8 +639,8 @@ class SSHTransport(Transport):
     def _write(self, path, data, mode, timeout):
         script = inspect.getsource(atomic)
         argv = ["python3", "-c", script, path, format(mode, "o"), *self.writable_dirs]
-        # The data travels on stdin as text; config files are text.
-        result = self._execute(argv, timeout=timeout, input=data.decode(), mutating=True)
+        # The data travels on stdin as bytes (config files, and sealed backups, which are not text).
+        result = self._execute(argv, timeout=timeout, input=data, mutating=True)
         if result.returncode == 3:
             raise PathNotAllowed(result.stderr.strip())
         if result.returncode != 0:

@@ -15,4 +15,5 @@ urlpatterns = [
     path("", include("replication.api.urls")),
     path("", include("health.api.urls")),
     path("", include("encryption.api.urls")),
+    path("", include("backups.api.urls")),
 ]

@@ -11,6 +11,7 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(env_str("TARN_DATA_DIR", str(BASE_DIR / "var")))
 
 SECRET_KEY = secret_key(DATA_DIR)
+TARN_VERSION = "0.27.0"  # written into each configuration backup's manifest
 DEBUG = env_bool("TARN_DEBUG", False)
 # TARN_HTTPS=true: Tarn sits behind TLS; cookies become Secure, HSTS and SSL redirect turn on.
 HTTPS = env_bool("TARN_HTTPS", False)
@@ -38,6 +39,7 @@ INSTALLED_APPS = [
     "replication.apps.ReplicationConfig",
     "health.apps.HealthConfig",
     "encryption.apps.EncryptionConfig",
+    "backups.apps.BackupsConfig",
 ]
 
 MIDDLEWARE = [
@@ -222,6 +224,8 @@ CELERY_BEAT_SCHEDULE = {
     "disk-temperature-retention": {"task": "health.tasks.temperatures_prune", "schedule": 86400.0},
     "evaluate-alerts": {"task": "analytics.tasks.alerts_evaluate_all", "schedule": 60.0},
     "sample-hosts": {"task": "analytics.tasks.samples_due", "schedule": 5.0},
+    "configuration-backups": {"task": "backups.tasks.backups_run_due", "schedule": 60.0},
+    "backup-uploads-retention": {"task": "backups.tasks.uploads_prune", "schedule": 86400.0},
     "series-rollups": {"task": "analytics.tasks.series_maintain", "schedule": 300.0},
 }
 

@@ -14,6 +14,7 @@ urlpatterns = [
     path("replication/", include("replication.urls")),
     path("health/", include("health.urls")),
     path("encryption/", include("encryption.urls")),
+    path("backups/", include("backups.urls")),
     path("", include("analytics.urls")),
     path("", include("analytics.metrics_urls")),
     path("api/v1/", include(("tarn.api", "api"))),

@@ -117,6 +117,12 @@ API = {
     "encryption-change-key": ["api:encryption-root-change-key"],
     "encryption-export": ["api:encryption-root-export"],
     "encryption-export-download": ["api:key-export-download"],
+    "backup-now": ["api:config-backup-now"],
+    "backup-schedule": ["api:config-backup-schedule"],
+    "backup-upload": ["api:config-backup-upload"],
+    "backup-check": ["api:config-backup-check"],
+    "backup-restore": ["api:config-backup-restore"],
+    "backup-delete": ["api:config-backup-delete"],
 }
 
 # Page actions that change only the browser's session or the person's own sign-in: an API client names the host in

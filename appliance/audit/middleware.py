@@ -20,6 +20,9 @@ def _params(request, body: bytes | None) -> dict | None:
             data = json.loads(body or b"null")
         except (ValueError, RecursionError):
             return {"_body": "not JSON"}
+    elif not hasattr(request, "_post") and _length(request) > MAX_BODY:
+        # a large body the view refused unread (a 10 GiB "backup"): reading it here would undo the refusal
+        return {"_body": f"not read ({_length(request)} bytes)"}
     else:
         data = {k: (v if len(v) > 1 else v[0]) for k, v in request.POST.lists()}
     if not data:
@@ -31,6 +34,11 @@ def _params(request, body: bytes | None) -> dict | None:
     return data if len(text) <= MAX_PARAMS else {"_truncated": text[:MAX_PARAMS]}
 
 
+def _length(request) -> int:
+    length = str(request.META.get("CONTENT_LENGTH") or "0")
+    return int(length) if length.isdigit() else 0
+
+
 class AuditRequestMiddleware:
     def __init__(self, get_response):
         self.get_response = get_response
@@ -39,7 +47,7 @@ class AuditRequestMiddleware:
         if request.method not in MUTATING:
             return self.get_response(request)
         body = None
-        if request.content_type == "application/json" and int(request.META.get("CONTENT_LENGTH") or 0) <= MAX_BODY:
+        if request.content_type == "application/json" and _length(request) <= MAX_BODY:
             body = request.body  # read now, so the view's parser reads the same bytes from the cache
         started = audit_begin()
         try:

@@ -16,6 +16,7 @@ from django.utils import timezone
 from analytics.models import Alert, Channel
 from appliance.choices import Role
 from appliance.models import ApiToken, AuditEntry, Operation
+from backups.models import Backup
 from benchmarks.models import CustomProfile, Run, Schedule, Suite
 from encryption.models import KeyExport
 from health.models import DiskHealth, SelfTestRun, SelfTestSchedule
@@ -285,6 +286,25 @@ ROLES: dict[str, tuple[str, str] | None] = {
     "/api/v1/key-exports/": (ADMIN, ADMIN),
     "/api/v1/key-exports/<pk>/": (ADMIN, ADMIN),
     "/api/v1/key-exports/<pk>/download/": (ADMIN, ADMIN),
+    # A configuration backup holds every secret Tarn keeps (and a restore replaces everything): admins only.
+    "/backups/": (ADMIN, ADMIN),
+    "/backups/now/": (ADMIN, ADMIN),
+    "/backups/schedule/": (ADMIN, ADMIN),
+    "/backups/upload/": (ADMIN, ADMIN),
+    "/backups/<pk>/": (ADMIN, ADMIN),
+    "/backups/<pk>/check/": (ADMIN, ADMIN),
+    "/backups/<pk>/restore/": (ADMIN, ADMIN),
+    "/backups/<pk>/delete/": (ADMIN, ADMIN),
+    "/backups/<pk>/download/": (ADMIN, ADMIN),
+    "/api/v1/config-backups/": (ADMIN, ADMIN),
+    "/api/v1/config-backups/now/": (ADMIN, ADMIN),
+    "/api/v1/config-backups/upload/": (ADMIN, ADMIN),
+    "/api/v1/config-backups/<pk>/": (ADMIN, ADMIN),
+    "/api/v1/config-backups/<pk>/check/": (ADMIN, ADMIN),
+    "/api/v1/config-backups/<pk>/restore/": (ADMIN, ADMIN),
+    "/api/v1/config-backups/<pk>/delete/": (ADMIN, ADMIN),
+    "/api/v1/config-backups/<pk>/download/": (ADMIN, ADMIN),
+    "/api/v1/config-backup-schedule/": (ADMIN, ADMIN),
 }
 
 
@@ -348,7 +368,9 @@ def objects(local_host, admin_user):
     test_run = SelfTestRun.objects.create(host=local_host, kind="short", groups=[["/dev/sda"]])
     test_schedule = SelfTestSchedule.objects.create(host=local_host, kind="long", every="month")
     key_export = KeyExport.objects.create(host=local_host, roots=["tank/a"], data=b"age")
+    backup = Backup.objects.create(name="tarn-20261128-010000-abcdef.tarnbackup", origin="manual")
     return {
+        "backup": backup.pk,
         "encryption-export": key_export.pk,
         "key-export": key_export.pk,
         "self-test-run": test_run.pk,  # before "run"

@@ -5,6 +5,7 @@ import sys
 from tests.perf import (
     analytics,
     audit,
+    backups,
     benchmarks,
     encryption,
     foundation,
@@ -28,6 +29,7 @@ GROUPS = {
     "replication": replication.CHECKS,
     "health": health.CHECKS,
     "encryption": encryption.CHECKS,
+    "backups": backups.CHECKS,
 }
 # Checks run only when named (`encryption.check`: a tiny version of the group, to see that its path works).
 QUICK = {"encryption": encryption.QUICK}

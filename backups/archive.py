@@ -1,0 +1,153 @@
+"""The backup file: a tar of Tarn's database, the secrets that open what it stored and a manifest, sealed with age.
+
+    TARN-BACKUP 1\\n
+    <the backup's own age X25519 identity, age-encrypted with the passphrase (scrypt), base64>\\n
+    <the tar (gzip), age-encrypted to that identity's public half>
+
+Why a key of its own and not age's passphrase mode on the whole file: a scheduled backup must be sealed with no one
+there to type the passphrase, and the passphrase is never stored. So the schedule keeps the public half (it seals,
+it opens nothing) and the identity wrapped with the passphrase; a backup made on demand gets a fresh identity. Either
+way the file opens with the passphrase alone, on any machine. A wrong passphrase fails on the first part; a file cut
+short or altered fails age's authentication on the second (every 64 KiB chunk is authenticated).
+
+Only the members below are taken from a tar, as regular files: a link, a folder, a device, a path with "..", or any
+other name is refused before anything is used."""
+
+import base64
+import gzip
+import hashlib
+import io
+import json
+import tarfile
+
+import pyrage
+from pyrage import passphrase as age_passphrase
+from pyrage import x25519
+
+MAGIC = b"TARN-BACKUP 1\n"
+FORMAT = 1
+MANIFEST = "manifest.json"
+DATABASE = "tarn.sqlite3"
+SECRET_KEY = "secrets/secret_key"
+VAULT_IDENTITY = "secrets/vault/identity.age"
+VAULT_RECIPIENT = "secrets/vault/recipient.txt"
+SSH_KEY = "secrets/ssh/id_ed25519"
+SSH_PUBLIC = "secrets/ssh/id_ed25519.pub"
+SECRETS = (SECRET_KEY, VAULT_IDENTITY, VAULT_RECIPIENT, SSH_KEY, SSH_PUBLIC)
+MEMBERS = (MANIFEST, DATABASE, *SECRETS)
+MAX_MEMBER = 4 << 30  # what one member may unpack to (the database)
+MAX_SECRET = 64 << 10
+MAX_HEADER = 4096
+
+
+class ArchiveError(ValueError):
+    """The file cannot be used; field names the form field the problem is about (file or passphrase)."""
+
+    def __init__(self, message: str, field: str = "file"):
+        super().__init__(message)
+        self.field = field
+
+
+def new_key(passphrase: str) -> tuple[str, str]:
+    """A fresh identity for backups: (its public half, the identity wrapped with the passphrase, base64)."""
+    identity = x25519.Identity.generate()
+    wrapped = age_passphrase.encrypt(str(identity).encode(), passphrase)
+    return str(identity.to_public()), base64.b64encode(wrapped).decode()
+
+
+def unwrap(wrapped: str, passphrase: str) -> x25519.Identity:
+    try:
+        raw = base64.b64decode(wrapped, validate=True)
+    except ValueError:
+        raise ArchiveError("The file is damaged: its key line is not base64.") from None
+    try:
+        return x25519.Identity.from_str(age_passphrase.decrypt(raw, passphrase).decode().strip())
+    except (pyrage.DecryptError, pyrage.IdentityError, UnicodeDecodeError, ValueError):
+        raise ArchiveError("Wrong passphrase: this backup does not open with it.", "passphrase") from None
+
+
+def seal(members: dict[str, bytes], *, recipient: str, wrapped: str) -> bytes:
+    """The backup file's bytes; members are written in MEMBERS order (the manifest first)."""
+    buffer = io.BytesIO()
+    with gzip.GzipFile(fileobj=buffer, mode="wb", compresslevel=1, mtime=0) as zipped:
+        with tarfile.open(fileobj=zipped, mode="w", format=tarfile.PAX_FORMAT) as tar:
+            for name in MEMBERS:
+                if name not in members:
+                    continue
+                info = tarfile.TarInfo(name)
+                info.size, info.mode = len(members[name]), 0o600
+                tar.addfile(info, io.BytesIO(members[name]))
+    payload = pyrage.encrypt(buffer.getvalue(), [x25519.Recipient.from_str(recipient)])
+    return MAGIC + wrapped.encode() + b"\n" + payload
+
+
+def looks_like_backup(head: bytes) -> bool:
+    return head.startswith(MAGIC)
+
+
+def open_(data: bytes, passphrase: str) -> dict[str, bytes]:
+    """The members of a backup file, checked: ArchiveError says what is wrong, and nothing was used."""
+    if not passphrase:
+        raise ArchiveError("Give the backup's passphrase.", "passphrase")
+    if not data.startswith(MAGIC):
+        kind = "an age file" if data.startswith(b"age-encryption.org/") else "not a file Tarn wrote"
+        raise ArchiveError(f"This is not a Tarn configuration backup ({kind}): it does not start with TARN-BACKUP.")
+    rest = data[len(MAGIC) :]
+    end = rest.find(b"\n", 0, MAX_HEADER)
+    if end < 0:
+        raise ArchiveError("The file is damaged or cut short: its key line has no end.")
+    identity = unwrap(rest[:end].decode(errors="replace"), passphrase)
+    try:
+        tar_bytes = pyrage.decrypt(rest[end + 1 :], [identity])
+    except pyrage.DecryptError:
+        raise ArchiveError(
+            "The file is damaged, cut short or altered: it fails age's authentication (the passphrase is right)."
+        ) from None
+    return _members(tar_bytes)
+
+
+def _members(tar_bytes: bytes) -> dict[str, bytes]:
+    found: dict[str, bytes] = {}
+    try:
+        with tarfile.open(fileobj=io.BytesIO(tar_bytes), mode="r:gz") as tar:
+            for info in tar:
+                name = info.name
+                if name.startswith("/") or ".." in name.split("/"):
+                    raise ArchiveError(f"Refused: the backup holds a path outside its folder ({name[:80]}).")
+                if info.issym() or info.islnk():
+                    raise ArchiveError(f"Refused: the backup holds a link ({name[:80]} → {info.linkname[:80]}).")
+                if not info.isreg():
+                    raise ArchiveError(f"Refused: the backup holds something that is not a plain file ({name[:80]}).")
+                if name not in MEMBERS:
+                    raise ArchiveError(f"Refused: the backup holds a file Tarn does not write ({name[:80]}).")
+                if name in found:
+                    raise ArchiveError(f"Refused: the backup holds {name} twice.")
+                limit = MAX_MEMBER if name == DATABASE else MAX_SECRET
+                if info.size > limit:
+                    raise ArchiveError(f"Refused: {name} in the backup is larger than Tarn writes.")
+                found[name] = tar.extractfile(info).read()
+    except (tarfile.TarError, EOFError, OSError, gzip.BadGzipFile) as exc:
+        raise ArchiveError(f"The backup's contents are damaged ({exc}).") from None
+    missing = [n for n in (MANIFEST, DATABASE) if n not in found]
+    if missing:
+        raise ArchiveError(f"The backup is incomplete: it has no {', '.join(missing)}.")
+    absent = [n for n in SECRETS if n not in found]
+    if absent:
+        raise ArchiveError(
+            "The backup holds no secrets of its install ("
+            + ", ".join(a.removeprefix("secrets/") for a in absent)
+            + "): "
+            "without them the keys, passwords and SSH access it names cannot be used, so it is not restored."
+        )
+    try:
+        manifest = json.loads(found[MANIFEST])
+    except ValueError:
+        raise ArchiveError("The backup's manifest is not JSON.") from None
+    shape = manifest.get("format") if isinstance(manifest, dict) else None
+    if shape != FORMAT:
+        raise ArchiveError(f"The backup's manifest is of another format ({str(shape)[:20]}).")
+    return found
+
+
+def digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()

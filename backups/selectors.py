@@ -1,0 +1,45 @@
+"""Reads of the backups app: the backups kept, the schedule, the dashboard's line."""
+
+from datetime import timedelta
+
+from django.utils import timezone
+
+from appliance.choices import OperationStatus
+from appliance.models import Operation
+from backups.choices import Origin
+from backups.models import Backup, BackupSchedule
+
+KINDS = ("config.backup", "config.check", "config.restore")
+
+
+def backup_list(*, origins=None):
+    rows = Backup.objects.select_related("user", "pushed_to")
+    return rows.filter(origin__in=origins) if origins else rows
+
+
+def schedule():
+    return BackupSchedule.objects.select_related("push_host").first()
+
+
+def recent_operations(limit: int = 10):
+    return Operation.objects.filter(kind__in=KINDS).select_related("user")[:limit]
+
+
+def last_scheduled_failure():
+    """The newest scheduled backup's operation when it failed (what the alert says), else None."""
+    last = Operation.objects.filter(kind="config.backup", params__origin=Origin.SCHEDULED).order_by("-id").first()
+    return last if last and last.status == OperationStatus.FAILED else None
+
+
+def newest(*, origins=(Origin.MANUAL, Origin.SCHEDULED)):
+    return Backup.objects.filter(origin__in=origins).order_by("-created_at", "-id").first()
+
+
+def dashboard_backups(*, hosts) -> dict:
+    """The dashboard's panel, shown when something needs doing: no backup yet, none for 8 days, or the scheduled
+    one failing."""
+    latest, failed = newest(), last_scheduled_failure()
+    stale = latest is None or timezone.now() - latest.created_at > timedelta(days=8)
+    if not (stale or failed):
+        return {}
+    return {"extra_panels": [("backups/_dashboard.html", {"latest": latest, "failed": failed, "plan": schedule()})]}
