@@ -6,7 +6,7 @@ import re
 from django import forms
 from django.contrib.auth.forms import AuthenticationForm
 
-from appliance.choices import AuditKind
+from appliance.choices import AuditKind, Role
 from appliance.fields import IntegerField
 from appliance.validators import no_bidi
 from hostlib.runner import parse_host_keys
@@ -23,6 +23,36 @@ class LoginForm(AuthenticationForm):
         "invalid_login": "Wrong username or password.",
         "inactive": "Wrong username or password.",
     }
+
+
+class CodeForm(forms.Form):
+    """A second factor typed: 6 digits from an authenticator app, or a recovery code. Named otp_token so the audit
+    masks it; its shape is checked by appliance.twofactor.clean_code (ASCII digits only)."""
+
+    otp_token = forms.CharField(
+        max_length=40,
+        label="Code",
+        widget=forms.TextInput(attrs={"autocomplete": "one-time-code", "inputmode": "numeric", "autofocus": True}),
+        help_text="6 digits from your authenticator app, or one of your recovery codes (xxxxx-xxxxx).",
+    )
+
+
+class PasskeyLoginForm(forms.Form):
+    passkey_login = forms.BooleanField(required=False, label="Let me sign in with a passkey alone (no password)")
+
+
+class PolicyForm(forms.Form):
+    required_roles = forms.MultipleChoiceField(
+        choices=Role.choices,
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        label="Require a second factor for",
+        help_text="Users of these roles are sent to set one up at their next page; API tokens are not affected.",
+    )
+
+
+class ResetForm(forms.Form):
+    confirm = forms.CharField(max_length=150, label="Type the user's name to reset their second factor")
 
 
 def validate_address(value: str) -> str:

@@ -15,6 +15,9 @@ class User(AbstractUser):
     """A person who logs in to Tarn; what they may do follows from their role."""
 
     role = models.CharField(max_length=16, choices=Role.choices, default=Role.VIEWER)
+    passkey_login = models.BooleanField(
+        default=False, help_text="May sign in with a passkey alone (no password): an admin's choice, for themselves."
+    )
 
     def has_role(self, role: str) -> bool:
         mine = Role.ADMIN if self.is_superuser else self.role
@@ -47,6 +50,61 @@ class ApiToken(models.Model):
     @classmethod
     def new_key(cls) -> str:
         return cls.PREFIX + secrets.token_urlsafe(32)
+
+
+class TotpDevice(models.Model):
+    """A user's authenticator app (TOTP, RFC 6238, 30 s steps). The secret is sealed with a key derived from the
+    install's secret key (the web verifies codes and cannot read the vault); last_step: the newest time step a code
+    was accepted for, so a code is taken once."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="totp")
+    sealed_secret = models.TextField()
+    confirmed_at = models.DateTimeField(null=True, blank=True, help_text="Empty until a first code confirmed it.")
+    last_step = models.BigIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self):
+        return f"authenticator app of {self.user}"
+
+
+class Passkey(models.Model):
+    """A WebAuthn credential (a passkey or a security key) a user registered, by name."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="passkeys")
+    name = models.CharField(max_length=60)
+    credential_id = models.CharField(max_length=1400, unique=True, help_text="base64url, as the browser gives it.")
+    public_key = models.BinaryField()
+    sign_count = models.BigIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["created_at"]
+
+    def __str__(self):
+        return f"{self.name} ({self.user})"
+
+
+class RecoveryCode(models.Model):
+    """One of a user's ten one-time recovery codes: only its SHA-256 is kept (a code has 50 random bits)."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="recovery_codes")
+    code_hash = models.CharField(max_length=64)
+    used_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self):
+        return f"recovery code of {self.user}{' (used)' if self.used_at else ''}"
+
+
+class TwoFactorPolicy(models.Model):
+    """Which roles must use a second factor (one row)."""
+
+    required_roles = models.JSONField(default=list, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self):
+        return f"second factor required for: {', '.join(self.required_roles) or 'no role'}"
 
 
 class LoginAttempts(models.Model):

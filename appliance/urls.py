@@ -3,6 +3,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
+from appliance import twofactor_views as tf
 from appliance import views
 from appliance.auth import requires
 from appliance.choices import Role
@@ -24,4 +25,21 @@ urlpatterns = [
     path("account/tokens/", views.token_list, name="token-list"),
     path("account/password/", views.password_change, name="password-change"),
     path("account/tokens/<int:pk>/revoke/", views.token_revoke, name="token-revoke"),
+    path("login/verify/", tf.login_verify, name="login-verify"),
+    path("login/passkey/options/", tf.login_passkey_options, name="login-passkey-options"),
+    path("login/passkey/", tf.login_passkey, name="login-passkey"),
+    path("account/two-factor/", tf.account, name="two-factor"),
+    path("account/two-factor/totp/", tf.totp, name="two-factor-totp"),
+    path("account/two-factor/recovery-codes/", tf.recovery_codes, name="two-factor-recovery"),
+    path("account/two-factor/codes/", tf.new_codes, name="two-factor-codes"),
+    path("account/two-factor/passkeys/options/", tf.passkey_options, name="two-factor-passkey-options"),
+    path("account/two-factor/passkeys/", tf.passkey_add, name="two-factor-passkey-add"),
+    path("account/two-factor/passkeys/<int:pk>/remove/", tf.passkey_remove, name="two-factor-passkey-remove"),
+    path("account/two-factor/passkey-login/", tf.passkey_login, name="two-factor-passkey-login"),
+    path("account/two-factor/confirm/", tf.confirm, name="two-factor-confirm"),
+    path("account/two-factor/confirm/passkey/options/", tf.confirm_passkey_options, name="two-factor-confirm-options"),
+    path("account/two-factor/confirm/passkey/", tf.confirm_passkey, name="two-factor-confirm-passkey"),
+    path("account/two-factor/users/", tf.admin, name="two-factor-admin"),
+    path("account/two-factor/policy/", tf.policy, name="two-factor-policy"),
+    path("account/two-factor/users/<int:pk>/reset/", tf.reset, name="two-factor-reset"),
 ]

@@ -9,7 +9,7 @@ from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
-from appliance import selectors, services
+from appliance import selectors, services, twofactor, twofactor_views
 from appliance.auth import requires
 from appliance.choices import OperationStatus, Role
 from appliance.connect import ssh_dir
@@ -35,9 +35,12 @@ def login_view(request):
             form.add_error(None, "Too many failed logins. Wait a few minutes and try again.")
             return render(request, "appliance/login.html", {"form": form}, status=429)
         if form.is_valid():
-            login(request, form.get_user())
+            user, nxt = form.get_user(), safe_next(request, request.GET.get("next"), "/")
+            if twofactor.has_second_factor(user):  # the password is right; the second step signs in
+                return twofactor_views.begin_second_step(request, user, nxt)
+            login(request, user)
             services.login_succeeded(username=username, address=_address(request))
-            return redirect(safe_next(request, request.GET.get("next"), "dashboard"))
+            return redirect(nxt)
     return render(request, "appliance/login.html", {"form": form})
 
 
@@ -175,7 +178,9 @@ def password_change(request):
 def token_list(request):
     form = ApiTokenForm(request.POST or None)
     new_key = None
-    if request.method == "POST" and form.is_valid():
+    if request.method == "POST" and not twofactor_views.fresh(request):
+        form.add_error(None, "Making a token needs a fresh second factor: confirm it, then create the token.")
+    elif request.method == "POST" and form.is_valid():
         _, new_key = services.api_token_create(user=request.user, name=form.cleaned_data["name"])
         form = ApiTokenForm()
     tokens = request.user.api_tokens.all()

@@ -12,6 +12,8 @@ DATA_DIR = Path(env_str("TARN_DATA_DIR", str(BASE_DIR / "var")))
 
 SECRET_KEY = secret_key(DATA_DIR)
 TARN_VERSION = "0.27.0"  # written into each configuration backup's manifest
+# WebAuthn's relying party ID: the host name browsers use for Tarn; empty: the request's own host name.
+TARN_WEBAUTHN_RP_ID = env_str("TARN_WEBAUTHN_RP_ID")
 DEBUG = env_bool("TARN_DEBUG", False)
 # TARN_HTTPS=true: Tarn sits behind TLS; cookies become Secure, HSTS and SSL redirect turn on.
 HTTPS = env_bool("TARN_HTTPS", False)

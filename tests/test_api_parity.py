@@ -134,6 +134,20 @@ EXEMPT = {
     "password-change": "the person's own password, typed by that person in the browser",
     "token-list": "API tokens are made by a person signed in, never by another token",
     "token-revoke": "the person's own tokens, revoked in the browser (a leaked token must not be able to act here)",
+    "login-verify": "the second step of a browser sign-in",
+    "login-passkey-options": "the second step of a browser sign-in (a passkey's challenge)",
+    "login-passkey": "the second step of a browser sign-in (a passkey's answer)",
+    "two-factor-totp": "the person's own second factor, set up in the browser with their device in hand",
+    "two-factor-recovery": "the person's own recovery codes, shown once in the browser",
+    "two-factor-passkey-options": "a passkey is registered by a browser (WebAuthn), never by a token",
+    "two-factor-passkey-add": "a passkey is registered by a browser (WebAuthn), never by a token",
+    "two-factor-passkey-remove": "the person's own second factor (a leaked token must not be able to remove it)",
+    "two-factor-passkey-login": "the person's own sign-in",
+    "two-factor-confirm": "a fresh second factor in the browser session",
+    "two-factor-confirm-options": "a fresh second factor in the browser session",
+    "two-factor-confirm-passkey": "a fresh second factor in the browser session",
+    "two-factor-policy": "who must sign in with a second factor: browser sign-ins only (tokens are not affected)",
+    "two-factor-reset": "a person's browser sign-in factors; a token must not be able to strip another's",
 }
 
 # Page actions still without an API endpoint: debt, each with its reason. Move an entry to API when its endpoint

@@ -5,10 +5,12 @@ import time
 
 from django.conf import settings
 from django.contrib.auth import logout
-from django.contrib.auth.views import redirect_to_login
+from django.contrib.auth.views import LogoutView, redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.http import HttpResponse
+from django.shortcuts import redirect
 
+from appliance import twofactor
 from appliance.auth import required_role
 
 
@@ -47,4 +49,23 @@ class LoginAndRoleMiddleware:
             return redirect_to_login(request.get_full_path())
         if not user.has_role(required_role(view_func, request.method)):
             raise PermissionDenied("Your role does not allow this.")
+        if _must_enrol(request, view_func):
+            if request.headers.get("HX-Request"):
+                response = HttpResponse(status=401)
+                response["HX-Redirect"] = ENROL
+                return response
+            return redirect(ENROL)
         return None
+
+
+ENROL = "/account/two-factor/"
+
+
+def _must_enrol(request, view_func) -> bool:
+    """A user whose role must have a second factor and who has none yet sees only the enrolment pages (and may log
+    out). Once they have one (or signed in with one), the session says so and nothing is asked again."""
+    if request.session.get("tarn_2fa_at") or getattr(view_func, "tarn_enrolment", False):
+        return False
+    if getattr(view_func, "view_class", None) is LogoutView:
+        return False
+    return twofactor.required_for(request.user) and not twofactor.has_second_factor(request.user)

@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from analytics.models import Alert, Channel
 from appliance.choices import Role
-from appliance.models import ApiToken, AuditEntry, Operation
+from appliance.models import ApiToken, AuditEntry, Operation, Passkey
 from backups.models import Backup
 from benchmarks.models import CustomProfile, Run, Schedule, Suite
 from encryption.models import KeyExport
@@ -53,6 +53,25 @@ ROLES: dict[str, tuple[str, str] | None] = {
     "/account/tokens/": (VIEWER, VIEWER),
     "/account/password/": (VIEWER, VIEWER),
     "/account/tokens/<pk>/revoke/": (VIEWER, VIEWER),
+    # Two-factor: the second step of signing in is reached before login (it checks who is half signed in); each
+    # user's own factors are theirs, whatever their role; the policy and resets are an admin's.
+    "/login/verify/": PUBLIC,
+    "/login/passkey/options/": PUBLIC,
+    "/login/passkey/": PUBLIC,
+    "/account/two-factor/": (VIEWER, VIEWER),
+    "/account/two-factor/totp/": (VIEWER, VIEWER),
+    "/account/two-factor/recovery-codes/": (VIEWER, VIEWER),
+    "/account/two-factor/codes/": (VIEWER, VIEWER),
+    "/account/two-factor/passkeys/options/": (VIEWER, VIEWER),
+    "/account/two-factor/passkeys/": (VIEWER, VIEWER),
+    "/account/two-factor/passkeys/<pk>/remove/": (VIEWER, VIEWER),
+    "/account/two-factor/passkey-login/": (VIEWER, VIEWER),
+    "/account/two-factor/confirm/": (VIEWER, VIEWER),
+    "/account/two-factor/confirm/passkey/options/": (VIEWER, VIEWER),
+    "/account/two-factor/confirm/passkey/": (VIEWER, VIEWER),
+    "/account/two-factor/users/": (ADMIN, ADMIN),
+    "/account/two-factor/policy/": (ADMIN, ADMIN),
+    "/account/two-factor/users/<pk>/reset/": (ADMIN, ADMIN),
     # Storage: datasets, snapshots, scrubs, TRIM and schedules are day-to-day work; creating, destroying, growing,
     # exporting and importing pools, per-disk actions and the disks' media speeds are an admin's.
     "/pools/shares/<rest>": (VIEWER, OPERATOR),  # old addresses, redirected
@@ -369,7 +388,10 @@ def objects(local_host, admin_user):
     test_schedule = SelfTestSchedule.objects.create(host=local_host, kind="long", every="month")
     key_export = KeyExport.objects.create(host=local_host, roots=["tank/a"], data=b"age")
     backup = Backup.objects.create(name="tarn-20261128-010000-abcdef.tarnbackup", origin="manual")
+    passkey = Passkey.objects.create(user=admin_user, name="k", credential_id="AAAA", public_key=b"x")
     return {
+        "two-factor-passkey": passkey.pk,
+        "two-factor-reset": admin_user.pk,
         "backup": backup.pk,
         "encryption-export": key_export.pk,
         "key-export": key_export.pk,

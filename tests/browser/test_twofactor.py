@@ -1,0 +1,114 @@
+"""Two-factor sign-in in the real browser: an admin sets up an authenticator app from the page (the code computed
+from the key the page shows), logs out and back in with a code; the same code is refused; a recovery code works
+once. Then a passkey on Chromium's virtual authenticator (CDP WebAuthn): registered, used as the second step and,
+chosen by the admin, alone; once removed, it signs in no one."""
+
+import re
+import time
+
+import pyotp
+import pytest
+
+from tests.browser.conftest import login, shot
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+PASSWORD = "a-long-password"  # tests.browser.conftest.login's
+HOME = re.compile(r"^https?://[^/]+/$")  # the dashboard
+
+
+def _log_out(page):
+    page.click("header form[action='/logout/'] button")
+    page.wait_for_url("**/login/**")
+
+
+def _password(page, username="admin"):
+    page.goto("/login/")
+    page.fill("input[name=username]", username)
+    page.fill("input[name=password]", PASSWORD)
+    page.click("button[type=submit]")
+
+
+def _code(page, code: str):
+    page.fill("input[name=otp_token]", code)
+    page.click("#code-form button[type=submit]")
+
+
+def test_set_up_an_authenticator_sign_in_with_a_code_once_and_a_recovery_code_once(page):
+    login(page)
+    page.click("header a[href='/account/two-factor/']")
+    page.click("#totp-begin")
+    assert page.locator("#totp-qr svg").count() == 1
+    secret = page.inner_text("#totp-secret").strip()
+    totp = pyotp.TOTP(secret)
+    page.fill("input[name=otp_token]", totp.now())
+    page.click("#totp-confirm button")
+    codes = [c.strip() for c in page.locator("#recovery-codes code").all_inner_texts()]
+    assert len(codes) == 10
+    shot(page, "twofactor-recovery-codes")
+    page.click("text=I saved them")
+    assert "On" in page.inner_text("#totp")
+
+    _log_out(page)
+    _password(page)
+    page.wait_for_url("**/login/verify/")
+    code = totp.at(time.time() + 30)  # the next step's: the enrolment took this one
+    _code(page, code)
+    page.wait_for_url(HOME)
+    assert page.locator("header .account").count() == 1
+
+    _log_out(page)
+    _password(page)
+    _code(page, code)  # the same code again
+    assert "already used" in page.inner_text("#code-form")
+    shot(page, "twofactor-code-reused")
+    _code(page, codes[0])
+    page.wait_for_url(HOME)
+
+    _log_out(page)
+    _password(page)
+    _code(page, codes[0])
+    assert "already used" in page.inner_text("#code-form")
+    assert page.url.endswith("/login/verify/")
+
+
+def test_a_passkey_on_chromiums_virtual_authenticator_signs_in_and_stops_once_removed(page):
+    login(page)
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("WebAuthn.enable")
+    options = {"protocol": "ctap2", "transport": "internal", "hasResidentKey": True}
+    options |= {"hasUserVerification": True, "isUserVerified": True}
+    authenticator = cdp.send("WebAuthn.addVirtualAuthenticator", {"options": options})["authenticatorId"]
+
+    page.goto("/account/two-factor/")
+    page.fill("#passkey-name", "laptop")
+    page.click("#passkey-add button")
+    page.wait_for_url("**/account/two-factor/codes/")
+    assert page.locator("#recovery-codes code").count() == 10
+    page.click("text=I saved them")
+    assert page.locator("#passkeys tr[data-key='laptop']").count() == 1
+    assert len(cdp.send("WebAuthn.getCredentials", {"authenticatorId": authenticator})["credentials"]) == 1
+
+    _log_out(page)
+    _password(page)
+    page.wait_for_url("**/login/verify/")
+    page.click("#passkey-signin")
+    page.wait_for_url(HOME)
+
+    # The admin chooses a passkey alone: the sign-in page's button then needs no password.
+    page.goto("/account/two-factor/")
+    page.check("#passkey-login-form input[name=passkey_login]")
+    page.click("#passkey-login-form button")
+    _log_out(page)
+    page.click("#passkey-only")
+    page.wait_for_url(HOME)
+    shot(page, "twofactor-passkey-alone")
+
+    # Removed (a fresh second factor: the sign-in just now), the key signs in no one.
+    page.goto("/account/two-factor/")
+    page.click("#passkeys tr[data-key='laptop'] button")
+    assert page.locator("#passkeys").count() == 0
+    _log_out(page)
+    page.click("#passkey-only")
+    page.wait_for_selector("#passkey-error:not(:empty)")
+    assert "not registered" in page.inner_text("#passkey-error")
+    assert page.url.endswith("/login/")
