@@ -6,7 +6,7 @@ import json
 
 from appliance.audit.context import audit_begin, audit_end
 from appliance.audit.redact import redact
-from appliance.models import ApiToken, AuditEntry
+from appliance.models import ApiToken, AuditEntry, User
 
 MUTATING = {"POST", "PUT", "PATCH", "DELETE"}
 DROPPED = {"csrfmiddlewaretoken"}
@@ -39,6 +39,17 @@ def _length(request) -> int:
     return int(length) if length.isdigit() else 0
 
 
+def _who_tried(request) -> str:
+    """The name a sign-in attempt is for: the one typed (the password step) or the one half signed in (the second
+    step: a code or a passkey, appliance.twofactor_views)."""
+    if request.path == "/login/":
+        return request.POST.get("username", "")[:150]
+    pending = request.session.get("tarn_2fa_pending") if request.path.startswith("/login/") else None
+    if pending:
+        return User.objects.filter(pk=pending.get("user")).values_list("username", flat=True).first() or ""
+    return ""
+
+
 class AuditRequestMiddleware:
     def __init__(self, get_response):
         self.get_response = get_response
@@ -58,13 +69,7 @@ class AuditRequestMiddleware:
         authenticated = bool(user and user.is_authenticated)
         token = getattr(request, "auth", None)
         token = token if isinstance(token, ApiToken) else None
-        username = (
-            user.username
-            if authenticated
-            else request.POST.get("username", "")[:150]
-            if request.path == "/login/"
-            else ""
-        )
+        username = user.username if authenticated else _who_tried(request)
         AuditEntry.objects.create(
             kind="request",
             user=user if authenticated else None,

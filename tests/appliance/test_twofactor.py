@@ -93,6 +93,8 @@ def test_wrong_codes_are_throttled_like_passwords(admin_user, settings):
     signing = _password_step(admin_user)
     statuses = [signing.post("/login/verify/", {"otp_token": "000000"}).status_code for _ in range(3)]
     assert statuses == [400, 400, 429]
+    tried = AuditEntry.objects.filter(path="/login/verify/", status_code=400)
+    assert list(tried.values_list("username", flat=True)) == [admin_user.username] * 2  # who tried, audited
     response = signing.post("/login/verify/", {"otp_token": _now_code(secret)})
     assert response.status_code == 429 and signing.get("/").status_code == 302
 
