@@ -97,6 +97,13 @@ def required_for(user) -> bool:
     return role in policy().required_roles
 
 
+def enrolment_due(request) -> bool:
+    """A signed-in browser session whose user must have a second factor and has none yet (nor signed in with one)."""
+    if request.session.get("tarn_2fa_at"):
+        return False
+    return required_for(request.user) and not has_second_factor(request.user)
+
+
 def status(user) -> dict:
     device = TotpDevice.objects.filter(user=user).first()
     return {
@@ -152,7 +159,11 @@ def totp_pending(*, user) -> tuple[str, str, str] | None:
     device = TotpDevice.objects.filter(user=user, confirmed_at__isnull=True).first()
     if device is None:
         return None
-    secret = _unseal(device.sealed_secret)
+    try:
+        secret = _unseal(device.sealed_secret)
+    except ValidationError:  # sealed under another secret key (a restore): start the set-up again
+        device.delete()
+        return None
     return secret, *_qr(user, secret)
 
 
@@ -360,7 +371,9 @@ def passkey_verify(*, request, credential: dict, user=None) -> User:
         )
     except (WebAuthnException, ValueError, KeyError, TypeError) as exc:
         raise ValidationError({"credential": f"The key's answer was refused: {str(exc)[:200]}"}) from None
-    if user is None and not key.user.passkey_login:
+    if not key.user.is_active:
+        raise ValidationError({"credential": "This key is not registered with Tarn (removed?)."})
+    if user is None and not (key.user.passkey_login and key.user.has_role(Role.ADMIN)):
         raise ValidationError({"credential": "This account signs in with its password first."})
     Passkey.objects.filter(pk=key.pk).update(sign_count=verified.new_sign_count, last_used_at=timezone.now())
     return key.user

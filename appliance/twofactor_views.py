@@ -136,6 +136,8 @@ def account(request):
 @require_POST
 def totp(request):
     action = request.POST.get("action", "")
+    if twofactor.has_second_factor(request.user) and not fresh(request):
+        return _ask_fresh(request)  # a second factor changes only with a fresh one (a stolen session adds none)
     if action == "begin":
         try:
             twofactor.totp_begin(user=request.user)
@@ -144,7 +146,7 @@ def totp(request):
         return redirect("two-factor")
     if action == "remove":
         if not fresh(request):
-            return _askfresh(request)
+            return _ask_fresh(request)
         twofactor.totp_remove(user=request.user)
         messages.success(request, "The authenticator app is removed.")
         return redirect("two-factor")
@@ -152,7 +154,6 @@ def totp(request):
     if form.is_valid():
         try:
             codes = twofactor.totp_confirm(user=request.user, **form.cleaned_data)
-            request.session[VERIFIED] = time.time()
             messages.success(request, "The authenticator app is set up.")
             return _codes_or_back(request, codes)
         except ValidationError as exc:
@@ -174,7 +175,7 @@ def recovery_codes(request):
         messages.error(request, "Set up an authenticator app or a passkey first.")
         return redirect("two-factor")
     if not fresh(request):
-        return _askfresh(request)
+        return _ask_fresh(request)
     return render(request, "appliance/recovery_codes.html", {"codes": twofactor.recovery_codes_new(user=request.user)})
 
 
@@ -182,6 +183,8 @@ def recovery_codes(request):
 @requires(write=Role.VIEWER)
 @require_POST
 def passkey_options(request):
+    if twofactor.has_second_factor(request.user) and not fresh(request):
+        return JsonResponse({"errors": {"credential": [FRESH_NEEDED]}}, status=403)
     return JsonResponse({"options": twofactor.passkey_register_options(request=request, user=request.user)})
 
 
@@ -189,12 +192,13 @@ def passkey_options(request):
 @requires(write=Role.VIEWER)
 @require_POST
 def passkey_add(request):
+    if twofactor.has_second_factor(request.user) and not fresh(request):
+        return JsonResponse({"errors": {"credential": [FRESH_NEEDED]}}, status=403)
     try:
         credential, name = twofactor.credential_from(request.body)
         key, codes = twofactor.passkey_register(request=request, user=request.user, name=name, credential=credential)
     except ValidationError as exc:
         return JsonResponse({"errors": exc.message_dict}, status=400)
-    request.session[VERIFIED] = time.time()
     if codes:
         request.session["tarn_new_codes"] = codes  # shown once by the page the script goes to next
     return JsonResponse({"next": "/account/two-factor/codes/" if codes else "/account/two-factor/", "name": key.name})
@@ -215,7 +219,7 @@ def new_codes(request):
 @require_POST
 def passkey_remove(request, pk):
     if not fresh(request):
-        return _askfresh(request)
+        return _ask_fresh(request)
     twofactor.passkey_remove(user=request.user, pk=pk)
     messages.success(request, "The key is removed: it no longer signs you in.")
     return redirect("two-factor")
@@ -224,6 +228,8 @@ def passkey_remove(request, pk):
 @requires(write=Role.VIEWER)
 @require_POST
 def passkey_login(request):
+    if not fresh(request):
+        return _ask_fresh(request)
     form = PasskeyLoginForm(request.POST)
     if form.is_valid():
         try:
@@ -243,9 +249,12 @@ def fresh(request) -> bool:
     return (at and time.time() - at <= twofactor.FRESH_SECONDS) or not twofactor.has_second_factor(request.user)
 
 
-def _askfresh(request):
-    messages.error(request, "Confirm with your second factor first (it counts for five minutes).")
-    return redirect(f"/account/two-factor/confirm/?next={request.path}")
+FRESH_NEEDED = "Confirm it is you first (Two-factor → Confirm): changing a second factor needs a fresh one."
+
+
+def _ask_fresh(request):
+    messages.error(request, "Confirm with your second factor first (it counts for five minutes), then do it again.")
+    return redirect("/account/two-factor/confirm/?next=/account/two-factor/")
 
 
 @requires(write=Role.VIEWER)
@@ -323,6 +332,8 @@ def policy(request):
 @requires(write=Role.ADMIN, read=Role.ADMIN)
 @require_POST
 def reset(request, pk):
+    if not fresh(request):
+        return _ask_fresh(request)
     target = get_object_or_404(User, pk=pk)
     form = ResetForm(request.POST)
     if form.is_valid():

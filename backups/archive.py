@@ -35,9 +35,10 @@ SSH_KEY = "secrets/ssh/id_ed25519"
 SSH_PUBLIC = "secrets/ssh/id_ed25519.pub"
 SECRETS = (SECRET_KEY, VAULT_IDENTITY, VAULT_RECIPIENT, SSH_KEY, SSH_PUBLIC)
 MEMBERS = (MANIFEST, DATABASE, *SECRETS)
-MAX_MEMBER = 4 << 30  # what one member may unpack to (the database)
+MAX_MEMBER = 2 << 30  # what one member may unpack to (the database)
 MAX_SECRET = 64 << 10
 MAX_HEADER = 4096
+MAX_UNPACKED = MAX_MEMBER + (4 << 20)  # the database, the secrets, the manifest and the tar's own headers
 
 
 class ArchiveError(ValueError):
@@ -106,10 +107,28 @@ def open_(data: bytes, passphrase: str) -> dict[str, bytes]:
     return _members(tar_bytes)
 
 
+class _Capped(io.RawIOBase):
+    """The gunzipped tar, read as a stream that stops past MAX_UNPACKED: a header that claims gigabytes (a pax
+    record, a long name) cannot make the reader hold more than a backup can be."""
+
+    def __init__(self, data: bytes):
+        self.zipped, self.read_so_far = gzip.GzipFile(fileobj=io.BytesIO(data)), 0
+
+    def readable(self):
+        return True
+
+    def read(self, size=-1):
+        chunk = self.zipped.read(size if size and size > 0 else 1 << 20)
+        self.read_so_far += len(chunk)
+        if self.read_so_far > MAX_UNPACKED:
+            raise ArchiveError("Refused: the backup unpacks to more than a Tarn backup can be.")
+        return chunk
+
+
 def _members(tar_bytes: bytes) -> dict[str, bytes]:
     found: dict[str, bytes] = {}
     try:
-        with tarfile.open(fileobj=io.BytesIO(tar_bytes), mode="r:gz") as tar:
+        with tarfile.open(fileobj=_Capped(tar_bytes), mode="r|") as tar:
             for info in tar:
                 name = info.name
                 if name.startswith("/") or ".." in name.split("/"):

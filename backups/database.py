@@ -221,6 +221,17 @@ def _title(model) -> str:
     return str(model._meta.verbose_name_plural).capitalize() + f" ({model._meta.app_label})"
 
 
+def keep_ids_ahead(tables) -> None:
+    """In the opened backup, the next id of these tables is past the live one's (AUTOINCREMENT): a row written after
+    the restore never takes the id of one the live database had (links, pages and logs that name it stay true)."""
+    live = _live()
+    restored = connections[ALIAS].connection
+    for table in tables:
+        row = live.execute("SELECT seq FROM sqlite_sequence WHERE name = ?", (table,)).fetchone()
+        if row:
+            restored.execute("UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = ?", (row[0], table))
+
+
 def replace_live() -> None:
     """Copy the opened (migrated, prepared) backup over the live database in one step of SQLite's backup API: the
     other processes see the old state or the new one, never a mix."""

@@ -360,6 +360,8 @@ def restore_start(*, backup: Backup, user, passphrase: str, dry_run: bool, confi
         raise ValidationError({"backup": "Check it first (the dry run): see what it would change, then restore."})
     if not dry_run and confirm != backup.name:
         raise ValidationError({"confirm": f"Type {backup.name} to replace Tarn's configuration with it."})
+    if not dry_run:
+        _nothing_running()
     _backups_possible()
     return operation_start(
         kind="config.check" if dry_run else "config.restore",
@@ -368,6 +370,22 @@ def restore_start(*, backup: Backup, user, passphrase: str, dry_run: bool, confi
         secret=passphrase,
         params={"backup": backup.pk, "name": backup.name},
     )
+
+
+def _nothing_running(own: Operation | None = None) -> None:
+    """A restore replaces the operations table: refused while other work is queued or running (it would go on
+    against a database that no longer knows it)."""
+    busy = Operation.objects.filter(status__in=(OperationStatus.QUEUED, OperationStatus.RUNNING))
+    if own is not None:
+        busy = busy.exclude(pk=own.pk)
+    first = busy.first()
+    if first is not None:
+        raise ValidationError(
+            {
+                "backup": f"Wait for the operations under way to end ({busy.count()}, e.g. {first.kind} on "
+                f"{first.target}): a restore replaces them."
+            }
+        )
 
 
 def opened(backup_path: Path, passphrase: str) -> dict[str, bytes]:
@@ -467,7 +485,17 @@ def restore(members: dict[str, bytes], *, passphrase: str, op: Operation | None,
     """Restore opened members over the live state: the current state kept first as a backup (same passphrase), then
     the database copied over in one step, then the secrets. Returns what to tell the admin."""
     manifest, pending = check_newer(members)
+    _nothing_running(op)
     changed_secrets = _secrets_differ(members)
+    if "secret_key" in changed_secrets and os.environ.get(
+        "DJANGO_SECRET_KEY", os.environ.get("DJANGO_SECRET_KEY_FILE")
+    ):
+        raise ValidationError(
+            {
+                "backup": "This backup is of another install, and this Tarn takes its secret key from DJANGO_SECRET_KEY: "
+                "unset it (the restore writes the backup's key into the data dir) and restore again."
+            }
+        )
     with database.opened(members[archive.DATABASE]) as alias:
         _migrate()
         log(f"Migrations run on the backup: {', '.join(pending) or 'none'}")
@@ -501,6 +529,7 @@ def restore(members: dict[str, bytes], *, passphrase: str, op: Operation | None,
 def _prepare(alias: str, *, op: Operation | None, user, source: str, kept: str, manifest: dict) -> None:
     """The restored database, made ready to be live: work that was under way when the backup was taken is marked
     ended (it is not running now), this restore's own operation and an audit entry are written into it."""
+    database.keep_ids_ahead(("appliance_operation", "appliance_auditentry"))
     Operation.objects.using(alias).filter(status__in=(OperationStatus.QUEUED, OperationStatus.RUNNING)).update(
         status=OperationStatus.FAILED,
         finished_at=timezone.now(),

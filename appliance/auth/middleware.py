@@ -64,8 +64,6 @@ ENROL = "/account/two-factor/"
 def _must_enrol(request, view_func) -> bool:
     """A user whose role must have a second factor and who has none yet sees only the enrolment pages (and may log
     out). Once they have one (or signed in with one), the session says so and nothing is asked again."""
-    if request.session.get("tarn_2fa_at") or getattr(view_func, "tarn_enrolment", False):
+    if getattr(view_func, "tarn_enrolment", False) or getattr(view_func, "view_class", None) is LogoutView:
         return False
-    if getattr(view_func, "view_class", None) is LogoutView:
-        return False
-    return twofactor.required_for(request.user) and not twofactor.has_second_factor(request.user)
+    return twofactor.enrolment_due(request)

@@ -212,6 +212,9 @@ def test_an_admin_may_choose_a_passkey_alone_and_others_may_not(admin_user, oper
         client.force_login(user)
         key = SoftKey()
         assert _register(client, key).status_code == 200
+        session = client.session
+        session["tarn_2fa_at"] = time.time()  # as after signing in with it
+        session.save()
         client.post("/account/two-factor/passkey-login/", {"passkey_login": "on"})
         user.refresh_from_db()
         assert user.passkey_login is allowed
@@ -244,3 +247,27 @@ def test_clean_code_takes_ascii_only():
     for bad in ("１２３４５６", "12345６", "abc", "1234567"):
         with pytest.raises(twofactor.ValidationError):
             twofactor.clean_code(bad)
+
+
+def test_a_stale_session_cannot_add_a_factor_and_a_session_that_must_enrol_reaches_no_api(admin_user, operator_user):
+    client, _, _ = _enrol(admin_user)
+    session = client.session
+    session["tarn_2fa_at"] = time.time() - 3600  # a session whose second factor is an hour old (stolen?)
+    session.save()
+    assert client.post("/account/two-factor/passkeys/options/").status_code == 403
+    key = SoftKey()
+    body = {"name": "sneaky", "credential": key.create('{"challenge": "AAAA"}')}
+    response = client.post("/account/two-factor/passkeys/", json.dumps(body), content_type="application/json")
+    assert response.status_code == 403
+    assert not Passkey.objects.exists()
+    response = client.post("/account/two-factor/passkey-login/", {"passkey_login": "on"})
+    assert response["Location"].startswith("/account/two-factor/confirm/")
+    admin_user.refresh_from_db()
+    assert not admin_user.passkey_login
+    response = client.post("/account/tokens/", {"name": "after"})
+    assert not ApiToken.objects.filter(name="after").exists()
+
+    TwoFactorPolicy.objects.create(required_roles=["operator"])
+    browser = Client()
+    browser.post("/login/", {"username": operator_user.username, "password": PASSWORD})
+    assert browser.get("/api/v1/hosts/").status_code == 403  # the session's API, too, waits for enrolment
