@@ -515,6 +515,7 @@ def restore(members: dict[str, bytes], *, passphrase: str, op: Operation | None,
             raise
     for temporary, path in staged:
         os.replace(temporary, path)
+    _reconcile()
     restart = (
         " Restart Tarn (stop it and run `make run` again) so every process uses the restored secret key."
         if ("secret_key" in changed_secrets)
@@ -524,6 +525,19 @@ def restore(members: dict[str, bytes], *, passphrase: str, op: Operation | None,
         f"Restored {source} (made {manifest.get('created_at', '?')[:16]} by {manifest.get('created_by', '?')}); "
         f"the state before is kept as {kept.name}.{restart}"
     )
+
+
+def _reconcile() -> None:
+    """After a restore the rows are the backup's: files made since it was taken are listed again (kept, with their
+    retention), uploads it does not know are deleted (the one just restored included: someone's configuration)."""
+    known = set(Backup.objects.values_list("name", flat=True))
+    for path in folder().glob(f"*{SUFFIX}"):
+        if path.name in known:
+            continue
+        if path.name.startswith("uploaded-"):
+            path.unlink(missing_ok=True)
+        else:
+            Backup.objects.create(name=path.name, origin=Origin.MANUAL, size=path.stat().st_size)
 
 
 def _prepare(alias: str, *, op: Operation | None, user, source: str, kept: str, manifest: dict) -> None:

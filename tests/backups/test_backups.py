@@ -84,6 +84,7 @@ def test_a_backup_checked_and_restored_brings_back_what_was_there_and_keeps_the_
     assert not get_user_model().objects.filter(username="mallory").exists()
     kept = Backup.objects.get(origin=Origin.PRE_RESTORE)
     assert services.path_of(kept).exists()
+    assert Backup.objects.filter(name=backup.name).exists()  # made after its own snapshot: listed again
     assert AuditEntry.objects.filter(argv__0="config-restore", username=admin_user.username).exists()
     # The state kept before the restore opens with the same passphrase and holds nas2 and mallory.
     members = services.opened(services.path_of(kept), PASS)
