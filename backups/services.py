@@ -22,8 +22,7 @@ from appliance.operations import Tracker, operation_runner, operation_start
 from backups import archive, database
 from backups.choices import KEEP_MAX, NAS_FOLDER, PASSPHRASE_MAX, PASSPHRASE_MIN, PRE_RESTORE_KEEP, SUFFIX, Origin
 from backups.models import Backup, BackupSchedule
-from health.choices import Every
-from health.services import schedule_slot
+from health.services import schedule_slot, slot_problems
 from hostlib import backups as nas
 from hostlib.errors import HostError
 from hostlib.keys import ensure_identity
@@ -261,15 +260,7 @@ def schedule_save(
 ) -> BackupSchedule:
     """Save the schedule. A passphrase given sets the backups' key (only its public half and the key wrapped with it
     are stored); one must be set before the schedule can be on."""
-    problems = {}
-    if every not in Every.values:
-        problems["every"] = f"Choose one of: {', '.join(Every.values)}."
-    if not 0 <= hour <= 23:
-        problems["hour"] = "An hour from 0 to 23."
-    if not 0 <= weekday <= 6:
-        problems["weekday"] = "0 (Monday) to 6 (Sunday)."
-    if not 1 <= day <= 28:
-        problems["day"] = "A day from 1 to 28 (every month has it)."
+    problems = slot_problems(every=every, hour=hour, weekday=weekday, day=day)
     if not 1 <= keep <= KEEP_MAX:
         problems["keep"] = f"Keep 1 to {KEEP_MAX} backups."
     if push_host is not None and push_host.is_local:

@@ -448,6 +448,20 @@ def schedule_slot(schedule: SelfTestSchedule, now) -> datetime:
     return slot
 
 
+def slot_problems(*, every: str, hour: int, weekday: int, day: int) -> dict[str, str]:
+    """What is wrong with a calendar slot (schedule_slot's fields), by field; shared by every dated schedule."""
+    problems = {}
+    if every not in Every.values:
+        problems["every"] = f"Choose one of: {', '.join(Every.values)}."
+    if not 0 <= hour <= 23:
+        problems["hour"] = "An hour from 0 to 23."
+    if not 1 <= day <= 28:
+        problems["day"] = "A day from 1 to 28 (every month has it)."
+    if not 0 <= weekday <= 6:
+        problems["weekday"] = "0 (Monday) to 6 (Sunday)."
+    return problems
+
+
 def schedules_run_due(*, now=None) -> int:
     """Start the runs whose slot has come since they last started (and since the schedule was made); a host with
     a run under way waits for it. One schedule's trouble stops no other (nor the reads after)."""
@@ -471,14 +485,7 @@ def schedule_save(*, host: Host | None, kind: str, every: str, weekday: int = 6,
     problems = {}
     if kind not in SelfTestKind.values:
         problems["kind"] = f"Choose one of: {', '.join(SelfTestKind.values)}."
-    if every not in Every.values:
-        problems["every"] = f"Choose one of: {', '.join(Every.values)}."
-    if not 0 <= hour <= 23:
-        problems["hour"] = "An hour from 0 to 23."
-    if not 1 <= day <= 28:
-        problems["day"] = "A day from 1 to 28 (every month has it)."
-    if not 0 <= weekday <= 6:
-        problems["weekday"] = "0 (Monday) to 6 (Sunday)."
+    problems.update(slot_problems(every=every, hour=hour, weekday=weekday, day=day))
     if problems:
         raise ValidationError(problems)
     return SelfTestSchedule.objects.create(host=host, kind=kind, every=every, weekday=weekday, day=day, hour=hour)
