@@ -1,18 +1,33 @@
-"""tarn-recv: the only thing a replication key may do on the receiving NAS.
+"""tarn-recv: the only thing a replication key may do on the receiving NAS, and only as the pair's own unprivileged
+user tarn-recv-<pair>, which ZFS allows to receive into the pair's root and nowhere else.
 
-Installed root-owned at RECV_PATH and named in the key's authorized_keys line as its forced command:
+Installed root-owned at RECV_PATH and named, as its forced command, in the authorized_keys of the pair's user
+(a push pair: sshd runs it as that user):
 
     restrict,from="<sender's address>",command="/usr/bin/python3 <RECV_PATH> <pair> <target root>" ssh-ed25519 …
 
-so whatever command the sender's ssh asks for, sshd runs this instead and hands the request over in
+or started by tarn-send as root on a NAS that pulls; started as root, it becomes the pair's user before it reads a
+byte of the stream. Whatever command the sender's ssh asks for, sshd runs this instead and hands the request over in
 SSH_ORIGINAL_COMMAND. That text is read as data (one JSON object), never run: the receive argv is built here, into
 the configured root only, without -F (nothing on the target is ever rolled back or destroyed by a key).
 
+What a paired NAS may decide is the data, nothing else (it may have been taken over):
+- ZFS itself holds the line: the receive runs as the pair's user, which `zfs allow` lets receive (append only,
+  never -F), create and set the receive's own overrides on the pair's root and below (hostlib.replication.ALLOWED);
+  a stream that tries to land elsewhere (another pair's root included), or to set a property it carries (sharenfs,
+  mountpoint, quota…), is refused by ZFS.
+- The stream's head is read here before zfs receive sees a byte (stream_head): a package (what zfs send -R, -p,
+  -h or -b adds: properties, holds, children) or a clone is refused, and so is a full stream into a dataset that
+  exists (unless it resumes one cut short there) or an incremental into one that does not: whether a receive is
+  the first is the target's to say, not the sender's.
+- Every receive makes the replica read-only, never mounted by itself (canmount=noauto), without setuid, exec or
+  devices (FILESYSTEM_OPTIONS), and excludes the quota and reservations a stream could carry. (Not -x mountpoint,
+  sharenfs or sharesmb: -x asks ZFS to inherit each explicitly, which needs the very permission the user lacks;
+  ZFS refuses a value the stream carries for them all the same.)
+
 Requests: {"verb": "hello"} (Tarn's check of a new pair: answers "tarn-recv <pair> <root>"),
-          {"verb": "receive", "dataset": "<path below the root, or empty for the root>", "first": true|false,
-           "idle": seconds, "tcp": true|false}
-          (first: the initial full stream; the replica is made read-only and never mounted by the receive.
-           idle: when no byte has come for that long (a cut link sshd would not notice for hours), the stream is
+          {"verb": "receive", "dataset": "<path below the root>", "idle": seconds, "tcp": true|false}
+          (idle: when no byte has come for that long (a cut link sshd would not notice for hours), the stream is
            ended here, so zfs receive keeps what it has for a resume instead of holding the dataset busy.
            tcp: the stream comes in the clear over a TCP connection of its own instead of through ssh, for a
            trusted link where ssh's cipher costs more CPU than the link allows: this helper listens on the address
@@ -28,21 +43,39 @@ import hashlib
 import hmac
 import json
 import os
+import pwd
 import re
 import secrets
 import select
 import socket
+import struct
 import subprocess
 import sys
 import time
 
 RECV_PATH = "/usr/local/lib/tarn/tarn-recv"
+HOMES = "/var/lib/tarn-recv"  # each pair's user's home below it: root's, but for its locks folder
 _COMPONENT = re.compile(r"[A-Za-z0-9_.:-]{1,255}")
 _PAIR = re.compile(r"[0-9]{1,12}")
 MAX_REQUEST = 4096
 IDLE = 60
 CHUNK = 1 << 20
-LOCKS = "/run/lock"
+ENV = {"LC_ALL": "C", "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
+
+# Every receive's overrides: the replica is data to keep, not a filesystem to run or share. For a volume only
+# readonly (the others do not apply to one, and zfs receive refuses an override that does not apply).
+FILESYSTEM_OPTIONS = ["readonly=on", "canmount=noauto", "setuid=off", "exec=off", "devices=off"]
+VOLUME_OPTIONS = ["readonly=on"]
+EXCLUDED = ["quota", "refquota", "reservation", "refreservation"]
+
+
+def user_of(pair):
+    """The user a pair's receives run as."""
+    return f"tarn-recv-{int(pair)}"
+
+
+def home_of(pair):
+    return f"{HOMES}/pair-{int(pair)}"
 
 
 class Refused(Exception):
@@ -50,9 +83,7 @@ class Refused(Exception):
 
 
 def _dataset(root, relative):
-    """root, or root/relative when every part of relative is a plain ZFS name component."""
-    if not relative:
-        return root
+    """root/relative when every part of relative is a plain ZFS name component."""
     parts = relative.split("/")
     for part in parts:
         if not _COMPONENT.fullmatch(part) or part.startswith("-") or part in (".", ".."):
@@ -63,36 +94,169 @@ def _dataset(root, relative):
     return name
 
 
-def receive_argv(root, request):
-    """The argv for one request, or Refused with the reason."""
+FIELDS = {"verb", "dataset", "idle", "tcp"}
+
+
+def receive_target(root, request):
+    """(the dataset a request receives into, its idle limit, tcp), or Refused with the reason."""
     if not isinstance(request, dict) or request.get("verb") != "receive":
         raise Refused("this key may only receive")
     if set(request) - FIELDS:
         raise Refused(f"unknown fields: {sorted(set(request) - FIELDS)}")
     if type(request.get("tcp", False)) is not bool:
         raise Refused("tcp is true or false")
-    relative, first = request.get("dataset", ""), request.get("first", False)
-    if not isinstance(relative, str) or not isinstance(first, bool):
-        raise Refused("dataset is a string, first is true or false")
+    relative = request.get("dataset")
+    if not isinstance(relative, str) or not relative:
+        raise Refused("dataset is a path below the target's root")
     idle = request.get("idle", IDLE)
     if type(idle) is not int or not 2 <= idle <= 3600:
         raise Refused("idle is whole seconds from 2 to 3600")
-    target = _dataset(root, relative)
-    # -s: a cut transfer leaves a resume token; -u: never mounted by the receive; -x mountpoint: the sender's
-    # mountpoint (if its stream carries one) is never applied here.
-    argv = ["zfs", "receive", "-s", "-u", "-x", "mountpoint"]
-    if first:
-        argv += ["-o", "readonly=on"]
+    return _dataset(root, relative), idle, request.get("tcp", False)
+
+
+def receive_argv(target, volume):
+    """The receive: resumable (-s), never mounted by it (-u), never forced (no -F), the replica's overrides and
+    exclusions (see the module's words)."""
+    argv = ["zfs", "receive", "-s", "-u"]
+    for option in VOLUME_OPTIONS if volume else FILESYSTEM_OPTIONS:
+        argv += ["-o", option]
+    for name in EXCLUDED:
+        argv += ["-x", name]
     return [*argv, "--", target]
 
 
-def pump(command, idle, source=0):
-    """The stream on source (stdin, or a TCP connection's fd) into `zfs receive` (os.splice: the bytes never pass
-    through Python) until it ends, or until nothing has come for idle seconds; then zfs receive sees the end and
-    keeps a partial stream's state."""
-    child = subprocess.Popen(command, stdin=subprocess.PIPE)
+# --- the stream's head (include/sys/zfs_ioctl.h: dmu_replay_record_t, 312 bytes) --------------------------------
+RECORD = 312
+BEGIN = struct.Struct("<IIQQQIIQQ256s")  # type, payloadlen, then drr_begin: magic, versioninfo, creation, objset
+DRR_BEGIN, DRR_END = 0, 5  # type, flags, toguid, fromguid, toname
+MAGIC = 0x2F5BACBAC
+SUBSTREAM, COMPOUND = 1, 2  # DMU_GET_STREAM_HDRTYPE(versioninfo): its low two bits
+FLAG_CLONE = 1  # DRR_FLAG_CLONE
+OBJSET_FILESYSTEM, OBJSET_VOLUME = 2, 3  # DMU_OST_ZFS, DMU_OST_ZVOL
+MAX_PAYLOAD = 1 << 20  # a substream's BEGIN payload (raw keys, resume fields) is a few KiB
+
+
+class Head:
+    """What a stream's head says: its first substream's BEGIN record."""
+
+    def __init__(self, record):
+        kind, self.payload, magic, versioninfo, _, self.objset, self.flags, self.toguid, self.fromguid, name = (
+            BEGIN.unpack(record)
+        )
+        if kind != DRR_BEGIN or magic != MAGIC:
+            raise Refused("not a ZFS send stream (or one of another byte order)")
+        self.header = versioninfo & 3
+        self.toname = name.split(b"\0")[0].decode(errors="replace")
+
+    @property
+    def volume(self):
+        return self.objset == OBJSET_VOLUME
+
+
+def stream_head(read):
+    """The stream's head, read with read(n) (exactly n bytes, or Refused): (the bytes read, to hand on to zfs
+    receive first, and the Head of its first substream). A compound stream (zfs send -I) is taken only without a
+    package: its BEGIN has no payload, then its END, then the first substream. Refused: a package (zfs send -R, -p,
+    -h, -b: properties, holds, children), a clone, anything but a filesystem or a volume."""
+    data = read(RECORD)
+    head = Head(data)
+    if head.header == COMPOUND:
+        if head.payload:
+            raise Refused(
+                "the stream carries properties, holds or children (zfs send -R, -p, -h or -b); "
+                "Tarn's sends never do, and this target takes none"
+            )
+        end = read(RECORD)
+        if struct.unpack_from("<I", end)[0] != DRR_END:
+            raise Refused("a compound stream's header is not followed by its END record")
+        first = read(RECORD)
+        data += end + first
+        head = Head(first)
+        if head.header != SUBSTREAM:
+            raise Refused("a compound stream within a compound stream")
+    elif head.header != SUBSTREAM:
+        raise Refused("not a ZFS send stream: unknown header type")
+    if head.payload > MAX_PAYLOAD:
+        raise Refused("the stream's first record says it carries more than a send's header can")
+    data += read(head.payload)
+    if head.flags & FLAG_CLONE:
+        raise Refused("the stream makes a clone (of a snapshot the sender names by guid): not taken")
+    if head.objset not in (OBJSET_FILESYSTEM, OBJSET_VOLUME):
+        raise Refused("the stream is neither a filesystem nor a volume")
+    return data, head
+
+
+def check_fits(head, present):
+    """Whether the stream may go into the target as it is now (present: None when it does not exist, else its
+    resume token or "-"): a full stream only into a dataset that does not exist (or to resume one cut short there),
+    an incremental only into one that does."""
+    if present is None and head.fromguid:
+        raise Refused("an incremental stream into a dataset the target does not have")
+    if present is not None and not head.fromguid and present == "-":
+        raise Refused("a full stream into a dataset that exists: only an incremental continues a replica")
+
+
+def present_state(target):
+    """None when target does not exist, else its receive_resume_token ("-" when none): one `zfs list`."""
+    done = subprocess.run(
+        ["zfs", "list", "-H", "-p", "-o", "receive_resume_token", "--", target],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=120,
+    )
+    if done.returncode:
+        if "does not exist" in done.stderr:
+            return None
+        raise Refused(f"the target could not be read: {done.stderr.strip()[-300:]}")
+    return done.stdout.strip() or "-"
+
+
+def reader(source, idle):
+    """read(n): exactly n bytes from source, waiting at most idle seconds for each piece; Refused if it ends or goes
+    silent first."""
+
+    def read(n):
+        data = b""
+        while len(data) < n:
+            ready, _, _ = select.select([source], [], [], idle)
+            piece = os.read(source, n - len(data)) if ready else b""
+            if not piece:
+                raise Refused("the stream ended (or went silent) before its head was read")
+            data += piece
+        return data
+
+    return read
+
+
+def unprivileged(pair):
+    """Become the pair's user (started as root by tarn-send on a NAS that pulls); run by sshd, be that user."""
+    user = user_of(pair)
+    if os.geteuid() != 0:
+        if pwd.getpwuid(os.geteuid()).pw_name != user:
+            raise Refused(f"runs as root or {user} only")
+        return
+    try:
+        entry = pwd.getpwnam(user)
+    except KeyError:
+        raise Refused(f"there is no user {user} on this NAS: pair again") from None
+    os.setgroups([])
+    os.setgid(entry.pw_gid)
+    os.setuid(entry.pw_uid)
+    if os.geteuid() == 0 or os.getuid() == 0:
+        raise Refused("could not leave root")
+
+
+def pump(command, idle, source=0, head=b""):
+    """The stream on source (stdin, or a TCP connection's fd) into `zfs receive`, its head (already read) first,
+    the rest with os.splice (the bytes never pass through Python) until it ends, or until nothing has come for idle
+    seconds; then zfs receive sees the end and keeps a partial stream's state."""
+    child = subprocess.Popen(command, stdin=subprocess.PIPE, env={**os.environ, **ENV})
     gather, last = wide(source, child.stdin.fileno()), time.monotonic()
     try:
+        if head:
+            child.stdin.write(head)
+            child.stdin.flush()
         while True:
             ready, _, _ = select.select([source], [], [], idle)
             if not ready:
@@ -131,7 +295,6 @@ def wide(*fds):
     return widened
 
 
-FIELDS = {"verb", "dataset", "first", "idle", "tcp"}
 ACCEPT_SECONDS = 30
 NONCE = 32  # bytes the sender's connection starts with (hex: 64 characters)
 
@@ -181,16 +344,18 @@ def listen(ssh_connection, out=None, wait=ACCEPT_SECONDS):
     raise Refused(f"no connection from {client} with the nonce within {wait} s")
 
 
-def lock_path(target):
-    """The file a receive into target holds locked for as long as it runs (Tarn checks it before reading a token)."""
-    return f"{LOCKS}/tarn-recv-{hashlib.sha256(target.encode()).hexdigest()[:24]}.lock"
+def lock_path(pair, target):
+    """The file a receive into target holds locked for as long as it runs (Tarn checks it before reading a token):
+    in the pair's user's own locks folder, never a folder others may write to."""
+    return f"{home_of(pair)}/locks/{hashlib.sha256(target.encode()).hexdigest()[:24]}.lock"
 
 
-def one_at_a_time(target, wait):
+def one_at_a_time(pair, target, wait):
     """Hold the target's lock for as long as this process lives. A receive cut on the sender's side can still be
     running here (its resume token already shows); a resume waits for it to end (its idle limit) instead of racing
     it, and after `wait` seconds is refused."""
-    fd = os.open(lock_path(target), os.O_RDWR | os.O_CREAT, 0o600)
+    # read-only is enough for flock, and opens a lock file Tarn's check made first (root's, 0644)
+    fd = os.open(lock_path(pair, target), os.O_RDONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     deadline = time.monotonic() + wait
     while True:
         try:
@@ -203,6 +368,8 @@ def one_at_a_time(target, wait):
 
 
 def main(argv, environ):
+    """The forced command's line and request, checked: (None, 0, False) for a hello, else (the dataset to receive
+    into, the idle limit, tcp)."""
     if len(argv) != 3 or not _PAIR.fullmatch(argv[1]):
         raise Refused("usage: tarn-recv <pair> <target root>")
     root = argv[2]
@@ -217,29 +384,33 @@ def main(argv, environ):
         raise Refused("the request is not JSON") from None
     if request == {"verb": "hello"}:
         return None, 0, False
-    return receive_argv(root, request), request.get("idle", IDLE), request.get("tcp", False)
+    return receive_target(root, request)
+
+
+def receive(pair, target, idle, tcp, ssh_connection=""):
+    """One receive into target, as the pair's user: one at a time per dataset; the stream's head read and checked
+    against what the target holds before zfs receive sees it; zfs receive's exit status."""
+    unprivileged(pair)
+    lock = one_at_a_time(pair, target, wait=idle + 30)  # held until this process ends
+    source = listen(ssh_connection) if tcp else 0
+    data, head = stream_head(reader(source, idle))
+    check_fits(head, present_state(target))
+    status = pump(receive_argv(target, head.volume), idle, source, head=data)
+    os.close(lock)
+    return status
 
 
 if __name__ == "__main__":
     try:
-        command, idle, tcp = main(sys.argv, os.environ)
+        target, idle, tcp = main(sys.argv, os.environ)
     except Refused as refused:
         print(f"tarn-recv: refused: {refused}", file=sys.stderr)
         sys.exit(3)
-    if command is None:
+    if target is None:
         print(f"tarn-recv {sys.argv[1]} {sys.argv[2]}")
         sys.exit(0)
     try:
-        lock = one_at_a_time(command[-1], wait=idle + 30)
-    except Refused as refused:
+        sys.exit(receive(sys.argv[1], target, idle, tcp, os.environ.get("SSH_CONNECTION", "")))
+    except (Refused, OSError, ValueError) as refused:
         print(f"tarn-recv: refused: {refused}", file=sys.stderr)
         sys.exit(4)
-    source = 0
-    if tcp:
-        try:
-            source = listen(os.environ.get("SSH_CONNECTION", ""))
-        except (Refused, OSError, ValueError) as refused:
-            print(f"tarn-recv: refused: {refused}", file=sys.stderr)
-            sys.exit(4)
-    os.environ.update(LC_ALL="C", PATH="/usr/sbin:/usr/bin:/sbin:/bin")
-    sys.exit(pump(command, idle, source))

@@ -164,6 +164,42 @@ def estimate(t: Transport, snapshot: str, *, base: str = "", intermediates: bool
     return parse_estimate(t.run(argv, timeout=300).stdout)
 
 
+def estimate_resume(t: Transport, token: str, dataset: str) -> Estimate:
+    """What resuming from a token read off the receiving NAS would send, as `estimate` does, once the sending NAS's
+    own ZFS says the one stream the token resolves to (by its toguid, whatever its toname says) is of dataset itself:
+    a receiving NAS taken over could otherwise write a token that makes the sender send another dataset. HostError
+    naming what it resolved to, else."""
+    argv = send_argv("", token=token, dry_run=True)
+    dry = t.run(argv, timeout=300).stdout
+    try:
+        snapshot = serve_helper.check_token(names.dataset_name(dataset), dry)
+    except serve_helper.Refused as refused:
+        raise HostError(f"the target's resume token was refused: {refused}") from None
+    if snapshot.partition("@")[0] != dataset:
+        raise HostError(
+            f"the target's resume token was refused: it resolves to {snapshot}, not a snapshot of {dataset}"
+        )
+    return parse_estimate(dry)
+
+
+def pool_txg(t: Transport, pool: str) -> int:
+    """The pool's newest transaction group (its txg history kstat, last line): what a dataset made from now on has
+    above its createtxg."""
+    text = t.run(["cat", "--", f"/proc/spl/kstat/zfs/{names.pool_name(pool)}/txgs"], timeout=30).stdout
+    rows = [line.split() for line in text.splitlines() if line[:1].isdigit()]
+    if not rows:
+        raise HostError(f"{pool} keeps no txg history (zfs_txg_history is 0)")
+    return max(int(row[0]) for row in rows)
+
+
+def made_since(t: Transport, pool: str, txg: int) -> list[tuple[str, str]]:
+    """The pool's filesystems and volumes made after txg: [(name, type)], oldest first (one listing of the pool)."""
+    argv = ["zfs", "list", "-H", "-p", "-o", "name,type,createtxg", "-t", "filesystem,volume", "-s", "createtxg"]
+    text = t.run([*argv, "-r", "--", names.pool_name(pool)], timeout=300).stdout
+    rows = [line.split("\t") for line in text.splitlines() if line.count("\t") == 2]
+    return [(name, kind) for name, kind, created in rows if created.isdigit() and int(created) > txg]
+
+
 def destroy_snapshots(t: Transport, dataset: str, snapshots: list[str]) -> None:
     """Destroy snapshots of one dataset in one call (`zfs destroy -- ds@a,b,c`); a held one makes it fail whole."""
     if not snapshots:
@@ -173,11 +209,22 @@ def destroy_snapshots(t: Transport, dataset: str, snapshots: list[str]) -> None:
     t.run(["zfs", "destroy", "--", f"{names.dataset_name(dataset)}@{','.join(snapshots)}"], mutating=True, timeout=300)
 
 
-def make_writable(t: Transport, datasets: list[str]) -> None:
-    """Fail over: the replicas writable and mounted where they inherit their mountpoint (readonly=off, zfs mount)."""
-    for dataset in datasets:
+# What every receive sets on a replica (tarn-recv's overrides), and what failing over gives back to the pool's own
+# defaults: a filesystem mounts again, and its files may run; a volume is writable.
+REPLICA_OVERRIDES = ("canmount", "setuid", "exec", "devices")
+
+
+def make_writable(t: Transport, datasets: dict[str, str]) -> None:
+    """Fail over: the replicas (name -> filesystem | volume) writable, their receive-time overrides (canmount=noauto,
+    setuid, exec and devices off) inherited again, and the filesystems mounted where they inherit their mountpoint."""
+    for dataset, kind in datasets.items():
         name = names.dataset_name(dataset)
+        if kind == "filesystem":
+            for prop in REPLICA_OVERRIDES:
+                t.run(["zfs", "inherit", "--", prop, name], mutating=True, timeout=60)
         t.run(["zfs", "set", "readonly=off", "--", name], mutating=True, timeout=60)
+        if kind != "filesystem":
+            continue
         done = t.run(["zfs", "mount", "--", name], mutating=True, check=False, timeout=120)
         if done.returncode and "filesystem already mounted" not in done.stderr:
             raise error_for(["zfs", "mount", name], done.returncode, done.stderr)
@@ -361,14 +408,16 @@ RESUME_HINT = re.compile(rf"zfs send -t\s+({TOKEN})")
 BUSY = 75  # flock's exit status when the lock is held (--conflict-exit-code)
 
 
-def receive_busy(t: Transport, target: str) -> bool:
+def receive_busy(t: Transport, pair: int, target: str) -> bool:
     """Whether a receive into target still runs on this NAS (tarn-recv holds its lock). A transfer cut on the
     sender's side can still be draining here, its resume token already shown and still moving: a token is read,
     and a resume started, only once this is False (a token read early makes the resume fail with 'incompatible
     embedded data stream feature', openzfs#12480)."""
     names.dataset_name(target)
-    argv = ["flock", "--nonblock", "--conflict-exit-code", str(BUSY), "--", recv_helper.lock_path(target), "true"]
-    done = t.run(argv, check=False)  # a read: the lock file is made if missing, nothing else
+    # as the pair's user, whose folder the locks are in: root never follows a name that user could have planted
+    argv = [*as_receiver(pair), "flock", "--nonblock", "--conflict-exit-code", str(BUSY), "--"]
+    argv.append(recv_helper.lock_path(pair, target))
+    done = t.run([*argv, "true"], check=False)  # a read: the lock file is made if missing, nothing else
     if done.returncode not in (0, BUSY):
         raise error_for(argv, done.returncode, done.stderr)
     return done.returncode == BUSY
@@ -376,7 +425,11 @@ def receive_busy(t: Transport, target: str) -> bool:
 
 # --- pairing: the sender's key, the receiver's forced command -------------------------------------------------------
 PAIR_DIR = "/etc/tarn/replication"
-AUTHORIZED_KEYS = "/root/.ssh/authorized_keys"
+AUTHORIZED_KEYS = "/root/.ssh/authorized_keys"  # a pull pair's line (tarn-serve sends as root)
+# What ZFS lets a pair's user (recv_helper.user_of) do on the pair's root and below: receive without -F (append), make the datasets a stream
+# brings, and set the receive's own overrides (tarn-recv's -o). No other property: a value a stream carries for
+# any other (sharenfs, mountpoint, quota…) is refused by ZFS ("cannot receive sharenfs property: permission denied").
+ALLOWED = "receive:append,create,mount,readonly,canmount,setuid,exec,devices"
 HELPER_DIR = "/usr/local/lib/tarn"
 CIPHER = "aes128-gcm@openssh.com"  # AES-NI makes it the fastest of OpenSSH's ciphers on a NAS's CPU
 
@@ -416,17 +469,60 @@ def with_line(current: str, pair: int, line: str | None) -> str:
     return "\n".join(rows) + "\n" if rows else ""
 
 
-def install_helpers(t: Transport) -> None:
+def recv_keys(pair: int) -> str:
+    """A push pair's authorized_keys: its user's (sshd runs tarn-recv as that user), root's file."""
+    return f"{recv_helper.home_of(pair)}/.ssh/authorized_keys"
+
+
+def as_receiver(pair: int) -> list[str]:
+    """argv prefix: run as the pair's user."""
+    user = recv_helper.user_of(pair)
+    return ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", "--"]
+
+
+def receiver_prepare(t: Transport, pair: int, root: str) -> None:
+    """The receiving NAS's side of a pair: the pair's own user (a system user with no password; its home and .ssh
+    root's, so it cannot change its own keys), its locks folder (its own, 0700), and ZFS's leave to receive into
+    root and below only (ALLOWED). Repeatable."""
+    root, user, home = names.dataset_name(root), recv_helper.user_of(pair), recv_helper.home_of(pair)
+    if t.run(["id", "-u", "--", user], check=False).returncode:
+        useradd = ["useradd", "--system", "--home-dir", home, "--no-create-home", "--shell", "/bin/sh", "--", user]
+        t.run(useradd, mutating=True)
+    t.run(["install", "-d", "-m", "0755", "--", recv_helper.HOMES, home, f"{home}/.ssh"], mutating=True)
+    t.run(["install", "-d", "-o", user, "-g", user, "-m", "0700", "--", f"{home}/locks"], mutating=True)
+    t.run(["zfs", "allow", "-u", "--", user, ALLOWED, root], mutating=True, timeout=60)
+
+
+def receiver_release(t: Transport, pair: int, root: str) -> None:
+    """The pair's user gone from the receiving NAS: ZFS's leave on root taken back, the user removed."""
+    user = recv_helper.user_of(pair)
+    if t.run(["id", "-u", "--", user], check=False).returncode:
+        return
+    argv = ["zfs", "unallow", "-u", "--", user, ALLOWED, names.dataset_name(root)]
+    done = t.run(argv, mutating=True, check=False, timeout=60)
+    if done.returncode and "dataset does not exist" not in done.stderr:
+        raise error_for(argv, done.returncode, done.stderr)
+    t.run(["userdel", "--", user], mutating=True)
+    t.remove_file(recv_keys(pair))
+
+
+def set_quota(t: Transport, root: str, quota: int) -> None:
+    """The most a pair's root (its replicas with their snapshots) may hold on the receiving NAS."""
+    t.run(["zfs", "set", f"quota={int(quota)}", "--", names.dataset_name(root)], mutating=True, timeout=60)
+
+
+def install_helpers(t: Transport) -> bool:
     """tarn-send, tarn-recv and tarn-serve on a NAS, root's, from this Tarn's own source (rewritten only when they
-    differ)."""
+    differ); True when they were."""
     wanted = {
         f"{HELPER_DIR}/{name}": inspect.getsource(m)
         for name, m in (("tarn-send", send_helper), ("tarn-recv", recv_helper), ("tarn-serve", serve_helper))
     }
     if t.run(["cat", "--", *wanted], check=False).stdout == "".join(wanted.values()):
-        return  # one cat for both (each write_file is a python3 start on the NAS: ~1.5 s under emulation)
+        return False  # one cat for both (each write_file is a python3 start on the NAS: ~1.5 s under emulation)
     for path, text in wanted.items():
         t.write_file(path, text, mode=0o755)
+    return True
 
 
 def pair_make_key(t: Transport, pair: int) -> str:
@@ -461,7 +557,7 @@ def pair_pin(t: Transport, pair: int, address: str, port: int, host_keys: list[s
     return path
 
 
-def pair_check(t: Transport, pair: int, address: str, port: int, *, helper: str = "tarn-recv") -> str:
+def pair_check(t: Transport, pair: int, address: str, port: int, *, helper: str = "tarn-recv", user: str = "") -> str:
     """From the NAS that dials, the pair's key to the other as a transfer will use it (pinned host key, batch mode):
     the forced command's hello ("tarn-recv <pair> <root>", or tarn-serve's for a pull), or a HostError with ssh's
     words (key refused, host key changed, no route)."""
@@ -472,6 +568,7 @@ def pair_check(t: Transport, pair: int, address: str, port: int, *, helper: str 
             "cipher": CIPHER,
             "port": int(port),
             "address": str(ipaddress.ip_address(address)),
+            "user": user or (recv_helper.user_of(pair) if helper == "tarn-recv" else "root"),
         },
         {"verb": "hello"},
     )
@@ -481,9 +578,12 @@ def pair_check(t: Transport, pair: int, address: str, port: int, *, helper: str 
     return done.stdout.strip()
 
 
-def authorize(t: Transport, pair: int, line: str | None) -> bool:
-    """Put the pair's line into the answering NAS's authorized_keys (None: take it out); True if it changed."""
-    read = t.run(["cat", "--", AUTHORIZED_KEYS], check=False)
+def authorize(t: Transport, pair: int, line: str | None, *, keys: str = AUTHORIZED_KEYS) -> bool:
+    """Put the pair's line into the answering NAS's authorized_keys file keys (root's, or recv_keys(pair) for a
+    push pair; None: take it out); True if it changed. A pair's user's file is root's, readable by that user (sshd
+    reads it as the user)."""
+    read = t.run(["cat", "--", keys], check=False)
     if read.returncode and "No such file" not in read.stderr:  # never rewrite a file it could not read whole
-        raise error_for(["cat", AUTHORIZED_KEYS], read.returncode, read.stderr)
-    return t.write_file(AUTHORIZED_KEYS, with_line(read.stdout if read.returncode == 0 else "", pair, line), mode=0o600)
+        raise error_for(["cat", keys], read.returncode, read.stderr)
+    text = with_line(read.stdout if read.returncode == 0 else "", pair, line)
+    return t.write_file(keys, text, mode=0o600 if keys == AUTHORIZED_KEYS else 0o644)

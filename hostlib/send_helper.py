@@ -117,7 +117,7 @@ def _ssh_options(ssh):
         "-p",
         str(int(ssh["port"])),
         "-l",
-        "root",
+        ssh.get("user", "root"),  # a push logs in as tarn-recv (its receives run as that user), a pull as root
     ]
 
 
@@ -189,7 +189,7 @@ def ends(step, ssh, control="", pull=None):
     send_argv = step["send"]
     if send_argv[:2] != ["zfs", "send"]:
         raise ValueError("a step sends with zfs send only")
-    request = {"verb": "receive", "dataset": step["dataset"], "first": bool(step["first"])}
+    request = {"verb": "receive", "dataset": step["dataset"]}  # whether it is the first, the receiver decides
     if ssh.get("idle"):
         request["idle"] = int(ssh["idle"])
     if ssh.get("tcp") and not pull:

@@ -188,7 +188,9 @@ start_qemu() {
   mapfile -t args < <(qemu_args "$dir")
   rm -f "$RUN/console.log" "$RUN/monitor.sock" "$RUN/serial.sock"
   make_tap
-  qemu-system-x86_64 "${args[@]}" "$@"
+  # fds past stderr closed: a caller that holds a lock on one (flock(1) runs its command with it) must not have
+  # it held by the guest for as long as the guest runs
+  qemu-system-x86_64 "${args[@]}" "$@" 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&-
   wire_tap
 }
 

@@ -24,8 +24,13 @@ class RunStatus(models.TextChoices):
     RUNNING = "running", "Running"
     SUCCEEDED = "succeeded", "Succeeded"
     NOTHING = "nothing", "Nothing new"
+    EMPTY = "empty", "No snapshot to send"
     STOPPED = "stopped", "Stopped (needs an admin)"
     FAILED = "failed", "Failed"
 
 
-FINISHED = (RunStatus.SUCCEEDED, RunStatus.NOTHING, RunStatus.STOPPED, RunStatus.FAILED)
+FINISHED = (RunStatus.SUCCEEDED, RunStatus.NOTHING, RunStatus.EMPTY, RunStatus.STOPPED, RunStatus.FAILED)
+EMPTY_RUNS_ALERT = 3  # runs in a row that found no snapshot to send (and none sent ever) before the alert
+KEEP_MAX = 100_000  # snapshots a task may keep per dataset (ZFS lists a million; Windows shows 512)
+KEEP_HOURS_MAX = 24 * 366
+MIN_CRON_GAP = 5  # minutes between two runs at the closest (the every_minutes rule too)

@@ -4,7 +4,7 @@ from django import forms
 
 from appliance.fields import IntegerField
 from appliance.models import Host
-from replication.choices import Direction, Transport
+from replication.choices import KEEP_HOURS_MAX, KEEP_MAX, Direction, Transport
 from replication.models import Pair
 
 
@@ -29,11 +29,18 @@ class PairForm(forms.Form):
     port = IntegerField(min_value=1, max_value=65535, initial=22, help_text="That NAS's SSH port.")
     root = forms.CharField(
         max_length=255,
+        strip=False,
         help_text="The dataset on the target the pair may receive into (and below), e.g. backup/nas1. It must exist.",
+    )
+    quota = forms.CharField(
+        max_length=40,
+        help_text="The most the pair may store on the target, e.g. 2T: set as the root's quota, so a paired NAS "
+        "(or one taken over) cannot fill the target's pool.",
     )
     send_root = forms.CharField(
         max_length=255,
         required=False,
+        strip=False,
         label="Send root (pull)",
         help_text="Pull only: the dataset on the source the pair may send (and below), e.g. tank.",
     )
@@ -44,21 +51,47 @@ class PairForm(forms.Form):
 
 class TaskForm(forms.Form):
     pair = forms.ModelChoiceField(Pair.objects.none())
-    source_dataset = forms.CharField(max_length=255, help_text="The dataset (or zvol) on the source, e.g. tank/docs.")
+    source_dataset = forms.CharField(
+        max_length=255, strip=False, help_text="The dataset (or zvol) on the source, e.g. tank/docs."
+    )
     recursive = forms.BooleanField(required=False, help_text="Its child datasets too.")
     excludes = forms.CharField(
         required=False, help_text="Children to leave out, below the source, comma-separated (e.g. scratch, vm/tmp)."
     )
-    target_name = forms.CharField(max_length=255, help_text="The replica's name below the pair's root.")
+    target_name = forms.CharField(max_length=255, strip=False, help_text="The replica's name below the pair's root.")
     pattern = forms.CharField(
         required=False,
         max_length=100,
+        strip=False,
         help_text="Which snapshots go, by name (e.g. auto-* for a snapshot schedule's); empty sends all.",
     )
     limit = IntegerField(
         min_value=0, initial=0, label="Limit (MiB/s)", help_text="0 for no limit; held per second, not only on average."
     )
-    keep = IntegerField(min_value=0, initial=0, help_text="0 keeps every snapshot on the target.")
+    keep = IntegerField(
+        min_value=0,
+        max_value=KEEP_MAX,
+        initial=0,
+        help_text="Snapshots the target keeps per dataset; 0 keeps every one. Counting alone is not safe against a "
+        "source taken over (it can make snapshots to push the good ones out): the two rules below are.",
+    )
+    keep_hours = IntegerField(
+        required=False,
+        min_value=0,
+        max_value=KEEP_HOURS_MAX,
+        initial=24,
+        label="Keep younger than (hours)",
+        help_text="No snapshot younger than this is pruned, whatever keep says: set it to the time you need to "
+        "notice an attack (a week: 168).",
+    )
+    prune_limit = IntegerField(
+        required=False,
+        min_value=1,
+        max_value=KEEP_MAX,
+        label="Prune at most",
+        help_text="Snapshots per dataset and run; a run that brings more new ones than this holds pruning until "
+        "you resume it (an alert says so). Empty: half of keep.",
+    )
     transport = forms.ChoiceField(
         choices=Transport.choices,
         initial=Transport.SSH,
@@ -96,7 +129,19 @@ class TaskForm(forms.Form):
         d["excludes"] = [e.strip() for e in d["excludes"].split(",") if e.strip()]
         d["limit"] = d["limit"] << 20
         d["every_minutes"] = d["every_minutes"] or 0
+        if d.get("keep_hours") is None:
+            d["keep_hours"] = 24
         return d
+
+
+class QuotaForm(forms.Form):
+    quota = forms.CharField(max_length=40, help_text="e.g. 2T: the most the pair may store on the target.")
+
+
+class RetentionForm(forms.Form):
+    keep = TaskForm.base_fields["keep"]
+    keep_hours = TaskForm.base_fields["keep_hours"]
+    prune_limit = IntegerField(min_value=1, max_value=KEEP_MAX, label="Prune at most")
 
 
 class RestoreForm(forms.Form):

@@ -28,6 +28,22 @@ class Pair(models.Model):
         max_length=255, blank=True, help_text="Pull: the source dataset the pair may send (and below)."
     )
     public_key = models.TextField(blank=True)
+    quota = models.PositiveBigIntegerField(
+        default=0,
+        help_text="Bytes: the most the root (the replicas and their snapshots) may hold on the target; set at pairing "
+        "so a paired NAS cannot fill the target's pool. 0: none (pairs made before Tarn set one).",
+    )
+    receiver_ready = models.BooleanField(
+        default=False,
+        help_text="The target receives as the pair's own user (tarn-recv-<pair>), which ZFS allows into the root only; "
+        "False for a pair made before that (set up at its next run).",
+    )
+    intrusion = models.CharField(
+        max_length=1000,
+        blank=True,
+        help_text="Datasets a run found made on the target outside the pair's root while it received (empty: none); "
+        "an admin clears it once reviewed.",
+    )
     status = models.CharField(max_length=10, choices=PairStatus.choices, default=PairStatus.PAIRING)
     message = models.CharField(max_length=1000, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -74,6 +90,19 @@ class Task(models.Model):
     pattern = models.CharField(max_length=100, blank=True, help_text="Snapshot names to send (glob); empty: all.")
     limit = models.PositiveBigIntegerField(default=0, help_text="Bytes per second; 0 for no limit.")
     keep = models.PositiveIntegerField(default=0, help_text="Snapshots the target keeps per dataset; 0 keeps all.")
+    keep_hours = models.PositiveIntegerField(
+        default=24,
+        help_text="Whatever keep says, no snapshot younger than this many hours is pruned on the target: the history "
+        "a source taken over cannot push out, however many snapshots it makes.",
+    )
+    prune_limit = models.PositiveIntegerField(
+        default=1,
+        help_text="A run prunes at most this many snapshots per dataset; one that brings more new snapshots than this "
+        "to a dataset holds pruning (an alert) until an admin resumes it.",
+    )
+    prune_held = models.CharField(
+        max_length=1000, blank=True, help_text="Why pruning is held (empty: it is not); an admin resumes it."
+    )
     stall_seconds = models.PositiveIntegerField(default=300)
     transport = models.CharField(
         max_length=3,

@@ -142,8 +142,16 @@ def plan_dataset(source: Dataset, target: Dataset | None, target_name: str, *, p
     return plan
 
 
-def retention_victims(dataset: Dataset, pattern: str, keep: int, never: set[str]) -> list[str]:
+def retention_victims(
+    dataset: Dataset, pattern: str, keep: int, never: set[str], *, younger_than: int = 0, limit: int = 0
+) -> list[str]:
     """The target's snapshots (names) past the newest `keep` that match the pattern, oldest first; never those in
-    `never` (the chain's held snapshot) nor any the pattern does not take (they are not the task's)."""
+    `never` (the chain's held snapshot), any the pattern does not take (they are not the task's), or any created at
+    or after younger_than (unix seconds); at most limit of them (0: no limit)."""
     mine = matching(dataset.versions, pattern)
-    return [v.name for v in mine[: max(len(mine) - keep, 0)] if v.name not in never]
+    victims = [
+        v.name
+        for v in mine[: max(len(mine) - keep, 0)]
+        if v.name not in never and not (younger_than and v.created >= younger_than)
+    ]
+    return victims[:limit] if limit else victims

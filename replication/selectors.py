@@ -1,9 +1,11 @@
 """Reads for replication: pairs, tasks, their runs and what each dataset has on the target."""
 
 from django.db.models import Min, OuterRef, Q, Subquery
+from django.utils import timezone
 
+from appliance.schedules import CronError, cron_parse
 from pools import selectors as pools
-from replication.choices import RunStatus
+from replication.choices import EMPTY_RUNS_ALERT, RunStatus
 from replication.models import DatasetState, Pair, Task, TaskRun
 
 
@@ -67,3 +69,34 @@ def replica_snapshots(*, task, limit: int = 200) -> list[str]:
     """The replica's snapshots on the target as last read (newest first): what a restore can bring back."""
     names = pools.snapshot_names(host=task.pair.target, dataset=task.target_dataset)
     return [f"{task.target_dataset}@{n}" for n in reversed(names)][:limit]
+
+
+def task_next_run(*, task):
+    """When the task's cron line next fires (server time), or None (no cron, or a line that never does)."""
+    if not task.cron:
+        return None
+    try:
+        return cron_parse(task.cron).next_after(timezone.localtime())
+    except CronError:
+        return None
+
+
+def tasks_empty(*, source, runs: int = EMPTY_RUNS_ALERT):
+    """The source host's enabled tasks that have sent nothing ever and whose last `runs` runs found no snapshot."""
+    tasks = []
+    for task in task_list().filter(pair__source=source, enabled=True, datasets__isnull=True):
+        last = list(
+            TaskRun.objects.filter(task=task).exclude(status=RunStatus.RUNNING).values_list("status", flat=True)[:runs]
+        )
+        if len(last) == runs and all(status == RunStatus.EMPTY for status in last):
+            tasks.append(task)
+    return tasks
+
+
+def tasks_pruning_held(*, source):
+    return task_list().filter(pair__source=source).exclude(prune_held="")
+
+
+def pairs_intruded(*, target):
+    """Pairs into this host whose run found datasets made outside the pair's root."""
+    return pair_list().filter(target=target).exclude(intrusion="")

@@ -1,5 +1,6 @@
 """Replication pages: pairs and tasks, a task's runs and what each dataset has on the target."""
 
+from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
@@ -9,7 +10,7 @@ from appliance.choices import Role
 from appliance.web import add_service_errors, attempt
 from replication import selectors, services
 from replication.choices import PairStatus
-from replication.forms import PairForm, RestoreForm, TaskForm
+from replication.forms import PairForm, QuotaForm, RestoreForm, RetentionForm, TaskForm
 from replication.models import Pair, Task
 
 
@@ -47,6 +48,26 @@ def pair_unpair(request, pk):
     return redirect("operation-detail", pk=op.pk) if op else redirect("replication-list")
 
 
+@requires(write=Role.ADMIN)
+@require_POST
+def pair_quota(request, pk):
+    form = QuotaForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Quota: a size such as 2T or 500G.")
+        return redirect("replication-list")
+    pair = get_object_or_404(Pair, pk=pk)
+    op = attempt(request, services.pair_quota_start, pair=pair, user=request.user, **form.cleaned_data)
+    return redirect("operation-detail", pk=op.pk) if op else redirect("replication-list")
+
+
+@requires(write=Role.ADMIN)
+@require_POST
+def pair_reviewed(request, pk):
+    services.pair_intrusion_clear(pair=get_object_or_404(Pair, pk=pk))
+    messages.success(request, "Marked as reviewed.")
+    return redirect("replication-list")
+
+
 @requires(read=Role.ADMIN, write=Role.ADMIN)
 @require_http_methods(["GET", "POST"])
 def task_new(request):
@@ -66,12 +87,15 @@ def task_detail(request, pk):
     return _task_page(request, task, RestoreForm(snapshots=selectors.replica_snapshots(task=task)))
 
 
-def _task_page(request, task, restore, status=200):
+def _task_page(request, task, restore, status=200, retention=None):
+    initial = {"keep": task.keep, "keep_hours": task.keep_hours, "prune_limit": task.prune_limit}
     return render(
         request,
         "replication/task_detail.html",
         {
             "task": task,
+            "next_run": selectors.task_next_run(task=task),
+            "retention": retention or RetentionForm(initial=initial),
             "datasets": selectors.dataset_states(task=task),
             "runs": selectors.task_runs(task=task, limit=30),
             "restore": restore,
@@ -95,6 +119,31 @@ def task_delete(request, pk):
     confirm = request.POST.get("confirm", "").strip()
     op = attempt(request, services.task_delete_start, task=task, user=request.user, confirm=confirm)
     return redirect("operation-detail", pk=op.pk) if op else redirect("replication-task", pk=pk)
+
+
+@requires(write=Role.ADMIN)
+@require_POST
+def task_retention(request, pk):
+    task = get_object_or_404(selectors.task_list(), pk=pk)
+    form = RetentionForm(request.POST)
+    if form.is_valid():
+        try:
+            services.task_retention_save(task=task, **form.cleaned_data)
+        except ValidationError as exc:
+            add_service_errors(form, exc)
+        else:
+            messages.success(request, "Retention saved: the next run prunes by it.")
+            return redirect("replication-task", pk=pk)
+    restore = RestoreForm(snapshots=selectors.replica_snapshots(task=task))
+    return _task_page(request, task, restore, status=400, retention=form)
+
+
+@requires(write=Role.ADMIN)
+@require_POST
+def task_resume_pruning(request, pk):
+    services.task_pruning_resume(task=get_object_or_404(Task, pk=pk))
+    messages.success(request, "Pruning resumes at the next run.")
+    return redirect("replication-task", pk=pk)
 
 
 @requires(write=Role.ADMIN)

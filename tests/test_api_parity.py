@@ -103,6 +103,10 @@ API = {
     "replication-task-delete": ["api:replication-task-detail"],
     "replication-task-failover": ["api:replication-task-failover"],
     "replication-task-restore": ["api:replication-task-restore"],
+    "replication-pair-quota": ["api:replication-pair-quota"],
+    "replication-pair-reviewed": ["api:replication-pair-reviewed"],
+    "replication-task-retention": ["api:replication-task-retention"],
+    "replication-task-resume-pruning": ["api:replication-task-resume-pruning"],
     # disk health
     "health-read": ["api:disk-health-read"],
     "health-self-test": ["api:disk-health-self-test"],

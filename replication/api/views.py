@@ -34,6 +34,22 @@ class PairViewSet(viewsets.ReadOnlyModelViewSet):
     def destroy(self, request, pk=None):
         return accepted(services.unpair_start(pair=self.get_object(), user=request.user))
 
+    @extend_schema(request=s.QuotaRequest, responses=ACCEPTED)
+    @action(detail=True, methods=["post"])
+    def quota(self, request, pk=None):
+        """A new quota on the pair's root on the target (what the pair may store there)."""
+        quota = valid(s.QuotaRequest, request).validated_data["quota"]
+        return accepted(services.pair_quota_start(pair=self.get_object(), quota=quota, user=request.user))
+
+    @extend_schema(request=None, responses={200: s.PairSerializer})
+    @action(detail=True, methods=["post"])
+    def reviewed(self, request, pk=None):
+        """Clear what a run found made outside the pair's root on the target, once an admin has looked."""
+        pair = self.get_object()
+        services.pair_intrusion_clear(pair=pair)
+        pair.refresh_from_db()
+        return Response(s.PairSerializer(pair).data)
+
 
 @extend_schema_view(
     create=extend_schema(request=s.TaskCreateRequest, responses={201: s.TaskSerializer}),
@@ -48,7 +64,8 @@ class TaskViewSet(viewsets.ReadOnlyModelViewSet):
         return selectors.task_list().prefetch_related("datasets")
 
     def get_required_role(self, request):
-        return Role.ADMIN if self.action in ("create", "destroy", "failover", "restore") else None
+        admin = ("create", "destroy", "failover", "restore", "retention", "resume_pruning")
+        return Role.ADMIN if self.action in admin else None
 
     def create(self, request):
         d = valid(s.TaskCreateRequest, request).validated_data
@@ -79,6 +96,23 @@ class TaskViewSet(viewsets.ReadOnlyModelViewSet):
         or sent back to the source (how=back, name: below the root of a pair from the target to the source)."""
         d = valid(s.RestoreRequest, request).validated_data
         return accepted(services.restore_start(task=self.get_object(), user=request.user, **d))
+
+    @extend_schema(request=s.RetentionRequest, responses={200: s.TaskSerializer})
+    @action(detail=True, methods=["post"])
+    def retention(self, request, pk=None):
+        """New retention numbers: keep, keep_hours (none younger pruned), prune_limit (per dataset and run)."""
+        d = valid(s.RetentionRequest, request).validated_data
+        task = services.task_retention_save(task=self.get_object(), **d)
+        return Response(s.TaskSerializer(task).data)
+
+    @extend_schema(request=None, responses={200: s.TaskSerializer})
+    @action(detail=True, methods=["post"], url_path="resume-pruning")
+    def resume_pruning(self, request, pk=None):
+        """Pruning held by a run that brought many new snapshots resumes at the next run (an admin has looked)."""
+        task = self.get_object()
+        services.task_pruning_resume(task=task)
+        task.refresh_from_db()
+        return Response(s.TaskSerializer(task).data)
 
     @extend_schema(responses=s.TaskRunSerializer(many=True))
     @action(detail=True, methods=["get"])

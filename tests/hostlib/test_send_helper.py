@@ -74,14 +74,14 @@ def test_a_look_returns_when_the_run_ends_or_when_its_time_is_up(tmp_path):
 
 def test_a_step_sends_with_zfs_send_only():
     with pytest.raises(ValueError, match="zfs send only"):
-        send_helper.transfer({"send": ["sh", "-c", "true"], "dataset": "", "first": True}, {}, Bucket(0), None)
+        send_helper.transfer({"send": ["sh", "-c", "true"], "dataset": ""}, {}, Bucket(0), None)
 
 
 def test_a_run_that_breaks_unexpectedly_still_ends_its_progress_as_failed(tmp_path):
     """Tarn waits for a run until its progress says it ended: a helper that dies of an error it did not expect (in
     the lab: a data connection failing with EHOSTUNREACH) must not leave "running" behind."""
     spec, progress = tmp_path / "spec.json", tmp_path / "progress.json"
-    step = {"send": ["sh", "-c", "true"], "dataset": "docs", "first": True, "snapshot": "tank/docs@a"}
+    step = {"send": ["sh", "-c", "true"], "dataset": "docs", "snapshot": "tank/docs@a"}
     spec.write_text(json.dumps({"steps": [step], "ssh": {}, "progress": str(progress)}))
     with pytest.raises(ValueError):
         send_helper.main(str(spec))
@@ -92,9 +92,22 @@ def test_a_run_that_breaks_unexpectedly_still_ends_its_progress_as_failed(tmp_pa
 def test_the_receive_request_travels_as_one_json_argument():
     argv = send_helper.ssh_argv(
         {"identity": "/k", "known_hosts": "/kh", "cipher": "aes128-gcm@openssh.com", "port": 22, "address": "10.0.0.2"},
-        {"verb": "receive", "dataset": "tank/docs", "first": False},
+        {"verb": "receive", "dataset": "tank/docs"},
     )
-    assert argv[argv.index("--") + 1 :] == ["10.0.0.2", '{"verb": "receive", "dataset": "tank/docs", "first": false}']
+    assert argv[argv.index("--") + 1 :] == ["10.0.0.2", '{"verb": "receive", "dataset": "tank/docs"}']
+    assert argv[argv.index("-l") + 1] == "root", "a pull's login (tarn-serve); a push names the pair's user"
+    pushed = send_helper.ssh_argv(
+        {
+            "identity": "/k",
+            "known_hosts": "/kh",
+            "cipher": "c",
+            "port": 22,
+            "address": "10.0.0.2",
+            "user": "tarn-recv-7",
+        },
+        {},
+    )
+    assert pushed[pushed.index("-l") + 1] == "tarn-recv-7"
     assert "Ciphers=aes128-gcm@openssh.com" in argv and "StrictHostKeyChecking=yes" in argv
 
 
@@ -127,12 +140,12 @@ SSH = {"identity": "/k", "known_hosts": "/kh", "cipher": "aes128-gcm@openssh.com
 
 
 def test_a_push_sends_here_into_the_receivers_forced_command_and_a_pull_the_other_way_round():
-    step = {"send": ["zfs", "send", "-w", "--", "tank/docs@a"], "dataset": "docs", "first": True}
+    step = {"send": ["zfs", "send", "-w", "--", "tank/docs@a"], "dataset": "docs"}
     sender, receiver, env = send_helper.ends(step, {**SSH, "idle": 30})
     assert sender == step["send"] and receiver[0] == "ssh" and env is None
-    assert json.loads(receiver[-1]) == {"verb": "receive", "dataset": "docs", "first": True, "idle": 30}
+    assert json.loads(receiver[-1]) == {"verb": "receive", "dataset": "docs", "idle": 30}, "first: the target's say"
 
     sender, receiver, env = send_helper.ends(step, {**SSH, "idle": 30}, pull={"pair": 7, "root": "backup/lab"})
     assert sender[0] == "ssh" and json.loads(sender[-1]) == {"verb": "send", "argv": step["send"], "idle": 30}
     assert receiver == ["/usr/bin/python3", "/usr/local/lib/tarn/tarn-recv", "7", "backup/lab"]
-    assert json.loads(env["SSH_ORIGINAL_COMMAND"]) == {"verb": "receive", "dataset": "docs", "first": True, "idle": 30}
+    assert json.loads(env["SSH_ORIGINAL_COMMAND"]) == {"verb": "receive", "dataset": "docs", "idle": 30}

@@ -60,7 +60,9 @@ def wire(guest, guest2):
             replication.install_helpers(t)
         public = replication.pair_make_key(source, PAIR)
         replication.pair_pin(source, PAIR, TARGET, 22, [guest2.env["LAB_HOST_KEY"]])
-        replication.authorize(target, PAIR, replication.authorized_line(PAIR, "backup/lab", SOURCE, public))
+        replication.receiver_prepare(target, PAIR, "backup/lab")
+        line = replication.authorized_line(PAIR, "backup/lab", SOURCE, public)
+        replication.authorize(target, PAIR, line, keys=replication.recv_keys(PAIR))
 
     enter_both(guest, guest2, "wire", build)
     ssh = {
@@ -69,6 +71,7 @@ def wire(guest, guest2):
         "identity": replication.pair_key(PAIR),
         "known_hosts": replication.known_hosts(PAIR),
         "cipher": "aes128-gcm@openssh.com",
+        "user": f"tarn-recv-{PAIR}",
     }
     return source, target, ssh
 
@@ -91,9 +94,9 @@ def progress(source) -> dict:
     return json.loads(source.run(["cat", "--", PROGRESS], check=False).stdout or "{}")
 
 
-def step(snapshot, dataset="docs", *, base="", intermediates=False, first=False) -> dict:
+def step(snapshot, dataset="docs", *, base="", intermediates=False) -> dict:
     argv = replication.send_argv(snapshot, base=base, intermediates=intermediates)
-    return {"send": argv, "dataset": dataset, "first": first, "snapshot": snapshot}
+    return {"send": argv, "dataset": dataset, "snapshot": snapshot}
 
 
 def side(t, root):
@@ -131,11 +134,11 @@ def test_a_first_stream_cut_on_the_wire_resumes_from_the_token_and_incrementals_
     nic2 = rep_nic(guest2, TARGET_MAC)
     rx = int(guest2.sh(f"cat /sys/class/net/{nic2}/statistics/rx_bytes"))
     ssh = {**ssh, "alive": 1, "idle": 3, "tcp": tcp}
-    send(source, ssh, [step("tank/docs@a", first=True)], limit=1 << 20, background=True)
+    send(source, ssh, [step("tank/docs@a")], limit=1 << 20, background=True)
     try:
         state = cut_when(guest, source, 2 << 20, time.monotonic() + 90)
         assert state["state"] == "failed" and state["recv_exit"] == 255, state
-        while replication.receive_busy(target, "backup/lab/docs"):  # it drains, then ends after `idle` s
+        while replication.receive_busy(target, PAIR, "backup/lab/docs"):  # it drains, then ends after `idle` s
             time.sleep(0.5)
         token = side(target, "backup/lab")["backup/lab/docs"].resume_token
     finally:
@@ -143,7 +146,7 @@ def test_a_first_stream_cut_on_the_wire_resumes_from_the_token_and_incrementals_
     assert token, "the cut first stream left a resume token"
     estimate = replication.parse_estimate(source.run(replication.send_argv("", token=token, dry_run=True)).stdout)
     assert estimate.token["toname"] == "tank/docs@a"
-    rest = {"send": replication.send_argv("", token=token), "dataset": "docs", "first": True, "snapshot": "@a"}
+    rest = {"send": replication.send_argv("", token=token), "dataset": "docs", "snapshot": "@a"}
     resumed = send(source, ssh, [rest])
     assert resumed["state"] == "done", resumed.get("stderr")
     full = state["total"] + resumed["total"]
@@ -155,8 +158,9 @@ def test_a_first_stream_cut_on_the_wire_resumes_from_the_token_and_incrementals_
     assert incremental.get("data", "").startswith(f"tcp {TARGET} port ") == tcp, incremental
     src, dst = side(source, "tank/docs")["tank/docs"], side(target, "backup/lab")["backup/lab/docs"]
     assert guids(dst) == guids(src) and set(guids(dst)) == {"a", "b"} and dst.resume_token == ""
-    props = target.run(["zfs", "get", "-H", "-o", "value", "readonly,mounted", "--", "backup/lab/docs"]).stdout.split()
-    assert props == ["on", "no"], "a replica is read-only and never mounted by the receive"
+    props = target.run(["zfs", "get", "-H", "-o", "value", "readonly,mounted,canmount,setuid,exec,devices", "--",
+                        "backup/lab/docs"]).stdout.split()  # fmt: skip
+    assert props == ["on", "no", "noauto", "off", "off", "off"], "read-only, never mounted, nothing to run"
     assert int(guest2.sh(f"cat /sys/class/net/{nic2}/statistics/rx_bytes")) - rx > 10 << 20, "over the wire"
 
 
@@ -166,7 +170,7 @@ def test_the_pair_key_may_do_nothing_but_receive_into_its_root_from_the_sender(g
     pinned = f"-o UserKnownHostsFile={ssh['known_hosts']} -o StrictHostKeyChecking=yes"
 
     def with_key(command: str, extra: str = ""):
-        return guest.lab_sh("ssh", f"ssh {key} {pinned} {extra} root@{TARGET} '{command}'")
+        return guest.lab_sh("ssh", f"ssh {key} {pinned} {extra} tarn-recv-{PAIR}@{TARGET} '{command}'")
 
     # Whatever it asks for, sshd runs tarn-recv, which reads the request as data (its rules: test_recv_helper.py).
     shell = with_key("zfs destroy -r backup")
@@ -177,9 +181,11 @@ def test_the_pair_key_may_do_nothing_but_receive_into_its_root_from_the_sender(g
     elsewhere = with_key('{"verb": "receive", "dataset": "x"}', extra="-b 10.78.0.9")
     assert elsewhere.returncode == 255 and "Permission denied" in elsewhere.stdout + elsewhere.stderr
     # Unpairing takes the line out and leaves the rest of the file as it was.
-    before = target.read_file(replication.AUTHORIZED_KEYS)
-    replication.authorize(target, PAIR, None)
-    after = target.read_file(replication.AUTHORIZED_KEYS)
+    as_root = with_key('{"verb": "hello"}').stdout  # the pair's key is no key of root's
+    assert "tarn-recv" not in guest.lab_sh("ssh", f"ssh {key} {pinned} root@{TARGET} hello").stdout and as_root
+    before = target.read_file(replication.recv_keys(PAIR))
+    replication.authorize(target, PAIR, None, keys=replication.recv_keys(PAIR))
+    after = target.read_file(replication.recv_keys(PAIR))
     assert "tarn-pair-1" in before and "tarn-pair-1" not in after
     assert [line for line in before.splitlines() if "tarn-pair-1" not in line] == after.splitlines()
     denied = with_key('{"verb": "receive", "dataset": "x"}')
@@ -199,7 +205,7 @@ def wire_pair(lab_host, lab2) -> Pair:
     """The wire's own pair as Tarn's row (made on the guests with the same verbs as pairing: the test of pairing
     proves pairing itself)."""
     return Pair.objects.create(
-        pk=PAIR, source=lab_host, target=lab2, address=TARGET, root="backup/lab", status="paired"
+        pk=PAIR, source=lab_host, target=lab2, address=TARGET, root="backup/lab", status="paired", receiver_ready=True
     )
 
 
@@ -218,12 +224,21 @@ def test_tarn_pairs_the_hosts_runs_a_task_keeps_the_chain_held_and_stops_on_a_di
     source, target, _ = wire
     lab2 = tarn_hosts(guest2, lab_host)
     op = run_queued(
-        services.pair_start, source=lab_host, target=lab2, address=TARGET, root="backup/lab", user=admin_user
+        services.pair_start,
+        source=lab_host,
+        target=lab2,
+        address=TARGET,
+        root="backup/lab",
+        user=admin_user,
+        quota="1G",
     )
     assert op.status == "succeeded", op.message
     pair = Pair.objects.get()
     assert pair.status == "paired" and pair.sender_address == SOURCE and f"tarn-recv {pair.pk} backup/lab" in op.message
-    task = services.task_save(pair=pair, source_dataset="tank/docs", target_name="docs", keep=2)
+    assert target.run(["zfs", "get", "-H", "-p", "-o", "value", "quota", "--", "backup/lab"]).stdout.strip() == str(
+        1 << 30
+    )
+    task = services.task_save(pair=pair, source_dataset="tank/docs", target_name="docs", keep=2, keep_hours=0)
 
     op = run_queued(services.task_run_start, task=task, user=admin_user)
     run = TaskRun.objects.get(operation=op)
@@ -259,7 +274,8 @@ def test_tarn_pairs_the_hosts_runs_a_task_keeps_the_chain_held_and_stops_on_a_di
     props = target.run(["zfs", "get", "-H", "-o", "value", "readonly,mounted,origin", "--", "backup/lab/docs-b"])
     assert props.stdout.split() == ["on", "yes", "backup/lab/docs@b"]
     assert guest2.sh("sha256sum < /backup/lab/docs-b/two") == guest.sh("sha256sum < /tank/docs/.zfs/snapshot/b/two")
-    op = run_queued(services.pair_start, source=lab2, target=lab_host, address=SOURCE, root="tank", user=admin_user)
+    back_pair = {"source": lab2, "target": lab_host, "address": SOURCE, "root": "tank", "quota": "2G"}
+    op = run_queued(services.pair_start, **back_pair, user=admin_user)
     assert op.status == "succeeded", op.message
     op = run_queued(services.restore_start, **restore, how="back", name="restored")
     assert op.status == "succeeded", (op.message, op.log)
@@ -347,7 +363,7 @@ def test_a_full_target_a_killed_worker_and_a_held_snapshot_lose_nothing(
     op = run_queued(services.task_run_start, task=task, user=admin_user)
     assert op.status == "failed" and "host key is not the one pinned at pairing" in op.message, (op.message, op.log)
     source.write_file(replication.known_hosts(PAIR), pinned, mode=0o600)
-    replication.authorize(target, PAIR, None)
+    replication.authorize(target, PAIR, None, keys=replication.recv_keys(PAIR))
     op = run_queued(services.task_run_start, task=task, user=admin_user)
     assert op.status == "failed" and "the pair's key was refused" in op.message, (op.message, op.log)
     assert "attempt 2" not in op.log, "not tried again: another attempt would meet the same"
@@ -407,6 +423,7 @@ def test_a_pull_pair_dials_from_the_target_and_its_key_may_only_send_its_root(
     guest.sh("zfs create tank/other && zfs snapshot tank/other@x")
     lab2 = tarn_hosts(guest2, lab_host)
     pull = {"source": lab_host, "target": lab2, "address": SOURCE, "root": "backup/lab", "user": admin_user}
+    pull["quota"] = "1G"
     op = run_queued(services.pair_start, **pull, direction="pull", send_root="tank/docs")
     assert op.status == "succeeded", (op.message, op.log)
     pair = Pair.objects.get(direction="pull")
@@ -462,3 +479,86 @@ def test_a_pull_pair_dials_from_the_target_and_its_key_may_only_send_its_root(
     op = run_queued(services.unpair_start, pair=pair, user=admin_user)
     assert op.status == "succeeded", op.message
     assert f"tarn-pair-{pair.pk}" not in guest.sh("cat /root/.ssh/authorized_keys"), "the source no longer accepts it"
+
+
+def test_a_paired_nas_decides_only_the_data_never_what_the_replica_becomes_nor_where_it_lands(guest, guest2, wire):
+    """A paired NAS that was taken over, both ways round (the issue's two high findings):
+    - the sender (first guest) makes a dataset exported to all with no_root_squash, setuid on, a setuid shell in
+      it, and sends it with its properties (zfs send -p) through the pair's key: tarn-recv refuses the stream
+      before zfs receive sees a byte. Its data sent as Tarn sends lands read-only, never mounted by itself, without
+      setuid, exec or devices; the same -p stream received as the pair's user (as if tarn-recv's check were gone)
+      has its sharenfs refused by ZFS itself. After a real reboot of the target nothing of it is exported or
+      mounted.
+    - the other way (a pair from the second guest into the first's tank/restores), the backup NAS knows production's
+      guids: it grows a child under its replica and sends a replication package (-R -I) that libzfs would relocate
+      into production's tank/docs by guid. Through the key: refused. As the pair's user with -e: ZFS refuses the
+      write outside the root. Only root could do it (shown last, so this test can tell the difference)."""
+    source, target, ssh = wire
+    key = f"-i {replication.pair_key(PAIR)} -o IdentitiesOnly=yes -o BatchMode=yes"
+    pinned = f"-o UserKnownHostsFile={ssh['known_hosts']} -o StrictHostKeyChecking=yes"
+    request = json.dumps({"verb": "receive", "dataset": "hostile"})
+    through_key = f"ssh {key} {pinned} tarn-recv-{PAIR}@{TARGET} {shlex.quote(request)}"
+    guest.sh(
+        "zfs create -o sharenfs='rw=@0.0.0.0/0,no_root_squash' -o setuid=on -o exec=on tank/hostile && "
+        "cp /bin/sh /tank/hostile/sh && chmod 4755 /tank/hostile/sh && zfs snapshot tank/hostile@p"
+    )
+    refused = guest.lab_sh("ssh", f"zfs send -w -p tank/hostile@p | {through_key}")
+    assert refused.returncode != 0 and "carries properties, holds or children" in refused.stderr, refused.stderr
+    assert "backup/lab/hostile" not in guest2.sh("zfs list -H -o name -r backup"), "nothing received"
+
+    taken = guest.lab_sh("ssh", f"zfs send -w tank/hostile@p | {through_key}")  # as Tarn sends: the data only
+    assert taken.returncode == 0, taken.stderr
+    user = f"setpriv --reuid=tarn-recv-{PAIR} --regid=tarn-recv-{PAIR} --clear-groups"
+    guest2.sh(  # the same properties arrive in a -p stream straight to zfs receive, as the pair's user
+        "zfs create -o sharenfs='rw=@0.0.0.0/0,no_root_squash' -o setuid=on backup/p && zfs snapshot backup/p@q"
+    )
+    bypass = guest2.lab_sh("ssh", f"zfs send -p backup/p@q | {user} zfs receive -s -u -- backup/lab/p")
+    assert "cannot receive sharenfs property on backup/lab/p: permission denied" in bypass.stderr, bypass.stderr
+    guest2.sh("zfs destroy -r backup/p")
+    props = "sharenfs,readonly,canmount,setuid,exec,devices,mounted"
+    wanted = ["off", "on", "noauto", "off", "off", "off", "no"]
+    assert guest2.sh(f"zfs get -H -o value {props} backup/lab/hostile").split() == wanted
+    assert guest2.sh("zfs get -H -o value sharenfs backup/lab/p").split() == ["off"]
+
+    seconds = guest2.reboot()
+    exported = guest2.sh("exportfs -v; zfs get -H -o value sharenfs,mounted backup/lab/hostile backup/lab/p")
+    assert "backup/lab" not in exported.split("off")[0] and exported.split()[-4:] == ["off", "no", "off", "no"], (
+        exported
+    )
+    assert guest2.sh(f"zfs get -H -o value {props} backup/lab/hostile").split() == wanted, "after the reboot too"
+    assert not guest2.lab_sh("ssh", "test -e /backup/lab/hostile/sh").returncode == 0, "its setuid shell nowhere"
+    print(f"the target's reboot took {seconds:.0f} s")
+
+    # --- the other way: the backup NAS (second guest) sends a package that would land in production -----------------
+    nic = rep_nic(guest2)  # the wire's address is the harness's: set again after the reboot
+    guest2.sh(f"ip link set {nic} address {TARGET_MAC} && ip link set {nic} up && ip addr add {TARGET}/24 dev {nic}")
+    guest.sh("zfs create tank/restores")
+    back = PAIR + 1
+    replication.install_helpers(target)
+    public = replication.pair_make_key(target, back)
+    replication.pair_pin(target, back, SOURCE, 22, [guest.env["LAB_HOST_KEY"]])
+    replication.receiver_prepare(source, back, "tank/restores")
+    line = replication.authorized_line(back, "tank/restores", TARGET, public)
+    replication.authorize(source, back, line, keys=replication.recv_keys(back))
+    guest2.sh(  # the replica of tank/docs@a,@b grows a child; both get @x: -R -I from @b carries the child
+        "zfs set readonly=off backup/lab/docs && zfs create -o mountpoint=none backup/lab/docs/evil && "
+        "zfs snapshot -r backup/lab/docs@x"
+    )
+    package = "zfs send -R -I @b backup/lab/docs@x"
+    back_key = f"-i {replication.pair_key(back)} -o IdentitiesOnly=yes -o BatchMode=yes"
+    back_pinned = f"-o UserKnownHostsFile={replication.known_hosts(back)} -o StrictHostKeyChecking=yes"
+    docs = json.dumps({"verb": "receive", "dataset": "docs"})
+    sent = guest2.lab_sh("ssh", f"{package} | ssh {back_key} {back_pinned} tarn-recv-{back}@{SOURCE} '{docs}'")
+    assert sent.returncode != 0 and "carries properties, holds or children" in sent.stderr, sent.stderr
+    before = guest.sh("zfs list -H -t all -o name -r tank/docs")
+    data = guest2.lab_sh("ssh", f"{package} | base64 -w0").stdout  # carried through this machine
+    guest.sh(f"echo {data} | base64 -d > /root/package")
+    as_user = f"setpriv --reuid=tarn-recv-{back} --regid=tarn-recv-{back} --clear-groups"
+    relocated = guest.lab_sh("ssh", f"{as_user} zfs receive -s -u -e tank/restores < /root/package")
+    assert relocated.returncode != 0 and "permission denied" in relocated.stderr, relocated.stderr
+    assert guest.sh("zfs list -H -t all -o name -r tank/docs") == before, "production untouched"
+    as_root = guest.lab_sh("ssh", "zfs receive -s -u -e tank/restores < /root/package")
+    assert "tank/docs@x" in guest.sh("zfs list -H -t all -o name -r tank/docs"), (
+        "as root, libzfs puts the package into production by guid: what the pair's user is kept from",
+        as_root.stderr,
+    )

@@ -129,6 +129,7 @@ def test_an_encrypted_dataset_goes_raw_both_ways_stays_locked_and_opens_only_wit
         root="tank",
         direction=Direction.PULL,
         send_root="backup/safe",
+        quota="1G",
     )
     pull_pair = Pair.objects.get(pk=op.params["pair"])
     pull = services.task_save(pair=pull_pair, source_dataset="backup/safe", target_name="safe")

@@ -73,7 +73,7 @@ def _setup():
     for h in (host, target_host):
         host_refresh_facts(host=h)
         inventory_refresh(host=h)
-    services.pair_start(source=host, target=target_host, address=TARGET, root="backup/lab", user=None)
+    services.pair_start(source=host, target=target_host, address=TARGET, root="backup/lab", user=None, quota="4G")
     pair = Pair.objects.get()
     stream = replication.estimate(src, "tank/docs@a").total
     _READY.update(first=first, second=second, host=host, src=src, dst=dst, pair=pair, stream=stream)

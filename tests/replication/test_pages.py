@@ -38,14 +38,17 @@ def test_a_bad_task_on_the_form_names_its_field_and_saves_nothing(admin_client, 
     bad = admin_client.post("/replication/tasks/new/", {**form, "pattern": "hourly-*"}).content.decode()
     assert "No snapshot of tank/docs matches" in bad and not Task.objects.exists()
     late = admin_client.post("/replication/tasks/new/", {**form, "cron": "0 25 * * *"}).content.decode()
-    assert "The hour: Invalid end range: 25 &gt; 23" in late and not Task.objects.exists()
+    assert "The hour: 25 is outside 0-23" in late and not Task.objects.exists()
+    trimmed = admin_client.post("/replication/tasks/new/", {**form, "source_dataset": "tank/docs "}).content.decode()
+    assert "no spaces" in trimmed and not Task.objects.exists(), "a name is taken as typed, never trimmed"
     good = admin_client.post(
         "/replication/tasks/new/", {**form, "pattern": "auto-*", "limit": 50, "excludes": " , ", "cron": "0 2 * * *"}
     )
     task = Task.objects.get()
     assert good.status_code == 302 and good["Location"] == f"/replication/tasks/{task.pk}/"
     assert task.limit == 50 << 20 and task.excludes == [] and task.cron == "0 2 * * *"
-    assert "at <code>0 2 * * *</code> (cron)" in admin_client.get(good["Location"]).content.decode()
+    shown = admin_client.get(good["Location"]).content.decode()
+    assert "at <code>0 2 * * *</code> (cron)" in shown and "Next at " in shown
 
 
 def test_the_api_makes_runs_and_deletes_a_task(admin_client, operator_client, pair, django_capture_on_commit_callbacks):
@@ -77,11 +80,16 @@ def test_the_api_makes_runs_and_deletes_a_task(admin_client, operator_client, pa
 
 def test_pairing_is_for_admins_and_a_bad_address_is_a_400(admin_client, operator_client, pair):
     api = "/api/v1/replication-pairs/"
-    body = {"source": "nas1", "target": "nas2", "address": "10.78.0.2", "root": "backup/lab"}
+    body = {"source": "nas1", "target": "nas2", "address": "10.78.0.2", "root": "backup/lab", "quota": "1T"}
     assert operator_client.post(api, body, "application/json").status_code == 403
     assert operator_client.get("/replication/pairs/new/").status_code == 403
     bad = admin_client.post(api, {**body, "address": "nas2.local"}, "application/json")
     assert bad.status_code == 400 and "address" in bad.json()
+    for port in (0, 65536):
+        refused = admin_client.post(api, {**body, "port": port}, "application/json")
+        assert refused.status_code == 400 and "port" in refused.json()
+    no_quota = admin_client.post(api, {**body, "quota": "0"}, "application/json")
+    assert no_quota.status_code == 400 and "quota" in no_quota.json()
     twice = admin_client.post(api, body, "application/json")
     assert twice.status_code == 400 and "already paired" in twice.content.decode()
 
@@ -89,7 +97,7 @@ def test_pairing_is_for_admins_and_a_bad_address_is_a_400(admin_client, operator
 def test_a_pull_pair_from_the_page_needs_its_send_root_and_the_list_says_who_dials(
     admin_client, pair, django_capture_on_commit_callbacks
 ):
-    body = {"source": "nas1", "target": "nas2", "direction": "pull", "address": "10.78.0.1", "port": 22}
+    body = {"source": "nas1", "target": "nas2", "direction": "pull", "address": "10.78.0.1", "port": 22, "quota": "2T"}
     bad = admin_client.post("/replication/pairs/new/", {**body, "root": "backup"})
     assert "A pull pair names what it may send" in bad.content.decode()  # the form again, the field named
     assert 'value="10.78.0.1"' in bad.content.decode() and not Operation.objects.exists(), "kept, nothing started"

@@ -124,3 +124,15 @@ def test_retention_keeps_the_newest_matching_and_never_the_held_one_nor_another_
     assert planning.retention_victims(target, "auto-*", 2, never={"auto-2"}) == ["auto-1"]
     assert planning.retention_victims(target, "", 10, never=set()) == []
     assert planning.retention_victims(target, "", 1, never={"auto-4"}) == ["auto-1", "manual", "auto-2", "auto-3"]
+
+
+def test_retention_never_prunes_a_snapshot_younger_than_its_hours_nor_more_than_its_limit():
+    """Count alone lets a source taken over push every good snapshot out with a burst of new ones: keep_hours keeps
+    whatever is younger (by its creation, which came with the stream), and a run prunes at most its limit."""
+    target = side("backup/docs", *[f"auto-{i}" for i in range(1, 11)])
+    target.versions = [Version(v.dataset, v.name, v.kind, v.guid, v.createtxg, created=1000 * i) for i, v in
+                       enumerate(target.versions, start=1)]  # fmt: skip
+    assert planning.retention_victims(target, "", 2, set()) == [f"auto-{i}" for i in range(1, 9)]
+    assert planning.retention_victims(target, "", 2, set(), younger_than=4000) == ["auto-1", "auto-2", "auto-3"]
+    assert planning.retention_victims(target, "", 2, set(), limit=3) == ["auto-1", "auto-2", "auto-3"], "oldest first"
+    assert planning.retention_victims(target, "", 2, set(), younger_than=1000) == []

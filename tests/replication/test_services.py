@@ -8,9 +8,11 @@ from django.utils import timezone
 
 from analytics.selectors import conditions
 from appliance.models import Host, Operation
+from appliance.schedules import cron_due, cron_parse
 from pools.models import Dataset, Pool, Snapshot
 from replication import services
 from replication.models import DatasetState, Pair, Task, TaskRun
+from replication.services.runs import _ssh
 
 
 def host_with(name: str, *datasets: str, snapshots: dict | None = None) -> Host:
@@ -57,13 +59,24 @@ def pair(hosts):
         ({"direction": "pull"}, "send_root", "A pull pair names what it may send"),
         ({"direction": "pull", "send_root": "tank/gone"}, "send_root", "nas1 has no dataset tank/gone"),
         ({"send_root": "tank"}, "send_root", "Only a pull pair names what it may send"),
+        ({"port": 0}, "port", "1 to 65535"),
+        ({"port": 65536}, "port", "1 to 65535"),
+        ({"port": "22"}, "port", "1 to 65535"),
+        ({"quota": 0}, "quota", "more than 0"),
+        ({"quota": -5}, "quota", "more than 0"),
+        ({"quota": "lots"}, "quota", "a size such as 2T"),
+        ({"quota": "1.5T"}, "quota", "a size such as 2T"),
+        ({"quota": "２T"}, "quota", "a size such as 2T"),
+        ({"quota": 1 << 63}, "quota", "more than 0"),
+        ({"root": "backup/lab\n"}, "root", ""),
+        ({"root": "backup/lab "}, "root", ""),
     ],
 )
 def test_a_bad_pair_names_its_field_and_nothing_is_made(hosts, admin_user, change, field, says):
     source, target = hosts
     kwargs = {"source": source, "target": target, "address": "10.78.0.2", "root": "backup/lab", "user": admin_user}
     with pytest.raises(ValidationError) as raised:
-        services.pair_start(**{**kwargs, **change})
+        services.pair_start(**{**kwargs, "quota": "1T", **change})
     assert field in raised.value.message_dict and says in " ".join(raised.value.message_dict[field])
     assert not Pair.objects.exists() and not Operation.objects.exists()
 
@@ -71,11 +84,15 @@ def test_a_bad_pair_names_its_field_and_nothing_is_made(hosts, admin_user, chang
 def test_a_target_without_zfs_or_a_second_pair_into_the_same_root_is_refused(hosts, pair, admin_user):
     source, target = hosts
     with pytest.raises(ValidationError, match="already paired"):
-        services.pair_start(source=source, target=target, address="10.78.0.2", root="backup/lab", user=admin_user)
+        services.pair_start(
+            source=source, target=target, address="10.78.0.2", root="backup/lab", user=admin_user, quota="1T"
+        )
     Host.objects.filter(pk=target.pk).update(facts={})
     target.refresh_from_db()
     with pytest.raises(ValidationError, match="has no ZFS"):
-        services.pair_start(source=source, target=target, address="10.78.0.2", root="backup/lab", user=admin_user)
+        services.pair_start(
+            source=source, target=target, address="10.78.0.2", root="backup/lab", user=admin_user, quota="1T"
+        )
     assert Pair.objects.count() == 1 and not Operation.objects.exists()
 
 
@@ -91,18 +108,34 @@ def test_a_target_without_zfs_or_a_second_pair_into_the_same_root_is_refused(hos
         ({"pattern": "hourly-*"}, "pattern", "No snapshot of tank/docs matches 'hourly-*'"),
         ({"limit": -1}, "limit", "0 for no limit"),
         ({"limit": "10"}, "limit", "0 for no limit"),
-        ({"keep": -1}, "keep", "0 to keep all"),
+        ({"keep": -1}, "keep", "0 keeps all"),
+        ({"keep": 1_000_000_000}, "keep", "0 keeps all"),
+        ({"keep": 2**31}, "keep", "0 keeps all"),
+        ({"keep": 10, "keep_hours": -1}, "keep_hours", "Hours"),
+        ({"keep": 10, "prune_limit": 0}, "prune_limit", "Snapshots per dataset and run"),
+        ({"source_dataset": "tank/docs "}, "source_dataset", ""),
+        ({"target_name": "backup\n"}, "target_name", ""),
+        ({"target_name": " docs"}, "target_name", ""),
+        ({"pattern": "auto-*\n"}, "pattern", "one line"),
+        ({"excludes": ["old\n"]}, "excludes", ""),
         ({"excludes": "old"}, "excludes", "A list of dataset paths"),
         ({"excludes": [3]}, "excludes", "A list of dataset paths"),
         ({"recursive": "yes"}, "recursive", "True or false"),
         ({"transport": "nc"}, "transport", "ssh, or tcp"),
+        ({"every_minutes": 1}, "every_minutes", "Minutes from 5"),
         ({"cron": "0 2 * *"}, "cron", "Five fields"),
-        ({"cron": "61 * * * *"}, "cron", "The minute: Invalid end range: 61 > 59"),
-        ({"cron": "0 2 0 * *"}, "cron", "The day of month: Invalid beginning range: 0 < 1"),
-        ({"cron": "0 2 * * 7"}, "cron", "The day of week: Invalid end range: 7 > 6"),
-        ({"cron": "٠ 2 * * *"}, "cron", "The minute: digits 0-9"),
-        ({"cron": "0 2 * * mon;reboot"}, "cron", "The day of week: digits 0-9"),
-        ({"cron": ["0"]}, "cron", "A cron line"),
+        ({"cron": "61 * * * *"}, "cron", "The minute: 61 is outside 0-59"),
+        ({"cron": "0 2 0 * *"}, "cron", "The day of month: 0 is outside 1-31"),
+        ({"cron": "0 2 * * 8"}, "cron", "The day of week: 8 is outside 0-7"),
+        ({"cron": "٠ 2 * * *"}, "cron", "Digits 0-9"),
+        ({"cron": "０ 2 * * *"}, "cron", "Digits 0-9"),
+        ({"cron": "0 2 * * mon;reboot"}, "cron", "Digits 0-9"),
+        ({"cron": "* * * * *"}, "cron", "1 minute(s) apart; at least 5"),
+        ({"cron": "0,2 * * * *"}, "cron", "2 minute(s) apart; at least 5"),
+        ({"cron": "0 0 31 2 *"}, "cron", "it never runs"),
+        ({"cron": "0 0 30 2 *"}, "cron", "it never runs"),
+        ({"cron": "0 2 * * *\n"}, "cron", "Digits 0-9"),
+        ({"cron": ["0"]}, "cron", "Digits 0-9"),
     ],
 )
 def test_a_bad_task_names_its_field_and_nothing_is_saved(pair, change, field, says):
@@ -133,9 +166,10 @@ def test_a_task_is_saved_once_per_target_and_only_on_a_ready_pair(pair):
 def test_a_pull_pair_is_made_from_the_target_and_its_tasks_stay_within_its_send_root(hosts, admin_user):
     source, target = hosts
     kwargs = {"source": source, "target": target, "address": "10.78.0.1", "root": "backup/lab", "user": admin_user}
-    op = services.pair_start(**kwargs, direction="pull", send_root="tank/docs")
+    op = services.pair_start(**kwargs, direction="pull", send_root="tank/docs", quota="1T")
     pair = Pair.objects.get()
     assert pair.pulls and pair.send_root == "tank/docs" and op.host == source and str(pair).endswith("(pull)")
+    assert pair.quota == 1 << 40
     Pair.objects.filter(pk=pair.pk).update(status="paired")
     pair.refresh_from_db()
     with pytest.raises(ValidationError) as raised:
@@ -149,9 +183,10 @@ def test_a_pull_pair_is_made_from_the_target_and_its_tasks_stay_within_its_send_
 
 def test_a_tcp_task_tells_tarn_send_to_take_the_stream_off_ssh(pair):
     task = services.task_save(pair=pair, source_dataset="tank/docs", target_name="docs", transport="tcp")
-    assert services._ssh(task)["tcp"] is True and task.get_transport_display().startswith("SSH for control")
+    assert _ssh(task)["tcp"] is True and task.get_transport_display().startswith("SSH for control")
     plain = services.task_save(pair=pair, source_dataset="tank/docs/old", target_name="old")
-    assert services._ssh(plain)["tcp"] is False and services._ssh(plain)["cipher"] == "aes128-gcm@openssh.com"
+    assert _ssh(plain)["tcp"] is False and _ssh(plain)["cipher"] == "aes128-gcm@openssh.com"
+    assert _ssh(plain)["user"] == f"tarn-recv-{pair.pk}", "a push logs in as the pair's own user, never root"
 
 
 def test_a_host_replicating_to_itself_may_not_nest_source_and_target(hosts):
@@ -190,12 +225,13 @@ def test_a_cron_time_starts_a_task_once_and_a_missed_one_within_the_hour(pair, d
     task = services.task_save(pair=pair, source_dataset="tank/docs", target_name="nightly", cron=" 30  2 * * 1-5 ")
     assert task.cron == "30 2 * * 1-5"
     monday = timezone.make_aware(datetime(2026, 11, 23, 2, 30, 20))  # a Monday, server time (UTC here)
-    assert services.cron_due(task.cron, None, monday)
-    assert not services.cron_due(task.cron, monday, monday + timedelta(minutes=1)), "once per time"
-    assert services.cron_due(task.cron, monday - timedelta(days=1), monday + timedelta(minutes=59)), "caught up"
-    assert not services.cron_due(task.cron, None, monday + timedelta(minutes=61)), "too late: the next time"
-    assert not services.cron_due(task.cron, None, monday - timedelta(days=1)), "not on a Sunday"
-    assert not services.cron_due(task.cron, None, monday - timedelta(minutes=1))
+    cron = cron_parse(task.cron)
+    assert cron_due(cron, None, monday)
+    assert not cron_due(cron, monday, monday + timedelta(minutes=1)), "once per time"
+    assert cron_due(cron, monday - timedelta(days=1), monday + timedelta(minutes=59)), "caught up"
+    assert not cron_due(cron, None, monday + timedelta(minutes=61)), "too late: the next time"
+    assert not cron_due(cron, None, monday - timedelta(days=1)), "not on a Sunday"
+    assert not cron_due(cron, None, monday - timedelta(minutes=1))
     with django_capture_on_commit_callbacks(execute=False):
         assert services.tasks_run_due(monday - timedelta(minutes=1)) == 0
         assert services.tasks_run_due(monday) == 1
