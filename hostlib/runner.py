@@ -104,7 +104,7 @@ CONFIG_DIRS = (
     "/run/tarn",  # the `ip -batch` scripts of a network change and of its armed restore
     "/usr/local/lib/tarn",  # replication's helpers, tarn-send and tarn-recv
     "/root/.ssh/authorized_keys",  # one exact file: a replication pair's forced-command line (replication.with_line)
-    "/var/lib/tarn-recv/.ssh/authorized_keys",  # one exact file: a push pair's line, for the user tarn-recv
+    "/var/lib/tarn-recv",  # a push pair's user's authorized_keys (replication.recv_keys; the homes are root's)
     "/var/lib/tarn-backups",  # Tarn's configuration backups pushed to a NAS (hostlib.backups; sealed files)
 )
 # ssh's shared connection: when the host behind a master goes away (rebooted, or a lab guest restored) the next
