@@ -209,25 +209,25 @@ def destroy_snapshots(t: Transport, dataset: str, snapshots: list[str]) -> None:
     t.run(["zfs", "destroy", "--", f"{names.dataset_name(dataset)}@{','.join(snapshots)}"], mutating=True, timeout=300)
 
 
-# What every receive sets on a replica (tarn-recv's overrides), and what failing over gives back to the pool's own
-# defaults: a filesystem mounts again, and its files may run; a volume is writable.
-REPLICA_OVERRIDES = ("canmount", "setuid", "exec", "devices")
+# What every receive sets on a replica (tarn-recv's overrides), and what failing over gives back: setuid, exec and
+# devices as the pool's own defaults say (inherited), and canmount=on (not inheritable: set).
+REPLICA_OVERRIDES = ("setuid", "exec", "devices")
 
 
 def make_writable(t: Transport, datasets: dict[str, str]) -> None:
-    """Fail over: the replicas (name -> filesystem | volume) writable, their receive-time overrides (canmount=noauto,
-    setuid, exec and devices off) inherited again, and the filesystems mounted where they inherit their mountpoint."""
+    """Fail over: the replicas (name -> filesystem | volume) writable, their receive-time overrides lifted (canmount
+    on, setuid, exec and devices inherited), and the filesystems mounted where they inherit their mountpoint."""
     for dataset, kind in datasets.items():
         name = names.dataset_name(dataset)
         if kind == "filesystem":
             for prop in REPLICA_OVERRIDES:
                 t.run(["zfs", "inherit", "--", prop, name], mutating=True, timeout=60)
-        t.run(["zfs", "set", "readonly=off", "--", name], mutating=True, timeout=60)
-        if kind != "filesystem":
-            continue
-        done = t.run(["zfs", "mount", "--", name], mutating=True, check=False, timeout=120)
-        if done.returncode and "filesystem already mounted" not in done.stderr:
-            raise error_for(["zfs", "mount", name], done.returncode, done.stderr)
+            t.run(["zfs", "set", "canmount=on", "readonly=off", "--", name], mutating=True, timeout=60)
+            done = t.run(["zfs", "mount", "--", name], mutating=True, check=False, timeout=120)
+            if done.returncode and "filesystem already mounted" not in done.stderr:
+                raise error_for(["zfs", "mount", name], done.returncode, done.stderr)
+        else:
+            t.run(["zfs", "set", "readonly=off", "--", name], mutating=True, timeout=60)
 
 
 def receive_abort(t: Transport, dataset: str) -> None:

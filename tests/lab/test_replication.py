@@ -292,8 +292,12 @@ def test_tarn_pairs_the_hosts_runs_a_task_keeps_the_chain_held_and_stops_on_a_di
 
     op = run_queued(services.failover_start, task=task, user=admin_user, confirm="backup/lab/docs")
     assert op.status == "succeeded", op.message
-    props = target.run(["zfs", "get", "-H", "-o", "value", "readonly,mounted", "--", "backup/lab/docs"]).stdout.split()
-    assert props == ["off", "yes"] and not Task.objects.get(pk=task.pk).enabled, "failed over: writable, mounted, off"
+    got = target.run(
+        ["zfs", "get", "-H", "-o", "value", "readonly,mounted,canmount,setuid,exec", "--", "backup/lab/docs"]
+    )
+    props = got.stdout.split()
+    assert props == ["off", "yes", "on", "on", "on"], "failed over: writable, mounted, its files may run again"
+    assert not Task.objects.get(pk=task.pk).enabled, "and the task is off"
 
 
 @pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")
