@@ -1,4 +1,4 @@
-"""The analytics app: adds each host's last sample to the dashboard."""
+"""The analytics app: adds each host's last sample to the dashboard; registers the sign-in alert rule."""
 
 from django.apps import AppConfig
 
@@ -8,6 +8,7 @@ class AnalyticsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self):
+        import analytics.alerts  # noqa: F401, PLC0415 - registers the sign-in alert rule (hooks load in ready())
         from analytics.selectors import dashboard_live  # noqa: PLC0415 - app registry hooks load in ready()
         from appliance.dashboard import dashboard_panel  # noqa: PLC0415
 

@@ -39,6 +39,26 @@ class CodeForm(forms.Form):
 
 class PasskeyLoginForm(forms.Form):
     passkey_login = forms.BooleanField(required=False, label="Let me sign in with a passkey alone (no password)")
+    password = forms.CharField(
+        required=False,
+        strip=False,
+        max_length=4096,
+        label="Your password",
+        widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}),
+        help_text="Needed to switch it on.",
+    )
+
+
+class PasswordForm(forms.Form):
+    """The password typed again: how a user without a second factor confirms a secret step."""
+
+    password = forms.CharField(
+        strip=False,
+        max_length=4096,
+        label="Your password",
+        widget=forms.PasswordInput(attrs={"autocomplete": "current-password", "autofocus": True}),
+        help_text="You have no second factor: your password confirms it is you.",
+    )
 
 
 class PolicyForm(forms.Form):

@@ -55,12 +55,16 @@ class ApiToken(models.Model):
 class TotpDevice(models.Model):
     """A user's authenticator app (TOTP, RFC 6238, 30 s steps). The secret is sealed with a key derived from the
     install's secret key (the web verifies codes and cannot read the vault); last_step: the newest time step a code
-    was accepted for, so a code is taken once."""
+    was accepted for, so a code is taken once. Codes typed for this account (from any address, in any session) are
+    counted: too many within an hour lock its codes for an hour (appliance.twofactor.CODE_TRIES)."""
 
     user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="totp")
     sealed_secret = models.TextField()
     confirmed_at = models.DateTimeField(null=True, blank=True, help_text="Empty until a first code confirmed it.")
     last_step = models.BigIntegerField(default=0)
+    tries = models.PositiveIntegerField(default=0, help_text="Codes typed since tries_since, none accepted.")
+    tries_since = models.DateTimeField(null=True, blank=True)
+    locked_until = models.DateTimeField(null=True, blank=True, help_text="Codes are refused until then.")
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self):

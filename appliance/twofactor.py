@@ -6,7 +6,9 @@ here as SVG (no image service, no CDN); `webauthn` (Duo Labs' py_webauthn) verif
 (origin, RP ID, challenge, signature, counter). What is Tarn's own: a code is taken once (the newest accepted time
 step is kept and a step at or below it is refused, race-safe in one UPDATE), codes are plain ASCII digits only, the
 TOTP secret is sealed at rest (Fernet, key derived by HKDF from the install's secret key: the web must verify codes
-and cannot read the vault), recovery codes are kept as SHA-256 only."""
+and cannot read the vault), recovery codes are kept as SHA-256 only, and the codes typed for one account are counted
+whatever the address or session: CODE_TRIES wrong ones within an hour lock its codes for an hour (a recovery code or
+a passkey still signs in; analytics raises an alert while the lock holds)."""
 
 import base64
 import hashlib
@@ -15,6 +17,7 @@ import json
 import re
 import secrets
 import time
+from datetime import timedelta
 
 import pyotp
 import segno
@@ -23,7 +26,7 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Count
 from django.utils import timezone
 from webauthn import (
@@ -52,8 +55,11 @@ DIGITS = re.compile(r"[0-9]{6}")
 RECOVERY = re.compile(r"[a-z2-7]{5}-?[a-z2-7]{5}")
 RECOVERY_COUNT = 10
 CHALLENGE_SECONDS = 300
-FRESH_SECONDS = 300  # a second factor this recent counts for "needs a fresh second factor" (making an API token)
 FIELD = "otp_token"  # the form field: named so the audit masks it (appliance.audit.redact: "token")
+CODE_TRIES = 10  # authenticator codes typed for one account within CODE_WINDOW, none accepted, before the lock
+CODE_WINDOW = CODE_LOCK = timedelta(hours=1)
+NAME_MAX = 60
+CREDENTIAL_ID = re.compile(r"[A-Za-z0-9_-]{1,1400}")  # base64url, as browsers send a credential's id
 
 
 # --- sealing -----------------------------------------------------------------------------------------------------
@@ -238,7 +244,13 @@ def verify_code(*, user, otp_token: str, now: float | None = None) -> str:
         device = TotpDevice.objects.filter(user=user, confirmed_at__isnull=False).first()
         if device is None:
             raise ValidationError({FIELD: "You have no authenticator app: use a passkey or a recovery code."})
-        _accept_totp(device, code, now)
+        _code_typed(device)
+        try:
+            _accept_totp(device, code, now)
+        except ValidationError:
+            _lock_when_spent(device)
+            raise
+        TotpDevice.objects.filter(pk=device.pk).update(tries=0, tries_since=None)
         return "totp"
     used = RecoveryCode.objects.filter(user=user, code_hash=_hash(code), used_at__isnull=True).update(
         used_at=timezone.now()
@@ -249,6 +261,49 @@ def verify_code(*, user, otp_token: str, now: float | None = None) -> str:
         kind=AuditKind.COMMAND, user=user, username=user.username, argv=["recovery-code-used", user.username]
     )
     return "recovery"
+
+
+def _code_typed(device: TotpDevice) -> None:
+    """Count a code typed for this account before it is checked (so parallel guesses count too); refused while the
+    account's codes are locked."""
+    now = timezone.now()
+    with transaction.atomic():  # SQLite: an IMMEDIATE transaction; PostgreSQL: the row lock
+        row = TotpDevice.objects.select_for_update().get(pk=device.pk)
+        locked = row.locked_until is not None and row.locked_until > now
+        if not locked:
+            if row.tries_since is None or row.tries_since < now - CODE_WINDOW:
+                row.tries, row.tries_since = 0, now
+            row.tries += 1
+            row.save(update_fields=["tries", "tries_since"])
+    if locked:
+        raise _locked(row.locked_until)
+
+
+def _lock_when_spent(device: TotpDevice) -> None:
+    """After a wrong code: the CODE_TRIES-th within the window locks the account's codes for CODE_LOCK."""
+    until = timezone.now() + CODE_LOCK
+    if TotpDevice.objects.filter(pk=device.pk, tries__gte=CODE_TRIES).update(
+        locked_until=until, tries=0, tries_since=None
+    ):
+        user = device.user
+        AuditEntry.objects.create(
+            kind=AuditKind.COMMAND, user=user, username=user.username, argv=["second-factor-locked", user.username]
+        )
+        raise _locked(until)
+
+
+def _locked(until) -> ValidationError:
+    return ValidationError(
+        {
+            FIELD: f"Too many wrong codes for this account: codes from the authenticator app are refused until "
+            f"{timezone.localtime(until):%H:%M}. A recovery code or a passkey still works; the admins are alerted."
+        }
+    )
+
+
+def second_step_locked() -> list[TotpDevice]:
+    """The accounts whose authenticator codes are locked now (too many wrong ones), with their users."""
+    return list(TotpDevice.objects.filter(locked_until__gt=timezone.now()).select_related("user"))
 
 
 # --- passkeys ----------------------------------------------------------------------------------------------------
@@ -296,14 +351,28 @@ def _handle(user) -> bytes:
     return hmac.new(settings.SECRET_KEY.encode(), f"tarn-user-{user.pk}".encode(), hashlib.sha256).digest()[:16]
 
 
-def passkey_register(*, request, user, name: str, credential: dict) -> tuple[Passkey, list[str]]:
-    name = (name or "").strip()
-    if not name or len(name) > 60:
-        raise ValidationError({"name": "Name the key (up to 60 characters), e.g. “YubiKey on the keyring”."})
+def key_name(raw) -> str:
+    """A passkey's name as typed (spaces around it dropped): printable text of up to NAME_MAX characters."""
+    name = raw.strip() if isinstance(raw, str) else ""
+    if not name or len(name) > NAME_MAX:
+        raise ValidationError({"name": f"Name the key (up to {NAME_MAX} characters), e.g. “YubiKey on the keyring”."})
     try:
         no_bidi(name)
     except ValidationError as exc:
         raise ValidationError({"name": exc.messages}) from None
+    for position, char in enumerate(name, 1):
+        if not char.isprintable():
+            raise ValidationError(
+                {
+                    "name": f"Printable characters only: U+{ord(char):04X} at character {position} is a control, "
+                    "a line break or not a character."
+                }
+            )
+    return name
+
+
+def passkey_register(*, request, user, name: str, credential: dict) -> tuple[Passkey, list[str]]:
+    name = key_name(name)
     if user.passkeys.filter(name=name).exists():
         raise ValidationError({"name": f"You already have a key named {name}."})
     rp_id, origin = _rp(request)
@@ -316,18 +385,26 @@ def passkey_register(*, request, user, name: str, credential: dict) -> tuple[Pas
         )
     except (WebAuthnException, ValueError, KeyError, TypeError) as exc:
         raise ValidationError({"credential": f"The key's answer was refused: {str(exc)[:200]}"}) from None
-    key = Passkey.objects.create(
-        user=user,
-        name=name,
-        credential_id=bytes_to_base64url(verified.credential_id),
-        public_key=verified.credential_public_key,
-        sign_count=verified.sign_count,
-    )
+    try:
+        with transaction.atomic():
+            key = Passkey.objects.create(
+                user=user,
+                name=name,
+                credential_id=bytes_to_base64url(verified.credential_id),
+                public_key=verified.credential_public_key,
+                sign_count=verified.sign_count,
+            )
+    except IntegrityError:  # the same credential registered twice (a browser keeps it out: excludeCredentials)
+        raise ValidationError({"credential": "This key is already registered with Tarn."}) from None
     return key, _first_codes(user)
 
 
 def passkey_remove(*, user, pk: int) -> None:
+    """Remove one of user's keys; with the last one goes passkey-only sign-in (a key added later does not bring it
+    back silently)."""
     Passkey.objects.filter(user=user, pk=pk).delete()
+    if not user.passkeys.exists():
+        User.objects.filter(pk=user.pk).update(passkey_login=False)
     _drop_codes_if_alone(user)
 
 
@@ -355,7 +432,9 @@ def passkey_verify(*, request, credential: dict, user=None) -> User:
     if not isinstance(credential, dict) or not isinstance(credential.get("id"), str):
         raise ValidationError({"credential": "No passkey answer was sent."})
     challenge = _challenge(request, "login")
-    key = Passkey.objects.select_related("user").filter(credential_id=credential["id"][:1400]).first()
+    if not CREDENTIAL_ID.fullmatch(credential["id"]):
+        raise ValidationError({"credential": "This key is not registered with Tarn (removed?)."})
+    key = Passkey.objects.select_related("user").filter(credential_id=credential["id"]).first()
     if key is None or (user is not None and key.user_id != user.pk):
         raise ValidationError({"credential": "This key is not registered with Tarn (removed?)."})
     rp_id, origin = _rp(request)
@@ -387,7 +466,9 @@ def credential_from(body: bytes) -> tuple[dict, str]:
         raise ValidationError({"credential": "Not JSON."}) from None
     if not isinstance(data, dict) or not isinstance(data.get("credential"), dict):
         raise ValidationError({"credential": "No passkey answer was sent."})
-    return data["credential"], str(data.get("name", ""))
+    if not isinstance(data.get("name", ""), str):
+        raise ValidationError({"name": "The key's name is text."})
+    return data["credential"], data.get("name", "")
 
 
 # --- policy and reset --------------------------------------------------------------------------------------------
@@ -404,18 +485,29 @@ def policy_save(*, required_roles: list[str]) -> TwoFactorPolicy:
 
 
 def reset(*, target: User, confirm: str) -> None:
-    """Remove a user's second factors (a lost phone): they sign in with the password alone, then set one up."""
+    """Remove a user's second factors (a lost phone): they sign in with the password alone, then set one up.
+    Passkey-only sign-in goes too: a key added later does not bring it back silently."""
     if confirm != target.username:
         raise ValidationError({"confirm": f"Type {target.username} to reset their second factor."})
     with transaction.atomic():
         TotpDevice.objects.filter(user=target).delete()
         Passkey.objects.filter(user=target).delete()
         RecoveryCode.objects.filter(user=target).delete()
+        User.objects.filter(pk=target.pk).update(passkey_login=False)
 
 
-def passkey_login_set(*, user, enabled: bool) -> None:
+def password_check(*, user, password: str, field: str = "password") -> None:
+    """The user's own password typed again (a user without a second factor confirming a secret step)."""
+    if not (isinstance(password, str) and password and user.check_password(password)):
+        raise ValidationError({field: "Wrong password."})
+
+
+def passkey_login_set(*, user, enabled: bool, password: str = "") -> None:
+    """Passkey-only sign-in on (the password typed: it stops being asked at sign-in) or off."""
     if enabled and not user.has_role(Role.ADMIN):
         raise ValidationError({"passkey_login": "Only an admin may sign in with a passkey alone."})
     if enabled and not user.passkeys.exists():
         raise ValidationError({"passkey_login": "Add a passkey first."})
+    if enabled:
+        password_check(user=user, password=password)
     User.objects.filter(pk=user.pk).update(passkey_login=enabled)

@@ -1,6 +1,7 @@
 """Two-factor pages: the second step of signing in (a code, a recovery code or a passkey), a passkey alone for an
-admin who chose it, the account's second factors, a fresh confirmation before a sensitive step (an API token), and
-the admins' page (which roles must have one; a user's reset)."""
+admin who chose it, the account's second factors, the confirmation a secret step asks for (appliance.auth.fresh:
+a second factor, or the password for a user who has none), and the admins' page (which roles must have one; a user's
+reset). A half-signed-in session ends after MISSES wrong answers: the password is asked again."""
 
 import time
 
@@ -14,13 +15,15 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from appliance import services, twofactor
 from appliance.auth import requires
+from appliance.auth.fresh import fresh_factor, is_fresh, mark_fresh, require_fresh
 from appliance.choices import Role
-from appliance.forms import CodeForm, PasskeyLoginForm, PolicyForm, ResetForm
+from appliance.forms import CodeForm, PasskeyLoginForm, PasswordForm, PolicyForm, ResetForm
 from appliance.models import User
 from appliance.web import add_service_errors, safe_next
 
 PENDING, VERIFIED = "tarn_2fa_pending", "tarn_2fa_at"
 PENDING_SECONDS = 300
+MISSES = 5  # wrong answers a half-signed-in session may give before the password is asked again
 BACKEND = "django.contrib.auth.backends.ModelBackend"
 
 
@@ -52,8 +55,26 @@ def _signed_in(request, user):
     nxt = (request.session.pop(PENDING, None) or {}).get("next") or "/"
     login(request, user, backend=BACKEND)
     request.session[VERIFIED] = time.time()
+    mark_fresh(request)
     services.login_succeeded(username=user.username, address=_address(request))
     return nxt
+
+
+def _missed(request) -> bool:
+    """Count a wrong answer of the half-signed-in session; True (and the session no longer half signed in) once it
+    gave MISSES: whoever it is types the password again."""
+    saved = request.session.get(PENDING)
+    if not saved:
+        return True
+    saved["missed"] = saved.get("missed", 0) + 1
+    if saved["missed"] >= MISSES:
+        request.session.pop(PENDING, None)
+        return True
+    request.session[PENDING] = saved
+    return False
+
+
+AGAIN = "Too many wrong answers: sign in again with your password."
 
 
 @login_not_required
@@ -75,6 +96,9 @@ def login_verify(request):
                 return redirect(_signed_in(request, user))
             except ValidationError as exc:
                 add_service_errors(form, exc)
+        if _missed(request):
+            messages.error(request, " ".join([*form.errors.get(twofactor.FIELD, []), AGAIN]))
+            return redirect("login")
         status = 400
     return _verify_page(request, user, form, status)
 
@@ -103,6 +127,8 @@ def login_passkey(request):
         credential, _ = twofactor.credential_from(request.body)
         signed = twofactor.passkey_verify(request=request, credential=credential, user=user)
     except ValidationError as exc:
+        if user is not None and _missed(request):
+            return JsonResponse({"errors": {"credential": [AGAIN]}, "next": "/login/"}, status=400)
         return JsonResponse({"errors": exc.message_dict}, status=400)
     return JsonResponse({"next": safe_next(request, _signed_in(request, signed), "/")})
 
@@ -134,10 +160,9 @@ def account(request):
 @enrolment
 @requires(write=Role.VIEWER)
 @require_POST
+@fresh_factor  # a second factor changes only with a fresh one, the first with the password (a stolen session adds none)
 def totp(request):
     action = request.POST.get("action", "")
-    if twofactor.has_second_factor(request.user) and not fresh(request):
-        return _ask_fresh(request)  # a second factor changes only with a fresh one (a stolen session adds none)
     if action == "begin":
         try:
             twofactor.totp_begin(user=request.user)
@@ -145,8 +170,6 @@ def totp(request):
             messages.error(request, " ".join(exc.messages))
         return redirect("two-factor")
     if action == "remove":
-        if not fresh(request):
-            return _ask_fresh(request)
         twofactor.totp_remove(user=request.user)
         messages.success(request, "The authenticator app is removed.")
         return redirect("two-factor")
@@ -174,8 +197,7 @@ def recovery_codes(request):
     if not twofactor.has_second_factor(request.user):
         messages.error(request, "Set up an authenticator app or a passkey first.")
         return redirect("two-factor")
-    if not fresh(request):
-        return _ask_fresh(request)
+    require_fresh(request)
     return render(request, "appliance/recovery_codes.html", {"codes": twofactor.recovery_codes_new(user=request.user)})
 
 
@@ -183,7 +205,7 @@ def recovery_codes(request):
 @requires(write=Role.VIEWER)
 @require_POST
 def passkey_options(request):
-    if twofactor.has_second_factor(request.user) and not fresh(request):
+    if not is_fresh(request):
         return JsonResponse({"errors": {"credential": [FRESH_NEEDED]}}, status=403)
     return JsonResponse({"options": twofactor.passkey_register_options(request=request, user=request.user)})
 
@@ -192,34 +214,23 @@ def passkey_options(request):
 @requires(write=Role.VIEWER)
 @require_POST
 def passkey_add(request):
-    if twofactor.has_second_factor(request.user) and not fresh(request):
+    """The new key; with a first factor, its recovery codes in this answer (the page's script shows them): shown
+    once, never kept but as hashes."""
+    if not is_fresh(request):
         return JsonResponse({"errors": {"credential": [FRESH_NEEDED]}}, status=403)
     try:
         credential, name = twofactor.credential_from(request.body)
         key, codes = twofactor.passkey_register(request=request, user=request.user, name=name, credential=credential)
     except ValidationError as exc:
         return JsonResponse({"errors": exc.message_dict}, status=400)
-    if codes:
-        request.session["tarn_new_codes"] = codes  # shown once by the page the script goes to next
-    return JsonResponse({"next": "/account/two-factor/codes/" if codes else "/account/two-factor/", "name": key.name})
-
-
-@enrolment
-@requires(write=Role.VIEWER)
-@require_http_methods(["GET"])
-def new_codes(request):
-    codes = request.session.pop("tarn_new_codes", None)
-    if not codes:
-        return redirect("two-factor")
-    return render(request, "appliance/recovery_codes.html", {"codes": codes})
+    return JsonResponse({"next": "/account/two-factor/", "name": key.name, "codes": codes})
 
 
 @enrolment
 @requires(write=Role.VIEWER)
 @require_POST
+@fresh_factor
 def passkey_remove(request, pk):
-    if not fresh(request):
-        return _ask_fresh(request)
     twofactor.passkey_remove(user=request.user, pk=pk)
     messages.success(request, "The key is removed: it no longer signs you in.")
     return redirect("two-factor")
@@ -227,55 +238,62 @@ def passkey_remove(request, pk):
 
 @requires(write=Role.VIEWER)
 @require_POST
+@fresh_factor
 def passkey_login(request):
-    if not fresh(request):
-        return _ask_fresh(request)
+    """Passkey-only sign-in on (the password typed: sign-in stops asking for it) or off."""
     form = PasskeyLoginForm(request.POST)
-    if form.is_valid():
+    on = form.is_valid() and form.cleaned_data["passkey_login"]
+    if on and not _attempt_allowed(request):
+        messages.error(request, TOO_MANY)
+    elif form.is_valid():
         try:
-            twofactor.passkey_login_set(user=request.user, enabled=form.cleaned_data["passkey_login"])
-            return redirect("two-factor")
+            twofactor.passkey_login_set(user=request.user, enabled=on, password=form.cleaned_data["password"])
+            messages.success(request, "Passkey-only sign-in is " + ("on." if on else "off."))
         except ValidationError as exc:
             messages.error(request, " ".join(exc.messages))
     return redirect("two-factor")
 
 
-# --- a fresh second factor before a sensitive step -------------------------------------------------------------
+# --- the confirmation a secret step asks for (appliance.auth.fresh) ---------------------------------------------
+
+FRESH_NEEDED = "Confirm it is you first (Two-factor → Confirm): changing a second factor needs a fresh confirmation."
+TOO_MANY = "Too many failed attempts. Wait a few minutes and try again."
 
 
-def fresh(request) -> bool:
-    """No second factor to ask for, or one given within the last five minutes."""
-    at = request.session.get(VERIFIED)
-    return (at and time.time() - at <= twofactor.FRESH_SECONDS) or not twofactor.has_second_factor(request.user)
+def _attempt_allowed(request) -> bool:
+    return services.login_attempt_allowed(username=request.user.username, address=_address(request))
 
 
-FRESH_NEEDED = "Confirm it is you first (Two-factor → Confirm): changing a second factor needs a fresh one."
-
-
-def _ask_fresh(request):
-    messages.error(request, "Confirm with your second factor first (it counts for five minutes), then do it again.")
-    return redirect("/account/two-factor/confirm/?next=/account/two-factor/")
-
-
+@enrolment  # a user who must still set up a factor confirms with the password before adding one
 @requires(write=Role.VIEWER)
 @require_http_methods(["GET", "POST"])
 def confirm(request):
+    """A second factor (or, with none, the password) typed again: it counts for five minutes."""
     nxt = safe_next(request, request.GET.get("next"), "/account/two-factor/")
-    form = CodeForm(request.POST or None)
+    factor = twofactor.has_second_factor(request.user)
+    form = (CodeForm if factor else PasswordForm)(request.POST or None)
     status = 200
     if request.method == "POST":
-        if not services.login_attempt_allowed(username=request.user.username, address=_address(request)):
-            form.add_error(None, "Too many failed attempts. Wait a few minutes and try again.")
-            return render(request, "appliance/two_factor_confirm.html", {"form": form, "next": nxt}, status=429)
+        if not _attempt_allowed(request):
+            form.add_error(None, TOO_MANY)
+            return _confirm_page(request, form, nxt, 429)
         if form.is_valid():
             try:
-                twofactor.verify_code(user=request.user, **form.cleaned_data)
-                request.session[VERIFIED] = time.time()
+                if factor:
+                    twofactor.verify_code(user=request.user, **form.cleaned_data)
+                    request.session[VERIFIED] = time.time()
+                else:
+                    twofactor.password_check(user=request.user, **form.cleaned_data)
+                mark_fresh(request)
                 services.login_succeeded(username=request.user.username, address=_address(request))
                 return redirect(nxt)
             except ValidationError as exc:
                 add_service_errors(form, exc)
         status = 400
+    return _confirm_page(request, form, nxt, status)
+
+
+def _confirm_page(request, form, nxt, status):
     context = {"form": form, "next": nxt, "has_passkeys": request.user.passkeys.exists()}
     return render(request, "appliance/two_factor_confirm.html", context, status=status)
 
@@ -295,6 +313,7 @@ def confirm_passkey(request):
     except ValidationError as exc:
         return JsonResponse({"errors": exc.message_dict}, status=400)
     request.session[VERIFIED] = time.time()
+    mark_fresh(request)
     return JsonResponse({"next": safe_next(request, request.GET.get("next"), "/account/two-factor/")})
 
 
@@ -323,6 +342,8 @@ def admin(request):
 def policy(request):
     form = PolicyForm(request.POST)
     if form.is_valid():
+        if set(twofactor.policy().required_roles) - set(form.cleaned_data["required_roles"]):
+            require_fresh(request)  # a role no longer required: what a stolen session would do first
         twofactor.policy_save(**form.cleaned_data)
         messages.success(request, "Saved: users of those roles set up a second factor at their next page.")
         return redirect("two-factor-admin")
@@ -331,9 +352,8 @@ def policy(request):
 
 @requires(write=Role.ADMIN, read=Role.ADMIN)
 @require_POST
+@fresh_factor
 def reset(request, pk):
-    if not fresh(request):
-        return _ask_fresh(request)
     target = get_object_or_404(User, pk=pk)
     form = ResetForm(request.POST)
     if form.is_valid():

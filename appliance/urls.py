@@ -31,7 +31,6 @@ urlpatterns = [
     path("account/two-factor/", tf.account, name="two-factor"),
     path("account/two-factor/totp/", tf.totp, name="two-factor-totp"),
     path("account/two-factor/recovery-codes/", tf.recovery_codes, name="two-factor-recovery"),
-    path("account/two-factor/codes/", tf.new_codes, name="two-factor-codes"),
     path("account/two-factor/passkeys/options/", tf.passkey_options, name="two-factor-passkey-options"),
     path("account/two-factor/passkeys/", tf.passkey_add, name="two-factor-passkey-add"),
     path("account/two-factor/passkeys/<int:pk>/remove/", tf.passkey_remove, name="two-factor-passkey-remove"),

@@ -11,6 +11,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from appliance import selectors, services, twofactor, twofactor_views
 from appliance.auth import requires
+from appliance.auth.fresh import is_fresh, mark_fresh
 from appliance.choices import OperationStatus, Role
 from appliance.connect import ssh_dir
 from appliance.dashboard import dashboard_context
@@ -39,6 +40,7 @@ def login_view(request):
             if twofactor.has_second_factor(user):  # the password is right; the second step signs in
                 return twofactor_views.begin_second_step(request, user, nxt)
             login(request, user)
+            mark_fresh(request)  # the password, just typed: what a user without a second factor confirms with
             services.login_succeeded(username=username, address=_address(request))
             return redirect(nxt)
     return render(request, "appliance/login.html", {"form": form})
@@ -178,8 +180,10 @@ def password_change(request):
 def token_list(request):
     form = ApiTokenForm(request.POST or None)
     new_key = None
-    if request.method == "POST" and not twofactor_views.fresh(request):
-        form.add_error(None, "Making a token needs a fresh second factor: confirm it, then create the token.")
+    if request.method == "POST" and not is_fresh(request):
+        form.add_error(
+            None, "Making a token needs a fresh second factor (your password if you have none): confirm it first."
+        )
     elif request.method == "POST" and form.is_valid():
         _, new_key = services.api_token_create(user=request.user, name=form.cleaned_data["name"])
         form = ApiTokenForm()

@@ -9,6 +9,7 @@ from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_GET, require_POST
 
 from appliance.auth import requires
+from appliance.auth.fresh import fresh_factor, require_fresh
 from appliance.choices import Role
 from appliance.web import add_service_errors
 from backups import selectors, services
@@ -46,6 +47,7 @@ def backup_list(request):
 
 @requires(**ADMIN)
 @require_POST
+@fresh_factor  # the file holds Tarn's SSH key and its vault
 def backup_now(request):
     form = BackupForm(request.POST)
     if form.is_valid():
@@ -62,6 +64,8 @@ def backup_now(request):
 def schedule_save(request):
     form = ScheduleForm(request.POST)
     if form.is_valid():
+        if form.cleaned_data.get("passphrase"):
+            require_fresh(request)  # a new key for every scheduled backup
         try:
             services.schedule_save(**form.cleaned_data)
             return redirect("backup-list")
@@ -155,12 +159,14 @@ def _operation(backup, data, *, request, dry_run: bool):
 
 @requires(**ADMIN)
 @require_POST
+@fresh_factor
 def check(request, pk):
     return _act(request, pk, CheckForm, "check_form", lambda b, d: _operation(b, d, request=request, dry_run=True))
 
 
 @requires(**ADMIN)
 @require_POST
+@fresh_factor
 def restore(request, pk):
     return _act(request, pk, RestoreForm, "restore_form", lambda b, d: _operation(b, d, request=request, dry_run=False))
 
@@ -177,6 +183,7 @@ def delete(request, pk):
 
 @requires(**ADMIN)
 @require_GET
+@fresh_factor
 def download(request, pk):
     backup = get_object_or_404(Backup, pk=pk)
     path = services.path_of(backup)

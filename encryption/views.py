@@ -7,6 +7,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from appliance.auth import requires
+from appliance.auth.fresh import fresh_factor
 from appliance.choices import Role
 from appliance.selectors import host_current
 from appliance.web import add_service_errors, attempt, form_errors
@@ -81,12 +82,14 @@ def change_key(request):
 
 @requires(write=Role.ADMIN, read=Role.ADMIN)
 @require_POST
+@fresh_factor
 def export(request):
     return _start(request, ExportForm(request.POST, roots=_roots(request)), services.keys_export_start)
 
 
 @requires(write=Role.ADMIN, read=Role.ADMIN)
 @require_POST
+@fresh_factor
 def export_download(request, pk):
     export = get_object_or_404(selectors.exports(host=host_current(request)), pk=pk)
     taken = attempt(request, services.key_export_take, export=export)

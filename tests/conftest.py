@@ -6,12 +6,12 @@ import shutil
 
 import pytest
 from django.contrib.auth.hashers import make_password
-from django.test import Client
 
 from appliance.choices import Role
 from appliance.models import Host, User
 from tarn.celery import app
 from tests.support import runners  # noqa: F401 - the kinds only tests declare
+from tests.support.fresh import signed_in
 from tests.support.inline import run_when_queued
 from tests.support.sshd import start_sshd
 
@@ -64,9 +64,8 @@ def viewer_user(db):
 
 
 def _client_for(user):
-    client = Client()
-    client.force_login(user)
-    return client
+    """Signed in just now, as the login page does (tests.support.fresh: a test of a refusal makes it stale)."""
+    return signed_in(user)
 
 
 @pytest.fixture

@@ -1,9 +1,12 @@
 """Every HTML view requires login and the role it declares; the API is left to DRF (401, not a redirect).
-A session unused for TARN_SESSION_IDLE_SECONDS ends."""
+A session unused for TARN_SESSION_IDLE_SECONDS ends. A page that needs a fresh second factor (appliance.auth.fresh)
+sends the browser to the confirmation."""
 
 import time
+from urllib.parse import urlencode
 
 from django.conf import settings
+from django.contrib import messages
 from django.contrib.auth import logout
 from django.contrib.auth.views import LogoutView, redirect_to_login
 from django.core.exceptions import PermissionDenied
@@ -12,6 +15,7 @@ from django.shortcuts import redirect
 
 from appliance import twofactor
 from appliance.auth import required_role
+from appliance.auth.fresh import CONFIRM, SAID, FreshFactorNeeded, back
 
 
 class IdleSessionMiddleware:
@@ -56,6 +60,17 @@ class LoginAndRoleMiddleware:
                 return response
             return redirect(ENROL)
         return None
+
+    def process_exception(self, request, exception):
+        if not isinstance(exception, FreshFactorNeeded):
+            return None
+        messages.error(request, SAID + " Confirm it here, then do it again.")
+        where = f"{CONFIRM}?{urlencode({'next': back(request)})}"
+        if request.headers.get("HX-Request"):
+            response = HttpResponse(status=401)
+            response["HX-Redirect"] = where
+            return response
+        return redirect(where)
 
 
 ENROL = "/account/two-factor/"

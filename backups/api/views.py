@@ -1,4 +1,6 @@
-"""Backups API (admins only): the backups kept, back up now, upload, dry run, restore, download; the schedule."""
+"""Backups API (admins only): the backups kept, back up now, upload, dry run, restore, download; the schedule.
+Making, checking, restoring and downloading a backup and a new schedule passphrase need a fresh second factor
+(appliance.auth.fresh: a token is one; a session confirms first)."""
 
 from django.core.exceptions import ValidationError
 from django.http import FileResponse, Http404
@@ -11,6 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from appliance.api.base import ACCEPTED, accepted, valid
+from appliance.auth.fresh import fresh_factor, require_fresh
 from appliance.choices import Role
 from backups import selectors, services
 from backups.api import serializers as s
@@ -28,6 +31,7 @@ class BackupViewSet(viewsets.ReadOnlyModelViewSet):
 
     @extend_schema(request=s.BackupRequest, responses=ACCEPTED)
     @action(detail=False, methods=["post"], url_path="now")
+    @fresh_factor
     def now(self, request):
         """Back up now, sealed with this passphrase (never stored)."""
         return accepted(services.backup_start(user=request.user, **valid(s.BackupRequest, request).validated_data))
@@ -45,6 +49,7 @@ class BackupViewSet(viewsets.ReadOnlyModelViewSet):
 
     @extend_schema(request=s.BackupCheckRequest, responses=ACCEPTED)
     @action(detail=True, methods=["post"])
+    @fresh_factor
     def check(self, request, pk=None):
         """The dry run: what a restore would add, change and remove (kept on the backup as `checked`)."""
         d = valid(s.BackupCheckRequest, request).validated_data
@@ -52,6 +57,7 @@ class BackupViewSet(viewsets.ReadOnlyModelViewSet):
 
     @extend_schema(request=s.BackupRestoreRequest, responses=ACCEPTED)
     @action(detail=True, methods=["post"])
+    @fresh_factor
     def restore(self, request, pk=None):
         """Replace Tarn's configuration with this backup (the current state kept first as a backup)."""
         d = valid(s.BackupRestoreRequest, request).validated_data
@@ -65,6 +71,7 @@ class BackupViewSet(viewsets.ReadOnlyModelViewSet):
 
     @extend_schema(responses={(200, "application/octet-stream"): OpenApiTypes.BINARY})
     @action(detail=True, methods=["get"])
+    @fresh_factor
     def download(self, request, pk=None):
         backup = self.get_object()
         path = services.path_of(backup)
@@ -87,6 +94,8 @@ class BackupScheduleView(APIView):
     def put(self, request):
         current = services.schedule_get()
         d = valid(s.BackupScheduleSerializer, request).validated_data
+        if d.get("passphrase"):
+            require_fresh(request)
         given = {
             k: getattr(current, k) for k in ("enabled", "every", "weekday", "day", "hour", "keep", "include_series")
         }

@@ -1,5 +1,6 @@
 """Encryption API: the encryption roots of a host, a new encrypted dataset, unlock (many, or a dry run) and lock;
-every change to a host is 202 + the Operation."""
+every change to a host is 202 + the Operation. A key export and its download need a fresh second factor
+(appliance.auth.fresh: a token is one; a session confirms first)."""
 
 import base64
 
@@ -12,6 +13,7 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from appliance.api.base import ACCEPTED, accepted, by_host, valid
+from appliance.auth.fresh import fresh_factor
 from appliance.choices import Role
 from encryption import selectors, services
 from encryption.api import serializers as s
@@ -65,6 +67,7 @@ class EncryptionRootViewSet(viewsets.ViewSet):
 
     @extend_schema(request=s.ExportRequest, responses=ACCEPTED)
     @action(detail=False, methods=["post"])
+    @fresh_factor
     def export(self, request):
         """Export keys into one passphrase-encrypted file (admin; the dataset's or host's name typed as confirm)."""
         return accepted(services.keys_export_start(user=request.user, **valid(s.ExportRequest, request).validated_data))
@@ -85,6 +88,7 @@ class KeyExportViewSet(viewsets.ReadOnlyModelViewSet):
 
     @extend_schema(request=None, responses={(200, "application/octet-stream"): OpenApiTypes.BINARY})
     @action(detail=True, methods=["post"])
+    @fresh_factor
     def download(self, request, pk=None):
         name, data = services.key_export_take(export=self.get_object())
         response = HttpResponse(data, content_type="application/octet-stream")

@@ -1,6 +1,7 @@
 // Passkeys and security keys (WebAuthn): the server's options in, the authenticator's answer out, as JSON.
 // A button with data-passkey="register|login" and data-options / data-url (and data-name-input for a new key's
-// name) does the whole exchange; errors go to the element named by data-error. No library, no CDN.
+// name) does the whole exchange; errors go to the element named by data-error, new recovery codes to the section
+// named by data-codes. No library, no CDN.
 (function () {
   "use strict";
 
@@ -66,6 +67,19 @@
       clientExtensionResults: credential.getClientExtensionResults ? credential.getClientExtensionResults() : {} };
   }
 
+  // A first factor's recovery codes come in the answer that made them (never kept by the server): shown once here.
+  function showCodes(section, codes) {
+    const list = section.querySelector("ol");
+    codes.forEach((c) => {
+      const item = document.createElement("li");
+      const code = document.createElement("code");
+      code.textContent = c;
+      item.append(code);
+      list.append(item);
+    });
+    Array.from(section.parentElement.children).forEach((el) => { el.hidden = el !== section; });
+  }
+
   async function run(button) {
     const error = document.getElementById(button.dataset.error || "passkey-error");
     if (error) error.textContent = "";
@@ -86,6 +100,10 @@
       }
       body.credential = asJson(credential);
       const done = await post(button.dataset.url, body);
+      if (done.codes && done.codes.length && button.dataset.codes) {
+        showCodes(document.getElementById(button.dataset.codes), done.codes);
+        return;
+      }
       window.location.assign(done.next || "/");
     } catch (exc) {
       if (error) error.textContent = exc.message || String(exc);

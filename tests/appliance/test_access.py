@@ -61,7 +61,6 @@ ROLES: dict[str, tuple[str, str] | None] = {
     "/account/two-factor/": (VIEWER, VIEWER),
     "/account/two-factor/totp/": (VIEWER, VIEWER),
     "/account/two-factor/recovery-codes/": (VIEWER, VIEWER),
-    "/account/two-factor/codes/": (VIEWER, VIEWER),
     "/account/two-factor/passkeys/options/": (VIEWER, VIEWER),
     "/account/two-factor/passkeys/": (VIEWER, VIEWER),
     "/account/two-factor/passkeys/<pk>/remove/": (VIEWER, VIEWER),
