@@ -80,10 +80,12 @@ def test_backups_go_to_the_nas_and_a_fresh_machine_restored_from_one_reaches_it_
         passphrase_file=wrong,
     )
     assert refused.returncode != 0 and "Wrong passphrase" in refused.stderr, refused.stdout + refused.stderr
-    restored = _manage(
-        fresh, "tarn_restore", str(settings.DATA_DIR / "backups" / kept[-1]), "--yes", passphrase_file=secret
-    )
+    backup_file = str(settings.DATA_DIR / "backups" / kept[-1])
+    refused = _manage(fresh, "tarn_restore", backup_file, "--yes", passphrase_file=secret)
+    assert refused.returncode != 0 and "made elsewhere" in refused.stderr, refused.stdout + refused.stderr
+    restored = _manage(fresh, "tarn_restore", backup_file, "--yes", "--made-elsewhere", passphrase_file=secret)
     assert restored.returncode == 0, restored.stdout + restored.stderr
+    assert "Made elsewhere" in restored.stdout  # a fresh machine made none of the backups it is handed
     assert "Hosts (appliance): +" in restored.stdout and "Restored" in restored.stdout, restored.stdout
     assert (fresh / "ssh" / "id_ed25519").read_bytes() == (settings.DATA_DIR / "ssh" / "id_ed25519").read_bytes()
     assert oct((fresh / "ssh" / "id_ed25519").stat().st_mode & 0o777) == "0o600"
