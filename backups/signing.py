@@ -2,8 +2,8 @@
 every backup, and the web reads it): whoever holds it can seal a file that opens with the passphrase and passes every
 other check. So each backup made here also carries an HMAC-SHA256 of its members under a key only this machine's root
 holds: vault/backup.key (0600, made on the first backup, never put in a backup, kept across restores). A backup
-whose signature verifies was made by this Tarn; any other (unsigned, made on another machine or by a Tarn before
-0.28, or altered) is "made elsewhere", which the restore page says and an admin accepts by typing it."""
+whose signature verifies was made by this Tarn; any other (unsigned, made on another machine or by an older Tarn, or
+altered) is "made elsewhere", which the restore page says and an admin accepts by typing it."""
 
 import hashlib
 import hmac
