@@ -34,8 +34,8 @@ DROPPED = ("django_session", "appliance_loginattempts", "appliance_operationsecr
 SERIES = ("analytics_sample",)
 STATISTICS = ("sqlite_stat1", "sqlite_stat4")  # ANALYZE's; the planner's hints, not Tarn's schema
 
-# Who signs in, with what, and what runs on its own: every row added, changed or removed is named, with its values
-# (secrets by field name only).
+# Who signs in, with what, what runs on its own, and whom later backups are sealed to: every row added, changed or
+# removed is named, with its values (secrets by field name only).
 SECURITY = (
     "appliance.User",
     "appliance.ApiToken",
@@ -48,8 +48,9 @@ SECURITY = (
     "django_celery_beat.IntervalSchedule",
     "django_celery_beat.ClockedSchedule",
     "django_celery_beat.SolarSchedule",
+    "backups.BackupSchedule",
 )
-SECRET_FIELDS = {"password", "sealed_secret", "code_hash", "key_hash", "public_key", "credential_id"}
+SECRET_FIELDS = {"password", "sealed_secret", "code_hash", "key_hash", "public_key", "credential_id", "wrapped_key"}
 SECURITY_MAX = 5000  # rows of one security table a dry run names; a backup that changes more is not restored
 # What the dry run names row by row (the configuration an admin made); every other table is counted.
 CONFIGURATION = (
@@ -71,7 +72,6 @@ CONFIGURATION = (
     "tuning.ChangeSet",
     "health.SelfTestSchedule",
     "encryption.KeyEscrow",
-    "backups.BackupSchedule",
 )
 # Fields that move on their own (inventory, counters, clocks): a difference there is not a change an admin made.
 VOLATILE = {"facts", "facts_error", "observed_at", "last_login", "last_used_at", "heartbeat_at", "seen_at"}

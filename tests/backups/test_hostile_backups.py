@@ -143,12 +143,18 @@ def test_a_backup_forged_with_the_schedules_public_key_is_made_elsewhere_and_nee
     assert signing.made_here(genuine)
     # What the database (and the web) hold: the schedule's public key and its wrapped key. With them anyone seals a
     # backup that opens with the passphrase; its signature (copied from a real one) no longer fits its contents.
-    forged = _with_database(genuine, "UPDATE appliance_user SET email = 'mallory@example.org';")
+    forged = _with_database(  # and every later backup sealed to the forger's key
+        genuine,
+        "UPDATE appliance_user SET email = 'mallory@example.org'; UPDATE backups_backupschedule SET "
+        "recipient = 'age1forger';",
+    )
     sealed = archive.seal(forged, recipient=schedule.recipient, wrapped=schedule.wrapped_key)
     uploaded = _upload(admin_user, sealed)
     assert _check(run_queued, uploaded, admin_user).status == "succeeded"
     uploaded.refresh_from_db()
     assert uploaded.checked["made_here"] is False
+    plan = _section(uploaded.checked, "Backup schedules")
+    assert plan["security"] and f"recipient: {schedule.recipient!r} → 'age1forger'" in plan["changed"][0]["values"]
     page = admin_client.get(reverse("backup-detail", args=[uploaded.pk])).content.decode()
     assert 'id="made-by" class="warning">Made elsewhere' in page
     with pytest.raises(ValidationError) as caught:
