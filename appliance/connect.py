@@ -2,13 +2,20 @@
 
 from django.conf import settings
 
+from appliance import datadir
 from appliance.models import AuditEntry, Host
 from hostlib.keys import ensure_identity
 from hostlib.runner import CommandResult, LocalTransport, SSHTransport, Transport
 
 
 def ssh_dir():
-    return settings.DATA_DIR / "ssh"
+    """Tarn's SSH folder, checked (root's alone: appliance.datadir) before a key in it is used."""
+    return datadir.key_folder("ssh")
+
+
+def ssh_identity() -> str:
+    """Tarn's private SSH key (made on first use), checked before ssh is handed it."""
+    return str(datadir.key_file(ensure_identity(ssh_dir())))
 
 
 def transport_for(host: Host, *, user=None, operation=None, read_only: bool | None = None) -> Transport:
@@ -30,7 +37,7 @@ def transport_for(host: Host, *, user=None, operation=None, read_only: bool | No
     ro = host.read_only if read_only is None else read_only
     if host.is_local:
         return LocalTransport(read_only=ro or settings.TARN_LOCAL_READ_ONLY, on_command=audit)
-    identity = host.identity_file or str(ensure_identity(ssh_dir()))
+    identity = host.identity_file or ssh_identity()
     return SSHTransport(
         read_only=ro,
         on_command=audit,

@@ -8,8 +8,9 @@ import os
 from pathlib import Path
 
 import pyrage
-from django.conf import settings
 from pyrage import x25519
+
+from appliance import datadir
 
 
 class VaultError(Exception):
@@ -17,21 +18,37 @@ class VaultError(Exception):
 
 
 def vault_dir() -> Path:
-    return settings.DATA_DIR / "vault"
+    """The vault's folder, checked (root's alone: appliance.datadir) before a key in it is used."""
+    try:
+        return datadir.key_folder("vault")
+    except datadir.LayoutError as exc:
+        raise VaultError(str(exc)) from None
 
 
 def ensure_identity() -> Path:
-    """The identity file, made on first use (0600; its public half beside it, 0644)."""
+    """The identity file, made on first use (0600; its public half beside it, 0640), checked before it is used."""
     folder = vault_dir()
     identity = folder / "identity.age"
-    if not identity.exists():
+    if not os.path.lexists(identity):
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         key = x25519.Identity.generate()
-        fd = os.open(identity, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w") as fh:
-            fh.write(f"{key}\n")
-        (folder / "recipient.txt").write_text(f"{key.to_public()}\n")
-    return identity
+        _create(folder / "recipient.txt", f"{key.to_public()}\n", 0o640)
+        _create(identity, f"{key}\n", 0o600)
+    return _checked(identity, private=True)
+
+
+def _create(path: Path, text: str, mode: int) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, mode)
+    with os.fdopen(fd, "w") as fh:
+        os.fchmod(fh.fileno(), mode)  # whatever the umask
+        fh.write(text)
+
+
+def _checked(path: Path, *, private: bool) -> Path:
+    try:
+        return datadir.key_file(path, private=private)
+    except datadir.LayoutError as exc:
+        raise VaultError(str(exc)) from None
 
 
 def _recipient() -> x25519.Recipient:
@@ -41,7 +58,7 @@ def _recipient() -> x25519.Recipient:
             ensure_identity()
         except OSError as exc:
             raise VaultError(f"Tarn's vault key is not made yet ({exc.strerror}): restart the workers") from None
-    return x25519.Recipient.from_str(path.read_text().strip())
+    return x25519.Recipient.from_str(_checked(path, private=False).read_text().strip())
 
 
 def seal(value: str) -> str:

@@ -11,7 +11,8 @@ way the file opens with the passphrase alone, on any machine. A wrong passphrase
 short or altered fails age's authentication on the second (every 64 KiB chunk is authenticated).
 
 Only the members below are taken from a tar, as regular files: a link, a folder, a device, a path with "..", or any
-other name is refused before anything is used."""
+other name is refused before anything is used. The last member, the signature, says which Tarn made the backup: the
+age layer proves only that whoever sealed it knew a public key (backups.signing)."""
 
 import base64
 import gzip
@@ -34,7 +35,9 @@ VAULT_RECIPIENT = "secrets/vault/recipient.txt"
 SSH_KEY = "secrets/ssh/id_ed25519"
 SSH_PUBLIC = "secrets/ssh/id_ed25519.pub"
 SECRETS = (SECRET_KEY, VAULT_IDENTITY, VAULT_RECIPIENT, SSH_KEY, SSH_PUBLIC)
-MEMBERS = (MANIFEST, DATABASE, *SECRETS)
+SIGNATURE = "signature"  # which Tarn made it (backups.signing); a backup without one is "made elsewhere"
+SIGNED = (MANIFEST, DATABASE, *SECRETS)
+MEMBERS = (*SIGNED, SIGNATURE)
 MAX_MEMBER = 2 << 30  # what one member may unpack to (the database)
 MAX_SECRET = 64 << 10
 MAX_HEADER = 4096

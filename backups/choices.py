@@ -15,3 +15,4 @@ KEEP_DEFAULT, KEEP_MAX = 7, 365
 PRE_RESTORE_KEEP = 3  # the states kept before a restore (not counted against the admin's keep)
 NAS_FOLDER = FOLDER  # where a NAS keeps the backups pushed to it (root only)
 SUFFIX = ".tarnbackup"
+MADE_ELSEWHERE = "made elsewhere"  # typed to restore a backup this Tarn did not make (backups.signing)

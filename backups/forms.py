@@ -2,7 +2,7 @@ from django import forms
 
 from appliance.fields import IntegerField
 from appliance.models import Host
-from backups.choices import KEEP_DEFAULT, KEEP_MAX, PASSPHRASE_MAX, PASSPHRASE_MIN
+from backups.choices import KEEP_DEFAULT, KEEP_MAX, MADE_ELSEWHERE, PASSPHRASE_MAX, PASSPHRASE_MIN
 from health.choices import Every
 
 PASSPHRASE_HELP = (
@@ -66,6 +66,13 @@ class CheckForm(forms.Form):
 class RestoreForm(forms.Form):
     passphrase = _secret("The backup's passphrase")
     confirm = forms.CharField(max_length=100, label="Type the backup's name to restore it")
+    accept = forms.CharField(
+        max_length=40,
+        required=False,
+        label=f"Made elsewhere: type “{MADE_ELSEWHERE}” to accept it",
+        help_text="Only for a backup the dry run says this Tarn did not make (another machine, an older Tarn, or "
+        "altered): anyone who knows the schedule's public key can seal a backup.",
+    )
 
 
 class DeleteForm(forms.Form):

@@ -175,8 +175,8 @@ def restore(request, pk):
 @require_POST
 def delete(request, pk):
     def gone(backup, data):
-        services.backup_delete(backup=backup, **data)
-        return redirect("backup-list")
+        op = services.backup_delete(backup=backup, user=request.user, **data)
+        return redirect("operation-detail", pk=op.pk)
 
     return _act(request, pk, DeleteForm, "delete_form", gone)
 
@@ -186,9 +186,8 @@ def delete(request, pk):
 @fresh_factor
 def download(request, pk):
     backup = get_object_or_404(Backup, pk=pk)
-    path = services.path_of(backup)
-    if not path.exists():
-        raise Http404("The backup's file is gone.")
-    return FileResponse(
-        path.open("rb"), as_attachment=True, filename=backup.name, content_type="application/octet-stream"
-    )
+    try:
+        fh = services.download(backup)
+    except ValidationError as exc:
+        raise Http404(" ".join(exc.messages)) from None
+    return FileResponse(fh, as_attachment=True, filename=backup.name, content_type="application/octet-stream")

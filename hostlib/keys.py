@@ -16,6 +16,7 @@ def ensure_identity(directory: Path) -> Path:
             input=None,
             env={"PATH": SAFE_PATH},
         )
+        key.with_suffix(".pub").chmod(0o640)  # ssh-keygen follows the umask: the key shown to admins is root's alone
     return key
 
 

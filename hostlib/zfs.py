@@ -319,13 +319,18 @@ class KeyRejected(ValueError):
         super().__init__(f"the key does not fit {dataset}")
 
 
-def check_passphrase(value: str, field: str = "passphrase") -> str:
-    """OpenZFS takes 8 to 512 bytes; Tarn hands it over on one line, so no newline and no NUL."""
-    size = len(value.encode())
+def check_one_line(value: str, field: str = "passphrase") -> str:
+    """A passphrase as Tarn takes one (a dataset's, a configuration backup's): one line, so no newline and no NUL."""
     if "\0" in value:
         raise names.PropertyErrors({field: "A passphrase may not contain a NUL character."})
     if "\n" in value or "\r" in value:
         raise names.PropertyErrors({field: "A passphrase is one line: no line breaks."})
+    return value
+
+
+def check_passphrase(value: str, field: str = "passphrase") -> str:
+    """OpenZFS takes 8 to 512 bytes; Tarn hands it over on one line, so no newline and no NUL."""
+    size = len(check_one_line(value, field).encode())
     if not 8 <= size <= 512:
         raise names.PropertyErrors({field: f"A passphrase has 8 to 512 bytes (this one has {size})."})
     return value

@@ -5,6 +5,15 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh run
 export DJANGO_SETTINGS_MODULE=tarn.settings
 py=.venv/bin/python
+
+bind=${TARN_BIND:-0.0.0.0:8000}
+port=${bind##*:}
+if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+  echo "tarn: port $port is already in use (another Tarn still running?); set TARN_BIND=host:port to use another" >&2
+  exit 1
+fi
+# The data dir's layout first (appliance.datadir): an older install's database moves into db/ before anything opens it.
+$py manage.py tarn_layout
 $py manage.py migrate --noinput -v0
 $py manage.py tarn_admin
 if [ "${TARN_LAB:-0}" = 1 ]; then
@@ -17,12 +26,6 @@ $py manage.py tarn_refresh_facts
 $py manage.py tarn_identity >/dev/null
 scripts/web.sh prepare  # the web runs as the unprivileged user tarn; the workers below stay root
 
-bind=${TARN_BIND:-0.0.0.0:8000}
-port=${bind##*:}
-if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-  echo "tarn: port $port is already in use (another Tarn still running?); set TARN_BIND=host:port to use another" >&2
-  exit 1
-fi
 hostq=$($py manage.py tarn_queues hosts)
 benchq=$($py manage.py tarn_queues bench)
 celery=(.venv/bin/celery -A tarn)

@@ -5,9 +5,10 @@
 #   scripts/web.sh deliver   start the Celery worker that delivers alerts (e-mail, webhooks to addresses an admin
 #                            typed), as `tarn` too: it talks to the outside world, so it never holds the SSH key
 # What `tarn` gets: read of the code, the venv and its Python (traverse-only ACLs on directories that hide them,
-# e.g. /root for a pyenv Python), read/write of the SQLite database, read of the secret key and of Tarn's *public*
-# SSH key and of the vault's public half (to seal an escrowed key). Never a private key, which stays 0600 root:
-# logging in to a NAS and opening a sealed key are the workers' job.
+# e.g. /root for a pyenv Python), read/write of the SQLite database in its own folder (db/) and of uploads/, read of
+# the secret key and of Tarn's *public* SSH key and of the vault's public half (to seal an escrowed key). Never a
+# private key, which stays 0600 root, and never a write in the data dir itself or a key folder, so it cannot swap
+# one (appliance.datadir): logging in to a NAS and opening a sealed key are the workers' job.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 WEB_USER=${TARN_WEB_USER:-tarn}
@@ -40,21 +41,9 @@ prepare() {
     say "Creating the unprivileged user $WEB_USER for the web server"
     useradd --system --user-group --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$WEB_USER"
   fi
-  mkdir -p "$data"
-  chgrp "$WEB_USER" "$data" && chmod 2770 "$data"  # setgid: files made here belong to the group
-  for f in tarn.sqlite3 tarn.sqlite3-wal tarn.sqlite3-shm; do
-    [ -e "$data/$f" ] && chgrp "$WEB_USER" "$data/$f" && chmod 0660 "$data/$f"
-  done
-  [ -e "$data/secret_key" ] && chgrp "$WEB_USER" "$data/secret_key" && chmod 0640 "$data/secret_key"
-  if [ -d "$data/static" ]; then chgrp -R "$WEB_USER" "$data/static" && chmod -R g+rX "$data/static"; fi
-  if [ -e "$data/ssh/id_ed25519.pub" ]; then
-    chgrp "$WEB_USER" "$data/ssh" "$data/ssh/id_ed25519.pub"
-    chmod 0710 "$data/ssh" && chmod 0640 "$data/ssh/id_ed25519.pub" && chmod 0600 "$data/ssh/id_ed25519"
-  fi
-  if [ -e "$data/vault/recipient.txt" ]; then  # the web seals escrowed keys with the public half only
-    chgrp "$WEB_USER" "$data/vault" "$data/vault/recipient.txt"
-    chmod 0710 "$data/vault" && chmod 0640 "$data/vault/recipient.txt" && chmod 0600 "$data/vault/identity.age"
-  fi
+  # The data dir is root's (2750 root:tarn): the web writes only db/ (SQLite) and uploads/, and reads the secret key,
+  # the public keys (ssh/id_ed25519.pub; vault/recipient.txt, to seal an escrowed key) and the backups made here.
+  "$py" manage.py tarn_layout --group "$WEB_USER"
   reach "$PWD"
   if ! as_web test -r "$PWD"; then  # Python lists the checkout to import from it (a clone in a 0700 mktemp dir)
     setfacl -m "g:$WEB_USER:rx" "$PWD"

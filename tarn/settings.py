@@ -87,11 +87,13 @@ _database_url = env_str("DATABASE_URL")
 if _database_url:
     DATABASES = {"default": dj_database_url.parse(_database_url, conn_max_age=60)}
 else:
-    DATA_DIR.mkdir(parents=True, exist_ok=True)
+    # Its own folder: the web writes the database (and its -wal, -shm), and must not write beside the keys (see
+    # appliance.datadir; `make run` moves an older install's database here).
+    (DATA_DIR / "db").mkdir(parents=True, exist_ok=True)
     DATABASES = {
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
-            "NAME": DATA_DIR / "tarn.sqlite3",
+            "NAME": DATA_DIR / "db" / "tarn.sqlite3",
             # Keep connections: opening one (and its pragmas) per request costs more than the page's queries.
             "CONN_MAX_AGE": 600,
             "CONN_HEALTH_CHECKS": True,
@@ -102,7 +104,7 @@ else:
                 "timeout": 20,
             },
             # A file, not :memory:, so a real Celery worker and a live server can share the test database.
-            "TEST": {"NAME": DATA_DIR / "test.sqlite3"},
+            "TEST": {"NAME": DATA_DIR / "db" / "test.sqlite3"},
         }
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

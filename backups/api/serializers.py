@@ -4,7 +4,7 @@ from rest_framework import serializers
 
 from appliance.api.serializers import HostField, secret_field
 from appliance.fields import ApiIntegerField
-from backups.choices import KEEP_MAX, PASSPHRASE_MAX
+from backups.choices import KEEP_MAX, MADE_ELSEWHERE, PASSPHRASE_MAX
 from backups.models import Backup, BackupSchedule
 from health.choices import Every
 
@@ -37,6 +37,12 @@ class BackupCheckRequest(serializers.Serializer):
 class BackupRestoreRequest(serializers.Serializer):
     passphrase = secret_field(PASSPHRASE_MAX)
     confirm = serializers.CharField(max_length=100, help_text="The backup's name, typed again.")
+    accept = serializers.CharField(
+        max_length=40,
+        required=False,
+        default="",
+        help_text=f'"{MADE_ELSEWHERE}", to restore a backup the dry run says this Tarn did not make (checked.made_here).',
+    )
 
 
 class BackupDeleteRequest(serializers.Serializer):

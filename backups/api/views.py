@@ -63,21 +63,23 @@ class BackupViewSet(viewsets.ReadOnlyModelViewSet):
         d = valid(s.BackupRestoreRequest, request).validated_data
         return accepted(services.restore_start(backup=self.get_object(), user=request.user, dry_run=False, **d))
 
-    @extend_schema(request=s.BackupDeleteRequest, responses={204: None})
+    @extend_schema(request=s.BackupDeleteRequest, responses=ACCEPTED)
     @action(detail=True, methods=["post"])
     def delete(self, request, pk=None):
-        services.backup_delete(backup=self.get_object(), **valid(s.BackupDeleteRequest, request).validated_data)
-        return Response(status=status.HTTP_204_NO_CONTENT)
+        """Delete a backup (its name typed): a worker removes its file."""
+        d = valid(s.BackupDeleteRequest, request).validated_data
+        return accepted(services.backup_delete(backup=self.get_object(), user=request.user, **d))
 
     @extend_schema(responses={(200, "application/octet-stream"): OpenApiTypes.BINARY})
     @action(detail=True, methods=["get"])
     @fresh_factor
     def download(self, request, pk=None):
         backup = self.get_object()
-        path = services.path_of(backup)
-        if not path.exists():
-            raise Http404("The backup's file is gone.")
-        return FileResponse(path.open("rb"), as_attachment=True, filename=backup.name)
+        try:
+            fh = services.download(backup)
+        except ValidationError as exc:
+            raise Http404(" ".join(exc.messages)) from None
+        return FileResponse(fh, as_attachment=True, filename=backup.name)
 
 
 class BackupScheduleView(APIView):

@@ -96,7 +96,7 @@ def test_the_web_runs_as_tarn_logs_in_and_cannot_read_the_private_key(web):
     refused = subprocess.run([*as_tarn, "cat", str(key)], capture_output=True, text=True, timeout=10)
     assert refused.returncode != 0 and "Permission denied" in refused.stderr
     assert key.stat().st_mode & 0o777 == 0o600 and key.stat().st_uid == 0
-    db = data / "tarn.sqlite3"
+    db = data / "db" / "tarn.sqlite3"
     assert db.stat().st_gid == tarn.pw_gid and db.stat().st_mode & 0o777 == 0o660
     assert (data / "secret_key").stat().st_mode & 0o777 == 0o640
     # The vault: tarn seals with the public half (an escrowed key), only root opens what is sealed.
@@ -119,6 +119,50 @@ def test_the_web_runs_as_tarn_logs_in_and_cannot_read_the_private_key(web):
     identity = data / "vault" / "identity.age"
     refused = subprocess.run([*as_tarn, "cat", str(identity)], capture_output=True, text=True, timeout=10)
     assert refused.returncode != 0 and identity.stat().st_mode & 0o777 == 0o600 and identity.stat().st_uid == 0
+
+
+def test_the_web_user_writes_its_database_but_cannot_swap_a_key_folder_or_a_backup(web):
+    """Issue 39, finding 8: the data dir was 2770 root:tarn, so the web's user could rename vault/ (or ssh/, or a
+    backup) and put its own in its place for the root workers to use. Now only db/ and uploads/ are its own."""
+    _, _, data = web
+    as_tarn = ["setpriv", "--reuid=tarn", "--regid=tarn", "--init-groups", "--"]
+
+    def run(*argv: str) -> subprocess.CompletedProcess:
+        return subprocess.run([*as_tarn, *argv], capture_output=True, text=True, timeout=10)
+
+    (data / "backups").mkdir(mode=0o750, exist_ok=True)  # what the first backup makes (as root, the workers' umask)
+    made = data / "backups" / "tarn-20250101-000000-abcdef.tarnbackup"
+    made.write_bytes(b"TARN-BACKUP 1\n")
+    made.chmod(0o640)
+    attempts = [
+        ("mv", str(data / "vault"), str(data / "vault.old")),
+        ("mv", str(data / "ssh"), str(data / "ssh.old")),
+        ("mv", str(data / "backups"), str(data / "backups.old")),
+        ("mkdir", str(data / "vault2")),
+        ("ln", "-s", "/tmp", str(data / "planted")),
+        ("mv", str(data / "vault" / "recipient.txt"), str(data / "vault" / "old.txt")),
+        ("cp", "/etc/hostname", str(data / "vault" / "recipient.txt")),
+        ("rm", "-f", str(made)),
+        ("cp", "/etc/hostname", str(data / "backups" / "tarn-20250101-000001-abcdef.tarnbackup")),
+    ]
+    for argv in attempts:
+        tried = run(*argv)
+        assert tried.returncode != 0 and "Permission denied" in tried.stderr, (argv, tried.stdout, tried.stderr)
+    assert sorted(p.name for p in data.iterdir() if p.name.startswith(("vault", "ssh", "backups"))) == [
+        "backups",
+        "ssh",
+        "vault",
+    ]
+    assert made.exists()
+    # What it may write: the database's folder (SQLite makes its -wal and -shm there) and uploads/.
+    assert run("touch", str(data / "db" / "probe")).returncode == 0
+    assert run("touch", str(data / "uploads" / "probe")).returncode == 0
+    # And it reads what it must: a backup made here (to download it) and the public halves.
+    assert run("cat", str(made)).returncode == 0
+    assert run("cat", str(data / "vault" / "recipient.txt")).returncode == 0
+    for key in (data / "vault", data / "ssh", data):
+        st = key.stat()
+        assert st.st_uid == 0 and not st.st_mode & 0o022, key
 
 
 def test_alerts_are_delivered_by_an_unprivileged_worker_that_cannot_read_the_ssh_key(web, smtp):  # noqa: F811

@@ -12,6 +12,7 @@ from appliance.connect import ssh_dir
 from appliance.models import Host
 from backups import services
 from backups.choices import NAS_FOLDER
+from backups.models import Backup
 from hostlib.keys import ensure_identity
 
 pytestmark = [pytest.mark.lab, pytest.mark.django_db(transaction=True)]
@@ -57,13 +58,13 @@ def test_backups_go_to_the_nas_and_a_fresh_machine_restored_from_one_reaches_it_
         op = run_queued(services.backup_start, user=admin_user, passphrase=PASS, passphrase_confirm=PASS)
         assert op.status == "succeeded", op.message
         assert f"a copy on {nas.name}" in op.message
-    kept = [b.name for b in services.Backup.objects.order_by("created_at")]
+    kept = [b.name for b in Backup.objects.order_by("created_at")]
     assert len(kept) == 2
     listed = guest.sh(f"stat -c '%a %U %n' {NAS_FOLDER}/* && stat -c '%a' {NAS_FOLDER}").split("\n")
     assert sorted(line.split()[2].rsplit("/", 1)[1] for line in listed[:2]) == kept, listed  # keep 2 there too
     assert all(line.startswith("600 root ") for line in listed[:2]) and listed[2] == "700", listed
     pushed = guest.sh(f"sha256sum {NAS_FOLDER}/{kept[-1]}").split()[0]
-    assert pushed == services.Backup.objects.get(name=kept[-1]).sha256  # the same bytes
+    assert pushed == Backup.objects.get(name=kept[-1]).sha256  # the same bytes
 
     # A fresh machine: nothing of the old one but the backup file and the passphrase.
     fresh = tmp_path / "fresh"
@@ -75,15 +76,17 @@ def test_backups_go_to_the_nas_and_a_fresh_machine_restored_from_one_reaches_it_
     refused = _manage(
         fresh,
         "tarn_restore",
-        str(services.path_of(services.Backup.objects.get(name=kept[-1]))),
+        str(services.path_of(Backup.objects.get(name=kept[-1]))),
         "--yes",
         passphrase_file=wrong,
     )
     assert refused.returncode != 0 and "Wrong passphrase" in refused.stderr, refused.stdout + refused.stderr
-    restored = _manage(
-        fresh, "tarn_restore", str(settings.DATA_DIR / "backups" / kept[-1]), "--yes", passphrase_file=secret
-    )
+    backup_file = str(settings.DATA_DIR / "backups" / kept[-1])
+    refused = _manage(fresh, "tarn_restore", backup_file, "--yes", passphrase_file=secret)
+    assert refused.returncode != 0 and "made elsewhere" in refused.stderr, refused.stdout + refused.stderr
+    restored = _manage(fresh, "tarn_restore", backup_file, "--yes", "--made-elsewhere", passphrase_file=secret)
     assert restored.returncode == 0, restored.stdout + restored.stderr
+    assert "Made elsewhere" in restored.stdout  # a fresh machine made none of the backups it is handed
     assert "Hosts (appliance): +" in restored.stdout and "Restored" in restored.stdout, restored.stdout
     assert (fresh / "ssh" / "id_ed25519").read_bytes() == (settings.DATA_DIR / "ssh" / "id_ed25519").read_bytes()
     assert oct((fresh / "ssh" / "id_ed25519").stat().st_mode & 0o777) == "0o600"
