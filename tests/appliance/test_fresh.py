@@ -30,7 +30,10 @@ def secrets(settings, tmp_path, admin_user):
     two-factor policy."""
     settings.DATA_DIR = tmp_path
     backup = Backup.objects.create(
-        name="tarn-20261128-010000-abcdef.tarnbackup", origin="manual", checked_at=timezone.now(), checked={"x": 1}
+        name="tarn-20261128-010000-abcdef.tarnbackup",
+        origin="manual",
+        checked_at=timezone.now(),
+        checked={"sha256": "0" * 64, "made_here": True},
     )
     backup_services.path_of(backup).parent.mkdir(parents=True, exist_ok=True)
     backup_services.path_of(backup).write_bytes(b"sealed backup bytes")
