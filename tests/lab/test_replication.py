@@ -387,12 +387,12 @@ def test_the_target_crashing_mid_send_and_rebooting_loses_nothing_and_the_next_r
     guest.sh("head -c 24M /dev/urandom > /tank/docs/big && zfs snapshot tank/docs@c")
     task = services.task_save(pair=pair, source_dataset="tank/docs", target_name="docs", limit=2 << 20)
     before = guids(side(source, "tank/docs")["tank/docs"])
-    # on the target, as its own unit: once a half-received stream's state is on disk (its token shows: a txg
-    # synced with it), two more seconds, then the reset
+    # on the target, as its own unit: once the first stream (@a) is in and the incremental's half-received state is
+    # on disk (its token shows: a txg synced with it), two more seconds, then the reset
     guest2.sh(
-        "systemd-run --unit tarn-test-crash --quiet -- sh -c 'until zfs get -H -o value receive_resume_token "
-        'backup/lab/docs 2>/dev/null | grep -q "^1-"; do sleep 1; done; sleep 2; echo 1 > /proc/sys/kernel/sysrq; '
-        "echo b > /proc/sysrq-trigger'"
+        "systemd-run --unit tarn-test-crash --quiet -- sh -c 'until zfs list backup/lab/docs@a >/dev/null 2>&1 && "
+        'zfs get -H -o value receive_resume_token backup/lab/docs | grep -q "^1-"; do sleep 1; done; sleep 2; '
+        "echo 1 > /proc/sys/kernel/sysrq; echo b > /proc/sysrq-trigger'"
     )
     crashed = time.monotonic()
     op = run_queued(services.task_run_start, task=task, user=admin_user)
@@ -538,6 +538,9 @@ def test_a_paired_nas_decides_only_the_data_never_what_the_replica_becomes_nor_w
     nic = rep_nic(guest2)  # the wire's address is the harness's: set again after the reboot
     guest2.sh(f"ip link set {nic} address {TARGET_MAC} && ip link set {nic} up && ip addr add {TARGET}/24 dev {nic}")
     guest.sh("zfs create tank/restores")
+    docs = json.dumps({"verb": "receive", "dataset": "docs"})  # the backup NAS holds production's replica first
+    replica = guest.lab_sh("ssh", f"zfs send -w tank/docs@b | ssh {key} {pinned} tarn-recv-{PAIR}@{TARGET} '{docs}'")
+    assert replica.returncode == 0, replica.stderr
     back = PAIR + 1
     replication.install_helpers(target)
     public = replication.pair_make_key(target, back)
@@ -552,7 +555,6 @@ def test_a_paired_nas_decides_only_the_data_never_what_the_replica_becomes_nor_w
     package = "zfs send -R -I @b backup/lab/docs@x"
     back_key = f"-i {replication.pair_key(back)} -o IdentitiesOnly=yes -o BatchMode=yes"
     back_pinned = f"-o UserKnownHostsFile={replication.known_hosts(back)} -o StrictHostKeyChecking=yes"
-    docs = json.dumps({"verb": "receive", "dataset": "docs"})
     sent = guest2.lab_sh("ssh", f"{package} | ssh {back_key} {back_pinned} tarn-recv-{back}@{SOURCE} '{docs}'")
     assert sent.returncode != 0 and "carries properties, holds or children" in sent.stderr, sent.stderr
     before = guest.sh("zfs list -H -t all -o name -r tank/docs")
