@@ -109,13 +109,26 @@ def encrypted_create_run(tracker: Tracker) -> None:
     else:
         KeyEscrow.objects.filter(host=op.host, dataset=p["name"]).delete()
     if not p["volume_size"]:
-        if said := zfs.seal_mount_folder(t, p["name"], remount=True):
-            tracker.log(said)
+        _seal(tracker, t, p["name"], remount=True, done=f"Created {p['name']}")
     tracker.progress(85, "Reading what changed")
     inventory_refresh(host=op.host, operation=op, scope=Scope(trees=[p["name"]]))
     kept = "escrowed in Tarn and " if p["escrow"] else ""
     where = f"; its key is {kept}in {key.keyfile} on the NAS: export it now" if key.keyfile else ""
     tracker.progress(100, f"Created {p['name']}, encrypted{where}")
+
+
+def _seal(tracker: Tracker, t, name: str, *, remount: bool = False, done: str) -> None:
+    """Seal name's mount folder (zfs.seal_mount_folder). A refusal (a link planted as the folder or on its way, a
+    flag the kernel refused) fails the operation, saying what was done before it; nothing mounts through a link."""
+    try:
+        if said := zfs.seal_mount_folder(t, name, remount=remount):
+            tracker.log(said)
+    except zfs.MountFolderRefused as exc:
+        inventory_refresh(host=tracker.op.host, operation=tracker.op, scope=Scope(trees=[name]))
+        raise ValidationError(
+            f"{done}, but {exc}. Remove the link (or whatever was planted there) before it is mounted: Tarn does not "
+            "mount through a link."
+        ) from None
 
 
 # --- unlock -----------------------------------------------------------------------------------------------------
@@ -212,6 +225,11 @@ def unlock_run(tracker: Tracker) -> None:
     given = json.loads(tracker.secret) if tracker.secret else {}
     t = tracker.transport()
     roots = {d.name: d for d in pools.encryption_roots(host=op.host) if d.name in p["roots"]}
+    for name in [] if p["dry_run"] else [n for n in p["roots"] if n in roots and roots[n].type == "filesystem"]:
+        try:  # before any key loads: a mount would follow a link planted on the way to a mount folder
+            zfs.check_mount_folders(t, name)
+        except zfs.MountFolderRefused as exc:
+            raise ValidationError(f"{exc}: nothing was unlocked. Remove the link, then unlock again.") from None
     loaded, wrong = [], []
     for i, name in enumerate(p["roots"]):
         verb = "Checking the key of" if p["dry_run"] else "Loading the key of"
@@ -293,8 +311,7 @@ def lock_run(tracker: Tracker) -> None:
         raise ValidationError(
             f"{root} is busy ({exc}): nothing was locked. Lock with force to stop what uses it."
         ) from None
-    if said := zfs.seal_mount_folder(t, root):
-        tracker.log(said)
+    _seal(tracker, t, root, done=f"Locked {root} (its key is unloaded and its shares are off)")
     inventory_refresh(host=op.host, operation=op, scope=Scope(trees=[root]))
     tracker.progress(100, f"Locked {root}: its key is unloaded and its shares are off")
 
