@@ -219,7 +219,7 @@ def mount_folder(path, seal):
         except FileNotFoundError:
             return "absent"
         except OSError:
-            raise PermissionError(f"refusing {path}: it is a symlink or not a folder") from None
+            raise PermissionError(f"refusing {path}: {path} is a symlink or not a folder") from None
         try:
             if os.fstat(fd).st_dev != os.fstat(parent).st_dev:
                 return "mounted"

@@ -331,11 +331,30 @@ def check_passphrase(value: str, field: str = "passphrase") -> str:
 
 
 def check_hex_key(value: str, field: str = "key") -> str:
-    """A hex key is 32 bytes written as 64 hex digits."""
-    value = value.strip()
-    if not HEX_KEY.fullmatch(value):
-        raise names.PropertyErrors({field: f"A hex key is 64 hex digits (0-9, a-f); this has {len(value)} characters."})
+    """A hex key is 32 bytes written as exactly 64 hex digits (ASCII 0-9, a-f, A-F): nothing around or between them
+    (no 0x, sign, separator, space or line break). A raw key travels written this way too."""
+    if not isinstance(value, str) or not HEX_KEY.fullmatch(value):
+        size = len(value) if isinstance(value, str) else 0
+        what = "other characters than 0-9 and a-f" if size == 64 else f"{size} characters"
+        raise names.PropertyErrors({field: f"A hex key is exactly 64 hex digits (0-9, a-f); this has {what}."})
     return value.lower()
+
+
+def typed_secret(formats: dict[str, str], secret: str, field: str = "secret") -> dict[str, str]:
+    """{root: secret} for the encryption roots ({name: keyformat}) a secret typed once is for, checked: every
+    passphrase root; the hex and raw roots when it is a hex key, or when no passphrase root is among them (then it
+    must be one). A typed secret is the key or an error naming the field, never passed over for a key file."""
+    if not secret:
+        return {}
+    phrase = [name for name, keyformat in formats.items() if keyformat == "passphrase"]
+    keyed = [name for name in formats if name not in phrase]
+    if keyed and (not phrase or HEX_KEY.fullmatch(secret)):
+        check_hex_key(secret, field)
+    else:
+        keyed = []
+    if phrase:
+        check_passphrase(secret, field)
+    return dict.fromkeys(phrase + keyed, secret)
 
 
 def key_file_for(dataset: str) -> str:
@@ -380,7 +399,7 @@ def key_input(keyformat: str, secret: str) -> str | bytes:
     """What `zfs` reads on stdin for a key given at the prompt: a passphrase or hex key on one line; a raw key as
     its 32 bytes (Tarn carries raw keys as hex)."""
     if keyformat == "raw":
-        return bytes.fromhex(check_hex_key(secret))
+        return bytes.fromhex(check_hex_key(secret))  # exactly 32 bytes: 64 hex digits
     if keyformat == "hex":
         return check_hex_key(secret) + "\n"
     return check_passphrase(secret) + "\n"
@@ -456,7 +475,7 @@ def key_read(t: Transport, path: str) -> str:
     data = bytes.fromhex("".join(text.split()))
     if len(data) == 32:
         return data.hex()
-    return check_hex_key(data.decode("ascii", "replace"))
+    return check_hex_key(data.decode("ascii", "replace").removesuffix("\n"))  # a file written by hand ends a line
 
 
 def load_keys_below(t: Transport, name: str) -> None:

@@ -138,16 +138,15 @@ def test_change_key_and_export_refuse_bad_input_and_nothing_is_queued(host, admi
         services.change_key_start(host=host, user=admin_user, root="tank/vault/docs", current_secret=CANARY)
     with pytest.raises(ValidationError, match="locked: unlock it first"):
         services.change_key_start(host=host, user=admin_user, root="tank/vault", current_secret=CANARY)
+    keyed = {"host": host, "user": admin_user, "root": "tank/keyed", "confirm": "tank/keyed"}
     with pytest.raises(ValidationError) as differ:
-        services.change_key_start(
-            host=host, user=admin_user, root="tank/keyed", new_passphrase=CANARY, new_passphrase_confirm="other"
-        )
+        services.change_key_start(**keyed, new_passphrase=CANARY, new_passphrase_confirm="other")
     assert "new_passphrase_confirm" in differ.value.message_dict
     with pytest.raises(ValidationError) as bad_current:  # checked before anything is queued
-        services.change_key_start(host=host, user=admin_user, root="tank/keyed", current_secret="a\nb", keyformat="hex")
+        services.change_key_start(**keyed, current_secret="a\nb", keyformat="hex")
     assert "current_secret" in bad_current.value.message_dict
     with pytest.raises(ValidationError, match="parent tank is not encrypted"):
-        services.change_key_start(host=host, user=admin_user, root="tank/keyed", inherit=True)
+        services.change_key_start(**keyed, inherit=True)
     with pytest.raises(ValidationError, match="Type nas1 to export every key"):
         services.keys_export_start(
             host=host,
