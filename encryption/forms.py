@@ -1,6 +1,17 @@
 from django import forms
 
 from encryption.choices import PASSPHRASE_MAX, Cipher, KeyFormat
+from hostlib import zfs
+from hostlib.names import PropertyErrors
+
+
+def _check_typed(form: forms.Form, formats: dict[str, str], secret: str, field: str) -> None:
+    """A secret typed for these roots ({name: keyformat}) is their key or an error on its field (zfs.typed_secret)."""
+    try:
+        zfs.typed_secret(formats, secret, field)
+    except PropertyErrors as exc:
+        for name, problem in exc.problems.items():
+            form.add_error(name, problem)
 
 
 class CreateForm(forms.Form):
@@ -32,7 +43,8 @@ class UnlockForm(forms.Form):
         strip=False,
         widget=forms.PasswordInput,
         label="Passphrase or hex key",
-        help_text="Empty: each dataset's key file on the NAS or the key Tarn keeps.",
+        help_text="A hex key is exactly 64 hex digits; typed, it is the key used (for the hex and raw roots too). "
+        "Empty: each dataset's key file on the NAS or the key Tarn keeps.",
     )
     key_file = forms.FileField(required=False, label="Or a key export", help_text="A file Tarn exported (.age).")
     key_file_passphrase = forms.CharField(
@@ -40,9 +52,16 @@ class UnlockForm(forms.Form):
     )
     dry_run = forms.BooleanField(required=False, label="Dry run: only check that the key fits")
 
-    def __init__(self, *args, roots=(), **kwargs):
+    def __init__(self, *args, roots=None, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["roots"].choices = [(r, r) for r in roots]
+        self.formats = dict(roots or {})  # {root: its keyformat}
+        self.fields["roots"].choices = [(r, r) for r in self.formats]
+
+    def clean(self):
+        data = super().clean()
+        chosen = {r: self.formats[r] for r in data.get("roots") or [] if r in self.formats}
+        _check_typed(self, chosen, data.get("secret") or "", "secret")
+        return data
 
 
 class LockForm(forms.Form):
@@ -52,6 +71,7 @@ class LockForm(forms.Form):
 
 class ChangeKeyForm(forms.Form):
     root = forms.ChoiceField(choices=[], label="Encryption root")
+    confirm = forms.CharField(max_length=255, label="Its name again", help_text="Type the encryption root's name.")
     current_secret = forms.CharField(
         required=False,
         strip=False,
@@ -67,9 +87,17 @@ class ChangeKeyForm(forms.Form):
     )
     escrow = forms.BooleanField(required=False, label="Keep the new key in Tarn too (sealed)")
 
-    def __init__(self, *args, roots=(), **kwargs):
+    def __init__(self, *args, roots=None, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["root"].choices = [(r, r) for r in roots]
+        self.formats = dict(roots or {})  # {root: its keyformat}
+        self.fields["root"].choices = [(r, r) for r in self.formats]
+
+    def clean(self):
+        data = super().clean()
+        root = data.get("root")
+        if root in self.formats:
+            _check_typed(self, {root: self.formats[root]}, data.get("current_secret") or "", "current_secret")
+        return data
 
 
 class ExportForm(forms.Form):
@@ -88,3 +116,7 @@ class ExportForm(forms.Form):
     def __init__(self, *args, roots=(), **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["roots"].choices = [(r, r) for r in roots]
+
+
+class RetiredRemoveForm(forms.Form):
+    confirm = forms.CharField(max_length=255, label="Type the dataset's name to remove its old key")

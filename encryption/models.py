@@ -44,3 +44,25 @@ class KeyExport(models.Model):
     @property
     def filename(self) -> str:
         return f"tarn-keys-{self.host.name}-{self.created_at:%Y%m%d-%H%M%S}.age"
+
+
+class RetiredKey(models.Model):
+    """A key an encryption root had before a change of key, kept until an admin removes it: sealed as the escrow was
+    (if Tarn kept it) and its key file left on the NAS (if it had one). A change of key never destroys the only copy
+    of a key that may still open a replica sent before it or an older export's datasets."""
+
+    host = models.ForeignKey(Host, on_delete=models.CASCADE, related_name="retired_keys")
+    dataset = models.CharField(max_length=255, help_text="The encryption root it opened.")
+    keyformat = models.CharField(max_length=12)
+    sealed = models.TextField(blank=True, help_text="The key (hex), age-encrypted to the vault key; empty: not kept.")
+    keyfile = models.CharField(max_length=300, blank=True, help_text="Its key file left on the NAS; empty: none.")
+    retired_at = models.DateTimeField(auto_now_add=True)
+    retired_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["host", "dataset", "-retired_at"]
+
+    def __str__(self):
+        return f"{self.host}:{self.dataset} (retired {self.retired_at:%Y-%m-%d %H:%M})"

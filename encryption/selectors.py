@@ -6,7 +6,7 @@ from django.utils import timezone
 
 from appliance.choices import OperationStatus
 from appliance.models import Operation
-from encryption.models import KeyEscrow, KeyExport
+from encryption.models import KeyEscrow, KeyExport, RetiredKey
 from pools import selectors as pools
 from shares import selectors as shares
 
@@ -40,15 +40,33 @@ def roots_overview(*, host) -> list[dict]:
     return rows
 
 
+def key_formats(*, host) -> dict[str, str]:
+    """{encryption root: its keyformat} on host, as the inventory read them (what a typed secret is checked for)."""
+    if host is None:
+        return {}
+    return {d.name: d.encryption.get("format", "") for d in pools.encryption_roots(host=host)}
+
+
 def escrow_all():
     return KeyEscrow.objects.select_related("host")
 
 
-def exports(*, host):
-    """Key exports made and not yet downloaded (an admin's), newest first."""
+def exports(*, host, user):
+    """The key exports this admin made on host and has not downloaded yet, newest first."""
     if host is None:
         return KeyExport.objects.none()
-    return exports_all().filter(host=host)
+    return exports_all(user=user).filter(host=host)
+
+
+def retired_keys(*, host):
+    """The old keys changes of key left on host (kept until an admin removes them)."""
+    if host is None:
+        return RetiredKey.objects.none()
+    return retired_keys_all().filter(host=host)
+
+
+def retired_keys_all():
+    return RetiredKey.objects.select_related("host", "retired_by")
 
 
 # The operations that lock and unlock a root (encryption.services); a root either touched since boot was not left
@@ -113,7 +131,9 @@ def dashboard_locked(*, hosts) -> dict:
     return {"extra_panels": [("encryption/_dashboard.html", {"roots": rows})]} if rows else {}
 
 
-def exports_all():
-    """Exports not yet downloaded and made within the last 24 hours (an older one is deleted at the next export)."""
+def exports_all(*, user):
+    """The exports this user made, not yet downloaded, within the last 24 hours (an older one is deleted within the
+    hour): only the admin who made an export may see or download (and so consume) it."""
     since = timezone.now() - timedelta(hours=24)
-    return KeyExport.objects.filter(created_at__gte=since).defer("data").select_related("host", "user")
+    mine = KeyExport.objects.filter(user=user, user__isnull=False, created_at__gte=since)
+    return mine.defer("data").select_related("host", "user")

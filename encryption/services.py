@@ -17,7 +17,7 @@ from appliance.operations import Tracker, operation_runner, operation_start
 from appliance.services import host_for_changes
 from appliance.vault import VaultError, seal, unseal
 from encryption.choices import KeyFormat
-from encryption.models import KeyEscrow, KeyExport
+from encryption.models import KeyEscrow, KeyExport, RetiredKey
 from hostlib import nfs, samba, zfs
 from hostlib.errors import Busy, CommandFailed
 from pools import selectors as pools
@@ -109,13 +109,26 @@ def encrypted_create_run(tracker: Tracker) -> None:
     else:
         KeyEscrow.objects.filter(host=op.host, dataset=p["name"]).delete()
     if not p["volume_size"]:
-        if said := zfs.seal_mount_folder(t, p["name"], remount=True):
-            tracker.log(said)
+        _seal(tracker, t, p["name"], remount=True, done=f"Created {p['name']}")
     tracker.progress(85, "Reading what changed")
     inventory_refresh(host=op.host, operation=op, scope=Scope(trees=[p["name"]]))
     kept = "escrowed in Tarn and " if p["escrow"] else ""
     where = f"; its key is {kept}in {key.keyfile} on the NAS: export it now" if key.keyfile else ""
     tracker.progress(100, f"Created {p['name']}, encrypted{where}")
+
+
+def _seal(tracker: Tracker, t, name: str, *, remount: bool = False, done: str) -> None:
+    """Seal name's mount folder (zfs.seal_mount_folder). A refusal (a link planted as the folder or on its way, a
+    flag the kernel refused) fails the operation, saying what was done before it; nothing mounts through a link."""
+    try:
+        if said := zfs.seal_mount_folder(t, name, remount=remount):
+            tracker.log(said)
+    except zfs.MountFolderRefused as exc:
+        inventory_refresh(host=tracker.op.host, operation=tracker.op, scope=Scope(trees=[name]))
+        raise ValidationError(
+            f"{done}, but {exc}. Remove the link (or whatever was planted there) before it is mounted: Tarn does not "
+            "mount through a link."
+        ) from None
 
 
 # --- unlock -----------------------------------------------------------------------------------------------------
@@ -138,26 +151,23 @@ def unlock_start(
     """Unlock encryption roots, all or nothing: each key loads only if it fits (zfs checks it), and if one does not,
     the ones loaded are unloaded again and nothing mounts; dry_run only checks (load-key -n). Then their
     filesystems mount and the NFS exports on them come back (SMB shares come back by themselves: smbd offers a
-    share only while its path is a mounted filesystem). secret: one passphrase or hex key for all; keys: {root:
-    key} from an uploaded key export; neither: each root's key file on the NAS or its escrowed key."""
+    share only while its path is a mounted filesystem). secret: one passphrase or hex key for all (zfs.typed_secret:
+    when typed, it is the key, never passed over); keys: {root: key} from an uploaded key export; neither: each
+    root's key file on the NAS or its escrowed key."""
     host = host_for_changes(host)
     found = _roots(host, roots)
     if not dry_run:
         unlocked = [n for n, e in found.items() if e.get("key") == "available"]
         if unlocked:
             raise ValidationError({"roots": f"Already unlocked: {', '.join(unlocked)}."})
-    hex_secret = bool(zfs.HEX_KEY.fullmatch(secret.strip()))
-    given = {
-        n: (keys or {}).get(n) or (secret if secret and (e.get("format") == "passphrase" or hex_secret) else "")
-        for n, e in found.items()
-    }
+    formats = {n: e.get("format", "") for n, e in found.items()}
+    typed = checked(lambda: zfs.typed_secret(formats, secret))  # a typed key is the key or an error, never ignored
+    given = {n: (keys or {}).get(n) or typed.get(n, "") for n in found}
     escrowed = set(KeyEscrow.objects.filter(host=host, dataset__in=list(found)).values_list("dataset", flat=True))
     for name, enc in found.items():
-        if given[name]:
-            if enc.get("format") == "passphrase":
-                checked(lambda v=given[name]: zfs.check_passphrase(v, "secret"))
-            else:
-                checked(lambda v=given[name]: zfs.check_hex_key(v, "secret"))
+        if given[name]:  # an export's keys are checked as the typed one is
+            check = zfs.check_passphrase if enc.get("format") == "passphrase" else zfs.check_hex_key
+            checked(lambda v=given[name], c=check: c(v, "secret"))
         elif not enc.get("location", "").startswith("file://") and name not in escrowed:
             raise ValidationError(
                 {"secret": f"{name} needs its {enc.get('format') or 'key'} (Tarn does not keep it): type it."}
@@ -212,6 +222,11 @@ def unlock_run(tracker: Tracker) -> None:
     given = json.loads(tracker.secret) if tracker.secret else {}
     t = tracker.transport()
     roots = {d.name: d for d in pools.encryption_roots(host=op.host) if d.name in p["roots"]}
+    for name in [] if p["dry_run"] else [n for n in p["roots"] if n in roots and roots[n].type == "filesystem"]:
+        try:  # before any key loads: a mount would follow a link planted on the way to a mount folder
+            zfs.check_mount_folders(t, name)
+        except zfs.MountFolderRefused as exc:
+            raise ValidationError(f"{exc}: nothing was unlocked. Remove the link, then unlock again.") from None
     loaded, wrong = [], []
     for i, name in enumerate(p["roots"]):
         verb = "Checking the key of" if p["dry_run"] else "Loading the key of"
@@ -293,8 +308,7 @@ def lock_run(tracker: Tracker) -> None:
         raise ValidationError(
             f"{root} is busy ({exc}): nothing was locked. Lock with force to stop what uses it."
         ) from None
-    if said := zfs.seal_mount_folder(t, root):
-        tracker.log(said)
+    _seal(tracker, t, root, done=f"Locked {root} (its key is unloaded and its shares are off)")
     inventory_refresh(host=op.host, operation=op, scope=Scope(trees=[root]))
     tracker.progress(100, f"Locked {root}: its key is unloaded and its shares are off")
 
@@ -305,6 +319,7 @@ def change_key_start(
     host: Host | None,
     user,
     root: str,
+    confirm: str = "",
     current_secret: str = "",
     keyformat: str = KeyFormat.PASSPHRASE,
     new_passphrase: str = "",
@@ -312,14 +327,17 @@ def change_key_start(
     inherit: bool = False,
     escrow: bool = False,
 ) -> Operation:
-    """Change an unlocked encryption root's key (the data is not re-encrypted). The current key is confirmed first:
-    typed (a passphrase root), else its key file or the key Tarn keeps. The new one: a passphrase (typed twice), a
-    new hex or raw key Tarn makes (a new key file; escrowed if asked), or inherit: the root joins its parent's
-    encryption root."""
+    """Change an unlocked encryption root's key (the data is not re-encrypted). Admins only (the views say so), the
+    root's name typed as confirm. The current key is confirmed first: typed (a passphrase root), else its key file
+    or the key Tarn keeps. The new one: a passphrase (typed twice), a new hex or raw key Tarn makes (a new key file;
+    escrowed if asked), or inherit: the root joins its parent's encryption root. The old key is retired, not
+    destroyed (change_key_run)."""
     host = host_for_changes(host)
     enc = _roots(host, [root], "root")[root]
     if enc.get("key") != "available":
         raise ValidationError({"root": f"{root} is locked: unlock it first (change-key needs its key loaded)."})
+    if confirm != root:
+        raise ValidationError({"confirm": f"Type {root} to change its key."})
     escrowed = KeyEscrow.objects.filter(host=host, dataset=root).exists()
     if enc.get("format") == "passphrase" or not (enc.get("location", "").startswith("file://") or escrowed):
         if not current_secret:
@@ -369,6 +387,7 @@ def change_key_run(tracker: Tracker) -> None:
         raise ValidationError(f"The current key does not fit {root}: nothing was changed.") from None
     new_file = ""
     sealed = seal(given["new"]) if p["escrow"] and given.get("new") else ""  # before the key changes: no half-done
+    old_escrow = KeyEscrow.objects.filter(host=op.host, dataset=root).first()
     if p["inherit"]:
         tracker.progress(40, f"{root} inherits its parent's key")
         zfs.change_key(t, root, inherit=True)
@@ -380,18 +399,63 @@ def change_key_run(tracker: Tracker) -> None:
         tracker.progress(30, f"Writing the new key file {new_file}")
         zfs.key_write(t, new_file, p["keyformat"], given["new"])
         zfs.change_key(t, root, keyformat=p["keyformat"], keyfile=new_file)
-    if sealed and new_file:
-        KeyEscrow.objects.update_or_create(
-            host=op.host, dataset=root, defaults={"keyformat": p["keyformat"], "sealed": sealed}
-        )
-    else:
-        KeyEscrow.objects.filter(host=op.host, dataset=root).delete()  # it opened the old key only
-    if old_file.startswith(zfs.KEY_DIR + "/") and old_file != new_file:
-        t.remove_file(old_file)
-        tracker.log(f"Removed the old key file {old_file}")
+    kept_file = old_file if old_file.startswith(zfs.KEY_DIR + "/") and old_file != new_file else ""
+    with transaction.atomic():
+        if old_escrow or kept_file:  # the old key stays until an admin removes it: nothing typed destroys it
+            RetiredKey.objects.create(
+                host=op.host,
+                dataset=root,
+                keyformat=old_escrow.keyformat if old_escrow else enc.get("format", ""),
+                sealed=old_escrow.sealed if old_escrow else "",
+                keyfile=kept_file,
+                retired_by=op.user,
+            )
+        if sealed and new_file:
+            KeyEscrow.objects.update_or_create(
+                host=op.host, dataset=root, defaults={"keyformat": p["keyformat"], "sealed": sealed}
+            )
+        else:
+            KeyEscrow.objects.filter(host=op.host, dataset=root).delete()  # it opened the old key only
+    if old_escrow or kept_file:
+        where = " and ".join(w for w in ["sealed in Tarn" if old_escrow else "", kept_file] if w)
+        tracker.log(f"The old key is kept ({where}) until an admin removes it (Encryption page, Retired keys)")
     inventory_refresh(host=op.host, operation=op, scope=Scope(trees=[root]))
     how = "inherits its parent's key" if p["inherit"] else f"has a new {p['keyformat']}"
     tracker.progress(100, f"{root} {how}" + (f" (key file {new_file}: export it now)" if new_file else ""))
+
+
+# --- old keys ---------------------------------------------------------------------------------------------------
+def retired_key_remove_start(*, user, key: RetiredKey, confirm: str) -> Operation:
+    """Remove an old key a change of key left (admins only, the views say so; the dataset's name typed): its sealed
+    copy in Tarn and its key file on the NAS. Whatever only it opens (a replica sent before the change) is then
+    lost for good."""
+    host = host_for_changes(key.host)
+    if confirm != key.dataset:
+        raise ValidationError({"confirm": f"Type {key.dataset} to remove its old key."})
+    return operation_start(
+        kind="encryption.retired_remove",
+        host=host,
+        user=user,
+        subject=key.dataset,
+        params={"id": key.pk, "dataset": key.dataset, "keyfile": key.keyfile},
+    )
+
+
+@operation_runner("encryption.retired_remove", lock="encryption")
+def retired_key_remove_run(tracker: Tracker) -> None:
+    op, p = tracker.op, tracker.op.params
+    key = RetiredKey.objects.filter(pk=p["id"], host=op.host).first()
+    if key is None:
+        raise ValidationError(f"That old key of {p['dataset']} was removed already.")
+    if key.keyfile:
+        location = f"file://{checked(lambda: zfs.check_key_file(key.keyfile))}"
+        in_use = [d.name for d in pools.encryption_roots(host=op.host) if d.encryption.get("location") == location]
+        if in_use:  # set back by hand: it is a current key again
+            raise ValidationError(f"{key.keyfile} is the key file of {', '.join(in_use)} now: nothing was removed.")
+        removed = tracker.transport().remove_file(key.keyfile)
+        tracker.log(f"{'Removed' if removed else 'Already gone:'} {key.keyfile}")
+    key.delete()
+    tracker.progress(100, f"Removed an old key of {p['dataset']}")
 
 
 # --- key export -------------------------------------------------------------------------------------------------
@@ -422,7 +486,7 @@ def keys_export_start(
         user=user,
         subject="export",
         secret=export_passphrase,
-        params={"roots": sorted(found)},
+        params={"roots": sorted(found), "every": not roots},
     )
 
 
@@ -445,13 +509,40 @@ def keys_export_run(tracker: Tracker) -> None:
             left_out.append(f"{name}: no key Tarn can reach opens it ({str(exc)[:120]})")
             continue
         keys[name] = {"keyformat": enc.get("format"), "key": key, "keylocation": location, "cipher": enc.get("cipher")}
-    if not keys:
+    retired = _retired_keys(t, op.host, None if p.get("every") else p["roots"], left_out)
+    if not keys and not retired:
         raise ValidationError("No key to export: " + "; ".join(left_out))
     document = {"format": EXPORT_FORMAT, "host": op.host.name, "created": timezone.now().isoformat(), "keys": keys}
+    document["retired"] = retired  # old keys a change of key left (kept until an admin removes them)
     data = pyrage.passphrase.encrypt(json.dumps(document, indent=1).encode(), tracker.secret)
-    KeyExport.objects.filter(created_at__lt=timezone.now() - EXPORT_KEPT).delete()  # never downloaded: gone
+    key_exports_prune()
     export = KeyExport.objects.create(host=op.host, user=op.user, roots=sorted(keys), left_out=left_out, data=data)
-    tracker.progress(100, f"{len(keys)} keys exported: download the file from the Encryption page (export {export.pk})")
+    old = f" and {sum(map(len, retired.values()))} old keys" if retired else ""
+    tracker.progress(
+        100, f"{len(keys)} keys{old} exported: download the file from the Encryption page (export {export.pk})"
+    )
+
+
+def _retired_keys(t, host: Host, roots: list[str] | None, left_out: list[str]) -> dict[str, list[dict]]:
+    """{dataset: [its old keys, newest first]} of these roots (None: every one the host has), for an export; an old
+    key Tarn cannot read goes to left_out."""
+    found: dict[str, list[dict]] = {}
+    kept = RetiredKey.objects.filter(host=host)
+    for old in kept if roots is None else kept.filter(dataset__in=roots):
+        try:
+            key = unseal(old.sealed) if old.sealed else zfs.key_read(t, old.keyfile)
+        except (VaultError, CommandFailed, ValueError) as exc:
+            left_out.append(f"{old.dataset}: an old key Tarn cannot read ({str(exc)[:120]})")
+            continue
+        entry = {"keyformat": old.keyformat, "key": key, "retired": old.retired_at.isoformat()}
+        found.setdefault(old.dataset, []).append(entry)
+    return found
+
+
+def key_exports_prune() -> int:
+    """Delete the key exports not downloaded within EXPORT_KEPT (beat, hourly; and before each new export)."""
+    deleted, _ = KeyExport.objects.filter(created_at__lt=timezone.now() - EXPORT_KEPT).delete()
+    return deleted
 
 
 def key_export_take(*, export: KeyExport) -> tuple[str, bytes]:
@@ -461,6 +552,10 @@ def key_export_take(*, export: KeyExport) -> tuple[str, bytes]:
     if not taken:  # two downloads at once: only one gets it
         raise ValidationError("This export was downloaded already: make another.")
     return name, data
+
+
+def _is_hex_key(value) -> bool:
+    return isinstance(value, str) and zfs.HEX_KEY.fullmatch(value) is not None
 
 
 def keys_from_export(*, data: bytes, passphrase: str, field: str = "key_file") -> dict[str, str]:
@@ -475,7 +570,7 @@ def keys_from_export(*, data: bytes, passphrase: str, field: str = "key_file") -
         raise ValidationError({field: "Not a Tarn key export."})
     keys = document.get("keys")
     if not isinstance(keys, dict) or not all(
-        isinstance(name, str) and isinstance(entry, dict) and isinstance(entry.get("key"), str)
+        isinstance(name, str) and isinstance(entry, dict) and _is_hex_key(entry.get("key"))
         for name, entry in keys.items()
     ):
         raise ValidationError({field: "This key export is damaged: its keys are not as Tarn writes them."})

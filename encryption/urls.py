@@ -12,4 +12,5 @@ urlpatterns = [
     path("change-key/", views.change_key, name="encryption-change-key"),
     path("export/", views.export, name="encryption-export"),
     path("exports/<int:pk>/download/", views.export_download, name="encryption-export-download"),
+    path("retired-keys/<int:pk>/remove/", views.retired_remove, name="encryption-retired-remove"),
 ]

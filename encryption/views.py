@@ -12,7 +12,7 @@ from appliance.choices import Role
 from appliance.selectors import host_current
 from appliance.web import add_service_errors, attempt, form_errors
 from encryption import selectors, services
-from encryption.forms import ChangeKeyForm, CreateForm, ExportForm, LockForm, UnlockForm
+from encryption.forms import ChangeKeyForm, CreateForm, ExportForm, LockForm, RetiredRemoveForm, UnlockForm
 
 
 def encryption_list(request):
@@ -25,10 +25,13 @@ def encryption_list(request):
             "host": host,
             "roots": roots,
             "can_run": request.user.has_role(Role.OPERATOR),
-            "unlock_form": UnlockForm(roots=[r["name"] for r in roots]),
-            "change_form": ChangeKeyForm(roots=[r["name"] for r in roots if not r["locked"]]),
+            "unlock_form": UnlockForm(roots={r["name"]: r["encryption"].get("format") for r in roots}),
+            "change_form": ChangeKeyForm(
+                roots={r["name"]: r["encryption"].get("format") for r in roots if not r["locked"]}
+            ),
             "export_form": ExportForm(roots=[r["name"] for r in roots]),
-            "exports": selectors.exports(host=host) if request.user.has_role(Role.ADMIN) else [],
+            "exports": selectors.exports(host=host, user=request.user) if request.user.has_role(Role.ADMIN) else [],
+            "retired": selectors.retired_keys(host=host) if request.user.has_role(Role.ADMIN) else [],
             "is_admin": request.user.has_role(Role.ADMIN),
         },
     )
@@ -75,9 +78,22 @@ def create(request):
     return render(request, "encryption/encryption_create.html", {"form": form})
 
 
+@requires(write=Role.ADMIN)
 @require_POST
 def change_key(request):
     return _start(request, ChangeKeyForm(request.POST, roots=_roots(request)), services.change_key_start)
+
+
+@requires(write=Role.ADMIN, read=Role.ADMIN)
+@require_POST
+def retired_remove(request, pk):
+    key = get_object_or_404(selectors.retired_keys(host=host_current(request)), pk=pk)
+    form = RetiredRemoveForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, form_errors(form))
+        return redirect("encryption-list")
+    op = attempt(request, services.retired_key_remove_start, user=request.user, key=key, **form.cleaned_data)
+    return redirect("operation-detail", pk=op.pk) if op else redirect("encryption-list")
 
 
 @requires(write=Role.ADMIN, read=Role.ADMIN)
@@ -91,7 +107,7 @@ def export(request):
 @require_POST
 @fresh_factor
 def export_download(request, pk):
-    export = get_object_or_404(selectors.exports(host=host_current(request)), pk=pk)
+    export = get_object_or_404(selectors.exports(host=host_current(request), user=request.user), pk=pk)
     taken = attempt(request, services.key_export_take, export=export)
     if taken is None:
         return redirect("encryption-list")
@@ -101,8 +117,9 @@ def export_download(request, pk):
     return response
 
 
-def _roots(request) -> list[str]:
-    return [r["name"] for r in selectors.roots_overview(host=host_current(request))]
+def _roots(request) -> dict[str, str]:
+    """{encryption root: its keyformat} on the current host."""
+    return selectors.key_formats(host=host_current(request))
 
 
 def _start(request, form, service, **extra):

@@ -1,18 +1,21 @@
 """The host's small programs, run in-process locally and sent verbatim over SSH: write_if_changed (the one
 atomic file write), folder (owner, group and mode of a folder reached without following any symlink),
-scratch (a benchmark's scratch folder in a share, made and removed without following any symlink) and
+scratch (a benchmark's scratch folder in a share, made and removed without following any symlink),
+mount_folder (a dataset's mount folder checked, and sealed, without following any symlink) and
 module_parameter (a kernel module's runtime parameter).
 
 This module must stay self-contained (standard library only, no other imports from Tarn):
 the SSH transport sends its source to the remote python3.
 """
 
+import fcntl
 import grp
 import os
 import pwd
 import re
 import shutil
 import stat
+import struct
 import sys
 import tempfile
 
@@ -186,6 +189,54 @@ def _tag_of(name, parent):
         os.close(fd)
 
 
+# chattr's ioctls (linux/fs.h: _IOR/_IOW('f', 1 and 2, long)); the kernel reads and writes an int through them
+FS_IOC_GETFLAGS = (2 << 30) | (struct.calcsize("l") << 16) | (ord("f") << 8) | 1
+FS_IOC_SETFLAGS = (1 << 30) | (struct.calcsize("l") << 16) | (ord("f") << 8) | 2
+FS_IMMUTABLE_FL = 0x10
+
+
+class SealFailed(Exception):
+    """The kernel refused the immutable flag (a filesystem without it, or no CAP_LINUX_IMMUTABLE)."""
+
+
+def mount_folder(path, seal):
+    """The folder a dataset mounts on, reached without following any link: every component from / opened relative
+    to its parent with O_NOFOLLOW (PermissionError naming the one that is a link or not a folder), so a link planted
+    as the folder or anywhere on its way is refused, never followed. seal: make it immutable (FS_IOC_SETFLAGS on the
+    open descriptor, as chattr +i would, but on the folder that was checked), so that while nothing is mounted on it
+    nobody can put a file or a link in it; made first (0755) where missing. Returns mounted (something is mounted
+    there: nothing done), sealed, checked (seal false) or absent (seal false, nothing there yet)."""
+    parts = _parts(path)
+    parent = _open_folder(parts[:-1], path)
+    try:
+        if seal:
+            try:
+                os.mkdir(parts[-1], 0o755, dir_fd=parent)
+            except FileExistsError:
+                pass
+        try:
+            fd = os.open(parts[-1], os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=parent)
+        except FileNotFoundError:
+            return "absent"
+        except OSError:
+            raise PermissionError(f"refusing {path}: {path} is a symlink or not a folder") from None
+        try:
+            if os.fstat(fd).st_dev != os.fstat(parent).st_dev:
+                return "mounted"
+            if not seal:
+                return "checked"
+            try:
+                flags = struct.unpack("i", fcntl.ioctl(fd, FS_IOC_GETFLAGS, bytes(8))[:4])[0]
+                fcntl.ioctl(fd, FS_IOC_SETFLAGS, struct.pack("i", flags | FS_IMMUTABLE_FL) + bytes(4))
+            except OSError as exc:
+                raise SealFailed(f"cannot make {path} immutable: {exc.strerror}") from None
+            return "sealed"
+        finally:
+            os.close(fd)
+    finally:
+        os.close(parent)
+
+
 def module_parameter(module, name, value):
     """Set /sys/module/<module>/parameters/<name> at runtime (the kernel checks the value). Plain names only, opened
     without following links; returns the value before."""
@@ -232,6 +283,9 @@ def _main():
         if sys.argv[1] == "--module-parameter":
             print(module_parameter(*sys.argv[2:5]))
             return
+        if sys.argv[1] == "--mount-folder":
+            print(mount_folder(sys.argv[2], sys.argv[3] == "seal"))
+            return
         path, mode, *allowed = sys.argv[1:]
         changed = write_if_changed(path, sys.stdin.buffer.read(), int(mode, 8), allowed)
     except (PermissionError, KeyError) as exc:
@@ -240,7 +294,7 @@ def _main():
     except FileNotFoundError as exc:
         print(exc, file=sys.stderr)
         sys.exit(4)
-    except OSError as exc:  # the kernel refused the value (EINVAL)
+    except (OSError, SealFailed) as exc:  # the kernel refused the value (EINVAL) or the flag
         print(exc, file=sys.stderr)
         sys.exit(5)
     print("changed" if changed else "unchanged")

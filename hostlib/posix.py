@@ -47,22 +47,13 @@ def shared_folder(t: Transport, path: str) -> str:
 
 
 def is_mountpoint(t: Transport, path: str) -> bool:
-    """Whether path is a mounted filesystem now (a locked dataset leaves only an empty folder of its parent's)."""
+    """Whether path is a mounted filesystem now (a locked dataset leaves only an empty folder of its parent's); a
+    link there is not (--nofollow: a link planted where a mount folder was must not pass for its target)."""
     problems: dict[str, str] = {}
     check_path(path, problems)
     if problems:
         raise InvalidShare(problems)
-    return t.run(["mountpoint", "-q", "--", path], check=False, timeout=10).returncode == 0
-
-
-def seal_mount_folder(t: Transport, path: str) -> bool:
-    """Make the folder a dataset mounts on immutable (chattr +i) while nothing is mounted there: a locked dataset's
-    empty folder then takes no file from anyone (a share of the parent, a program, root), and ZFS still mounts over
-    it. False when something is mounted there now (nothing done)."""
-    if is_mountpoint(t, path):
-        return False
-    t.run(["chattr", "+i", "--", path], mutating=True, timeout=10)
-    return True
+    return t.run(["mountpoint", "-q", "--nofollow", "--", path], check=False, timeout=10).returncode == 0
 
 
 def user_dir(t: Transport, base: str, name: str) -> None:

@@ -231,6 +231,19 @@ class Transport:
             self.on_command(CommandResult(argv, 0, outcome, "", time.monotonic() - started, True))
         return outcome
 
+    def mount_folder(self, path: str, *, seal: bool) -> str:
+        """Check (and with seal, make immutable) a dataset's mount folder reached without following any link
+        (atomic.mount_folder): mounted, sealed, checked or absent. A link as the folder or on its way is refused
+        (PathNotAllowed); a flag the kernel refuses is CommandFailed."""
+        if seal and self.read_only:
+            raise ReadOnlyHost(f"read-only host: would seal {path}")
+        started = time.monotonic()
+        outcome = self._mount_folder(path, seal)
+        if self.on_command and seal:
+            argv = ["mount_folder", "seal", path]
+            self.on_command(CommandResult(argv, 0, outcome, "", time.monotonic() - started, True))
+        return outcome
+
     def remove_file(self, path: str, *, timeout: float = 30.0) -> bool:
         """Remove a file Tarn owns (same allowlist and no-symlink rule as write_file); True if it existed."""
         if self.read_only:
@@ -270,6 +283,9 @@ class Transport:
         raise NotImplementedError
 
     def _scratch(self, path, create, tag) -> str:
+        raise NotImplementedError
+
+    def _mount_folder(self, path, seal) -> str:
         raise NotImplementedError
 
     def _write(self, path, data, mode, timeout) -> bool:
@@ -383,6 +399,14 @@ class LocalTransport(Transport):
             return atomic.remove_if_present(path, self.writable_dirs)
         except PermissionError as exc:
             raise PathNotAllowed(str(exc)) from None
+
+    def _mount_folder(self, path, seal):
+        try:
+            return atomic.mount_folder(path, seal)
+        except PermissionError as exc:
+            raise PathNotAllowed(str(exc)) from None
+        except atomic.SealFailed as exc:
+            raise CommandFailed(["mount_folder", path], 5, str(exc)) from None
 
     def _module_parameter(self, module, name, value):
         argv = ["module_parameter", module, name, value]
@@ -614,6 +638,15 @@ class SSHTransport(Transport):
             raise PathNotAllowed(result.stderr.strip())
         if result.returncode != 0:
             raise error_for(["scratch", path], result.returncode, result.stderr)
+        return result.stdout.strip()
+
+    def _mount_folder(self, path, seal):
+        argv = ["python3", "-c", inspect.getsource(atomic), "--mount-folder", path, "seal" if seal else "check"]
+        result = self._execute(argv, timeout=30, input=None, mutating=seal)
+        if result.returncode == 3:
+            raise PathNotAllowed(result.stderr.strip())
+        if result.returncode != 0:
+            raise error_for(["mount_folder", path], result.returncode, result.stderr)
         return result.stdout.strip()
 
     def _module_parameter(self, module, name, value):

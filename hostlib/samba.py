@@ -124,10 +124,10 @@ MOUNTPOINT = "/usr/bin/mountpoint"
 def mounted_guard(path: str) -> dict[str, str]:
     """smbd refuses a connection when root preexec exits non-zero (with root preexec close = yes): so a share whose
     dataset is locked or not mounted is refused instead of serving, and taking writes into, the empty folder it
-    leaves on the parent filesystem. `path` is the dataset's mountpoint (a private share's %U folder is below it).
-    smbd hands the command to /bin/sh; check_path allows no quote, $, ` or backslash, so double quotes keep the path
-    one word."""
-    return {"root preexec": f'{MOUNTPOINT} -q "{path}"', "root preexec close": "yes"}
+    leaves on the parent filesystem. `path` is the dataset's mountpoint (a private share's %U folder is below it);
+    --nofollow: a link planted where the folder was is refused, not taken for the mount it points to. smbd hands
+    the command to /bin/sh; check_path allows no quote, $, ` or backslash, so double quotes keep the path one word."""
+    return {"root preexec": f'{MOUNTPOINT} -q --nofollow "{path}"', "root preexec close": "yes"}
 
 
 def render_smb(globals_: SmbGlobals, shares: list[SmbShareSpec]) -> str:

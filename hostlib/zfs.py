@@ -6,9 +6,8 @@ import secrets
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from hostlib import names, posix
-from hostlib.configfiles import InvalidShare
-from hostlib.errors import CommandFailed, HostError
+from hostlib import names
+from hostlib.errors import CommandFailed, HostError, PathNotAllowed
 from hostlib.runner import Transport
 
 # What the inventory keeps per dataset: one `zfs list` per pool reads all of it.
@@ -337,11 +336,30 @@ def check_passphrase(value: str, field: str = "passphrase") -> str:
 
 
 def check_hex_key(value: str, field: str = "key") -> str:
-    """A hex key is 32 bytes written as 64 hex digits."""
-    value = value.strip()
-    if not HEX_KEY.fullmatch(value):
-        raise names.PropertyErrors({field: f"A hex key is 64 hex digits (0-9, a-f); this has {len(value)} characters."})
+    """A hex key is 32 bytes written as exactly 64 hex digits (ASCII 0-9, a-f, A-F): nothing around or between them
+    (no 0x, sign, separator, space or line break). A raw key travels written this way too."""
+    if not isinstance(value, str) or not HEX_KEY.fullmatch(value):
+        size = len(value) if isinstance(value, str) else 0
+        what = "other characters than 0-9 and a-f" if size == 64 else f"{size} characters"
+        raise names.PropertyErrors({field: f"A hex key is exactly 64 hex digits (0-9, a-f); this has {what}."})
     return value.lower()
+
+
+def typed_secret(formats: dict[str, str], secret: str, field: str = "secret") -> dict[str, str]:
+    """{root: secret} for the encryption roots ({name: keyformat}) a secret typed once is for, checked: every
+    passphrase root; the hex and raw roots when it is a hex key, or when no passphrase root is among them (then it
+    must be one). A typed secret is the key or an error naming the field, never passed over for a key file."""
+    if not secret:
+        return {}
+    phrase = [name for name, keyformat in formats.items() if keyformat == "passphrase"]
+    keyed = [name for name in formats if name not in phrase]
+    if keyed and (not phrase or HEX_KEY.fullmatch(secret)):
+        check_hex_key(secret, field)
+    else:
+        keyed = []
+    if phrase:
+        check_passphrase(secret, field)
+    return dict.fromkeys(phrase + keyed, secret)
 
 
 def key_file_for(dataset: str) -> str:
@@ -386,7 +404,7 @@ def key_input(keyformat: str, secret: str) -> str | bytes:
     """What `zfs` reads on stdin for a key given at the prompt: a passphrase or hex key on one line; a raw key as
     its 32 bytes (Tarn carries raw keys as hex)."""
     if keyformat == "raw":
-        return bytes.fromhex(check_hex_key(secret))
+        return bytes.fromhex(check_hex_key(secret))  # exactly 32 bytes: 64 hex digits
     if keyformat == "hex":
         return check_hex_key(secret) + "\n"
     return check_passphrase(secret) + "\n"
@@ -462,7 +480,7 @@ def key_read(t: Transport, path: str) -> str:
     data = bytes.fromhex("".join(text.split()))
     if len(data) == 32:
         return data.hex()
-    return check_hex_key(data.decode("ascii", "replace"))
+    return check_hex_key(data.decode("ascii", "replace").removesuffix("\n"))  # a file written by hand ends a line
 
 
 def load_keys_below(t: Transport, name: str) -> None:
@@ -480,20 +498,55 @@ def create_keyed(t: Transport, argv: list[str], *, keyformat: str, keyfile: str,
     t.run(argv, input=None if keyfile else key_input(keyformat, secret), timeout=600, mutating=True)
 
 
+class MountFolderRefused(HostError):
+    """A dataset's mount folder could not be checked or sealed (a link on its way, or a flag the kernel refused):
+    Tarn does not mount it."""
+
+
+SEAL_SAID = {
+    "sealed": "made immutable while unmounted",
+    "mounted": "something is mounted there",
+    "checked": "no link on the way (canmount=off: not sealed, its children's folders are made in it)",
+}
+
+
 def seal_mount_folder(t: Transport, name: str, *, remount: bool = False) -> str:
     """Make the (empty) folder a filesystem mounts on immutable, so that while it is locked nothing can write into
-    it (posix.seal_mount_folder). remount: it is mounted now (just made): unmount, seal, mount again. Returns what
-    happened, for the operation's log; a failure to seal is said, not raised (the dataset is fine without it)."""
-    mountpoint = properties(t, name).get("mountpoint", "")
+    it or replace it with a link, reached without following any link (atomic.mount_folder). remount: it is mounted
+    now (just made): unmount, seal, mount again. Returns what happened, for the operation's log. A link planted as
+    the folder or on its way, or a seal the kernel refuses, is MountFolderRefused, and then nothing is mounted
+    again (a mount would follow the link)."""
+    props = properties(t, name)
+    mountpoint = props.get("mountpoint", "")
     if not mountpoint.startswith("/"):
         return ""  # none, legacy or a zvol: no folder
+    if remount:
+        unmount_tree(t, name)
     try:
-        if remount:
-            unmount_tree(t, name)
-        sealed = posix.seal_mount_folder(t, mountpoint)
-        return f"{mountpoint}: {'made immutable while unmounted' if sealed else 'something is mounted there'}"
-    except (HostError, InvalidShare) as exc:
-        return f"{mountpoint}: could not make it immutable ({str(exc)[:200]})"
-    finally:
-        if remount:
-            mount_tree(t, name)
+        outcome = t.mount_folder(mountpoint, seal=props.get("canmount") != "off")
+    except (PathNotAllowed, CommandFailed) as exc:
+        left = f"; {name} is left unmounted" if remount else ""
+        raise MountFolderRefused(f"{mountpoint} could not be sealed ({str(exc)[:200]}){left}") from None
+    if remount:
+        mount_tree(t, name)
+    return f"{mountpoint}: {SEAL_SAID.get(outcome, outcome)}"
+
+
+def check_mount_folders(t: Transport, name: str) -> None:
+    """Before a filesystem and those below it are mounted: refuse when the folder any of them mounts on is reached
+    through a link (MountFolderRefused, nothing mounted). The folders inside the root's own filesystem appear only
+    once it is mounted and are its own users' to write; the root's and those elsewhere (a mountpoint set by hand,
+    or below a root that is not mounted itself: canmount=off) are checked."""
+    argv = ["zfs", "list", "-H", "-r", "-t", "filesystem", "-o", "name,mountpoint,canmount"]
+    text = t.run([*argv, "--", names.dataset_name(name)], timeout=120).stdout
+    rows = [line.split("\t") for line in text.splitlines() if line.count("\t") == 2]
+    folders = {dataset: (mountpoint, canmount) for dataset, mountpoint, canmount in rows}
+    top, top_canmount = folders.get(name, ("", "off"))
+    for dataset, (mountpoint, _) in folders.items():
+        below = top.rstrip("/") + "/"
+        inside = top_canmount != "off" and top.startswith("/") and mountpoint.startswith(below) and dataset != name
+        if mountpoint.startswith("/") and not inside:
+            try:
+                t.mount_folder(mountpoint, seal=False)
+            except PathNotAllowed as exc:
+                raise MountFolderRefused(f"{dataset} is not mounted: {str(exc)[:200]}") from None

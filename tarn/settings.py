@@ -230,6 +230,7 @@ CELERY_BEAT_SCHEDULE = {
     "sample-hosts": {"task": "analytics.tasks.samples_due", "schedule": 5.0},
     "configuration-backups": {"task": "backups.tasks.backups_run_due", "schedule": 60.0},
     "backup-uploads-retention": {"task": "backups.tasks.uploads_prune", "schedule": 86400.0},
+    "key-exports-expiry": {"task": "encryption.tasks.key_exports_prune", "schedule": 3600.0},
     "series-rollups": {"task": "analytics.tasks.series_maintain", "schedule": 300.0},
 }
 

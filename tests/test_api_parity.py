@@ -121,6 +121,7 @@ API = {
     "encryption-change-key": ["api:encryption-root-change-key"],
     "encryption-export": ["api:encryption-root-export"],
     "encryption-export-download": ["api:key-export-download"],
+    "encryption-retired-remove": ["api:retired-key-remove"],
     "backup-now": ["api:config-backup-now"],
     "backup-schedule": ["api:config-backup-schedule"],
     "backup-upload": ["api:config-backup-upload"],

@@ -129,10 +129,22 @@ class ConfirmRequest(serializers.Serializer):
     confirm = serializers.CharField(help_text="The object's name, typed again.")
 
 
+class SecretField(serializers.CharField):
+    """A passphrase or key: text only. DRF's CharField turns a JSON number into its digits (100000000.0 becomes the
+    passphrase "100000000.0"), and a secret is what the admin typed or an error naming the field."""
+
+    default_error_messages = {"not_text": "Give it as text (a JSON string), not a number, list or object."}
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("not_text")
+        return super().to_internal_value(data)
+
+
 def secret_field(max_length: int = 2048, **kwargs):
-    """A passphrase or key in a request: optional, taken as typed (no trimming), never echoed back. Name it so the
-    audit masks it (appliance.audit.redact: passphrase, secret…)."""
-    return serializers.CharField(
+    """A passphrase or key in a request: optional, text only, taken as typed (no trimming), never echoed back. Name
+    it so the audit masks it (appliance.audit.redact: passphrase, secret…)."""
+    return SecretField(
         required=False,
         allow_blank=True,
         default="",

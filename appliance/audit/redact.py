@@ -1,7 +1,8 @@
 """What the audit (and any other record a viewer may read) keeps of a value: secrets masked by what they are.
 
-- A parameter named as a secret (a password, passphrase, secret, token, credential, an API/access/private key…)
-  is masked; a parameter merely called `key` (a sysctl's name, a rule's key) is not.
+- A parameter named as a secret (a password, passphrase, secret, token, credential, an API/access/private key, a
+  key export: encrypted, but the keys all the same) is masked; a parameter merely called `key` (a sysctl's name,
+  a rule's key) is not.
 - A `value` whose sibling `key`/`name` names a secret (`net.ipv4.tcp_fastopen_key`) is masked.
 - Every URL with a host, anywhere in a string, keeps its scheme and host only: credentials (`user:pw@`) and the
   path, query and fragment go (for Slack, Teams or Discord webhooks the path *is* the credential).
@@ -12,7 +13,7 @@ from urllib.parse import urlsplit
 
 MASK = "***"
 SECRET_NAME = re.compile(
-    r"passw|passphrase|secret|token|credential|authoriz|cookie|"
+    r"passw|passphrase|secret|token|credential|authoriz|cookie|key[_-]?export|"
     r"(?:api|access|auth|private|secret|signing|encryption|license|ssh)[_-]?keys?$",
     re.IGNORECASE,
 )

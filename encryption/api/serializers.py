@@ -4,7 +4,19 @@ from rest_framework import serializers
 
 from appliance.api.serializers import HostField, secret_field
 from appliance.fields import ApiIntegerField
+from encryption import selectors
 from encryption.choices import PASSPHRASE_MAX, Cipher, KeyFormat
+from hostlib import zfs
+from hostlib.names import PropertyErrors
+
+
+def _check_typed(host, roots: list[str], secret: str, field: str) -> None:
+    """A secret typed for these roots is their key or a 400 naming the field (zfs.typed_secret)."""
+    formats = selectors.key_formats(host=host)
+    try:
+        zfs.typed_secret({r: formats[r] for r in roots if r in formats}, secret, field)
+    except PropertyErrors as exc:
+        raise serializers.ValidationError(exc.problems) from None
 
 
 class EncryptionRootSerializer(serializers.Serializer):
@@ -44,6 +56,10 @@ class UnlockRequest(serializers.Serializer):
     key_export_passphrase = secret_field(2048)
     dry_run = serializers.BooleanField(default=False)
 
+    def validate(self, attrs):
+        _check_typed(attrs["host"], attrs["roots"], attrs["secret"], "secret")
+        return attrs
+
 
 class LockRequest(serializers.Serializer):
     host = HostField()
@@ -54,12 +70,17 @@ class LockRequest(serializers.Serializer):
 class ChangeKeyRequest(serializers.Serializer):
     host = HostField()
     root = serializers.CharField(max_length=255)
+    confirm = serializers.CharField(max_length=255, help_text="The encryption root's name, typed again.")
     current_secret = secret_field(2048)
     inherit = serializers.BooleanField(default=False)
     keyformat = serializers.ChoiceField(choices=KeyFormat.choices, default=KeyFormat.PASSPHRASE)
     new_passphrase = secret_field(PASSPHRASE_MAX * 4)
     new_passphrase_confirm = secret_field(PASSPHRASE_MAX * 4)
     escrow = serializers.BooleanField(default=False)
+
+    def validate(self, attrs):
+        _check_typed(attrs["host"], [attrs["root"]], attrs["current_secret"], "current_secret")
+        return attrs
 
 
 class ExportRequest(serializers.Serializer):
@@ -78,3 +99,17 @@ class KeyExportSerializer(serializers.Serializer):
     left_out = serializers.ListField(child=serializers.CharField(), read_only=True)
     created_at = serializers.DateTimeField(read_only=True)
     filename = serializers.CharField(read_only=True)
+
+
+class RetiredKeySerializer(serializers.Serializer):
+    id = ApiIntegerField(read_only=True)
+    host = serializers.CharField(source="host.name", read_only=True)
+    dataset = serializers.CharField(read_only=True)
+    keyformat = serializers.CharField(read_only=True)
+    sealed = serializers.SerializerMethodField(help_text="Tarn keeps it sealed (the key itself is never shown).")
+    keyfile = serializers.CharField(read_only=True, help_text="Its key file left on the NAS; empty: none.")
+    retired_at = serializers.DateTimeField(read_only=True)
+    retired_by = serializers.CharField(source="retired_by.username", read_only=True, default="")
+
+    def get_sealed(self, key) -> bool:
+        return bool(key.sealed)

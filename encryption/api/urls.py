@@ -7,4 +7,5 @@ from encryption.api import views
 router = SimpleRouter(trailing_slash=True)
 router.register("encryption-roots", views.EncryptionRootViewSet, basename="encryption-root")
 router.register("key-exports", views.KeyExportViewSet, basename="key-export")
+router.register("retired-keys", views.RetiredKeyViewSet, basename="retired-key")
 urlpatterns = router.urls

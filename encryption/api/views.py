@@ -13,10 +13,12 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from appliance.api.base import ACCEPTED, accepted, by_host, valid
+from appliance.api.serializers import ConfirmRequest
 from appliance.auth.fresh import fresh_factor
 from appliance.choices import Role
 from encryption import selectors, services
 from encryption.api import serializers as s
+from encryption.models import KeyExport
 
 
 class EncryptionRootViewSet(viewsets.ViewSet):
@@ -73,7 +75,8 @@ class EncryptionRootViewSet(viewsets.ViewSet):
         return accepted(services.keys_export_start(user=request.user, **valid(s.ExportRequest, request).validated_data))
 
     def get_required_role(self, request):
-        return Role.ADMIN if self.action == "export" else None
+        """Exports and changes of key are an admin's (a change of key can put a root out of Tarn's reach)."""
+        return Role.ADMIN if self.action in ("export", "change_key") else None
 
 
 class KeyExportViewSet(viewsets.ReadOnlyModelViewSet):
@@ -84,7 +87,9 @@ class KeyExportViewSet(viewsets.ReadOnlyModelViewSet):
     tarn_write_role = Role.ADMIN
 
     def get_queryset(self):
-        return by_host(selectors.exports_all(), self.request)
+        if getattr(self, "swagger_fake_view", False):  # the schema: no one's exports
+            return KeyExport.objects.none()
+        return by_host(selectors.exports_all(user=self.request.user), self.request)
 
     @extend_schema(request=None, responses={(200, "application/octet-stream"): OpenApiTypes.BINARY})
     @action(detail=True, methods=["post"])
@@ -94,3 +99,21 @@ class KeyExportViewSet(viewsets.ReadOnlyModelViewSet):
         response = HttpResponse(data, content_type="application/octet-stream")
         response["Content-Disposition"] = f'attachment; filename="{name}"'
         return response
+
+
+class RetiredKeyViewSet(viewsets.ReadOnlyModelViewSet):
+    """Old keys changes of key left (admin), kept until removed: POST …/remove/ with the dataset's name as confirm
+    removes the sealed copy and the key file on the NAS (202 + the Operation)."""
+
+    serializer_class = s.RetiredKeySerializer
+    tarn_read_role = Role.ADMIN
+    tarn_write_role = Role.ADMIN
+
+    def get_queryset(self):
+        return by_host(selectors.retired_keys_all(), self.request)
+
+    @extend_schema(request=ConfirmRequest, responses=ACCEPTED)
+    @action(detail=True, methods=["post"])
+    def remove(self, request, pk=None):
+        confirm = valid(ConfirmRequest, request).validated_data["confirm"]
+        return accepted(services.retired_key_remove_start(user=request.user, key=self.get_object(), confirm=confirm))

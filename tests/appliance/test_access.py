@@ -18,7 +18,7 @@ from appliance.choices import Role
 from appliance.models import ApiToken, AuditEntry, Operation, Passkey
 from backups.models import Backup
 from benchmarks.models import CustomProfile, Run, Schedule, Suite
-from encryption.models import KeyExport
+from encryption.models import KeyExport, RetiredKey
 from health.models import DiskHealth, SelfTestRun, SelfTestSchedule
 from pools.models import Dataset, Disk, Pool, Snapshot, SnapshotTask
 from replication.models import Pair
@@ -303,8 +303,9 @@ ROLES: dict[str, tuple[str, str] | None] = {
     "/api/v1/encryption-roots/create/": (VIEWER, OPERATOR),
     "/api/v1/encryption-roots/unlock/": (VIEWER, OPERATOR),
     "/api/v1/encryption-roots/lock/": (VIEWER, OPERATOR),
-    "/encryption/change-key/": (VIEWER, OPERATOR),
-    "/api/v1/encryption-roots/change-key/": (VIEWER, OPERATOR),
+    # A change of key can put a root out of Tarn's reach (a key file's root to a passphrase): an admin's.
+    "/encryption/change-key/": (VIEWER, ADMIN),
+    "/api/v1/encryption-roots/change-key/": (VIEWER, ADMIN),
     # A key export holds every key Tarn can reach: an admin's only, even to see that one exists.
     "/encryption/export/": (ADMIN, ADMIN),
     "/encryption/exports/<pk>/download/": (ADMIN, ADMIN),
@@ -312,6 +313,11 @@ ROLES: dict[str, tuple[str, str] | None] = {
     "/api/v1/key-exports/": (ADMIN, ADMIN),
     "/api/v1/key-exports/<pk>/": (ADMIN, ADMIN),
     "/api/v1/key-exports/<pk>/download/": (ADMIN, ADMIN),
+    # The old keys a change of key left: keys, and removing one may lose a replica's only key.
+    "/encryption/retired-keys/<pk>/remove/": (ADMIN, ADMIN),
+    "/api/v1/retired-keys/": (ADMIN, ADMIN),
+    "/api/v1/retired-keys/<pk>/": (ADMIN, ADMIN),
+    "/api/v1/retired-keys/<pk>/remove/": (ADMIN, ADMIN),
     # A configuration backup holds every secret Tarn keeps (and a restore replaces everything): admins only.
     "/backups/": (ADMIN, ADMIN),
     "/backups/now/": (ADMIN, ADMIN),
@@ -393,7 +399,8 @@ def objects(local_host, admin_user):
     health = DiskHealth.objects.create(host=local_host, device="/dev/sda", name="sda", state="ok")
     test_run = SelfTestRun.objects.create(host=local_host, kind="short", groups=[["/dev/sda"]])
     test_schedule = SelfTestSchedule.objects.create(host=local_host, kind="long", every="month")
-    key_export = KeyExport.objects.create(host=local_host, roots=["tank/a"], data=b"age")
+    key_export = KeyExport.objects.create(host=local_host, user=admin_user, roots=["tank/a"], data=b"age")
+    retired = RetiredKey.objects.create(host=local_host, dataset="tank/a", keyformat="hex", sealed="x")
     backup = Backup.objects.create(name="tarn-20261128-010000-abcdef.tarnbackup", origin="manual")
     passkey = Passkey.objects.create(user=admin_user, name="k", credential_id="AAAA", public_key=b"x")
     return {
@@ -402,6 +409,7 @@ def objects(local_host, admin_user):
         "backup": backup.pk,
         "encryption-export": key_export.pk,
         "key-export": key_export.pk,
+        "retired": retired.pk,
         "self-test-run": test_run.pk,  # before "run"
         "health-run": test_run.pk,
         "self-test-schedule": test_schedule.pk,  # before "schedule"

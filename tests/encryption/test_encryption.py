@@ -9,38 +9,15 @@ import re
 import pyrage
 import pytest
 from django.core.exceptions import ValidationError
-from django.utils import timezone
 
-from appliance.models import AuditEntry, Host, Operation
+from appliance.models import AuditEntry, Operation
 from encryption import services
 from encryption.models import KeyEscrow
 from hostlib import zfs
 from hostlib.zpool import PoolLayout, VdevSpec
 from pools import services as pool_services
-from pools.models import Dataset, Pool
 
 CANARY = "canary-51d2 correct horse"
-
-
-def _enc(root: str, key: str = "available", fmt: str = "passphrase", location: str = "prompt") -> dict:
-    values = {"encryption": "aes-256-gcm", "encryptionroot": root, "keystatus": key, "keyformat": fmt}
-    values["keylocation"] = location
-    return {k: {"value": v, "source": "local", "from": ""} for k, v in values.items()}
-
-
-@pytest.fixture
-def host(db):
-    host = Host.objects.create(name="nas1", address="10.0.0.5", facts={"zfs_version": "zfs-2.3.2"})
-    now = timezone.now()
-    pool = Pool.objects.create(host=host, name="tank", guid="1", state="ONLINE", size=4 << 30, observed_at=now)
-    for name, props in [
-        ("tank", {}),
-        ("tank/vault", _enc("tank/vault", "unavailable")),
-        ("tank/vault/docs", _enc("tank/vault", "unavailable")),
-        ("tank/keyed", _enc("tank/keyed", fmt="hex", location="file:///etc/tarn/keys/tank%keyed.key")),
-    ]:
-        Dataset.objects.create(host=host, pool=pool, name=name, type="filesystem", properties=props, observed_at=now)
-    return host
 
 
 @pytest.mark.parametrize(
@@ -161,16 +138,15 @@ def test_change_key_and_export_refuse_bad_input_and_nothing_is_queued(host, admi
         services.change_key_start(host=host, user=admin_user, root="tank/vault/docs", current_secret=CANARY)
     with pytest.raises(ValidationError, match="locked: unlock it first"):
         services.change_key_start(host=host, user=admin_user, root="tank/vault", current_secret=CANARY)
+    keyed = {"host": host, "user": admin_user, "root": "tank/keyed", "confirm": "tank/keyed"}
     with pytest.raises(ValidationError) as differ:
-        services.change_key_start(
-            host=host, user=admin_user, root="tank/keyed", new_passphrase=CANARY, new_passphrase_confirm="other"
-        )
+        services.change_key_start(**keyed, new_passphrase=CANARY, new_passphrase_confirm="other")
     assert "new_passphrase_confirm" in differ.value.message_dict
     with pytest.raises(ValidationError) as bad_current:  # checked before anything is queued
-        services.change_key_start(host=host, user=admin_user, root="tank/keyed", current_secret="a\nb", keyformat="hex")
+        services.change_key_start(**keyed, current_secret="a\nb", keyformat="hex")
     assert "current_secret" in bad_current.value.message_dict
     with pytest.raises(ValidationError, match="parent tank is not encrypted"):
-        services.change_key_start(host=host, user=admin_user, root="tank/keyed", inherit=True)
+        services.change_key_start(**keyed, inherit=True)
     with pytest.raises(ValidationError, match="Type nas1 to export every key"):
         services.keys_export_start(
             host=host,

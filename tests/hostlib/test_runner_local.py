@@ -319,3 +319,39 @@ def test_a_client_writing_into_the_scratch_folder_while_it_is_removed_cannot_kee
     finally:
         client.kill()
         client.wait()
+
+
+def _immutable(path) -> bool:
+    return "i" in subprocess.run(["lsattr", "-d", str(path)], capture_output=True, text=True).stdout.split()[0]
+
+
+def test_a_mount_folder_is_sealed_through_its_descriptor_and_a_link_on_its_way_is_refused(tmp_path):
+    """A locked dataset's mount folder lies in its parent's filesystem, which a share's users may write: a link
+    planted as the folder, or as a folder on its way, is refused (never sealed, never its target), and the folder
+    that was checked is the one made immutable."""
+    if os.geteuid() != 0:
+        pytest.skip("the immutable flag is root's (CAP_LINUX_IMMUTABLE)")
+    t, share, target = LocalTransport(), tmp_path / "share", tmp_path / "etc"
+    share.mkdir()
+    (target / "vault").mkdir(parents=True)
+    (share / "vault").symlink_to(target / "vault")
+    (share / "home").symlink_to(target)
+    try:
+        for planted in (share / "vault", share / "home" / "vault"):
+            for seal in (True, False):
+                with pytest.raises(PathNotAllowed, match="symlink"):
+                    t.mount_folder(str(planted), seal=seal)
+        assert not _immutable(target / "vault")  # chattr +i by path would have sealed the link's target
+        (share / "docs").mkdir()
+        assert t.mount_folder(str(share / "docs"), seal=False) == "checked" and not _immutable(share / "docs")
+        assert t.mount_folder(str(share / "docs"), seal=True) == "sealed" and _immutable(share / "docs")
+        assert t.mount_folder(str(share / "docs"), seal=True) == "sealed"  # again: nothing changes
+        with pytest.raises(PermissionError):
+            (share / "docs" / "stray").touch()
+        assert t.mount_folder(str(share / "new"), seal=False) == "absent" and not (share / "new").exists()
+        assert t.mount_folder(str(share / "new"), seal=True) == "sealed" and _immutable(share / "new")
+        assert t.mount_folder("/proc", seal=False) == "mounted"  # something is mounted there: nothing done
+    finally:
+        for folder in (share / "docs", share / "new"):
+            if folder.exists():
+                subprocess.run(["chattr", "-i", str(folder)], check=True)

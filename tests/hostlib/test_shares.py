@@ -30,7 +30,7 @@ def test_a_general_share_with_previous_versions_renders_exactly():
         "   read only = no\n"
         "   browseable = yes\n"
         "   guest ok = no\n"
-        '   root preexec = /usr/bin/mountpoint -q "/tank/docs"\n'
+        '   root preexec = /usr/bin/mountpoint -q --nofollow "/tank/docs"\n'
         "   root preexec close = yes\n"
         "   shadow:snapdir = .zfs/snapshot\n"
         "   shadow:sort = desc\n"
@@ -65,7 +65,7 @@ def test_every_preset_refuses_connections_while_its_dataset_is_not_mounted(prese
     rather than serve that folder. The check is on the dataset's mountpoint, never a private share's %U folder."""
     share = SmbShareSpec(name="vault", path="/tank/vault", preset=preset, time_machine_quota="")
     section = samba.render_smb(SmbGlobals(), [share]).split("[vault]\n")[1].splitlines()
-    assert '   root preexec = /usr/bin/mountpoint -q "/tank/vault"' in section
+    assert '   root preexec = /usr/bin/mountpoint -q --nofollow "/tank/vault"' in section
     assert "   root preexec close = yes" in section
     assert sum("preexec" in line for line in section) == 2  # no user-level preexec that could run first or instead
 

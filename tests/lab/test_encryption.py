@@ -2,18 +2,20 @@
 root), what the inventory keeps of them, locked once the key is unloaded, and the kernel's AES and GCM
 implementations in the host's facts (issue 26, its first part: status everywhere)."""
 
+import json
 import re
 import subprocess
 import time
 from io import StringIO
 
+import pyrage
 import pytest
 from django.core.exceptions import ValidationError
 from django.core.management import call_command
 
 from appliance.services import host_refresh_facts
 from encryption import services
-from encryption.models import KeyEscrow, KeyExport
+from encryption.models import KeyEscrow, KeyExport, RetiredKey
 from hostlib.zpool import PoolLayout, VdevSpec
 from pools import services as pool_services
 from pools.models import Dataset, ImportablePool
@@ -176,6 +178,7 @@ def test_tarn_makes_locks_and_unlocks_encrypted_datasets_and_keeps_no_secret(
         host=lab_host,
         user=admin_user,
         root="tank/vault",
+        confirm="tank/vault",
         current_secret="wrong passphrase!",
         new_passphrase=NEW,
         new_passphrase_confirm=NEW,
@@ -186,6 +189,7 @@ def test_tarn_makes_locks_and_unlocks_encrypted_datasets_and_keeps_no_secret(
         host=lab_host,
         user=admin_user,
         root="tank/vault",
+        confirm="tank/vault",
         current_secret=CANARY,
         new_passphrase=NEW,
         new_passphrase_confirm=NEW,
@@ -193,13 +197,21 @@ def test_tarn_makes_locks_and_unlocks_encrypted_datasets_and_keeps_no_secret(
     assert op.status == "succeeded", op.message
     guest.sh(f"printf '%s\\n' '{NEW}' | zfs load-key -n -L prompt tank/vault")  # the new one fits
     op = run_queued(
-        services.change_key_start, host=lab_host, user=admin_user, root="tank/keyed", keyformat="hex", escrow=True
+        services.change_key_start,
+        host=lab_host,
+        user=admin_user,
+        root="tank/keyed",
+        confirm="tank/keyed",
+        keyformat="hex",
+        escrow=True,
     )
     assert op.status == "succeeded", op.message
     location = _zget(guest, "keylocation", "tank/keyed")[0]
     assert location.startswith("file:///etc/tarn/keys/tank%keyed.") and location != f"file://{keyfile}"
     new_key = guest.sh(f"cat {location.removeprefix('file://')}").strip()
     assert new_key != hex_key and len(new_key) == 64
+    retired = RetiredKey.objects.get(host=lab_host, dataset="tank/keyed")  # the old key: kept, sealed
+    assert retired.keyfile == keyfile and retired.sealed and KeyEscrow.objects.get(dataset="tank/keyed").sealed
 
     # Export every key (the host's name typed): one age file with keyed's key; vault's passphrase is not Tarn's
     op = run_queued(
@@ -221,6 +233,8 @@ def test_tarn_makes_locks_and_unlocks_encrypted_datasets_and_keeps_no_secret(
     assert not KeyExport.objects.exists() and new_key.encode() not in data  # downloaded once, encrypted
     keys = services.keys_from_export(data=data, passphrase=EXPORT_PASSPHRASE)
     assert keys == {"tank/keyed": new_key}
+    retired_keys = json.loads(pyrage.passphrase.decrypt(data, EXPORT_PASSPHRASE))["retired"]
+    assert [k["key"] for k in retired_keys["tank/keyed"]] == [hex_key]  # the old one, for what was sent before
     # Unlock from the export alone: the key file and Tarn's copy gone
     run_queued(services.lock_start, host=lab_host, user=admin_user, root="tank/keyed")
     guest.sh(f"rm {location.removeprefix('file://')}")
@@ -350,3 +364,62 @@ def test_an_encrypted_pool_made_by_tarn_imports_with_its_key_file_and_says_what_
     ), op.message
     assert guest.sh("cat /sealed/plain-child/f").strip() == "hi"  # the key file's root opened and mounted
     assert _zget(guest, "keystatus,mounted", "sealed/private") == ["unavailable", "no"]
+
+
+def test_a_link_planted_on_the_way_to_a_locked_roots_mount_folder_fails_the_seal_and_nothing_lands_through_it(
+    guest, lab_host, admin_user, run_queued
+):
+    """Issue 39, finding 10. A root's mountpoint set by hand below a plain folder of the pool's own filesystem (what
+    a share of the pool exposes): a client swaps that folder for a link while the root is mounted (the mount moves
+    along). Tarn's lock then cannot seal the folder (an error, saying it locked; chattr +i by path sealed the
+    link's target instead), its unlock refuses before any key loads (zfs mount followed the link), and a link
+    planted as the unsealed folder itself is refused the same way. Once the folders are plain it mounts and seals."""
+    guest.sh(f"zpool create -f tank {DISK} && mkdir -p /tank/home /tmp/elsewhere/vault")
+    inventory_refresh(host=lab_host)
+    op = run_queued(
+        services.encrypted_create_start,
+        host=lab_host,
+        user=admin_user,
+        name="tank/vault",
+        passphrase=CANARY,
+        passphrase_confirm=CANARY,
+    )
+    assert op.status == "succeeded", op.message
+    guest.sh("zfs set mountpoint=/tank/home/vault tank/vault && echo kept > /tank/home/vault/a.txt")
+    inventory_refresh(host=lab_host)
+    guest.sh("mv /tank/home /tank/home.old && ln -s /tmp/elsewhere /tank/home")  # the mount moves along
+
+    op = run_queued(services.lock_start, host=lab_host, user=admin_user, root="tank/vault")
+    assert op.status == "failed" and op.message.startswith("Locked tank/vault"), op.message
+    assert "/tank/home is a symlink" in op.message and "could not be sealed" in op.message, op.message
+    assert _zget(guest, "keystatus,mounted", "tank/vault") == ["unavailable", "no"]
+    assert "i" not in guest.sh("lsattr -d /tmp/elsewhere/vault").split()[0]  # the link's target is untouched
+
+    def refused_and_nothing_landed(planted: str) -> None:
+        op = run_queued(services.unlock_start, host=lab_host, user=admin_user, roots=["tank/vault"], secret=CANARY)
+        assert op.status == "failed" and "nothing was unlocked" in op.message, op.message
+        assert f"{planted} is a symlink" in op.message, op.message
+        assert _zget(guest, "keystatus,mounted", "tank/vault") == ["unavailable", "no"]
+        assert guest.sh("findmnt -n -o TARGET -S tank/vault || true").strip() == ""
+        assert guest.sh("ls -A /tmp/elsewhere/vault").strip() == ""
+
+    refused_and_nothing_landed("/tank/home")
+    # The folder on the way put back, the (unsealed) mount folder itself swapped for a link
+    guest.sh("rm /tank/home && mv /tank/home.old /tank/home && rmdir /tank/home/vault")
+    guest.sh("ln -s /tmp/elsewhere/vault /tank/home/vault")
+    refused_and_nothing_landed("/tank/home/vault")
+    # The SMB guard's own command (hostlib.samba.mounted_guard): a link to a mounted filesystem is not one
+    guest.sh("ln -sfn /tank /tank/home/vault")
+    guard = "mountpoint -q --nofollow /tank/home/vault; echo rc=$?; mountpoint -q /tank/home/vault; echo rc=$?"
+    nofollow, follow = guest.sh(guard).split()
+    assert nofollow != "rc=0" and follow == "rc=0"  # smbd refuses on any non-zero exit
+
+    guest.sh("rm /tank/home/vault && mkdir /tank/home/vault")
+    op = run_queued(services.unlock_start, host=lab_host, user=admin_user, roots=["tank/vault"], secret=CANARY)
+    assert op.status == "succeeded", op.message
+    assert guest.sh("cat /tank/home/vault/a.txt").strip() == "kept"
+    inventory_refresh(host=lab_host)
+    op = run_queued(services.lock_start, host=lab_host, user=admin_user, root="tank/vault")
+    assert op.status == "succeeded", op.message
+    assert "i" in guest.sh("lsattr -d /tank/home/vault").split()[0]  # sealed through its descriptor
+    assert "rc=1" in guest.sh("rmdir /tank/home/vault 2>&1; echo rc=$?")  # so it cannot be swapped any more

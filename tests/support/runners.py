@@ -11,7 +11,7 @@ from pathlib import Path
 from appliance import connect
 from appliance.operations import operation_runner
 from hostlib import kernel, runner
-from hostlib.errors import Busy, UnknownParameter
+from hostlib.errors import Busy, PathNotAllowed, UnknownParameter
 from hostlib.runner import CommandResult, Transport
 
 
@@ -105,6 +105,7 @@ class FakeHost:
         self.rules: list[Rule] = []
         self.watchers: list[tuple[tuple[str, ...], Callable[[list[str]], None]]] = []
         self.files: dict[str, str] = {}
+        self.links: set[str] = set()  # paths planted as links: a mount folder at or below one is refused
         self.opened: list[tuple[str, bool]] = []  # (host name, read_only) per transport_for()
         self.sysctl = dict(line.split(" = ", 1) for line in captured("sysctl_tunables.txt").splitlines())
         self.zfs = {}
@@ -229,6 +230,14 @@ class FakeHost:
         self.calls.append(Call(["scratch", "create" if create else "remove", path], True, read_only))
         return "created" if create else "removed"
 
+    def mount_folder(self, path: str, seal: bool, read_only: bool) -> str:
+        self.calls.append(Call(["mount_folder", "seal" if seal else "check", path], seal, read_only))
+        parts = path.split("/")
+        planted = next((p for p in ("/".join(parts[:i]) for i in range(2, len(parts) + 1)) if p in self.links), None)
+        if planted:
+            raise PathNotAllowed(f"refusing {path}: {planted} is a symlink or not a folder")
+        return "sealed" if seal else "checked"
+
     def module_parameter(self, module: str, name: str, value: str, read_only: bool) -> str:
         argv = ["module_parameter", module, name, value]
         self.calls.append(Call(argv, True, read_only))
@@ -258,3 +267,6 @@ class FakeTransport(Transport):
 
     def _module_parameter(self, module, name, value):
         return self.fake.module_parameter(module, name, value, self.read_only)
+
+    def _mount_folder(self, path, seal):
+        return self.fake.mount_folder(path, seal, self.read_only)
