@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from hostlib import names
-from hostlib.errors import CommandFailed, HostError, PathNotAllowed
+from hostlib.errors import CommandFailed, HostError, PathNotAllowed, error_for
 from hostlib.runner import Transport
 
 # What the inventory keeps per dataset: one `zfs list` per pool reads all of it.
@@ -444,8 +444,15 @@ def unload_key(t: Transport, dataset: str) -> None:
 
 
 def mount_tree(t: Transport, dataset: str) -> None:
-    """Mount a filesystem and every filesystem below it (zfs mount -R, OpenZFS 2.2+)."""
-    t.run(["zfs", "mount", "-R", "--", names.dataset_name(dataset)], mutating=True, timeout=300)
+    """Mount a filesystem and every filesystem below it (zfs mount -R, OpenZFS 2.2+). The filesystem named is
+    mounted explicitly first: -R leaves a canmount=noauto one alone, and a replica is noauto (never mounted by
+    itself, at boot or import) yet mounted when an admin unlocks it; below it, canmount is followed. A canmount=off
+    one, or one mounted already, is no error."""
+    name = names.dataset_name(dataset)
+    done = t.run(["zfs", "mount", "--", name], mutating=True, check=False, timeout=300)
+    if done.returncode and not re.search(r"already mounted|.canmount. property is set to .off.", done.stderr):
+        raise error_for(["zfs", "mount", "--", name], done.returncode, done.stderr)
+    t.run(["zfs", "mount", "-R", "--", name], mutating=True, timeout=300)
 
 
 def unmount_tree(t: Transport, dataset: str, *, force: bool = False, unload: bool = False) -> None:

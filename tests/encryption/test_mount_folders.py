@@ -70,6 +70,7 @@ def test_an_unlock_mounts_once_the_folders_are_plain(host, admin_user, fake, run
     assert checked == [["mount_folder", "check", "/tank/vault"]]  # docs' folder is inside the root's own filesystem
     assert _mounts(fake) == [
         ["zfs", "load-key", "-L", "prompt", "--", "tank/vault"],
+        ["zfs", "mount", "--", "tank/vault"],  # explicitly: a replica (canmount=noauto) is mounted when unlocked
         ["zfs", "mount", "-R", "--", "tank/vault"],
     ]
 
