@@ -173,7 +173,17 @@ def dataset_properties(*, dataset) -> list[tuple[str, dict]]:
 
 
 def snapshot_recent(*, dataset, limit=20):
-    return dataset.snapshots.order_by("-created_at")[:limit]
+    return dataset.snapshots.order_by(*Snapshot.NEWEST_FIRST)[:limit]
+
+
+def snapshot_newer(*, snapshot):
+    """The snapshots of its dataset taken after it (what rolling back to it destroys), by the pool's transaction
+    group: creation ties within a second. Rows read before Tarn kept createtxg (0) fall back to creation, counting a
+    same-second one as newer: the rollback then asks, and zfs destroys only the truly newer."""
+    newer = Snapshot.objects.filter(dataset_id=snapshot.dataset_id).exclude(pk=snapshot.pk)
+    if snapshot.createtxg:
+        return newer.filter(createtxg__gt=snapshot.createtxg)
+    return newer.filter(created_at__gte=snapshot.created_at)
 
 
 def retention_victims(*, task, now, taking_one: bool = False) -> list:
@@ -190,13 +200,14 @@ def retention_victims(*, task, now, taking_one: bool = False) -> list:
         )
     victims = []
     for dataset in datasets.exclude(name__in=excluded):
-        own = list(Snapshot.objects.filter(dataset=dataset, name__startswith=f"{task.prefix}-").order_by("-created_at"))
+        own = Snapshot.objects.filter(dataset=dataset, name__startswith=f"{task.prefix}-")
+        own = list(own.order_by(*Snapshot.NEWEST_FIRST))
         for index, snap in enumerate(own):
             too_many = task.keep_count is not None and index >= task.keep_count - (1 if taking_one else 0)
             too_old = task.keep_days is not None and snap.created_at < now - timedelta(days=task.keep_days)
             if (too_many or too_old) and not snap.holds:  # a held snapshot is kept until released
                 victims.append(snap)
-    return sorted(victims, key=lambda s: s.created_at)
+    return sorted(victims, key=lambda s: (s.createtxg, s.created_at))  # one pool: its txgs order every dataset
 
 
 def filesystem_names_on(*, host) -> list[str]:
@@ -304,10 +315,10 @@ def dataset_exists(*, host, name: str) -> bool:
 
 
 def snapshot_names(*, host, dataset: str) -> list[str]:
-    """The names (after the @) of a dataset's snapshots, oldest first."""
+    """The names (after the @) of a dataset's snapshots, oldest first (by transaction group: see Snapshot)."""
     return list(
         Snapshot.objects.filter(dataset__host=host, dataset__name=dataset)
-        .order_by("created_at")
+        .order_by(*Snapshot.OLDEST_FIRST)
         .values_list("name", flat=True)
     )
 

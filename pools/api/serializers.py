@@ -173,7 +173,7 @@ class SnapshotSerializer(ModelSerializer):
 
     class Meta:
         model = Snapshot
-        fields = ["id", "dataset", "name", "used", "referenced", "created_at", "holds"]
+        fields = ["id", "dataset", "name", "used", "referenced", "created_at", "createtxg", "holds"]
 
 
 # --- requests (shape only: the services check names, layouts and disks against the host) ---------------

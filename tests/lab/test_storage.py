@@ -161,7 +161,16 @@ def test_dataset_zvol_snapshot_and_scrub_life_cycle(guest, lab_host, admin_user,
 
     do(services.snapshot_create_start, dataset="tank/data", name="one")
     guest.sh("echo later > /tank/data/file && sync")
-    do(services.snapshot_create_start, dataset="tank/data", name="two")
+    # `two` is newer, but its creation must not say so: a snapshot takes the emulated guest over a second, so the two
+    # cannot be made to share one deterministically; the guest's clock set back before `two` gives the same failure
+    # (creation does not order them; a clock stepped by NTP at boot does it on a real NAS).
+    guest.set_clock(Snapshot.objects.get(dataset__name="tank/data", name="one").created_at.timestamp() - 30)
+    try:
+        do(services.snapshot_create_start, dataset="tank/data", name="two")
+    finally:
+        guest.set_clock()
+    one, two = (Snapshot.objects.get(dataset__name="tank/data", name=n) for n in ("one", "two"))
+    assert two.created_at < one.created_at and two.createtxg > one.createtxg
     with pytest.raises(ValidationError, match="destroys 1 newer snapshot"):
         services.snapshot_rollback_start(host=lab_host, user=admin_user, snapshot="tank/data@one", destroy_newer=False)
     do(services.snapshot_rollback_start, snapshot="tank/data@one", destroy_newer=True, confirm="one")
