@@ -1,6 +1,7 @@
 """Reads for storage: always from the inventory in the database, never from zfs on a page load."""
 
 import re
+from dataclasses import dataclass, field
 from datetime import timedelta
 
 from django.core.paginator import Paginator
@@ -72,6 +73,89 @@ def disk_vdev(*, host, name: str):
         ),
         None,
     )
+
+
+LIVE = frozenset({"ONLINE", "DEGRADED"})  # a leaf in these states still serves its data
+CONFIRMED = frozenset({"replace", "attach", "offline"})  # device actions confirmed by a typed name
+
+
+@dataclass
+class DevicePlan:
+    """What a device action on one member disk of a pool would do, for its confirmation page and its service alike.
+
+    need: the bytes a new disk must hold (replace, attach); fitting / too_small: the free disks that hold it or not;
+    margin (offline): how many more failures the member's top-level vdev survives with it offline (-1: it fails, so
+    ZFS refuses; 0: no redundancy left; None: a log or cache device, which holds nothing the pool needs); confirm:
+    what must be typed (the device's name, or the pool's when no redundancy would be left) and why."""
+
+    member: Vdev
+    top: Vdev
+    need: int = 0
+    fitting: list = field(default_factory=list)
+    too_small: list = field(default_factory=list)
+    margin: int | None = None
+    confirm: str = ""
+    confirm_why: str = ""
+
+    def confirmed(self, typed: str) -> bool:
+        return typed in (self.confirm, *([self.member.path] if self.confirm == self.member.name else []))
+
+
+def device_member(*, pool, device: str):
+    """The disk vdev of the pool at this device path (as zpool status -P gives it), with its parent, or None."""
+    if not device:
+        return None
+    return Vdev.objects.filter(pool=pool, type="disk", path=device).select_related("parent", "pool").first()
+
+
+def device_plan(*, host, member: Vdev, action: str) -> DevicePlan:
+    vdevs = {v.pk: v for v in Vdev.objects.filter(pool_id=member.pool_id)}
+    top = member
+    while top.parent_id in vdevs:
+        top = vdevs[top.parent_id]
+    plan = DevicePlan(member=member, top=top)
+    if action in ("replace", "attach"):
+        plan.need = _member_size(host, member)
+        free = disk_free(host=host)
+        plan.fitting = [d for d in free if d.size >= plan.need]
+        plan.too_small = [d for d in free if d.size < plan.need]
+    if action == "offline" and member.role not in (VdevRole.LOG, VdevRole.CACHE):
+        plan.margin = _margin(top, vdevs, without=member.pk)
+    verb = {"replace": "replace it", "attach": "attach a disk to it", "offline": "take it offline"}.get(action, "")
+    plan.confirm, plan.confirm_why = member.name, f"Type the device's name ({member.name}) to {verb}."
+    if plan.margin == 0:
+        plan.confirm = member.pool.name
+        plan.confirm_why = (
+            f"Taking {member.name} offline leaves {top.name} with no redundancy: one more failure there loses the "
+            f"pool. Type the pool's name ({member.pool.name}) to go on."
+        )
+    return plan
+
+
+def _member_size(host, member: Vdev) -> int:
+    """The member's whole disk as the inventory read it; else (a failed disk is often gone from the machine) the
+    size zpool status gives the device."""
+    disk = whole_disk(member.path)
+    found = Disk.objects.filter(host=host).filter(Q(by_id=disk) | Q(path=disk)).first()
+    return found.size if found else member.size
+
+
+PARITY = re.compile(r"(?:raidz|draid)(\d)")
+
+
+def _margin(vdev: Vdev, vdevs: dict, without: int) -> int:
+    """How many more leaf failures vdev survives with the leaf `without` gone too (-1: it fails now). A mirror (a
+    replacing or spare group alike) lives while one child does; RAID-Z and dRAID lose at most their parity."""
+    children = [v for v in vdevs.values() if v.parent_id == vdev.pk]
+    if not children:
+        return 0 if vdev.state in LIVE and vdev.pk != without else -1
+    margins = [_margin(child, vdevs, without) for child in children]
+    live = [m for m in margins if m >= 0]
+    if vdev.type in ("raidz", "draid"):
+        parity = PARITY.match(vdev.name)
+        left = (int(parity.group(1)) if parity else 1) - (len(margins) - len(live))
+        return left if left >= 0 else -1
+    return sum(m + 1 for m in live) - 1
 
 
 def vdev_members(*, host) -> list[dict]:

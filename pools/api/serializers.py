@@ -217,8 +217,12 @@ class ActionRequest(serializers.Serializer):
 
 
 class DeviceRequest(ActionRequest):
-    device = serializers.CharField(max_length=255, required=False, default="")
-    new_device = serializers.CharField(max_length=255, required=False, default="")
+    """Names as typed (never trimmed): replace, attach and offline need `confirm`, the device's name (its last path
+    component, or its path) or, for an offline that leaves no redundancy, the pool's name."""
+
+    device = serializers.CharField(max_length=255, required=False, default="", trim_whitespace=False)
+    new_device = serializers.CharField(max_length=255, required=False, default="", trim_whitespace=False)
+    confirm = serializers.CharField(max_length=255, required=False, default="", trim_whitespace=False)
 
 
 class ImportRequest(HostRequest):

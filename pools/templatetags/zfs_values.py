@@ -20,3 +20,9 @@ def zfs_value(value: str, key: str) -> str:
         if number >= size and number % size == 0:
             return f"{number // size}{unit}"
     return str(number)
+
+
+@register.filter
+def gb(size) -> str:
+    """Bytes as decimal gigabytes (what disk labels and the disk choices say): 4294967296 → 4.3 GB."""
+    return f"{int(size) / 10**9:.1f} GB"
