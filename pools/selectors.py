@@ -8,6 +8,8 @@ from django.core.paginator import Paginator
 from django.db.models import Count, F, Max, Q, Sum
 from django.utils import timezone
 
+from appliance.choices import OperationStatus
+from appliance.models import Operation
 from hostlib.disks import whole_disk
 from hostlib.names import DATASET_PROPERTIES
 from pools.choices import SNAPSHOT_BUDGET, DatasetType, VdevRole
@@ -37,6 +39,12 @@ def dashboard_pools(*, hosts) -> dict:
 def inventory_observed_at(*, host):
     """When the host's storage was last read (disks are always part of a refresh), or None if never."""
     return Disk.objects.filter(host=host).aggregate(at=Max("observed_at"))["at"]
+
+
+def inventory_reading(*, host):
+    """The inventory refresh queued or running for the host, or None."""
+    active = Operation.objects.filter(host=host, kind="inventory.refresh", status__in=OperationStatus.active())
+    return active.order_by("-pk").first()
 
 
 def pool_detail(*, host, pk):

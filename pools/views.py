@@ -97,7 +97,8 @@ def pool_create(request):
             else:
                 return redirect("operation-detail", pk=op.pk)
     template = "pools/pool_form.html#pool-estimate" if request.htmx else "pools/pool_form.html"
-    return render(request, template, {"host": host, "form": form, "estimate": estimate})
+    read = {"observed": selectors.inventory_observed_at(host=host), "reading": selectors.inventory_reading(host=host)}
+    return render(request, template, {"host": host, "form": form, "estimate": estimate, **(read if host else {})})
 
 
 @requires(write=Role.ADMIN)
