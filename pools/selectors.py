@@ -205,6 +205,12 @@ def disk_list(*, host):
     return Disk.objects.filter(host=host).select_related("pool")
 
 
+def disk_ids(*, hosts) -> dict[tuple[int, str], str]:
+    """{(host id, disk name): its /dev/disk/by-id path} for the disks of these hosts that have one (one query)."""
+    disks = Disk.objects.filter(host__in=hosts).exclude(by_id="")
+    return {(host_id, name): by_id for host_id, name, by_id in disks.values_list("host_id", "name", "by_id")}
+
+
 def disk_free(*, host):
     return [d for d in disk_list(host=host) if d.is_free]
 
