@@ -9,6 +9,8 @@ from pools.models import SnapshotTask
 from pools.templatetags.zfs_values import gb
 
 ROLE_LAYOUTS = [("", "None"), ("stripe", "Stripe"), ("mirror", "Mirror")]
+# OpenZFS 2.3's xattr=on is sa (it prints sa as on): the two choices that differ are sa and dir.
+XATTR_CHOICES = [("sa", "sa (in the inode)"), ("dir", "dir (hidden directories, slower)")]
 
 
 def disk_choice(d) -> tuple[str, str]:
@@ -69,9 +71,9 @@ class PoolCreateForm(forms.Form):
         help_text="Off: reading a file does not write its access time.",
     )
     xattr = forms.ChoiceField(
-        choices=[("sa", "sa"), ("on", "on")],
+        choices=XATTR_CHOICES,
         initial="sa",
-        help_text="sa keeps extended attributes in the inode: faster for SMB and ACLs.",
+        help_text="sa keeps extended attributes in the inode: faster for SMB and ACLs (zfs get prints it as on).",
     )
     casesensitivity = forms.ChoiceField(
         choices=[("sensitive", "sensitive"), ("insensitive", "insensitive"), ("mixed", "mixed")],
@@ -293,7 +295,7 @@ class DatasetEditForm(forms.Form):
     primarycache = forms.ChoiceField(
         required=False, choices=[("", "—"), ("all", "all"), ("metadata", "metadata"), ("none", "none")]
     )
-    xattr = forms.ChoiceField(required=False, choices=[("", "—"), ("sa", "sa"), ("on", "on")])
+    xattr = forms.ChoiceField(required=False, choices=[("", "—"), *XATTR_CHOICES])
     acltype = forms.ChoiceField(
         required=False, choices=[("", "—"), ("posix", "posix"), ("nfsv4", "nfsv4"), ("off", "off")]
     )
