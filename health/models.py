@@ -6,6 +6,7 @@ from django.db import models
 
 from appliance.models import Host
 from health.choices import BADGE, Every, HealthState, RunStatus, SelfTestKind
+from hostlib import smart
 
 
 class DiskHealth(models.Model):
@@ -76,6 +77,12 @@ class DiskHealth(models.Model):
     def shown_label(self) -> str:
         label = HealthState(self.shown).label
         return f"{label} (asleep)" if self.power == HealthState.ASLEEP and self.shown != HealthState.ASLEEP else label
+
+    @property
+    def said(self) -> list[str]:
+        """smartctl's exit status in words (the bits hostlib.smart decodes into flags)."""
+        words = dict(smart.EXIT_BITS)
+        return [words.get(flag, flag) for flag in self.flags]
 
     @property
     def shown_reasons(self) -> list[str]:

@@ -21,6 +21,16 @@ def disks_read(*, host):
     return DiskHealth.objects.filter(host=host)
 
 
+def labelled(rows) -> list:
+    """Each row with .label: the name its disk has under /dev/disk/by-id in the inventory (virtio-zfsdisk1,
+    ata-…, nvme-…: what is printed on the drive or set for the VM), else the kernel's (vda: no serial, no by-id)."""
+    rows = list(rows)
+    ids = pools.disk_ids(hosts={r.host_id for r in rows})
+    for row in rows:
+        row.label = ids.get((row.host_id, row.name), "").rsplit("/", 1)[-1] or row.name
+    return rows
+
+
 def disk_get(*, host, pk: int) -> DiskHealth | None:
     return DiskHealth.objects.filter(host=host, pk=pk).first()
 
@@ -70,7 +80,7 @@ def dashboard_health(*, hosts) -> dict:
         .select_related("host")
         .order_by("state", "host__name", "name")[:20]
     )
-    return {"extra_panels": [("health/_dashboard.html", {"disks": rows})]} if rows else {}
+    return {"extra_panels": [("health/_dashboard.html", {"disks": labelled(rows)})]} if rows else {}
 
 
 def pool_of(*, host, disk: DiskHealth):

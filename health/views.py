@@ -20,7 +20,7 @@ def health_list(request):
         "health/health_list.html",
         {
             "host": host,
-            "disks": selectors.disks_read(host=host) if host else [],
+            "disks": selectors.labelled(selectors.disks_read(host=host)) if host else [],
             "last": selectors.health_pass(host=host) if host else None,
             "can_run": request.user.has_role(Role.OPERATOR),
             "runs": selectors.runs(host=host) if host else [],
@@ -82,12 +82,12 @@ def disk_detail(request, pk):
         "health/disk_detail.html",
         {
             "host": host,
-            "disk": disk,
+            "disk": selectors.labelled([disk])[0],
             "vdev": pools.disk_vdev(host=host, name=disk.name),
             "chart": selectors.temperature_chart(disk=disk),
             "form": SelfTestForm(),
             "can_run": request.user.has_role(Role.OPERATOR),
-            "free_disks": pools.disk_free(host=host) if failing and request.user.has_role(Role.ADMIN) else [],
+            "can_replace": failing and request.user.has_role(Role.ADMIN),
         },
     )
 

@@ -341,6 +341,17 @@ def _nvme(doc: dict, r: Reading) -> None:
 
 # --- judging ----------------------------------------------------------------------------------------------------
 OK, WATCH, FAILING, ASLEEP_STATE, UNSUPPORTED, SILENT = "ok", "watch", "failing", "asleep", "unsupported", "silent"
+VIRTIO = re.compile(r"/dev/vd[a-z]+")  # virtio_blk's disks: a VM's, the hypervisor's SMART never reaches them
+
+
+def no_smart(device: str, said: str) -> str:
+    """Why a disk has no SMART, in words: a virtio disk says so plainly; another quotes smartctl (without the device
+    its message starts with, which names a device read without being given one)."""
+    named = re.match(r"(/dev/\S+): ", said)
+    if VIRTIO.fullmatch(device or (named.group(1) if named else "")):
+        return "a virtio disk: virtio disks report no SMART (watch the physical disk on the host that runs this VM)"
+    said = said[named.end() :] if named else said
+    return f"no SMART data ({said})" if said else "the device reports no SMART data"
 
 
 def judge(r: Reading, *, wear_limit: int = 80, hot: int = 60) -> tuple[str, list[str]]:
@@ -351,11 +362,11 @@ def judge(r: Reading, *, wear_limit: int = 80, hot: int = 60) -> tuple[str, list
     if "usage" in r.flags or ("open" in r.flags and not r.model and not r.serial):
         said = next((m for m in r.messages if NO_SMART.search(m)), None)
         if said:
-            return UNSUPPORTED, [said]
+            return UNSUPPORTED, [no_smart(r.device, said)]
         return SILENT, [r.messages[-1] if r.messages else "smartctl could not read it"]
     if r.smart is False or (not r.attributes and not r.nvme and r.passed is None):
         said = next((m for m in r.messages if NO_SMART.search(m)), "")
-        return UNSUPPORTED, [said or "the device reports no SMART data"]
+        return UNSUPPORTED, [no_smart(r.device, said)]
     failing, watch = [], []
     if r.passed is False or "failing" in r.flags:
         failing.append("the drive's own assessment is FAILING")

@@ -44,7 +44,9 @@ LIST_PROPERTIES = (
     "mounted",  # yes / no (a locked or unmounted filesystem's mountpoint is an empty folder)
 )
 ENCRYPTION_PROPERTIES = ("encryption", "encryptionroot", "keystatus", "keyformat", "keylocation")
-SNAPSHOT_FIELDS = ("name", "used", "referenced", "creation", "userrefs")  # userrefs: how many holds
+# userrefs: how many holds; createtxg: the pool's transaction group that made it, what orders a dataset's snapshots
+# (creation is in whole seconds: two snapshots of one second, a recursive or scheduled set, tie on it)
+SNAPSHOT_FIELDS = ("name", "used", "referenced", "creation", "userrefs", "createtxg")
 
 
 @dataclass
@@ -77,6 +79,7 @@ class SnapshotInfo:
     referenced: int
     creation: int
     holds: int = 0
+    createtxg: int = 0
 
 
 def parse_list(text: str) -> list[DatasetInfo]:
@@ -97,11 +100,13 @@ def parse_list(text: str) -> list[DatasetInfo]:
 
 
 def parse_snapshots(text: str) -> Iterator[SnapshotInfo]:
-    """`zfs list -H -p -t snapshot -o name,used,referenced,creation[,userrefs]` → snapshots, streamed line by line."""
+    """`zfs list -H -p -t snapshot -o name,used,referenced,creation[,userrefs[,createtxg]]` → snapshots, streamed line
+    by line."""
     for line in text.splitlines():
-        name, used, referenced, creation, *holds = line.split("\t")
+        name, used, referenced, creation, *more = line.split("\t")
+        holds, createtxg = (int(n) for n in [*more, "0", "0"][:2])
         dataset, _, snap = name.partition("@")
-        yield SnapshotInfo(dataset, snap, int(used), int(referenced), int(creation), int(holds[0]) if holds else 0)
+        yield SnapshotInfo(dataset, snap, int(used), int(referenced), int(creation), holds, createtxg)
 
 
 # A pool's listings grow with it (~5 KiB of JSON a dataset, ~80 bytes a snapshot line): room for ~25k datasets

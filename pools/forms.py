@@ -6,8 +6,16 @@ from appliance.fields import IntegerField, model_formfield
 from hostlib.zpool import PoolLayout, VdevSpec
 from pools.choices import DatasetType, Layout
 from pools.models import SnapshotTask
+from pools.templatetags.zfs_values import gb
 
 ROLE_LAYOUTS = [("", "None"), ("stripe", "Stripe"), ("mirror", "Mirror")]
+# OpenZFS 2.3's xattr=on is sa (it prints sa as on): the two choices that differ are sa and dir.
+XATTR_CHOICES = [("sa", "sa (in the inode)"), ("dir", "dir (hidden directories, slower)")]
+
+
+def disk_choice(d) -> tuple[str, str]:
+    """A disk as a choice: its by-id name, size and what it is."""
+    return d.by_id or d.path, f"{d.by_id or d.path} — {gb(d.size)} {d.media}{' ' + d.model if d.model else ''}"
 
 
 class PoolCreateForm(forms.Form):
@@ -63,9 +71,9 @@ class PoolCreateForm(forms.Form):
         help_text="Off: reading a file does not write its access time.",
     )
     xattr = forms.ChoiceField(
-        choices=[("sa", "sa"), ("on", "on")],
+        choices=XATTR_CHOICES,
         initial="sa",
-        help_text="sa keeps extended attributes in the inode: faster for SMB and ACLs.",
+        help_text="sa keeps extended attributes in the inode: faster for SMB and ACLs (zfs get prints it as on).",
     )
     casesensitivity = forms.ChoiceField(
         choices=[("sensitive", "sensitive"), ("insensitive", "insensitive"), ("mixed", "mixed")],
@@ -115,13 +123,7 @@ class PoolCreateForm(forms.Form):
 
     def __init__(self, *args, free_disks=(), **kwargs):
         super().__init__(*args, **kwargs)
-        choices = [
-            (
-                d.by_id or d.path,
-                f"{d.by_id or d.path} — {d.size // 10**9} GB {d.media}{' ' + d.model if d.model else ''}",
-            )
-            for d in free_disks
-        ]
+        choices = [disk_choice(d) for d in free_disks]
         for field in ("disks", "log_disks", "special_disks", "cache_disks", "spare_disks"):
             self.fields[field].choices = choices
 
@@ -202,6 +204,22 @@ class PoolAddForm(forms.Form):
         return PoolLayout(data=(), **{role: vdevs}) if role != "data" else PoolLayout(data=vdevs)
 
 
+class PoolDeviceForm(forms.Form):
+    """Replace, attach or offline one member disk: the new disk (only free ones at least as large are offered) and
+    the name typed to confirm (the service checks both again, and says which name)."""
+
+    action = forms.ChoiceField(choices=[(a, a) for a in ("replace", "attach", "offline")], widget=forms.HiddenInput)
+    device = forms.CharField(max_length=255, widget=forms.HiddenInput)
+    new_device = forms.CharField(max_length=255, required=False, label="New disk", widget=forms.Select)
+    confirm = forms.CharField(max_length=255, required=False, strip=False, label="Type to confirm")
+
+    def __init__(self, *args, plan=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["new_device"].widget.choices = [disk_choice(d) for d in (plan.fitting if plan else [])]
+        if plan is not None:
+            self.fields["confirm"].help_text = plan.confirm_why
+
+
 class MediaSpeedForm(forms.Form):
     media = forms.ChoiceField(choices=[("hdd", "HDD"), ("ssd", "SSD"), ("nvme", "NVMe")])
     mb_s = IntegerField(min_value=1, max_value=100_000, label="MB/s", help_text="One disk, streaming.")
@@ -277,7 +295,7 @@ class DatasetEditForm(forms.Form):
     primarycache = forms.ChoiceField(
         required=False, choices=[("", "—"), ("all", "all"), ("metadata", "metadata"), ("none", "none")]
     )
-    xattr = forms.ChoiceField(required=False, choices=[("", "—"), ("sa", "sa"), ("on", "on")])
+    xattr = forms.ChoiceField(required=False, choices=[("", "—"), *XATTR_CHOICES])
     acltype = forms.ChoiceField(
         required=False, choices=[("", "—"), ("posix", "posix"), ("nfsv4", "nfsv4"), ("off", "off")]
     )

@@ -182,12 +182,20 @@ class Snapshot(models.Model):
     used = models.BigIntegerField(default=0)
     referenced = models.BigIntegerField(default=0)
     created_at = models.DateTimeField(db_index=True)
+    # The pool's transaction group that made it: what orders a dataset's snapshots (newer, older, newest). creation
+    # has one-second resolution (a recursive or scheduled set, or two on a fast host, tie) and follows the clock.
+    # 0: read before Tarn kept it, until the next refresh (order by created_at then: NEWEST_FIRST's second key).
+    createtxg = models.PositiveBigIntegerField(default=0)
     holds = models.PositiveIntegerField(default=0, help_text="zfs holds on it; a held snapshot cannot be destroyed.")
 
+    NEWEST_FIRST = ("-createtxg", "-created_at")
+    OLDEST_FIRST = ("createtxg", "created_at")
+
     class Meta:
-        ordering = ["dataset", "-created_at"]
+        ordering = ["dataset", "-createtxg", "-created_at"]
         constraints = [models.UniqueConstraint(fields=["dataset", "name"], name="one_snapshot_name_per_dataset")]
         indexes = [
+            models.Index(fields=["dataset", "createtxg"], name="snapshot_dataset_txg"),
             models.Index(fields=["dataset", "created_at"]),
             models.Index(fields=["host", "created_at"]),
             models.Index(fields=["host", "name"]),

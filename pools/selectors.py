@@ -1,12 +1,15 @@
 """Reads for storage: always from the inventory in the database, never from zfs on a page load."""
 
 import re
+from dataclasses import dataclass, field
 from datetime import timedelta
 
 from django.core.paginator import Paginator
 from django.db.models import Count, F, Max, Q, Sum
 from django.utils import timezone
 
+from appliance.choices import OperationStatus
+from appliance.models import Operation
 from hostlib.disks import whole_disk
 from hostlib.names import DATASET_PROPERTIES
 from pools.choices import SNAPSHOT_BUDGET, DatasetType, VdevRole
@@ -36,6 +39,12 @@ def dashboard_pools(*, hosts) -> dict:
 def inventory_observed_at(*, host):
     """When the host's storage was last read (disks are always part of a refresh), or None if never."""
     return Disk.objects.filter(host=host).aggregate(at=Max("observed_at"))["at"]
+
+
+def inventory_reading(*, host):
+    """The inventory refresh queued or running for the host, or None."""
+    active = Operation.objects.filter(host=host, kind="inventory.refresh", status__in=OperationStatus.active())
+    return active.order_by("-pk").first()
 
 
 def pool_detail(*, host, pk):
@@ -72,6 +81,89 @@ def disk_vdev(*, host, name: str):
         ),
         None,
     )
+
+
+LIVE = frozenset({"ONLINE", "DEGRADED"})  # a leaf in these states still serves its data
+CONFIRMED = frozenset({"replace", "attach", "offline"})  # device actions confirmed by a typed name
+
+
+@dataclass
+class DevicePlan:
+    """What a device action on one member disk of a pool would do, for its confirmation page and its service alike.
+
+    need: the bytes a new disk must hold (replace, attach); fitting / too_small: the free disks that hold it or not;
+    margin (offline): how many more failures the member's top-level vdev survives with it offline (-1: it fails, so
+    ZFS refuses; 0: no redundancy left; None: a log or cache device, which holds nothing the pool needs); confirm:
+    what must be typed (the device's name, or the pool's when no redundancy would be left) and why."""
+
+    member: Vdev
+    top: Vdev
+    need: int = 0
+    fitting: list = field(default_factory=list)
+    too_small: list = field(default_factory=list)
+    margin: int | None = None
+    confirm: str = ""
+    confirm_why: str = ""
+
+    def confirmed(self, typed: str) -> bool:
+        return typed in (self.confirm, *([self.member.path] if self.confirm == self.member.name else []))
+
+
+def device_member(*, pool, device: str):
+    """The disk vdev of the pool at this device path (as zpool status -P gives it), with its parent, or None."""
+    if not device:
+        return None
+    return Vdev.objects.filter(pool=pool, type="disk", path=device).select_related("parent", "pool").first()
+
+
+def device_plan(*, host, member: Vdev, action: str) -> DevicePlan:
+    vdevs = {v.pk: v for v in Vdev.objects.filter(pool_id=member.pool_id)}
+    top = member
+    while top.parent_id in vdevs:
+        top = vdevs[top.parent_id]
+    plan = DevicePlan(member=member, top=top)
+    if action in ("replace", "attach"):
+        plan.need = _member_size(host, member)
+        free = disk_free(host=host)
+        plan.fitting = [d for d in free if d.size >= plan.need]
+        plan.too_small = [d for d in free if d.size < plan.need]
+    if action == "offline" and member.role not in (VdevRole.LOG, VdevRole.CACHE):
+        plan.margin = _margin(top, vdevs, without=member.pk)
+    verb = {"replace": "replace it", "attach": "attach a disk to it", "offline": "take it offline"}.get(action, "")
+    plan.confirm, plan.confirm_why = member.name, f"Type the device's name ({member.name}) to {verb}."
+    if plan.margin == 0:
+        plan.confirm = member.pool.name
+        plan.confirm_why = (
+            f"Taking {member.name} offline leaves {top.name} with no redundancy: one more failure there loses the "
+            f"pool. Type the pool's name ({member.pool.name}) to go on."
+        )
+    return plan
+
+
+def _member_size(host, member: Vdev) -> int:
+    """The member's whole disk as the inventory read it; else (a failed disk is often gone from the machine) the
+    size zpool status gives the device."""
+    disk = whole_disk(member.path)
+    found = Disk.objects.filter(host=host).filter(Q(by_id=disk) | Q(path=disk)).first()
+    return found.size if found else member.size
+
+
+PARITY = re.compile(r"(?:raidz|draid)(\d)")
+
+
+def _margin(vdev: Vdev, vdevs: dict, without: int) -> int:
+    """How many more leaf failures vdev survives with the leaf `without` gone too (-1: it fails now). A mirror (a
+    replacing or spare group alike) lives while one child does; RAID-Z and dRAID lose at most their parity."""
+    children = [v for v in vdevs.values() if v.parent_id == vdev.pk]
+    if not children:
+        return 0 if vdev.state in LIVE and vdev.pk != without else -1
+    margins = [_margin(child, vdevs, without) for child in children]
+    live = [m for m in margins if m >= 0]
+    if vdev.type in ("raidz", "draid"):
+        parity = PARITY.match(vdev.name)
+        left = (int(parity.group(1)) if parity else 1) - (len(margins) - len(live))
+        return left if left >= 0 else -1
+    return sum(m + 1 for m in live) - 1
 
 
 def vdev_members(*, host) -> list[dict]:
@@ -111,6 +203,12 @@ def pool_datasets(*, pool):
 
 def disk_list(*, host):
     return Disk.objects.filter(host=host).select_related("pool")
+
+
+def disk_ids(*, hosts) -> dict[tuple[int, str], str]:
+    """{(host id, disk name): its /dev/disk/by-id path} for the disks of these hosts that have one (one query)."""
+    disks = Disk.objects.filter(host__in=hosts).exclude(by_id="")
+    return {(host_id, name): by_id for host_id, name, by_id in disks.values_list("host_id", "name", "by_id")}
 
 
 def disk_free(*, host):
@@ -173,7 +271,17 @@ def dataset_properties(*, dataset) -> list[tuple[str, dict]]:
 
 
 def snapshot_recent(*, dataset, limit=20):
-    return dataset.snapshots.order_by("-created_at")[:limit]
+    return dataset.snapshots.order_by(*Snapshot.NEWEST_FIRST)[:limit]
+
+
+def snapshot_newer(*, snapshot):
+    """The snapshots of its dataset taken after it (what rolling back to it destroys), by the pool's transaction
+    group: creation ties within a second. Rows read before Tarn kept createtxg (0) fall back to creation, counting a
+    same-second one as newer: the rollback then asks, and zfs destroys only the truly newer."""
+    newer = Snapshot.objects.filter(dataset_id=snapshot.dataset_id).exclude(pk=snapshot.pk)
+    if snapshot.createtxg:
+        return newer.filter(createtxg__gt=snapshot.createtxg)
+    return newer.filter(created_at__gte=snapshot.created_at)
 
 
 def retention_victims(*, task, now, taking_one: bool = False) -> list:
@@ -190,13 +298,14 @@ def retention_victims(*, task, now, taking_one: bool = False) -> list:
         )
     victims = []
     for dataset in datasets.exclude(name__in=excluded):
-        own = list(Snapshot.objects.filter(dataset=dataset, name__startswith=f"{task.prefix}-").order_by("-created_at"))
+        own = Snapshot.objects.filter(dataset=dataset, name__startswith=f"{task.prefix}-")
+        own = list(own.order_by(*Snapshot.NEWEST_FIRST))
         for index, snap in enumerate(own):
             too_many = task.keep_count is not None and index >= task.keep_count - (1 if taking_one else 0)
             too_old = task.keep_days is not None and snap.created_at < now - timedelta(days=task.keep_days)
             if (too_many or too_old) and not snap.holds:  # a held snapshot is kept until released
                 victims.append(snap)
-    return sorted(victims, key=lambda s: s.created_at)
+    return sorted(victims, key=lambda s: (s.createtxg, s.created_at))  # one pool: its txgs order every dataset
 
 
 def filesystem_names_on(*, host) -> list[str]:
@@ -304,10 +413,10 @@ def dataset_exists(*, host, name: str) -> bool:
 
 
 def snapshot_names(*, host, dataset: str) -> list[str]:
-    """The names (after the @) of a dataset's snapshots, oldest first."""
+    """The names (after the @) of a dataset's snapshots, oldest first (by transaction group: see Snapshot)."""
     return list(
         Snapshot.objects.filter(dataset__host=host, dataset__name=dataset)
-        .order_by("created_at")
+        .order_by(*Snapshot.OLDEST_FIRST)
         .values_list("name", flat=True)
     )
 

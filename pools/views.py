@@ -19,6 +19,7 @@ from pools.forms import (
     PoolAddForm,
     PoolCreateForm,
     PoolDestroyForm,
+    PoolDeviceForm,
     SnapshotCreateForm,
     SnapshotTaskForm,
 )
@@ -96,7 +97,8 @@ def pool_create(request):
             else:
                 return redirect("operation-detail", pk=op.pk)
     template = "pools/pool_form.html#pool-estimate" if request.htmx else "pools/pool_form.html"
-    return render(request, template, {"host": host, "form": form, "estimate": estimate})
+    read = {"observed": selectors.inventory_observed_at(host=host), "reading": selectors.inventory_reading(host=host)}
+    return render(request, template, {"host": host, "form": form, "estimate": estimate, **(read if host else {})})
 
 
 @requires(write=Role.ADMIN)
@@ -293,6 +295,39 @@ def pool_add(request, pk):
     )
 
 
+@requires(write=Role.ADMIN)
+@require_http_methods(["GET", "POST"])
+def pool_device(request, pk):
+    """Online, clear and detach act at once; replace, attach and offline go through a page that names the device,
+    offers only free disks large enough and asks for a name typed (the service checks it all again)."""
+    pool = _pool(request, pk)
+    data = request.POST if request.method == "POST" else request.GET
+    action, device = data.get("action", ""), data.get("device", "")
+    member = selectors.device_member(pool=pool, device=device)
+    if action not in selectors.CONFIRMED or member is None:
+        kwargs = {"action": action, "device": device, "new_device": data.get("new_device", "")}
+        if request.method == "GET":
+            known = member is not None
+            messages.error(
+                request, "Choose replace, attach or offline." if known else f"{device} is not in {pool.name}."
+            )
+            return redirect(pool.get_absolute_url())
+        return start_or_back(
+            request, services.pool_device_start, pool.get_absolute_url(), host=pool.host, pool=pool.name, **kwargs
+        )
+    plan = selectors.device_plan(host=pool.host, member=member, action=action)
+    form = PoolDeviceForm(request.POST or None, initial={"action": action, "device": device}, plan=plan)
+    if request.method == "POST" and form.is_valid():
+        try:
+            op = services.pool_device_start(host=pool.host, user=request.user, pool=pool.name, **form.cleaned_data)
+        except ValidationError as exc:
+            add_service_errors(form, exc)
+        else:
+            return redirect("operation-detail", pk=op.pk)
+    context = {"host": pool.host, "pool": pool, "action": action, "plan": plan, "form": form}
+    return render(request, "pools/pool_device.html", context)
+
+
 @require_POST
 def scrub_schedule(request, pk):
     pool = _pool(request, pk)
@@ -341,15 +376,6 @@ def _action(find, start, role=Role.OPERATOR, **arguments):
 pool_scrub = _action(_pool, services.pool_scrub_start, pool=_name, action=_posted("action"))
 pool_trim = _action(_pool, services.pool_trim_start, pool=_name, action=_posted("action"))
 pool_export = _action(_pool, services.pool_export_start, Role.ADMIN, name=_name)
-pool_device = _action(
-    _pool,
-    services.pool_device_start,
-    Role.ADMIN,
-    pool=_name,
-    action=_posted("action"),
-    device=_posted("device"),
-    new_device=_posted("new_device"),
-)
 dataset_inherit = _action(_dataset, services.dataset_inherit_start, name=_name, key=_posted("key"))
 dataset_destroy = _action(_dataset, services.dataset_destroy_start, name=_name, confirm=_posted("confirm"))
 dataset_rename = _action(_dataset, services.dataset_rename_start, name=_name, new_name=_posted("new_name", strip=True))

@@ -173,7 +173,7 @@ class SnapshotSerializer(ModelSerializer):
 
     class Meta:
         model = Snapshot
-        fields = ["id", "dataset", "name", "used", "referenced", "created_at", "holds"]
+        fields = ["id", "dataset", "name", "used", "referenced", "created_at", "createtxg", "holds"]
 
 
 # --- requests (shape only: the services check names, layouts and disks against the host) ---------------
@@ -217,8 +217,12 @@ class ActionRequest(serializers.Serializer):
 
 
 class DeviceRequest(ActionRequest):
-    device = serializers.CharField(max_length=255, required=False, default="")
-    new_device = serializers.CharField(max_length=255, required=False, default="")
+    """Names as typed (never trimmed): replace, attach and offline need `confirm`, the device's name (its last path
+    component, or its path) or, for an offline that leaves no redundancy, the pool's name."""
+
+    device = serializers.CharField(max_length=255, required=False, default="", trim_whitespace=False)
+    new_device = serializers.CharField(max_length=255, required=False, default="", trim_whitespace=False)
+    confirm = serializers.CharField(max_length=255, required=False, default="", trim_whitespace=False)
 
 
 class ImportRequest(HostRequest):

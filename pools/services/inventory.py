@@ -36,7 +36,7 @@ DATASET_FIELDS = (
     "mountpoint",
     "properties",
 )
-SNAPSHOT_FIELDS = ("used", "referenced", "created_at", "holds")
+SNAPSHOT_FIELDS = ("used", "referenced", "created_at", "createtxg", "holds")
 DISK_FIELDS = ("path", "by_id", "size", "model", "serial", "media", "fstype", "mounted", "pool_id", "vdev_role")
 
 
@@ -251,7 +251,7 @@ def _save_snapshots(host, dataset_ids: dict[str, int], text: str) -> None:
         seen.add(key)
         created = datetime.fromtimestamp(snap.creation, UTC)
         old = existing.get(key)
-        if old is None or old[1] != (snap.used, snap.referenced, created, snap.holds):
+        if old is None or old[1] != (snap.used, snap.referenced, created, snap.createtxg, snap.holds):
             changed.append(
                 Snapshot(
                     host=host,
@@ -260,6 +260,7 @@ def _save_snapshots(host, dataset_ids: dict[str, int], text: str) -> None:
                     used=snap.used,
                     referenced=snap.referenced,
                     created_at=created,
+                    createtxg=snap.createtxg,
                     holds=snap.holds,
                 )
             )

@@ -13,6 +13,7 @@ from appliance.operations import Tracker, operation_runner, operation_start
 from hostlib import names, zfs, zpool
 from hostlib.zpool import InvalidLayout, PoolLayout
 from pools.models import Dataset, Disk, ImportablePool, MediaSpeed, Pool, Vdev
+from pools.selectors import CONFIRMED, DevicePlan, device_member, device_plan
 from pools.services.commands import checked, command_start, refuse_if_in_use, require_pool
 from pools.services.inventory import Scope, inventory_refresh
 
@@ -226,8 +227,14 @@ DEVICE_DONE = {
 }
 
 
-def pool_device_start(*, host, user, pool: str, action: str, device: str = "", new_device: str = "") -> Operation:
-    """Offline, online, replace, attach or detach a member disk, or clear a pool's (or one device's) errors."""
+def pool_device_start(
+    *, host, user, pool: str, action: str, device: str = "", new_device: str = "", confirm: str = ""
+) -> Operation:
+    """Offline, online, replace, attach or detach a member disk, or clear a pool's (or one device's) errors.
+
+    Replace, attach and offline are confirmed by the device's name typed (offline that would leave its vdev with no
+    redundancy: the pool's name; one that would take the vdev down is refused, as zpool would); a new disk must be
+    free and at least as large as the member (pools.selectors.device_plan: the page offers the same)."""
     require_pool(host, pool)
     if action not in DEVICE_DONE:
         raise ValidationError({"action": f"One of {', '.join(DEVICE_DONE)}."})
@@ -235,8 +242,7 @@ def pool_device_start(*, host, user, pool: str, action: str, device: str = "", n
         raise ValidationError({"device": f"Choose the disk of {pool} to {action}."})
     if action in ("replace", "attach") and not new_device:
         raise ValidationError({"new_device": f"Choose the free disk to {action}."})
-    member = Vdev.objects.filter(pool__host=host, pool__name=pool, type="disk", path=device).select_related("parent")
-    member = member.first() if device else None
+    member = device_member(pool=Pool.objects.get(host=host, name=pool), device=device)
     if device and member is None:
         raise ValidationError({"device": f"{device} is not a disk of {pool}."})
     if action == "detach" and (member.parent is None or member.parent.type not in ("mirror", "replacing", "spare")):
@@ -247,12 +253,8 @@ def pool_device_start(*, host, user, pool: str, action: str, device: str = "", n
         raise ValidationError(
             {"device": f"{device} is in a {member.parent.type}: attach works on mirrors and single disks."}
         )
-    if new_device:
-        disk = Disk.objects.filter(host=host).filter(Q(by_id=new_device) | Q(path=new_device)).first()
-        if disk is None or not disk.is_free:
-            raise ValidationError(
-                {"new_device": f"{new_device} is not a free disk ({disk.usage if disk else 'unknown'})."}
-            )
+    if action in CONFIRMED:
+        _device_check(host, device_plan(host=host, member=member, action=action), new_device, confirm)
     argvs = [checked(lambda: zpool.device_argv(action, pool, device, new_device))]
     if action == "detach":  # detach leaves the ZFS label, which keeps the disk from counting as free
         argvs.append(zpool.labelclear_argv(device))
@@ -265,6 +267,31 @@ def pool_device_start(*, host, user, pool: str, action: str, device: str = "", n
         done=DEVICE_DONE[action],
         scope=Scope(pools=[pool], disks=True),
     )
+
+
+def _device_check(host, plan: DevicePlan, new_device: str, confirm: str) -> None:
+    if new_device:
+        disk = Disk.objects.filter(host=host).filter(Q(by_id=new_device) | Q(path=new_device)).first()
+        if disk is None or not disk.is_free:
+            raise ValidationError(
+                {"new_device": f"{new_device} is not a free disk ({disk.usage if disk else 'unknown'})."}
+            )
+        if disk.size < plan.need:
+            raise ValidationError(
+                {
+                    "new_device": f"{new_device} ({disk.size / 1e9:.2f} GB) is smaller than {plan.member.name} "
+                    f"({plan.need / 1e9:.2f} GB): ZFS needs a disk at least as large."
+                }
+            )
+    if plan.margin is not None and plan.margin < 0:
+        raise ValidationError(
+            {
+                "device": f"{plan.member.name} holds the only valid copy of {plan.top.name}'s data: taking it offline "
+                "would stop the pool. Bring its other disks back, or replace it instead."
+            }
+        )
+    if not plan.confirmed(confirm):
+        raise ValidationError({"confirm": plan.confirm_why})
 
 
 def pool_trim_start(*, host, user, pool: str, action: str) -> Operation:

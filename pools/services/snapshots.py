@@ -6,6 +6,7 @@ from appliance.choices import Role
 from appliance.models import Operation
 from hostlib import names, zfs
 from pools.models import Snapshot
+from pools.selectors import snapshot_newer
 from pools.services.commands import checked, command_start, dataset_row, new_dataset_name, snapshot_row
 from pools.services.inventory import Scope
 
@@ -31,7 +32,7 @@ def snapshot_rollback_start(*, host, user, snapshot: str, destroy_newer: bool, c
     """Past newer snapshots (which the rollback destroys) only for an admin who typed the snapshot's name."""
     target = snapshot_row(host, snapshot)
     dataset_name, snap = target.dataset.name, target.name
-    newer = Snapshot.objects.filter(dataset=target.dataset, created_at__gt=target.created_at).count()
+    newer = snapshot_newer(snapshot=target).count()
     drops = f"destroys {newer} newer snapshot{'s' if newer > 1 else ''}"
     if newer and not destroy_newer:
         raise ValidationError({"destroy_newer": f"Rolling back to {snapshot} {drops}; confirm to go on."})

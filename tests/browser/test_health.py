@@ -18,13 +18,16 @@ def test_read_the_disks_open_one_and_run_a_self_test(page, lab_worker, guest):
     wait_for_operation(page)
     page.goto("/health/")
     assert page.locator("#health tr:has-text('TARNSATA1') [data-health=ok]").count() == 1
-    assert page.locator("#health tr:has-text('vdb') [data-health=unsupported]").count() == 1
+    virtio = page.locator("#health tr:has-text('vdb')")  # by its by-id name, the kernel's beside it, in plain words
+    assert virtio.locator("a").inner_text() == "virtio-zfsdisk1" and virtio.locator("[data-health=unsupported]").count()
+    assert "virtio disks report no SMART" in virtio.inner_text()
     shot(page, "health-01-list")
     page.goto("/pools/disks/")
     assert page.locator("tr:has-text('TARNSATA1') [data-health=ok]").count() == 1  # the inventory's column
 
     page.goto("/health/")
-    page.click("#health >> text=sda")
+    page.click("#health a:text-is('ata-TarnLab_HDD_TARNSATA1')")
+    assert "smartctl said: a SMART command failed" in page.inner_text("main")  # QEMU's SATA disks answer -x so
     assert page.locator("#attributes td:text-is('Power_On_Hours')").count() == 1
     page.wait_for_function(
         "() => Chart.getChart(document.querySelector('canvas[data-chart]'))?.data.labels.length >= 1"

@@ -32,6 +32,18 @@ def test_an_admin_builds_a_pool_dataset_and_snapshots_then_destroys_it(page, lab
     assert page.locator("td:has-text('virtio-zfsdisk1-part1')").count() == 1
     shot(page, "storage-03-pool")
 
+    # Replace asks first: only free disks at least as large (the lab's 2 GiB SATA disks are named, not offered), with
+    # their sizes, and the device's name typed; a wrong name changes nothing.
+    page.click("tr:has(td:has-text('virtio-zfsdisk2-part1')) >> text=Replace…")
+    options = page.locator("select[name=new_device] option").all_inner_texts()
+    assert options and all("virtio-zfsdisk" in o and "GB" in o for o in options), options
+    assert "Not offered, smaller than" in page.inner_text("#pool-device")
+    page.fill("input[name=confirm]", "virtio-zfsdisk1-part1")
+    page.click("#pool-device button:has-text('Replace')")
+    assert "Type the device's name (virtio-zfsdisk2-part1)" in page.inner_text("#pool-device")
+    shot(page, "storage-03b-replace-asks")
+    page.goto(pool_url)
+
     page.click("summary:has-text('New dataset or zvol')")
     page.fill("form[action*='datasets/create'] input[name=name]", "data")
     page.select_option("form[action*='datasets/create'] select[name=compression]", "zstd")

@@ -15,6 +15,7 @@ from health import selectors, services
 from health.models import DiskHealth, HealthPass, SelfTestRun, SelfTestSchedule, TemperaturePoint
 from hostlib.errors import CommandTimeout
 from pools.models import Disk, Pool, Vdev
+from tests.hostlib.test_smart import VIRTIO
 from tests.support.runners import FIXTURES, FakeHost
 
 SMART = FIXTURES / "smart"
@@ -86,7 +87,7 @@ def test_a_pass_reads_every_disk_once_and_gives_each_its_state(host, fake):
     )
     assert sda.flags == ["command"] and sda.self_test_kinds == ["short", "long"] and len(sda.attributes) == 7
     assert found["sdb"].rotation == 0 and found["nvme0n1"].nvme["critical_warning"] == 0
-    assert found["vdb"].reasons == ["/dev/vdb: Unable to detect device type"]
+    assert found["vdb"].reasons == [VIRTIO]
     assert TemperaturePoint.objects.count() == 3  # the virtio disk has none
     reads = [a for a in fake.argvs if a[:2] == ["smartctl", "-n"]]
     assert len(reads) == 4 and all(a[1:3] == ["-n", "standby"] for a in reads)  # never a read that wakes a disk
@@ -204,7 +205,8 @@ def test_the_pages_show_health_where_disks_are_listed(host, fake, admin_client, 
     assert 'data-health="failing"' in pool and f'href="/health/disks/{sda.pk}/"' in pool
     page = admin_client.get(f"/health/disks/{sda.pk}/").content.decode()
     assert "Reallocated_Sector_Ct" in page and "Completed: read failure" in page and 'id="replace"' in page
-    assert "/dev/disk/by-id/ata-TarnLab_SSD_TARNSATA2" in page  # a free disk offered to replace it
+    pool_pk = Pool.objects.get().pk  # its replacement is chosen on the page that offers only disks large enough
+    assert f'href="/pools/{pool_pk}/device/?action=replace&amp;device=/dev/disk/by-id/ata-TarnLab_HDD' in page
     assert "Start</button>" in page
     listing = admin_client.get("/health/").content.decode()
     assert "Hitachi HDS721050DLE630" in listing and "Read now" in listing
@@ -215,6 +217,22 @@ def test_the_pages_show_health_where_disks_are_listed(host, fake, admin_client, 
     session.save()
     seen = viewer_client.get(f"/health/disks/{sda.pk}/").content.decode()
     assert "Reallocated_Sector_Ct" in seen and "Start</button>" not in seen and 'id="replace"' not in seen
+
+
+def test_disks_go_by_their_by_id_names_and_smartctl_is_quoted_in_words(host, fake, admin_client):
+    services.health_read(host=host)
+    session = admin_client.session
+    session["host_id"] = host.pk
+    session.save()
+    listing = " ".join(admin_client.get("/health/").content.decode().split())
+    vdb = rows(host)["vdb"]
+    assert f'<a href="/health/disks/{vdb.pk}/">virtio-zfsdisk1</a> <small class="muted">vdb' in listing
+    assert "a virtio disk: virtio disks report no SMART" in listing and "Unable to detect" not in listing
+    sdb = " ".join(admin_client.get(f"/health/disks/{rows(host)['sdb'].pk}/").content.decode().split())
+    assert "<h1>ata-TarnLab_SSD_TARNSATA2 <small" in sdb
+    assert "smartctl said: a SMART command failed or a SMART structure had a bad checksum" in sdb  # exit status 4
+    virtio = admin_client.get(f"/health/disks/{vdb.pk}/").content.decode()
+    assert "smartctl said" not in virtio  # its exit status only says what the reason above says in words
 
 
 def test_the_api_lists_reads_and_starts_a_self_test(host, fake, operator_client, viewer_client):

@@ -161,7 +161,16 @@ def test_dataset_zvol_snapshot_and_scrub_life_cycle(guest, lab_host, admin_user,
 
     do(services.snapshot_create_start, dataset="tank/data", name="one")
     guest.sh("echo later > /tank/data/file && sync")
-    do(services.snapshot_create_start, dataset="tank/data", name="two")
+    # `two` is newer, but its creation must not say so: a snapshot takes the emulated guest over a second, so the two
+    # cannot be made to share one deterministically; the guest's clock set back before `two` gives the same failure
+    # (creation does not order them; a clock stepped by NTP at boot does it on a real NAS).
+    guest.set_clock(Snapshot.objects.get(dataset__name="tank/data", name="one").created_at.timestamp() - 30)
+    try:
+        do(services.snapshot_create_start, dataset="tank/data", name="two")
+    finally:
+        guest.set_clock()
+    one, two = (Snapshot.objects.get(dataset__name="tank/data", name=n) for n in ("one", "two"))
+    assert two.created_at < one.created_at and two.createtxg > one.createtxg
     with pytest.raises(ValidationError, match="destroys 1 newer snapshot"):
         services.snapshot_rollback_start(host=lab_host, user=admin_user, snapshot="tank/data@one", destroy_newer=False)
     do(services.snapshot_rollback_start, snapshot="tank/data@one", destroy_newer=True, confirm="one")
@@ -246,14 +255,19 @@ def test_replace_a_disk_and_watch_the_resilver_finish(guest, lab_host, admin_use
             op = services.pool_device_start(host=lab_host, user=admin_user, pool="tank", **kwargs)
         return run(op)
 
-    do(action="offline", device=old)
+    do(action="offline", device=old, confirm="tank")  # the mirror is left with no redundancy: the pool's name
     assert Pool.objects.get(host=lab_host).state == "DEGRADED"
     do(action="online", device=old)
     with pytest.raises(ValidationError, match="not a free disk"):
         services.pool_device_start(
             host=lab_host, user=admin_user, pool="tank", action="replace", device=old, new_device=D(1)
         )
-    do(action="replace", device=old, new_device=D(3))
+    small = Disk.objects.filter(host=lab_host, size__lt=Disk.objects.get(host=lab_host, by_id=D(2)).size).first()
+    with pytest.raises(ValidationError, match="is smaller than"):  # the lab's 2 GiB SATA disks, free but too small
+        services.pool_device_start(
+            host=lab_host, user=admin_user, pool="tank", action="replace", device=old, new_device=small.by_id
+        )
+    do(action="replace", device=old, new_device=D(3), confirm="virtio-zfsdisk2-part1")
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:  # the worker refreshes periodically; here we refresh by hand
         services.inventory_refresh(host=lab_host)
@@ -289,7 +303,8 @@ def test_attach_detach_add_vdevs_and_trim(guest, lab_host, admin_user, django_ca
         status = zpool.status(guest.transport())["tank"]
         return [(v.role, v.type, len(v.children)) for v in status.vdevs]
 
-    do(services.pool_device_start, action="attach", device=first, new_device=D(2))  # a single disk becomes a mirror
+    # a single disk becomes a mirror (confirmed by the device's name, as the page asks)
+    do(services.pool_device_start, action="attach", device=first, new_device=D(2), confirm=first.rsplit("/", 1)[1])
     assert topology() == [("data", "mirror", 2)]
     do(services.pool_add_start, layout=PoolLayout(data=(VdevSpec("mirror", (D(3), D(4))),)))
     do(services.pool_add_start, layout=PoolLayout(data=(), log=(VdevSpec("stripe", (D(5),)),), cache=(D(6),)))

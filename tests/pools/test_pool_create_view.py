@@ -158,8 +158,21 @@ def test_the_pool_page_offers_disk_actions_to_admins_only(admin_client, operator
         path=D(1) + "-part1",
     )
     admin_page = admin_client.get(f"/pools/{pool.pk}/").content.decode()
-    assert (
-        'value="replace"' in admin_page and 'value="offline"' in admin_page and f'<option value="{D(2)}">' in admin_page
-    )
+    assert "?action=replace&amp;" in admin_page and "?action=offline&amp;" in admin_page  # each to its confirmation
     operator_page = operator_client.get(f"/pools/{pool.pk}/").content.decode()
-    assert 'value="replace"' not in operator_page and "Scrub now" in operator_page
+    assert "?action=replace" not in operator_page and "Scrub now" in operator_page
+
+
+def test_a_host_whose_disks_were_never_read_is_not_said_to_have_none(admin_client, local_host):
+    page = " ".join(admin_client.get("/pools/create/").content.decode().split())
+    assert "Tarn has not read local's disks yet" in page and "has no free disks" not in page
+    assert 'action="/pools/refresh/"' in page and "Refresh inventory</button> reads its" in page
+    op = Operation.objects.create(host=local_host, kind="inventory.refresh", target="host:local:inventory")
+    page = admin_client.get("/pools/create/").content.decode()
+    assert f'href="/operations/{op.pk}/">follow the refresh</a>' in page
+
+
+def test_a_host_read_without_free_disks_says_so(admin_client, local_host):
+    disks(local_host, n=2, used=(1, 2))
+    page = admin_client.get("/pools/create/").content.decode()
+    assert "local has no free disks (as read" in page and "has not read" not in page

@@ -7,39 +7,10 @@ import pytest
 from django.utils import timezone
 
 from appliance.models import Operation
-from pools.models import Dataset, Disk, MediaSpeed, Pool, ScrubSchedule, Snapshot, SnapshotTask, Vdev
+from pools.models import Dataset, MediaSpeed, Pool, ScrubSchedule, Snapshot, SnapshotTask, Vdev
 from pools.selectors import retention_victims
 from pools.services import scrub_schedules_run_due
 from tests.pools.test_pool_create_view import D, disks
-
-
-@pytest.fixture
-def tank(local_host):
-    """A pool 'tank' on one mirror of disks 1 and 2, plus free disks 3-6, a dataset and a snapshot."""
-    disks(local_host, n=6)
-    pool = Pool.objects.create(host=local_host, name="tank", guid="1", state="ONLINE", observed_at=timezone.now())
-    mirror = Vdev.objects.create(pool=pool, position=1, name="mirror-0", type="mirror", role="data", state="ONLINE")
-    for i in (1, 2):
-        Vdev.objects.create(
-            pool=pool,
-            parent=mirror,
-            position=1 + i,
-            depth=1,
-            name=f"d{i}",
-            type="disk",
-            role="data",
-            state="ONLINE",
-            path=D(i),
-        )
-
-    Disk.objects.filter(by_id__in=[D(1), D(2)]).update(pool=pool, vdev_role="data")
-    now = timezone.now()
-    root = Dataset.objects.create(host=local_host, pool=pool, name="tank", type="filesystem", observed_at=now)
-    data = Dataset.objects.create(
-        host=local_host, pool=pool, name="tank/a", type="filesystem", depth=1, observed_at=now
-    )
-    Snapshot.objects.create(dataset=data, name="s1", created_at=now)
-    return pool, root, data
 
 
 def only_argv():
@@ -52,7 +23,7 @@ def only_argv():
     [
         (
             "device",
-            {"action": "attach", "device": D(1), "new_device": D(3)},
+            {"action": "attach", "device": D(1), "new_device": D(3), "confirm": "d1"},
             ["zpool", "attach", "--", "tank", D(1), D(3)],
         ),
         ("device", {"action": "detach", "device": D(2)}, ["zpool", "detach", "--", "tank", D(2)]),  # then labelclear
@@ -193,7 +164,7 @@ def test_the_api_starts_the_same_operations(admin_client, tank, django_capture_o
         (
             "post",
             f"/api/v1/pools/{pool.pk}/device/",
-            {"action": "offline", "device": D(1)},
+            {"action": "offline", "device": D(1), "confirm": "tank"},  # its mirror is left with no redundancy
             ["zpool", "offline", "--", "tank", D(1)],
         ),
         (

@@ -10,7 +10,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from hostlib import disks, facts, fio, smart
+from hostlib import disks, facts, fio, smart, zfs
 from hostlib.facts import parse_zfs_version
 from tests.support.lab import lab_up
 
@@ -134,6 +134,26 @@ def capture_smart(lab) -> None:
     (out / "MANIFEST.json").write_text(json.dumps(doc, indent=2) + "\n")
 
 
+def capture_same_second_snapshots(lab, save) -> None:
+    """Two snapshots of tank/data in one second (a recursive or scheduled set, a fast host): creation ties, createtxg
+    does not. The emulated guest takes over a second per snapshot, so the second one is taken with the guest's clock
+    set back to the first one's second, until it lands in it."""
+    lab.sh("zfs snapshot tank/data@same-1")
+    first = int(lab.sh("zfs get -Hpo value creation tank/data@same-1"))
+    for _ in range(10):
+        second = lab.sh(
+            f"date -s @{first} >/dev/null && zfs snapshot tank/data@same-2 && "
+            "zfs get -Hpo value creation tank/data@same-2"
+        )
+        if int(second) == first:
+            break
+        lab.sh("zfs destroy tank/data@same-2")
+    else:
+        raise AssertionError("the second snapshot never landed in the first one's second")
+    lab.set_clock()
+    save("zfs_snapshots_same_second.txt", zfs.list_snapshots_argv("tank/data", 1))
+
+
 def capture(lab) -> None:
     t = lab.transport()
     version = parse_zfs_version(t.run(["zfs", "version"]).stdout)[0]
@@ -171,6 +191,7 @@ def capture(lab) -> None:
         t.run(argv, mutating=True)
     for name, argv in CAPTURE.items():
         save(name, argv)
+    capture_same_second_snapshots(lab, save)
     for name, argv in (
         ("driver", ["ethtool", "-i"]),
         ("settings", ["ethtool"]),

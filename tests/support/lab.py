@@ -106,6 +106,11 @@ class Lab:
             time.sleep(2)
         raise AssertionError(f"the guest did not come back within {timeout:.0f} s of a reboot")
 
+    def set_clock(self, to: float | None = None) -> None:
+        """The guest's clock to `to` (seconds since the epoch), or back to this machine's time: for what a clock
+        that steps does (snapshots whose creation does not follow the order they were taken in)."""
+        self.sh(f"date -s @{time.time() if to is None else to:.3f} >/dev/null")
+
     def reset(self, state: str = "clean") -> float:
         """Back to the clean state (or a saved one); if loadvm cannot bring the guest back, it is started anew
         (clean: the saved states go with it). The one SSH handshake after loadvm is Tarn's own: its first command
