@@ -5,6 +5,7 @@ raw key is kept on the NAS in a root-only key file and, if the admin chooses, es
 
 import json
 import secrets
+import time
 from datetime import timedelta
 
 import pyrage
@@ -299,7 +300,7 @@ def lock_run(tracker: Tracker) -> None:
     head = next((d for d in pools.encryption_roots(host=op.host) if d.name == root), None)
     try:
         if head is not None and pools.is_mounted(head):
-            zfs.unmount_tree(t, root, force=p["force"], unload=True)
+            _unmount(t, root, force=p["force"], waited=NFS_LET_GO if exported else 0)
         else:  # a zvol, or a filesystem that is not mounted (canmount=off, mountpoint=none): only the key goes
             zfs.unload_key(t, root)
     except Busy as exc:
@@ -311,6 +312,23 @@ def lock_run(tracker: Tracker) -> None:
     _seal(tracker, t, root, done=f"Locked {root} (its key is unloaded and its shares are off)")
     inventory_refresh(host=op.host, operation=op, scope=Scope(trees=[root]))
     tracker.progress(100, f"Locked {root}: its key is unloaded and its shares are off")
+
+
+NFS_LET_GO = 15  # seconds: nfsd lets go of a filesystem a moment after its export is dropped (later when loaded)
+
+
+def _unmount(t, root: str, *, force: bool, waited: float) -> None:
+    """Unmount root's tree and unload its key; while `waited` seconds have not passed, a busy answer is asked
+    again each second (the exports just dropped: nfsd holds the filesystem a little longer)."""
+    deadline = time.monotonic() + waited
+    while True:
+        try:
+            zfs.unmount_tree(t, root, force=force, unload=True)
+            return
+        except Busy:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(1)
 
 
 # --- change key -------------------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ import pytest
 
 from encryption import services
 from pools.models import Dataset
+from shares.models import NfsExport
 from tests.support.runners import FakeHost
 
 CANARY = "canary-0be5 horse staple battery"
@@ -90,3 +91,28 @@ def test_a_new_dataset_whose_folder_is_a_link_is_left_unmounted(host, admin_user
     assert "tank/new is left unmounted" in op.message
     after = fake.argvs[fake.argvs.index(["zfs", "unmount", "--", "tank/new"]) :]
     assert not [a for a in after if a[:2] == ["zfs", "mount"]]  # a mount would follow the link
+
+
+@pytest.mark.parametrize("lets_go", [True, False])
+def test_a_lock_asks_again_while_nfsd_still_holds_a_filesystem_it_no_longer_exports(
+    host, admin_user, fake, run_queued, monkeypatch, lets_go
+):
+    """nfsd lets go of a filesystem a moment after its export is dropped (later on a loaded NAS: issue 39's red lab
+    run): a busy unmount right after the exports stopped is asked again each second for NFS_LET_GO seconds; one
+    that stays busy is refused as before, its exports put back."""
+    monkeypatch.setattr(services, "NFS_LET_GO", 3)
+    Dataset.objects.filter(host=host, name="tank/keyed").update(mountpoint="/tank/keyed")
+    NfsExport.objects.create(host=host, dataset="tank/keyed", path="/tank/keyed", clients="*")
+    fake.answer(*GET, "tank/keyed", stdout="mountpoint\t/tank/keyed\ncanmount\ton\n")
+    unmount = ("zfs", "unmount", "-u", "--", "tank/keyed")
+    fake.answer(*unmount, returncode=1, stderr="cannot unmount '/tank/keyed': pool or dataset is busy\n")
+    seen = []
+    if lets_go:  # the second try finds it free (a watcher runs before its call is answered)
+        fake.on(*unmount, call=lambda argv: seen.append(argv) or (len(seen) == 2 and fake.answer(*unmount)))
+    op = run_queued(services.lock_start, host=host, user=admin_user, root="tank/keyed")
+    tries = [a for a in fake.argvs if tuple(a) == unmount]
+    if lets_go:
+        assert op.status == "succeeded" and len(tries) == 2, (op.message, tries)
+    else:
+        assert op.status == "failed" and "is busy" in op.message and "nothing was locked" in op.message
+        assert 3 <= len(tries) <= 5, tries
