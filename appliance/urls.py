@@ -12,6 +12,7 @@ urlpatterns = [
     path("login/", views.login_view, name="login"),
     path("logout/", requires(write=Role.VIEWER)(auth_views.LogoutView.as_view()), name="logout"),
     path("healthz", views.healthz, name="healthz"),
+    path("favicon.ico", views.favicon, name="favicon"),
     path("", views.dashboard, name="dashboard"),
     path("hosts/", views.host_list, name="host-list"),
     path("hosts/add/", views.host_add, name="host-add"),

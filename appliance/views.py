@@ -4,9 +4,11 @@ from django.contrib import messages
 from django.contrib.auth import login, update_session_auth_hash
 from django.contrib.auth.decorators import login_not_required
 from django.contrib.auth.forms import PasswordChangeForm
+from django.contrib.staticfiles import finders
 from django.core.exceptions import ValidationError
-from django.http import HttpResponse
+from django.http import FileResponse, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_http_methods, require_POST
 
 from appliance import selectors, services, twofactor, twofactor_views
@@ -202,3 +204,10 @@ def token_revoke(request, pk):
 @login_not_required
 def healthz(request):
     return HttpResponse("ok", content_type="text/plain")
+
+
+@login_not_required
+@cache_control(max_age=86400, public=True)
+def favicon(request):
+    """/favicon.ico, where browsers and bookmarks look without asking the page: Tarn's icon (an SVG), no login."""
+    return FileResponse(open(finders.find("favicon.svg"), "rb"), content_type="image/svg+xml")  # noqa: SIM115

@@ -39,6 +39,7 @@ ROLES: dict[str, tuple[str, str] | None] = {
     # audit; a viewer's own session, password and tokens.
     "/login/": PUBLIC,
     "/healthz": PUBLIC,
+    "/favicon.ico": PUBLIC,
     "/logout/": (VIEWER, VIEWER),
     "/": (VIEWER, OPERATOR),
     "/hosts/": (VIEWER, OPERATOR),
