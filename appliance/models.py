@@ -38,6 +38,7 @@ class ApiToken(models.Model):
     revoked_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        verbose_name = "API token"
         ordering = ["-created_at"]
 
     def __str__(self):
@@ -66,6 +67,9 @@ class TotpDevice(models.Model):
     tries_since = models.DateTimeField(null=True, blank=True)
     locked_until = models.DateTimeField(null=True, blank=True, help_text="Codes are refused until then.")
     created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name = "TOTP device"
 
     def __str__(self):
         return f"authenticator app of {self.user}"
@@ -107,6 +111,10 @@ class TwoFactorPolicy(models.Model):
     required_roles = models.JSONField(default=list, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 
+    class Meta:
+        verbose_name = "two-factor policy"
+        verbose_name_plural = "two-factor policy"
+
     def __str__(self):
         return f"second factor required for: {', '.join(self.required_roles) or 'no role'}"
 
@@ -122,6 +130,8 @@ class LoginAttempts(models.Model):
     window_started = models.DateTimeField()
 
     class Meta:
+        verbose_name = "login attempts"
+        verbose_name_plural = "login attempts"
         constraints = [
             models.UniqueConstraint(fields=["username", "address"], name="one_login_counter_per_name_and_address")
         ]

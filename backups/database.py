@@ -25,6 +25,7 @@ from django.core.management import call_command
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.migrations.loader import MigrationLoader
 from django.db.utils import load_backend
+from django.utils.text import capfirst
 
 ALIAS = "tarn_restore"
 REFERENCE = "tarn_schema"
@@ -386,7 +387,8 @@ TARN_APPS |= {"backups", "django_celery_beat"}
 
 
 def _title(model) -> str:
-    return str(model._meta.verbose_name_plural).capitalize() + f" ({model._meta.app_label})"
+    """A table in words, as its model's Meta names it ("SMB shares (shares)"): capfirst keeps "SMB" and "API"."""
+    return capfirst(str(model._meta.verbose_name_plural)) + f" ({model._meta.app_label})"
 
 
 def keep_ids_ahead(tables) -> None:

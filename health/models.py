@@ -53,6 +53,8 @@ class DiskHealth(models.Model):
     answered_at = models.DateTimeField(null=True, blank=True, help_text="The last read it answered.")
 
     class Meta:
+        verbose_name = "disk health"
+        verbose_name_plural = "disk health"
         ordering = ["host", "name"]
         constraints = [models.UniqueConstraint(fields=["host", "device"], name="one_health_row_per_device")]
 
@@ -110,6 +112,10 @@ class HealthPass(models.Model):
     disks = models.PositiveIntegerField(default=0)
     error = models.CharField(max_length=500, blank=True)
 
+    class Meta:
+        verbose_name = "health pass"
+        verbose_name_plural = "health passes"
+
     def __str__(self):
         return f"health pass of host {self.pk}"
 
@@ -129,6 +135,7 @@ class SelfTestSchedule(models.Model):
     last_started_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        verbose_name = "self-test schedule"
         ordering = ["host", "kind", "every"]
         constraints = [
             models.CheckConstraint(
@@ -158,6 +165,7 @@ class SelfTestRun(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        verbose_name = "self-test run"
         ordering = ["-started_at", "-pk"]
         constraints = [
             models.UniqueConstraint(

@@ -32,6 +32,7 @@ class SmbShare(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name = "SMB share"
         ordering = ["host", "name"]
         constraints = [
             models.UniqueConstraint(models.functions.Lower("name"), "host", name="one_smb_share_name_per_host")
@@ -60,6 +61,7 @@ class NfsExport(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name = "NFS export"
         ordering = ["host", "path"]
         constraints = [models.UniqueConstraint(fields=["host", "path"], name="one_nfs_export_per_path")]
 
@@ -103,6 +105,10 @@ class ShareSettings(models.Model):
         "nfsd threads", default=8, help_text="More threads serve more clients at once; 8 per core is plenty."
     )
 
+    class Meta:
+        verbose_name = "share settings"
+        verbose_name_plural = "share settings"
+
     def __str__(self):
         return f"share settings of {self.host}"
 
@@ -116,6 +122,7 @@ class SambaUser(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name = "Samba user"
         ordering = ["host", "username"]
         constraints = [models.UniqueConstraint(fields=["host", "username"], name="one_samba_user_name_per_host")]
 
@@ -130,6 +137,10 @@ class ShareStatus(models.Model):
     smb_sessions = models.JSONField(default=list)
     nfs_clients = models.JSONField(default=list)
     observed_at = models.DateTimeField()
+
+    class Meta:
+        verbose_name = "share status"
+        verbose_name_plural = "share statuses"
 
     def __str__(self):
         return f"share status of {self.host}"

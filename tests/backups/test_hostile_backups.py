@@ -91,7 +91,7 @@ def test_a_cleared_two_factor_policy_and_an_added_recovery_code_are_shown_row_by
     op = _check(run_queued, uploaded, admin_user)
     assert op.status == "succeeded", op.message
     uploaded.refresh_from_db()
-    policy = _section(uploaded.checked, "Two factor policys")  # one row now, one in the backup: counts hide it
+    policy = _section(uploaded.checked, "Two-factor policy")  # one row now, one in the backup: counts hide it
     assert policy["security"] and policy["changed_count"] == 1
     assert "required_roles: ['operator', 'viewer'] → []" in policy["changed"][0]["values"]
     codes = _section(uploaded.checked, "Recovery codes")
