@@ -6,6 +6,7 @@ from django.utils.module_loading import autodiscover_modules
 
 class ApplianceConfig(AppConfig):
     name = "appliance"
+    verbose_name = "Core"
 
     def ready(self):
         # Every app's services module registers its operation runners; a worker and a web process see the same set.

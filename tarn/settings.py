@@ -170,7 +170,7 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["appliance.auth.permissions.RolePermission"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "appliance.api.schema.AppSchema",  # paths grouped by app
     "DEFAULT_PAGINATION_CLASS": "appliance.api.pagination.Pagination",
     "PAGE_SIZE": 50,
     "DEFAULT_PARSER_CLASSES": [
@@ -183,13 +183,20 @@ REST_FRAMEWORK = {
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Tarn API",
-    "DESCRIPTION": "Manage a ZFS NAS: hosts, operations, audit, pools, shares and tuning (benchmarks follow).",
+    "DESCRIPTION": (
+        "Tarn turns Linux boxes with OpenZFS into NAS appliances. This API does what the pages do: hosts, pools and "
+        "datasets, SMB and NFS shares, tuning, benchmarks, analytics and alerts, replication NAS to NAS, disk health, "
+        "native encryption and configuration backups. Every change answers 202 with an Operation to follow at "
+        "/api/v1/operations/{id}/. Authenticate with a bearer token made on your account's API tokens page; your role (viewer, operator, "
+        "admin) decides what you may change."
+    ),
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_PERMISSIONS": ["appliance.auth.permissions.RolePermission"],
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "appliance.api.schema.app_tags"],
     # Choice sets that share a field name across apps get their own names in the schema.
     "ENUM_NAME_OVERRIDES": {
         "SettingKindEnum": "tuning.choices.SettingKind",

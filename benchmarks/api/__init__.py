@@ -1,0 +1,1 @@
+"""Benchmarks: fio and network runs, profiles, suites, schedules and comparisons."""

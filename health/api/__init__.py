@@ -1,0 +1,1 @@
+"""Disk health: SMART reads of every disk, self-tests and their schedules."""

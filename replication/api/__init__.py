@@ -1,0 +1,1 @@
+"""Replication: NAS-to-NAS pairs, replication tasks, their runs and failover."""
