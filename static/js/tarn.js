@@ -1,4 +1,5 @@
-// Tarn's page glue: toasts that fade, and a toast when an htmx request fails.
+// Tarn's page glue: toasts that fade, a toast when an htmx request fails, and copying or downloading what a page
+// shows once (data-copy / data-download name the element whose <code> items are the text; nothing goes to the server).
 (function () {
   function toast(text, kind) {
     const box = document.getElementById("toasts");
@@ -22,4 +23,46 @@
   document.addEventListener("htmx:sendError", () => toast("Tarn is not answering. Check that it is running.", "error"));
   document.addEventListener("toast", (e) => toast(e.detail.value || e.detail.message, e.detail.kind));
   window.tarnToast = toast;
+
+  function shownText(button) {
+    const source = document.getElementById(button.dataset.copy || button.dataset.download);
+    const items = source ? Array.from(source.querySelectorAll("code")).map((c) => c.textContent.trim()) : [];
+    return items.join("\n");
+  }
+  function copied(text) {
+    if (navigator.clipboard && window.isSecureContext) return navigator.clipboard.writeText(text);
+    // Plain http on a LAN has no clipboard API: select the text in a scratch box and copy it the old way.
+    const box = document.createElement("textarea");
+    box.value = text;
+    box.setAttribute("readonly", "");
+    box.style.position = "fixed";
+    box.style.opacity = "0";
+    document.body.appendChild(box);
+    box.select();
+    const ok = document.execCommand("copy");
+    box.remove();
+    return ok ? Promise.resolve() : Promise.reject(new Error("copy refused"));
+  }
+  document.addEventListener("click", (e) => {
+    const copy = e.target.closest("[data-copy]");
+    if (copy) {
+      copied(shownText(copy)).then(
+        () => toast("Copied to the clipboard.", "success"),
+        () => toast("The browser refused to copy: select the codes and copy them by hand.", "error"),
+      );
+      return;
+    }
+    const download = e.target.closest("[data-download]");
+    if (download) {
+      const heading = download.dataset.heading ? download.dataset.heading + "\n\n" : "";
+      const blob = new Blob([heading + shownText(download) + "\n"], { type: "text/plain" });
+      const link = document.createElement("a");
+      link.href = URL.createObjectURL(blob);
+      link.download = download.dataset.filename || "tarn.txt";
+      document.body.appendChild(link);
+      link.click();
+      link.remove();
+      setTimeout(() => URL.revokeObjectURL(link.href), 1000);
+    }
+  });
 })();

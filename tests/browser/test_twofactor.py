@@ -28,6 +28,22 @@ def _password(page, username="admin"):
     page.click("button[type=submit]")
 
 
+def _copy_and_download(page, codes: list[str]) -> None:
+    """The codes shown once can be copied and saved as a .txt, from the page itself (nothing asked of the server)."""
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    page.click("#recovery-codes-copy")
+    assert page.evaluate("navigator.clipboard.readText()").split("\n") == codes
+    asked = []
+    page.on("request", lambda r: asked.append(r.url))
+    with page.expect_download() as info:
+        page.click("#recovery-codes-download")
+    download = info.value
+    assert download.suggested_filename == "tarn-recovery-codes-admin.txt"
+    text = open(download.path()).read()
+    assert text.startswith("Tarn recovery codes for admin") and text.split("\n\n", 1)[1].split() == codes
+    assert not [url for url in asked if not url.startswith("blob:")]
+
+
 def _code(page, code: str):
     page.fill("input[name=otp_token]", code)
     page.click("#code-form button[type=submit]")
@@ -45,6 +61,7 @@ def test_set_up_an_authenticator_sign_in_with_a_code_once_and_a_recovery_code_on
     codes = [c.strip() for c in page.locator("#recovery-codes code").all_inner_texts()]
     assert len(codes) == 10
     shot(page, "twofactor-recovery-codes")
+    _copy_and_download(page, codes)
     page.click("text=I saved them")
     assert "On" in page.inner_text("#totp")
 
