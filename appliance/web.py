@@ -1,6 +1,6 @@
 """What every app's pages share: the object's own host (the switcher follows it), and a service's refusal turned
 into a message — on the next page (start_or_back, attempt), in one line (form_errors) or on the form's fields
-(add_service_errors) — and a safe way back (safe_next)."""
+(add_service_errors, start_on_form: the page shows the form again, open) — and a safe way back (safe_next)."""
 
 from django import forms
 from django.contrib import messages
@@ -53,6 +53,17 @@ def attempt(request, service, **kwargs):
     except ValidationError as exc:
         messages.error(request, " ".join(exc.messages))
         return None
+
+
+def start_on_form(form: forms.Form, start, **kwargs):
+    """Start an operation through a service with a valid form's values: the operation's page, or None with the
+    refusal on the form's fields, for the page to show the form again, open, the error under the field it names."""
+    try:
+        op = start(**kwargs)
+    except ValidationError as exc:
+        add_service_errors(form, exc)
+        return None
+    return redirect("operation-detail", pk=op.pk)
 
 
 def form_errors(form) -> str:

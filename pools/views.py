@@ -9,7 +9,14 @@ from django.views.decorators.http import require_http_methods, require_POST
 from appliance.auth import requires
 from appliance.choices import Role
 from appliance.selectors import host_current
-from appliance.web import add_service_errors, form_errors, host_object, host_object_or_404, safe_next, start_or_back
+from appliance.web import (
+    add_service_errors,
+    host_object,
+    host_object_or_404,
+    safe_next,
+    start_on_form,
+    start_or_back,
+)
 from hostlib.digits import whole_number
 from pools import selectors, services
 from pools.forms import (
@@ -46,7 +53,11 @@ def pool_list(request):
 
 
 def pool_detail(request, pk):
-    pool = _pool(request, pk)
+    return _pool_page(request, _pool(request, pk))
+
+
+def _pool_page(request, pool, *, status: int = 200, **forms):
+    """A pool's page; forms: a posted form with its errors (dataset_form, add_form), shown open in its place."""
     host = pool.host
     generic = "generic" in ((host.facts or {}).get("aes_impl"), (host.facts or {}).get("gcm_impl"))
     return render(
@@ -66,7 +77,9 @@ def pool_detail(request, pk):
             "scrub_schedule": selectors.scrub_schedule(pool=pool),
             # the kernel's generic AES or GCM matters only where something is encrypted: counted only then
             "slow_encryption": generic and selectors.encrypted_datasets(host=host).filter(pool=pool).count(),
+            **forms,
         },
+        status=status,
     )
 
 
@@ -157,25 +170,32 @@ def snapshot_list(request):
 
 @require_POST
 def dataset_create(request, pk):
+    """A refusal (the form's or the service's) shows the pool's page again with the form open, the error under its
+    field and what was typed kept."""
     pool = _pool(request, pk)
     form = DatasetCreateForm(request.POST, parents=selectors.filesystem_names(pool=pool))
-    if not form.is_valid():
-        messages.error(request, form_errors(form))
-        return redirect(pool.get_absolute_url())
-    size = form.cleaned_data["volsize"] if form.cleaned_data["kind"] == "volume" else None
-    return start_or_back(
-        request,
-        services.dataset_create_start,
-        pool.get_absolute_url(),
-        host=pool.host,
-        name=form.full_name(),
-        props=form.props(),
-        volume_size=size,
-    )
+    if form.is_valid():
+        size = form.cleaned_data["volsize"] if form.cleaned_data["kind"] == "volume" else None
+        started = start_on_form(
+            form,
+            services.dataset_create_start,
+            host=pool.host,
+            user=request.user,
+            name=form.full_name(),
+            props=form.props(),
+            volume_size=size,
+        )
+        if started:
+            return started
+    return _pool_page(request, pool, status=400, dataset_form=form)
 
 
 def dataset_detail(request, pk):
-    dataset = _dataset(request, pk)
+    return _dataset_page(request, _dataset(request, pk))
+
+
+def _dataset_page(request, dataset, *, status: int = 200, **forms):
+    """A dataset's page; forms: a posted form with its errors (edit_form, snapshot_form), shown open in its place."""
     host = dataset.host
     return render(
         request,
@@ -189,7 +209,9 @@ def dataset_detail(request, pk):
             "snapshots": selectors.snapshot_recent(dataset=dataset),
             "dependents": selectors.dataset_dependents(host=host, name=dataset.name),
             "can_change": request.user.has_role(Role.OPERATOR),
+            **forms,
         },
+        status=status,
     )
 
 
@@ -197,35 +219,34 @@ def dataset_detail(request, pk):
 def dataset_edit(request, pk):
     dataset = _dataset(request, pk)
     form = DatasetEditForm(request.POST)
-    if not form.is_valid() or not form.changes():
-        messages.error(request, "Nothing to change: fill in the properties to set.")
-        return redirect(dataset.get_absolute_url())
-    return start_or_back(
-        request,
-        services.dataset_set_start,
-        dataset.get_absolute_url(),
-        host=dataset.host,
-        name=dataset.name,
-        props=form.changes(),
-    )
+    if form.is_valid() and not form.changes():
+        form.add_error(None, "Nothing to change: fill in the properties to set.")
+    elif form.is_valid():
+        started = start_on_form(
+            form,
+            services.dataset_set_start,
+            host=dataset.host,
+            user=request.user,
+            name=dataset.name,
+            props=form.changes(),
+        )
+        if started:
+            return started
+    return _dataset_page(request, dataset, status=400, edit_form=form)
 
 
 @require_POST
 def snapshot_create(request, pk):
     dataset = _dataset(request, pk)
     form = SnapshotCreateForm(request.POST)
-    if not form.is_valid():
-        messages.error(request, "A snapshot needs a name.")
-        return redirect(dataset.get_absolute_url())
-    return start_or_back(
-        request,
-        services.snapshot_create_start,
-        dataset.get_absolute_url(),
-        host=dataset.host,
-        dataset=dataset.name,
-        name=form.cleaned_data["name"],
-        recursive=form.cleaned_data["recursive"],
-    )
+    if form.is_valid():
+        data = form.cleaned_data  # name, recursive
+        started = start_on_form(
+            form, services.snapshot_create_start, host=dataset.host, user=request.user, dataset=dataset.name, **data
+        )
+        if started:
+            return started
+    return _dataset_page(request, dataset, status=400, snapshot_form=form)
 
 
 @require_POST
@@ -282,17 +303,13 @@ def pool_import(request):
 def pool_add(request, pk):
     pool = _pool(request, pk)
     form = PoolAddForm(request.POST, free_disks=selectors.disk_free(host=pool.host))
-    if not form.is_valid():
-        messages.error(request, form_errors(form))
-        return redirect(pool.get_absolute_url())
-    return start_or_back(
-        request,
-        services.pool_add_start,
-        pool.get_absolute_url(),
-        host=pool.host,
-        pool=pool.name,
-        layout=form.pool_layout(),
-    )
+    if form.is_valid():
+        started = start_on_form(
+            form, services.pool_add_start, host=pool.host, user=request.user, pool=pool.name, layout=form.pool_layout()
+        )
+        if started:
+            return started
+    return _pool_page(request, pool, status=400, add_form=form)
 
 
 @requires(write=Role.ADMIN)
