@@ -1,0 +1,15 @@
+"""What the configuration backup operations are called on their pages, and the backup page each came from."""
+
+from appliance.titles import Title, operation_titles
+
+BACKUP = {"back": "backup-detail", "back_arg": "backup", "back_label": "Back to {name}"}
+LIST = {"back": "backup-list", "back_label": "Back to Backups"}
+
+operation_titles(
+    {
+        "config.backup": Title("Back up Tarn's configuration", **LIST),
+        "config.check": Title("Check backup {name} (dry run)", **BACKUP),
+        "config.restore": Title("Restore backup {name}", **BACKUP),
+        "config.delete": Title("Delete backup {name}", **LIST),
+    }
+)

@@ -1,0 +1,21 @@
+"""What the benchmark operations are called on their pages, and the run or suite page each came from."""
+
+from appliance.titles import Title, operation_titles
+from benchmarks.models import Run, Suite
+
+RUN = {"back": "benchmark-run", "back_arg": "run", "back_label": "Back to the run", "rows": {"run": Run}}
+
+operation_titles(
+    {
+        "benchmark.run": Title("Benchmark: {run_name}", **RUN),
+        "benchmark.network": Title("Network benchmark: {run_name}", **RUN),
+        "benchmark.cleanup": Title("Clean up after {run_name}", **RUN),
+        "benchmark.suite": Title(
+            "Benchmark suite: {suite_name}",
+            "benchmark-suite",
+            back_arg="suite",
+            back_label="Back to the suite",
+            rows={"suite": Suite},
+        ),
+    }
+)
