@@ -8,6 +8,7 @@ from django.db.models import Q
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
+from appliance.choices import OperationStatus
 from appliance.models import AuditEntry, Host, Operation
 
 SEARCH_TABLE = "appliance_audit_search"  # SQLite's FTS5 trigram index of path and argv (migration 0007)
@@ -60,8 +61,20 @@ def host_current(request) -> Host | None:
 
 
 def _operation_rows():
-    """Operations for lists: without the log and params, which can be large."""
-    return Operation.objects.select_related("host", "user").defer("log", "params")
+    """Operations for lists: without the log, which can be large (the params name the operation in words)."""
+    return Operation.objects.select_related("host", "user").defer("log")
+
+
+REFUSAL_SHOWN = timedelta(hours=1)
+
+
+def operation_refused(*, kinds: list[str], host=None, **params) -> Operation | None:
+    """The latest attempt of these kinds (on host, with these params), when the host refused it within the last hour:
+    the form that asked shows why, beside its fields, as the operation's page does. None once a later one worked."""
+    qs = _operation_rows().filter(kind__in=kinds, **{f"params__{k}": v for k, v in params.items()})
+    latest = qs.filter(host=host).first() if host is not None else qs.first()
+    recent = latest and latest.finished_at and latest.finished_at > timezone.now() - REFUSAL_SHOWN
+    return latest if recent and latest.status == OperationStatus.FAILED else None
 
 
 def operation_recent(*, host=None, limit=10):

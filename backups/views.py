@@ -11,6 +11,7 @@ from django.views.decorators.http import require_GET, require_POST
 from appliance.auth import requires
 from appliance.auth.fresh import fresh_factor, require_fresh
 from appliance.choices import Role
+from appliance.selectors import operation_refused
 from appliance.web import add_service_errors
 from backups import selectors, services
 from backups.forms import BackupForm, CheckForm, DeleteForm, RestoreForm, ScheduleForm, UploadForm
@@ -130,6 +131,9 @@ def _detail(request, backup, status=200, **forms):
         "delete_form": forms.get("delete_form") or DeleteForm(),
         "checked": backup.checked or None,
         "operations": selectors.recent_operations(),
+        # a wrong passphrase is found by the worker: said again here, at the form that asked
+        "check_refused": operation_refused(kinds=["config.check"], backup=backup.pk),
+        "restore_refused": operation_refused(kinds=["config.restore"], backup=backup.pk),
     }
     return render(request, "backups/backup_detail.html", context, status=status)
 

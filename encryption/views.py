@@ -9,7 +9,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from appliance.auth import requires
 from appliance.auth.fresh import fresh_factor
 from appliance.choices import Role
-from appliance.selectors import host_current
+from appliance.selectors import host_current, operation_refused
 from appliance.web import add_service_errors, attempt, form_errors
 from encryption import selectors, services
 from encryption.forms import ChangeKeyForm, CreateForm, ExportForm, LockForm, RetiredRemoveForm, UnlockForm
@@ -33,6 +33,9 @@ def encryption_list(request):
             "exports": selectors.exports(host=host, user=request.user) if request.user.has_role(Role.ADMIN) else [],
             "retired": selectors.retired_keys(host=host) if request.user.has_role(Role.ADMIN) else [],
             "is_admin": request.user.has_role(Role.ADMIN),
+            # what the host refused (a wrong passphrase or key), shown again at the form that asked
+            "unlock_refused": operation_refused(kinds=["encryption.unlock"], host=host),
+            "change_refused": operation_refused(kinds=["encryption.change_key"], host=host),
         },
     )
 
