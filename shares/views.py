@@ -8,15 +8,18 @@ from django.views.decorators.http import require_http_methods, require_POST
 from appliance.auth import requires
 from appliance.choices import Role
 from appliance.selectors import host_current
-from appliance.web import add_service_errors, form_errors, host_object, host_object_or_404, start_or_back
+from appliance.web import add_service_errors, form_errors, host_object, host_object_or_404, start_on_form, start_or_back
 from pools.selectors import filesystem_names_on
 from shares import selectors, services
 from shares.forms import NfsExportForm, SambaUserForm, ShareFolderForm, ShareSettingsForm, SmbShareForm
 from shares.models import NfsExport, SmbShare
 
 
-def share_list(request):
+def share_list(request, *, status: int = 200, settings_form=None):
+    """The shares page; settings_form: the server settings as posted, refused, shown open with their errors."""
     host = host_current(request)
+    if settings_form is None and host:
+        settings_form = ShareSettingsForm(instance=selectors.share_settings(host=host))
     return render(
         request,
         "shares/share_list.html",
@@ -26,8 +29,9 @@ def share_list(request):
             "user_form": SambaUserForm(),
             "can_change": request.user.has_role(Role.OPERATOR),
             "is_admin": request.user.has_role(Role.ADMIN),
-            "settings_form": ShareSettingsForm(instance=selectors.share_settings(host=host)) if host else None,
+            "settings_form": settings_form,
         },
+        status=status,
     )
 
 
@@ -101,10 +105,13 @@ def nfs_export_delete(request, pk):
 def share_settings(request):
     host = host_current(request)
     form = ShareSettingsForm(request.POST, instance=selectors.share_settings(host=host))
-    if not form.is_valid():
-        messages.error(request, form_errors(form))
-        return redirect("share-list")
-    return start_or_back(request, services.share_settings_save_start, "share-list", data=form.cleaned_data)
+    if form.is_valid():
+        started = start_on_form(
+            form, services.share_settings_save_start, host=host, user=request.user, data=form.cleaned_data
+        )
+        if started:
+            return started
+    return share_list(request, status=400, settings_form=form)
 
 
 @requires(write=Role.ADMIN)
