@@ -16,9 +16,10 @@ from appliance.selectors import host_current
 from appliance.web import add_service_errors, attempt, form_errors
 
 
-def analytics(request):
+def analytics(request, *, status: int = 200, sampler_form=None):
     """Live charts for the current host; ?range=, ?chart=&by= breaks one chart down. htmx polls the charts while
-    the page is visible (every sampling interval)."""
+    the page is visible (every sampling interval). sampler_form: the sampling settings as posted, refused, shown open
+    with their errors."""
     host = host_current(request)
     query = AnalyticsQuery(request.GET)
     if not query.is_valid():
@@ -31,11 +32,14 @@ def analytics(request):
         "focus": q["chart"],
         "by": q["by"],
         "ranges": RANGES.values(),
-        "form": SamplerForm(initial=selectors.sampler_initial()),
+        "form": sampler_form or SamplerForm(initial=selectors.sampler_initial()),
         **(selectors.analytics(host, q["range"], q["chart"], q["by"]) if host else {}),
     }
     return render(
-        request, "analytics/analytics.html#analytics-charts" if request.htmx else "analytics/analytics.html", context
+        request,
+        "analytics/analytics.html#analytics-charts" if request.htmx else "analytics/analytics.html",
+        context,
+        status=status,
     )
 
 
@@ -43,11 +47,15 @@ def analytics(request):
 @require_POST
 def sampler_save(request):
     form = SamplerForm(request.POST)
-    if not form.is_valid():
-        messages.error(request, form_errors(form))
-    elif attempt(request, services.sampler_setting_save, **form.cleaned_data):
-        messages.success(request, "Sampling settings saved.")
-    return redirect("analytics")
+    if form.is_valid():
+        try:
+            services.sampler_setting_save(**form.cleaned_data)
+        except ValidationError as exc:
+            add_service_errors(form, exc)
+        else:
+            messages.success(request, "Sampling settings saved.")
+            return redirect("analytics")
+    return analytics(request, status=400, sampler_form=form)
 
 
 def alert_list(request):
