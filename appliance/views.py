@@ -9,7 +9,7 @@ from django.core.exceptions import ValidationError
 from django.http import FileResponse, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.cache import cache_control
-from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from appliance import selectors, services, twofactor, twofactor_views
 from appliance.auth import requires
@@ -207,6 +207,7 @@ def healthz(request):
 
 
 @login_not_required
+@require_safe
 @cache_control(max_age=86400, public=True)
 def favicon(request):
     """/favicon.ico, where browsers and bookmarks look without asking the page: Tarn's icon (an SVG), no login."""
