@@ -16,6 +16,9 @@
   }
   document.addEventListener("DOMContentLoaded", () => {
     document.querySelectorAll("#toasts .toast").forEach(fade);
+    // A form that came back refused: the cursor goes to the first field with an error (the page scrolls to it).
+    const refused = document.querySelector(".has-error input, .has-error select, .has-error textarea");
+    if (refused) refused.focus();
   });
   document.addEventListener("htmx:responseError", (e) => {
     toast("The request failed (" + e.detail.xhr.status + "). Try again or reload the page.", "error");

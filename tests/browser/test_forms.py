@@ -22,6 +22,7 @@ def test_a_bad_dataset_name_is_said_under_the_name_with_the_form_open(page, tank
     form = page.locator("#dataset-create")
     assert form.get_attribute("open") is not None and form.locator("input[name=name]").is_visible()
     assert form.locator("input[name=name]").input_value() == "a"
+    assert page.evaluate("document.activeElement.name") == "name"  # the cursor is at the field to fix
     error = form.locator(".field.has-error", has=page.locator("input[name=name]")).locator("p.error")
     assert error.inner_text() == "tank/a exists already."
     assert page.locator("#toasts .toast-error").count() == 0
