@@ -3,10 +3,10 @@
 from rest_framework import serializers
 
 from appliance.api.serializers import HostField, secret_field
+from appliance.choices import Every
 from appliance.fields import ApiIntegerField
 from backups.choices import KEEP_MAX, MADE_ELSEWHERE, PASSPHRASE_MAX
 from backups.models import Backup, BackupSchedule
-from health.choices import Every
 
 
 class BackupSerializer(serializers.ModelSerializer):

@@ -4,8 +4,9 @@ from rest_framework import serializers
 from rest_framework.serializers import ModelSerializer
 
 from appliance.api.serializers import HostField
+from appliance.choices import Every
 from appliance.fields import ApiIntegerField
-from health.choices import Every, SelfTestKind
+from health.choices import SelfTestKind
 from health.models import DiskHealth, SelfTestRun, SelfTestSchedule
 
 
