@@ -10,8 +10,9 @@ from django.utils import timezone
 
 from analytics.models import Alert
 from analytics.services import alerts_evaluate
+from appliance.choices import Weekday
 from appliance.models import Host, Operation
-from appliance.schedules import slot_last
+from appliance.schedules import slot_last, slot_next
 from health import selectors, services
 from health.models import DiskHealth, HealthPass, SelfTestRun, SelfTestSchedule, TemperaturePoint
 from hostlib.errors import CommandTimeout
@@ -358,6 +359,13 @@ def on(client, host):
     session["host_id"] = host.pk
     session.save()
     return client
+
+
+def test_a_schedule_shows_its_weekday_by_name_and_its_next_run(host, viewer_client):
+    weekly = services.schedule_save(host=host, kind="short", every="week", weekday=Weekday.MONDAY, hour=3)
+    page = on(viewer_client, host).get("/health/").content.decode()
+    assert "Every week, on Monday, at 3:00" in page
+    assert f"Mon {timezone.localtime(slot_next(weekly)):%Y-%m-%d} 03:00" in page
 
 
 def test_runs_and_schedules_over_the_pages_and_the_api(host, fake, operator_client, viewer_client):
