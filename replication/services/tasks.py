@@ -2,6 +2,7 @@
 failing over to its replica, bringing a snapshot back; beat's minute that starts the tasks whose time came."""
 
 import fnmatch
+from datetime import timedelta
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
@@ -11,7 +12,7 @@ from appliance.checks import checked
 from appliance.choices import Role
 from appliance.models import Operation
 from appliance.operations import Tracker, operation_runner, operation_start
-from appliance.schedules import CronError, cron_due, cron_parse
+from appliance.schedules import CronError, cron_due, cron_parse, interval_due
 from hostlib import names, replication
 from hostlib.errors import HostError
 from pools import selectors as pools
@@ -269,9 +270,7 @@ def tasks_run_due(now=None) -> int:
     now = now or timezone.now()
     started = 0
     for task in Task.objects.filter(enabled=True, pair__status=PairStatus.PAIRED).select_related("pair__source"):
-        clock = task.every_minutes and (
-            task.last_run_at is None or (now - task.last_run_at).total_seconds() >= task.every_minutes * 60
-        )
+        clock = task.every_minutes and interval_due(task.last_run_at, timedelta(minutes=task.every_minutes), now)
         clock = clock or (task.cron and _cron_due(task, now))
         if not (clock or (task.after_snapshots and _newer_on_source(task))):
             continue
