@@ -39,6 +39,9 @@ class IntegerField(forms.IntegerField):
         return super().to_python(value)
 
 
+WEEKDAY_HELP = "Weekly: the day, " + ", ".join(f"{value} {label}" for value, label in Weekday.choices) + "."
+
+
 class WeekdayField(forms.TypedChoiceField):
     """A day of the week chosen by its name (a calendar slot's: Monday 0 … Sunday 6), never typed as a number."""
 
