@@ -1,4 +1,4 @@
-"""Choices for the appliance app."""
+"""Choices for the appliance app, and the calendar words every app that runs things at times shares."""
 
 from django.db import models
 
@@ -32,3 +32,24 @@ class OperationStatus(models.TextChoices):
 class AuditKind(models.TextChoices):
     REQUEST = "request", "Request"
     COMMAND = "command", "Host command"
+
+
+class Every(models.TextChoices):
+    """How often a calendar slot comes (appliance.schedules: slot_last, slot_next)."""
+
+    DAY = "day", "Every day"
+    WEEK = "week", "Every week"
+    MONTH = "month", "Every month"
+
+
+class Weekday(models.IntegerChoices):
+    """A calendar slot's day of the week, as Python counts them (Monday 0). A cron line counts from Sunday (0 or 7):
+    a form shows the names, never the numbers."""
+
+    MONDAY = 0, "Monday"
+    TUESDAY = 1, "Tuesday"
+    WEDNESDAY = 2, "Wednesday"
+    THURSDAY = 3, "Thursday"
+    FRIDAY = 4, "Friday"
+    SATURDAY = 5, "Saturday"
+    SUNDAY = 6, "Sunday"

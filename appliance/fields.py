@@ -13,6 +13,8 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from rest_framework import serializers
 
+from appliance.choices import Weekday
+
 # What int() would read that a person may type: a sign, digits, and the ".0" both frameworks drop.
 INTEGER = re.compile(r"[+-]?[0-9]+(?:\.0*)?")
 NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
@@ -35,6 +37,17 @@ class IntegerField(forms.IntegerField):
         if value not in self.empty_values and not plain(value, INTEGER):
             raise ValidationError(INTEGER_MESSAGE, code="invalid")
         return super().to_python(value)
+
+
+WEEKDAY_HELP = "Weekly: the day, " + ", ".join(f"{value} {label}" for value, label in Weekday.choices) + "."
+
+
+class WeekdayField(forms.TypedChoiceField):
+    """A day of the week chosen by its name (a calendar slot's: Monday 0 … Sunday 6), never typed as a number."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("initial", Weekday.SUNDAY)
+        super().__init__(choices=Weekday.choices, coerce=int, **kwargs)
 
 
 class FloatField(forms.FloatField):

@@ -6,8 +6,8 @@ import re
 from django import forms
 from django.contrib.auth.forms import AuthenticationForm
 
-from appliance.choices import AuditKind, Role
-from appliance.fields import IntegerField
+from appliance.choices import AuditKind, Every, Role
+from appliance.fields import IntegerField, WeekdayField
 from appliance.validators import no_bidi
 from hostlib.runner import parse_host_keys
 
@@ -150,3 +150,13 @@ class AuditFilterForm(forms.Form):
     q = forms.CharField(required=False, max_length=200, label="Contains")
     since = forms.DateTimeField(required=False, widget=forms.DateTimeInput(attrs={"type": "datetime-local"}))
     until = forms.DateTimeField(required=False, widget=forms.DateTimeInput(attrs={"type": "datetime-local"}))
+
+
+class SlotForm(forms.Form):
+    """A calendar slot's fields (appliance.schedules), for every schedule that runs at one: how often, the day of the
+    week by its name, the day of the month, the hour."""
+
+    every = forms.ChoiceField(choices=Every.choices, initial=Every.DAY)
+    weekday = WeekdayField(help_text="For a weekly schedule.")
+    day = IntegerField(min_value=1, max_value=28, initial=1, help_text="Day of the month (1-28), for a monthly one.")
+    hour = IntegerField(min_value=0, max_value=23, initial=2, help_text="Hour of the day (the server's time zone).")

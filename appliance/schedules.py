@@ -1,13 +1,24 @@
-"""Cron lines, read once for every app that runs things at times: parsed (ASCII digits only, day of week 0-7 with
-both 0 and 7 Sunday, as crontab(5) has it), checked (a line that can never fire, or fires more often than an app
-allows, is refused naming the field) and asked when they fire next or whether a time came.
+"""When things run, for every app that runs things at times: calendar slots, cron lines and plain intervals.
 
-The day of month and the day of week must both match (celery's crontab reads them so too; crontab(5) takes either
-when both are restricted: say "1-7" and "1" for the first Monday, not one or the other)."""
+- A calendar slot (every day, week or month, at an hour; backups and disk self-tests) names the newest moment it
+  came (slot_last: what beat compares with the last start) and the next (slot_next: what a page shows);
+  slot_problems says what is wrong with one, by field.
+- A cron line (replication, benchmarks) is parsed (ASCII digits only, day of week 0-7 with both 0 and 7 Sunday, as
+  crontab(5) has it), checked (a line that can never fire, or fires more often than an app allows, is refused naming
+  the field) and asked when it fires next or whether a time came. The day of month and the day of week must both
+  match (celery's crontab reads them so too; crontab(5) takes either when both are restricted: say "1-7" and "1" for
+  the first Monday, not one or the other).
+- An interval (snapshot tasks every N minutes, scrubs every N days) is due once that long passed since the last
+  run (interval_due) and next runs then (interval_next)."""
 
 import re
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
+from typing import Protocol
+
+from django.utils import timezone
+
+from appliance.choices import Every, Weekday
 
 FIELDS = (  # name, first value, last value
     ("minute", 0, 59),
@@ -126,3 +137,71 @@ def cron_due(cron: Cron, last_run_at: datetime | None, now: datetime, *, catch_u
             return True
         at -= timedelta(minutes=1)
     return False
+
+
+# --- calendar slots ---------------------------------------------------------------------------------------------
+class Slot(Protocol):
+    """Any row with a calendar slot's fields (a backup schedule, a self-test schedule)."""
+
+    every: str
+    hour: int
+    weekday: int  # Monday 0 (Weekday)
+    day: int  # 1-28: every month has it
+
+
+def _whole(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def slot_problems(*, every: str, hour: int, weekday: int, day: int) -> dict[str, str]:
+    """What is wrong with a calendar slot, by field."""
+    problems = {}
+    if every not in Every.values:
+        problems["every"] = f"Choose one of: {', '.join(Every.values)}."
+    if not _whole(hour) or not 0 <= hour <= 23:
+        problems["hour"] = "An hour from 0 to 23."
+    if not _whole(day) or not 1 <= day <= 28:
+        problems["day"] = "A day from 1 to 28 (every month has it)."
+    if not _whole(weekday) or weekday not in Weekday.values:
+        problems["weekday"] = "A day of the week: 0 (Monday) to 6 (Sunday)."
+    return problems
+
+
+def slot_last(slot: Slot, now: datetime) -> datetime:
+    """The newest moment the slot names at or before now (local time; the first of a doubled hour when the clocks
+    go back, so one slot is one moment)."""
+    local = timezone.localtime(now)
+    at = local.replace(minute=0, second=0, microsecond=0, hour=slot.hour, fold=0)
+    if slot.every == Every.DAY:
+        return at if at <= local else at - timedelta(days=1)
+    if slot.every == Every.WEEK:
+        at -= timedelta(days=(local.weekday() - slot.weekday) % 7)
+        return at if at <= local else at - timedelta(days=7)
+    at = at.replace(day=slot.day)
+    if at > local:  # last month's
+        at = (at.replace(day=1) - timedelta(days=1)).replace(day=slot.day)
+    return at
+
+
+def slot_cron(slot: Slot) -> Cron:
+    """The slot as the cron line that names the same moments (a cron's weekday counts from Sunday)."""
+    days = {Every.DAY: "* * *", Every.WEEK: f"* * {(slot.weekday + 1) % 7}", Every.MONTH: f"{slot.day} * *"}
+    return cron_parse(f"0 {slot.hour} {days[slot.every]}")
+
+
+def slot_next(slot: Slot, now: datetime | None = None) -> datetime:
+    """The next moment the slot names after now (local time)."""
+    return slot_cron(slot).next_after(timezone.localtime(now))
+
+
+# --- intervals --------------------------------------------------------------------------------------------------
+def interval_due(last_run_at: datetime | None, every: timedelta, now: datetime) -> bool:
+    """Never run, or at least `every` since it last did."""
+    return last_run_at is None or now - last_run_at >= every
+
+
+def interval_next(last_run_at: datetime | None, every: timedelta, now: datetime | None = None) -> datetime:
+    """When it runs next: `every` after its last run, or now (beat's next look) when that moment passed or it never
+    ran."""
+    now = now or timezone.now()
+    return now if last_run_at is None else max(now, last_run_at + every)

@@ -1,9 +1,9 @@
 from django import forms
 
 from appliance.fields import IntegerField
+from appliance.forms import SlotForm
 from appliance.models import Host
 from backups.choices import KEEP_DEFAULT, KEEP_MAX, MADE_ELSEWHERE, PASSPHRASE_MAX, PASSPHRASE_MIN
-from health.choices import Every
 
 PASSPHRASE_HELP = (
     f"{PASSPHRASE_MIN} to {PASSPHRASE_MAX} characters; never stored. Without it the backup cannot be opened: keep it "
@@ -30,12 +30,9 @@ class BackupForm(forms.Form):
     )
 
 
-class ScheduleForm(forms.Form):
+class ScheduleForm(SlotForm):
+    field_order = ["enabled", "every", "weekday", "day", "hour"]
     enabled = forms.BooleanField(required=False, label="On")
-    every = forms.ChoiceField(choices=Every.choices, initial=Every.DAY)
-    weekday = IntegerField(min_value=0, max_value=6, initial=6, help_text="Weekly: 0 Monday … 6 Sunday.")
-    day = IntegerField(min_value=1, max_value=28, initial=1, help_text="Monthly: the day, 1–28.")
-    hour = IntegerField(min_value=0, max_value=23, initial=1, help_text="The server's time zone.")
     keep = IntegerField(
         min_value=1, max_value=KEEP_MAX, initial=KEEP_DEFAULT, help_text="Backups kept here and on the NAS."
     )
@@ -52,6 +49,7 @@ class ScheduleForm(forms.Form):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        self.fields["hour"].initial = 1
         self.fields["push_host"].queryset = Host.objects.exclude(transport="local").order_by("name")
 
 

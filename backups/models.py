@@ -1,9 +1,10 @@
 from django.conf import settings
 from django.db import models
 
+from appliance.choices import Every, Weekday
 from appliance.models import Host
+from appliance.schedules import slot_next
 from backups.choices import KEEP_DEFAULT, Origin
-from health.choices import Every
 
 
 class Backup(models.Model):
@@ -37,7 +38,7 @@ class BackupSchedule(models.Model):
 
     enabled = models.BooleanField(default=False)
     every = models.CharField(max_length=8, choices=Every.choices, default=Every.DAY)
-    weekday = models.PositiveSmallIntegerField(default=6, help_text="0 Monday … 6 Sunday (weekly).")
+    weekday = models.PositiveSmallIntegerField(default=Weekday.SUNDAY, choices=Weekday.choices, help_text="Weekly.")
     day = models.PositiveSmallIntegerField(default=1, help_text="Day of the month, 1–28 (monthly).")
     hour = models.PositiveSmallIntegerField(default=1, help_text="Hour of the day, 0–23 (the server's time zone).")
     keep = models.PositiveSmallIntegerField(default=KEEP_DEFAULT, help_text="Backups kept here (and on the NAS).")
@@ -68,3 +69,8 @@ class BackupSchedule(models.Model):
 
     def __str__(self):
         return f"configuration backup {self.get_every_display().lower()}"
+
+    @property
+    def next_run(self):
+        """When its slot next comes (local time), or None while it is off."""
+        return slot_next(self) if self.enabled else None

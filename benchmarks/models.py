@@ -3,8 +3,10 @@ per job and the per-second series, kept so a run can be repeated and compared.""
 
 from django.db import models
 from django.urls import reverse
+from django.utils import timezone
 
 from appliance.models import Host, Operation
+from appliance.schedules import CronError, cron_parse
 from benchmarks.choices import RunKind, RunStatus
 from benchmarks.profiles import Profile
 from hostlib.fio import FioJob
@@ -104,6 +106,14 @@ class Schedule(models.Model):
     @property
     def cron(self) -> str:
         return f"{self.minute} {self.hour} * * {self.day_of_week}"
+
+    @property
+    def next_run(self):
+        """When beat fires it next (local time), or None while it is paused (or its line never fires)."""
+        try:
+            return cron_parse(self.cron).next_after(timezone.localtime()) if self.enabled else None
+        except CronError:
+            return None
 
 
 class Run(models.Model):

@@ -30,12 +30,6 @@ TEMPERATURE_DAYS = 30  # temperature history kept
 POLL_MINUTES = 10  # a host's disks read this often (a disk asleep is skipped, not woken)
 
 
-class Every(models.TextChoices):
-    DAY = "day", "Every day"
-    WEEK = "week", "Every week"
-    MONTH = "month", "Every month"
-
-
 class RunStatus(models.TextChoices):
     RUNNING = "running", "Running"
     DONE = "done", "Done"

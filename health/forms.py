@@ -2,8 +2,9 @@
 
 from django import forms
 
-from appliance.fields import IntegerField
-from health.choices import Every, SelfTestKind
+from appliance.choices import Every
+from appliance.forms import SlotForm
+from health.choices import SelfTestKind
 
 
 class SelfTestForm(forms.Form):
@@ -14,23 +15,13 @@ class SelfTestForm(forms.Form):
     )
 
 
-WEEKDAYS = [
-    (0, "Monday"),
-    (1, "Tuesday"),
-    (2, "Wednesday"),
-    (3, "Thursday"),
-    (4, "Friday"),
-    (5, "Saturday"),
-    (6, "Sunday"),
-]
-
-
-class ScheduleForm(forms.Form):
+class ScheduleForm(SlotForm):
+    field_order = ["kind", "every", "weekday", "day", "hour"]
     kind = forms.ChoiceField(choices=SelfTestKind.choices, initial=SelfTestKind.LONG)
-    every = forms.ChoiceField(choices=Every.choices, initial=Every.MONTH)
-    weekday = forms.TypedChoiceField(choices=WEEKDAYS, coerce=int, initial=6, help_text="For a weekly schedule.")
-    day = IntegerField(min_value=1, max_value=28, initial=1, help_text="Day of the month, for a monthly schedule.")
-    hour = IntegerField(min_value=0, max_value=23, initial=2, help_text="Hour of the day (the server's time zone).")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["every"].initial = Every.MONTH
 
 
 class RunForm(forms.Form):

@@ -4,8 +4,10 @@ last pass (when, how long, what kept it from reading)."""
 from django.conf import settings
 from django.db import models
 
+from appliance.choices import Every, Weekday
 from appliance.models import Host
-from health.choices import BADGE, Every, HealthState, RunStatus, SelfTestKind
+from appliance.schedules import slot_next
+from health.choices import BADGE, HealthState, RunStatus, SelfTestKind
 from hostlib import smart
 
 
@@ -127,7 +129,7 @@ class SelfTestSchedule(models.Model):
     host = models.ForeignKey(Host, on_delete=models.CASCADE, related_name="self_test_schedules")
     kind = models.CharField(max_length=8, choices=SelfTestKind.choices)
     every = models.CharField(max_length=8, choices=Every.choices)
-    weekday = models.PositiveSmallIntegerField(default=6, help_text="0 Monday … 6 Sunday (weekly).")
+    weekday = models.PositiveSmallIntegerField(default=Weekday.SUNDAY, choices=Weekday.choices, help_text="Weekly.")
     day = models.PositiveSmallIntegerField(default=1, help_text="Day of the month, 1–28 (monthly).")
     hour = models.PositiveSmallIntegerField(default=2, help_text="Hour of the day, 0–23 (the server's time zone).")
     enabled = models.BooleanField(default=True)
@@ -146,6 +148,11 @@ class SelfTestSchedule(models.Model):
 
     def __str__(self):
         return f"{self.kind} self-test {self.get_every_display().lower()}"
+
+    @property
+    def next_run(self):
+        """When its slot next comes (local time), or None while it is off."""
+        return slot_next(self) if self.enabled else None
 
 
 class SelfTestRun(models.Model):

@@ -9,6 +9,7 @@ from django.db import models
 from django.urls import reverse
 
 from appliance.models import Host
+from appliance.schedules import interval_due, interval_next
 from pools.choices import CAPACITY_ALERT, CAPACITY_WARN, DatasetType, VdevRole
 
 
@@ -243,9 +244,12 @@ class SnapshotTask(models.Model):
         return f"{self.dataset} every {self.every_minutes} min ({self.prefix})"
 
     def is_due(self, now) -> bool:
-        return self.enabled and (
-            self.last_run_at is None or (now - self.last_run_at).total_seconds() >= self.every_minutes * 60
-        )
+        return self.enabled and interval_due(self.last_run_at, timedelta(minutes=self.every_minutes), now)
+
+    @property
+    def next_run(self):
+        """When beat (every minute) takes the next snapshot, or None while it is off."""
+        return interval_next(self.last_run_at, timedelta(minutes=self.every_minutes)) if self.enabled else None
 
     def snapshot_name(self, now) -> str:
         return f"{self.prefix}-{now:%Y-%m-%d_%H-%M}"
@@ -298,4 +302,9 @@ class ScrubSchedule(models.Model):
         return f"scrub {self.pool} every {self.every_days} days"
 
     def is_due(self, now) -> bool:
-        return self.last_run_at is None or now - self.last_run_at >= timedelta(days=self.every_days)
+        return interval_due(self.last_run_at, timedelta(days=self.every_days), now)
+
+    @property
+    def next_run(self):
+        """When the next scrub is due (beat looks hourly; a pool scanning then waits for the next look)."""
+        return interval_next(self.last_run_at, timedelta(days=self.every_days))

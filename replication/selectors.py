@@ -1,9 +1,11 @@
 """Reads for replication: pairs, tasks, their runs and what each dataset has on the target."""
 
+from datetime import timedelta
+
 from django.db.models import Min, OuterRef, Q, Subquery
 from django.utils import timezone
 
-from appliance.schedules import CronError, cron_parse
+from appliance.schedules import CronError, cron_parse, interval_next
 from pools import selectors as pools
 from replication.choices import EMPTY_RUNS_ALERT, RunStatus
 from replication.models import DatasetState, Pair, Task, TaskRun
@@ -72,13 +74,17 @@ def replica_snapshots(*, task, limit: int = 200) -> list[str]:
 
 
 def task_next_run(*, task):
-    """When the task's cron line next fires (server time), or None (no cron, or a line that never does)."""
-    if not task.cron:
-        return None
-    try:
-        return cron_parse(task.cron).next_after(timezone.localtime())
-    except CronError:
-        return None
+    """When the task's clock next starts it (server time): every N minutes or its cron line, whichever comes first;
+    None when it is off or has no clock (after snapshots only, or a line that never fires)."""
+    times = []
+    if task.enabled and task.every_minutes:
+        times.append(timezone.localtime(interval_next(task.last_run_at, timedelta(minutes=task.every_minutes))))
+    if task.enabled and task.cron:
+        try:
+            times.append(cron_parse(task.cron).next_after(timezone.localtime()))
+        except CronError:
+            pass
+    return min(times, default=None)
 
 
 def tasks_empty(*, source, runs: int = EMPTY_RUNS_ALERT):

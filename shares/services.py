@@ -8,16 +8,16 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from appliance.checks import checked
 from appliance.choices import Role
 from appliance.connect import transport_for
 from appliance.models import Operation
 from appliance.operations import Tracker, operation_runner, operation_start
-from hostlib import names, nfs, posix, samba, zfs
+from hostlib import nfs, posix, samba, zfs
 from hostlib.configfiles import InvalidShare
 from hostlib.digits import is_digits
 from pools.selectors import filesystem, is_mounted
-from pools.services import Scope, inventory_refresh
-from pools.services.commands import new_dataset_name
+from pools.services import Scope, inventory_refresh, new_dataset_name
 from shares.choices import NFS_CONFIRMATION_FIELDS
 from shares.models import NfsExport, SambaUser, ShareStatus, SmbShare
 from shares.selectors import share_folder_accounts, share_settings
@@ -142,10 +142,7 @@ PRESET_DATASET_PROPERTIES = {
 def _new_share_dataset(host, name: str, preset: str) -> tuple[list[list[str]], str, str]:
     """The argv that makes a share's new dataset (`zfs create` with the preset's properties), its future path, and
     the folder to make writable by Samba users through the shared group ('' for the read-only archive)."""
-    try:
-        argv = zfs.create_argv(name, PRESET_DATASET_PROPERTIES.get(preset, {}))
-    except (names.InvalidName, names.PropertyErrors) as exc:
-        raise ValidationError({"new_dataset": str(exc)}) from None
+    argv = checked(lambda: zfs.create_argv(name, PRESET_DATASET_PROPERTIES.get(preset, {})), "new_dataset")
     new_dataset_name(host, name, "new_dataset")
     parent = _share_path(host, name.rsplit("/", 1)[0])
     path = f"{parent.rstrip('/')}/{name.rsplit('/', 1)[1]}"

@@ -205,7 +205,7 @@ SPECTACULAR_SETTINGS = {
         "AlertLevelEnum": "analytics.choices.Level",
         "ReplicationTransportEnum": "replication.choices.Transport",
         "SelfTestKindEnum": "health.choices.SelfTestKind",
-        "SelfTestEveryEnum": "health.choices.Every",
+        "SelfTestEveryEnum": "appliance.choices.Every",
     },
 }
 

@@ -3,10 +3,10 @@
 from rest_framework import serializers
 
 from appliance.api.serializers import HostField, secret_field
-from appliance.fields import ApiIntegerField
+from appliance.choices import Every
+from appliance.fields import WEEKDAY_HELP, ApiIntegerField
 from backups.choices import KEEP_MAX, MADE_ELSEWHERE, PASSPHRASE_MAX
 from backups.models import Backup, BackupSchedule
-from health.choices import Every
 
 
 class BackupSerializer(serializers.ModelSerializer):
@@ -53,7 +53,7 @@ class BackupScheduleSerializer(serializers.ModelSerializer):
     push_host = HostField(required=False, allow_null=True)
     keep = ApiIntegerField(min_value=1, max_value=KEEP_MAX, required=False)
     hour = ApiIntegerField(min_value=0, max_value=23, required=False)
-    weekday = ApiIntegerField(min_value=0, max_value=6, required=False)
+    weekday = ApiIntegerField(min_value=0, max_value=6, required=False, help_text=WEEKDAY_HELP)
     day = ApiIntegerField(min_value=1, max_value=28, required=False)
     every = serializers.ChoiceField(choices=Every.choices, required=False)
     passphrase = secret_field(PASSPHRASE_MAX)

@@ -11,6 +11,7 @@ from django.core.exceptions import ValidationError
 from django.utils import timezone
 
 from appliance import vault
+from appliance.checks import passphrase_confirmed
 from appliance.connect import ssh_dir, ssh_identity
 from appliance.models import Host, Operation
 from appliance.operations import Tracker, operation_runner, operation_start
@@ -19,23 +20,23 @@ from backups.choices import NAS_FOLDER, PASSPHRASE_MAX, PASSPHRASE_MIN, PRE_REST
 from backups.models import Backup, BackupSchedule
 from backups.services import files
 from hostlib import backups as nas
-from hostlib import names, zfs
+from hostlib import zfs
 from hostlib.errors import HostError
 
 
-def check_passphrase(passphrase: str, confirm: str | None = None, field: str = "passphrase") -> None:
-    """The rules for a passphrase that seals backups: 12 to 1,024 characters, and one line as every passphrase Tarn
-    takes (hostlib.zfs.check_one_line: no line break, no NUL)."""
+def _passphrase_rule(passphrase: str, field: str) -> None:
+    """A passphrase that seals backups: 12 to 1,024 characters, and one line as every passphrase Tarn takes
+    (hostlib.zfs.check_one_line: no line break, no NUL)."""
     if not passphrase:
         raise ValidationError({field: "Give a passphrase."})
     if not PASSPHRASE_MIN <= len(passphrase) <= PASSPHRASE_MAX:
         raise ValidationError({field: f"{PASSPHRASE_MIN} to {PASSPHRASE_MAX} characters."})
-    try:
-        zfs.check_one_line(passphrase, field)
-    except names.PropertyErrors as exc:
-        raise ValidationError(exc.problems) from None
-    if confirm is not None and confirm != passphrase:
-        raise ValidationError({f"{field}_confirm": "The two passphrases differ."})
+    zfs.check_one_line(passphrase, field)
+
+
+def check_passphrase(passphrase: str, confirm: str | None = None, field: str = "passphrase") -> None:
+    """A passphrase for backups (_passphrase_rule), typed the same twice when confirm is given."""
+    passphrase_confirmed(passphrase, confirm, field=field, rule=_passphrase_rule)
 
 
 def backup_start(*, user, passphrase: str, passphrase_confirm: str, include_series: bool = False) -> Operation:

@@ -8,11 +8,11 @@ from django.utils import timezone
 
 from appliance.models import Host, Operation
 from appliance.operations import operation_start
+from appliance.schedules import slot_last, slot_problems
 from backups import archive
 from backups.choices import KEEP_MAX, Origin
 from backups.models import BackupSchedule
 from backups.services.make import check_passphrase
-from health.services import schedule_slot, slot_problems
 
 
 def schedule_get() -> BackupSchedule:
@@ -68,7 +68,7 @@ def backups_run_due(*, now=None) -> Operation | None:
     schedule = BackupSchedule.objects.filter(enabled=True).first()
     if schedule is None:
         return None
-    slot = schedule_slot(schedule, now)
+    slot = slot_last(schedule, now)
     if slot < schedule.created_at or (schedule.last_started_at and schedule.last_started_at >= slot):
         return None
     schedule.last_started_at = now

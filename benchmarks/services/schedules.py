@@ -5,7 +5,6 @@ firing while another benchmark runs on the host is skipped and says so on the sc
 import json
 import re
 
-from celery.schedules import crontab
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -14,36 +13,43 @@ from django_celery_beat.models import CrontabSchedule, PeriodicTask
 
 from appliance.models import Host
 from appliance.operations import TargetBusy
+from appliance.schedules import Cron, CronError, cron_field, cron_parse
 from benchmarks.choices import SCHEDULE_MINUTE_HELP, SCHEDULES_ENABLED_MAX
 from benchmarks.models import Schedule
 from benchmarks.selectors import storage_profile
 from benchmarks.services.suites import suite_start
 from pools.selectors import filesystem
 
-# ASCII digits only: \d takes any script's, and celery's crontab reads "３" as 3.
-CRON_FIELD = re.compile(
-    r"^(\*|[0-9]{1,2}(-[0-9]{1,2})?)(/[0-9]{1,2})?(,(\*|[0-9]{1,2}(-[0-9]{1,2})?)(/[0-9]{1,2})?){0,11}$"
-)
 TASK = "benchmarks.tasks.schedule_fire"
 MINUTE = re.compile(r"[0-9]{1,2}")  # one minute of the hour: at most one firing an hour (benchmarks.choices)
+FIELDS = {"minute": "minute", "hour": "hour", "day_of_week": "day of week"}  # the form's name: appliance.schedules'
 
 
-def check_cron(minute: str, hour: str, day_of_week: str) -> None:
-    problems = {
-        name: "Numbers, *, ranges (1-5), steps (*/15) and lists (0,30)"
-        for name, value in (("minute", minute), ("hour", hour), ("day_of_week", day_of_week))
-        if not CRON_FIELD.fullmatch(value)
-    }
-    if not problems:
-        for name, value in (("minute", minute), ("hour", hour), ("day_of_week", day_of_week)):
-            try:
-                crontab(**{name: value})
-            except ValueError as exc:
-                problems[name] = f"Out of range: {exc}"
+def check_cron(minute: str, hour: str, day_of_week: str) -> Cron:
+    """The schedule's cron fields read by appliance.schedules (ASCII digits, day of week 0-7 with 7 Sunday too), the
+    minute one number; every field's problem at once, by field."""
+    problems = {}
+    for name, value in (("minute", minute), ("hour", hour), ("day_of_week", day_of_week)):
+        try:
+            cron_field(value if isinstance(value, str) else "", FIELDS[name])
+        except CronError as exc:
+            problems[name] = str(exc)
     if "minute" not in problems and not MINUTE.fullmatch(minute):
         problems["minute"] = f"The minute must be one number ({minute} is not). {SCHEDULE_MINUTE_HELP}"
     if problems:
         raise ValidationError(problems)
+    try:
+        return cron_parse(f"{minute} {hour} * * {day_of_week}")
+    except CronError as exc:
+        raise ValidationError({next((k for k, v in FIELDS.items() if v == exc.field), "minute"): str(exc)}) from None
+
+
+def _for_beat(text: str, values: frozenset[int], *, weekday: bool = False) -> str:
+    """A field as celery's crontab reads it: as typed, unless it uses what only crontab(5) has (7 for Sunday, a
+    start with a step such as 5/15): then the values it names, listed."""
+    if re.search(r"(^|,)[0-9]+/", text) or (weekday and "7" in text):
+        return ",".join(map(str, sorted(values)))
+    return text
 
 
 def _check_enabled_cap(*, host: Host, schedule: Schedule) -> None:
@@ -63,7 +69,7 @@ def schedule_save(*, host: Host, user, data: dict, pk: int | None = None) -> Sch
     """data: name, profiles, target, size, runtime, cache_ok, minute, hour, day_of_week, drop_percent, enabled (a
     cron field left out keeps the schedule's, or the model's default for a new one)."""
     defaults = Schedule.objects.filter(host=host, pk=pk).first() if pk else Schedule()
-    check_cron(*(data.get(name, getattr(defaults, name)) for name in ("minute", "hour", "day_of_week")))
+    cron = check_cron(*(data.get(name, getattr(defaults, name)) for name in ("minute", "hour", "day_of_week")))
     if filesystem(host=host, name=data["target"]) is None:
         raise ValidationError({"target": f"{host.name} has no filesystem {data['target']}."})
     if not data["profiles"] or any(storage_profile(p) is None for p in data["profiles"]):
@@ -76,17 +82,17 @@ def schedule_save(*, host: Host, user, data: dict, pk: int | None = None) -> Sch
     with transaction.atomic():
         if schedule.enabled:
             _check_enabled_cap(host=host, schedule=schedule)
-        cron, _ = CrontabSchedule.objects.get_or_create(
+        beat, _ = CrontabSchedule.objects.get_or_create(
             minute=schedule.minute,
-            hour=schedule.hour,
-            day_of_week=schedule.day_of_week,
+            hour=_for_beat(schedule.hour, cron.hours),
+            day_of_week=_for_beat(schedule.day_of_week, cron.weekdays, weekday=True),
             day_of_month="*",
             month_of_year="*",
             timezone=settings.TIME_ZONE,
         )
         schedule.save()
         task = schedule.task or PeriodicTask(name=f"Tarn benchmark schedule {schedule.pk}", task=TASK)
-        task.crontab, task.interval = cron, None
+        task.crontab, task.interval = beat, None
         task.args, task.enabled = json.dumps([schedule.pk]), schedule.enabled
         task.description = f"{host.name}: {schedule.name}"
         task.save()

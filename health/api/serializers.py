@@ -4,8 +4,9 @@ from rest_framework import serializers
 from rest_framework.serializers import ModelSerializer
 
 from appliance.api.serializers import HostField
-from appliance.fields import ApiIntegerField
-from health.choices import Every, SelfTestKind
+from appliance.choices import Every
+from appliance.fields import WEEKDAY_HELP, ApiIntegerField
+from health.choices import SelfTestKind
 from health.models import DiskHealth, SelfTestRun, SelfTestSchedule
 
 
@@ -81,6 +82,6 @@ class SelfTestScheduleRequest(serializers.Serializer):
     host = HostField()
     kind = serializers.ChoiceField(choices=SelfTestKind.choices)
     every = serializers.ChoiceField(choices=Every.choices)
-    weekday = ApiIntegerField(min_value=0, max_value=6, default=6)
+    weekday = ApiIntegerField(min_value=0, max_value=6, default=6, help_text=WEEKDAY_HELP)
     day = ApiIntegerField(min_value=1, max_value=28, default=1)
     hour = ApiIntegerField(min_value=0, max_value=23, default=2)

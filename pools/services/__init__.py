@@ -1,6 +1,6 @@
 """Writes for storage, one module per noun; every name callers use is here."""
 
-from pools.services.commands import command_start, refuse_if_in_use, storage_command_run
+from pools.services.commands import command_start, new_dataset_name, refuse_if_in_use, storage_command_run
 from pools.services.datasets import (
     dataset_create_start,
     dataset_destroy_start,
@@ -38,6 +38,7 @@ from pools.services.snapshots import (
 )
 
 __all__ = [
+    "new_dataset_name",
     "Scope",
     "command_start",
     "dataset_create_start",

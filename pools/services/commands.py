@@ -5,8 +5,6 @@ from django.core.exceptions import ValidationError
 
 from appliance.models import Host, Operation
 from appliance.operations import Tracker, operation_runner, operation_start
-from hostlib import names
-from hostlib.zpool import InvalidLayout
 from pools.choices import DatasetType
 from pools.dependents import dataset_users
 from pools.models import Dataset, Pool, Snapshot
@@ -41,18 +39,6 @@ def storage_command_run(tracker: Tracker) -> None:
     tracker.progress(85, "Reading what changed")
     inventory_refresh(host=op.host, operation=op, scope=Scope.of(op.params.get("scope")))
     tracker.progress(100, op.params["done"])
-
-
-def checked(call):
-    """Turn the host layer's refusals into field errors."""
-    try:
-        return call()
-    except names.InvalidName as exc:
-        raise ValidationError({"name": str(exc)}) from None
-    except names.PropertyErrors as exc:
-        raise ValidationError(exc.problems) from None
-    except InvalidLayout as exc:
-        raise ValidationError(str(exc)) from None
 
 
 def require_pool(host, name: str, field: str = "pool") -> None:

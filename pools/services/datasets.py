@@ -2,9 +2,10 @@
 
 from django.core.exceptions import ValidationError
 
+from appliance.checks import checked
 from appliance.models import Operation
-from hostlib import names, zfs
-from pools.services.commands import checked, command_start, dataset_row, new_dataset_name, refuse_if_in_use
+from hostlib import zfs
+from pools.services.commands import command_start, dataset_row, new_dataset_name, refuse_if_in_use
 from pools.services.inventory import Scope
 
 
@@ -77,10 +78,7 @@ def dataset_destroy_start(*, host, user, name: str, confirm: str) -> Operation:
 def dataset_rename_start(*, host, user, name: str, new_name: str) -> Operation:
     """The rows of the tree are renamed in place after `zfs rename`, so the dataset keeps its id and URL."""
     dataset_row(host, name)
-    try:
-        argv = zfs.rename_argv(name, new_name)
-    except names.InvalidName as exc:
-        raise ValidationError({"new_name": str(exc)}) from None
+    argv = checked(lambda: zfs.rename_argv(name, new_name), "new_name")
     new_dataset_name(host, new_name, "new_name")
     return command_start(
         host=host,

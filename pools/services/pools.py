@@ -1,20 +1,19 @@
 """Pools: create, destroy, scrub, TRIM, devices (offline/online/replace/attach/detach/clear), add vdevs,
 export and import, and the per-disk figures behind the creation preview."""
 
-import secrets
-
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from appliance.checks import checked, new_key
 from appliance.models import Host, Operation
 from appliance.operations import Tracker, operation_runner, operation_start
-from hostlib import names, zfs, zpool
+from hostlib import zfs, zpool
 from hostlib.zpool import InvalidLayout, PoolLayout
 from pools.models import Dataset, Disk, ImportablePool, MediaSpeed, Pool, Vdev
 from pools.selectors import CONFIRMED, DevicePlan, device_member, device_plan
-from pools.services.commands import checked, command_start, refuse_if_in_use, require_pool
+from pools.services.commands import command_start, refuse_if_in_use, require_pool
 from pools.services.inventory import Scope, inventory_refresh
 
 
@@ -35,17 +34,21 @@ def pool_create_start(
     (none), passphrase (handed to zpool on stdin, stored nowhere) or hex/raw (a key Tarn makes, kept in a root-only
     key file on the NAS that the pool's import loads): the pool's root dataset is then an encryption root."""
     errors = {}
-    key = _new_key(name, encryption, passphrase, passphrase_confirm)
-    try:
-        argv = zpool.create_argv(
-            name, layout, pool_props=pool_props, root_props=root_props, force=force, encryption=key
+    key, secret = None, ""
+    if encryption:  # a pool's key format is its form's `encryption` field; none: not encrypted
+        key, secret = new_key(
+            name=name,
+            keyformat=encryption,
+            passphrase=passphrase,
+            passphrase_confirm=passphrase_confirm,
+            field="encryption",
         )
-    except names.InvalidName as exc:
-        raise ValidationError({"name": str(exc)}) from None
-    except InvalidLayout as exc:
-        raise ValidationError({"disks": str(exc)}) from None
-    except names.PropertyErrors as exc:
-        raise ValidationError(exc.problems) from None
+    argv = checked(
+        lambda: zpool.create_argv(
+            name, layout, pool_props=pool_props, root_props=root_props, force=force, encryption=key
+        ),
+        layout="disks",
+    )
     if Pool.objects.filter(host=host, name=name).exists():
         errors["name"] = f"{host.name} already has a pool named {name}."
     try:
@@ -70,22 +73,9 @@ def pool_create_start(
         host=host,
         user=user,
         subject=f"pool:{name}",
-        secret=passphrase if key.keyformat == "passphrase" else secrets.token_hex(32),
+        secret=secret,
         params={"name": name, "argv": argv, "keyformat": key.keyformat, "keyfile": key.keyfile},
     )
-
-
-def _new_key(name: str, encryption: str, passphrase: str, passphrase_confirm: str) -> "zfs.NewKey | None":
-    if not encryption:
-        return None
-    if encryption not in zfs.KEY_FORMATS:
-        raise ValidationError({"encryption": f"Choose none or one of: {', '.join(zfs.KEY_FORMATS)}."})
-    if encryption == "passphrase":
-        checked(lambda: zfs.check_passphrase(passphrase))
-        if passphrase != passphrase_confirm:
-            raise ValidationError({"passphrase_confirm": "The two passphrases differ."})
-        return zfs.NewKey(keyformat=encryption)
-    return zfs.NewKey(keyformat=encryption, keyfile=checked(lambda: zfs.key_file_for(name)))
 
 
 @operation_runner("pool.create_encrypted", lock="")

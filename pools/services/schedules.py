@@ -3,12 +3,13 @@
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
+from appliance.checks import checked
 from appliance.models import Operation
 from hostlib import zfs
 from pools.choices import DatasetType
 from pools.models import Dataset, Pool, ScrubSchedule, SnapshotTask
 from pools.selectors import retention_victims
-from pools.services.commands import checked, command_start, require_pool
+from pools.services.commands import command_start, require_pool
 from pools.services.inventory import Scope
 from pools.services.pools import pool_scrub_start
 

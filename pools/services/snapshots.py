@@ -2,12 +2,13 @@
 
 from django.core.exceptions import ValidationError
 
+from appliance.checks import checked
 from appliance.choices import Role
 from appliance.models import Operation
-from hostlib import names, zfs
+from hostlib import zfs
 from pools.models import Snapshot
 from pools.selectors import snapshot_newer
-from pools.services.commands import checked, command_start, dataset_row, new_dataset_name, snapshot_row
+from pools.services.commands import command_start, dataset_row, new_dataset_name, snapshot_row
 from pools.services.inventory import Scope
 
 
@@ -74,10 +75,7 @@ def snapshot_destroy_start(*, host, user, snapshots: list[str]) -> Operation:
 
 def snapshot_clone_start(*, host, user, snapshot: str, target: str, readonly: bool = False) -> Operation:
     snapshot_row(host, snapshot)
-    try:
-        argv = zfs.clone_argv(snapshot, target, readonly=readonly)
-    except names.InvalidName as exc:
-        raise ValidationError({"target": str(exc)}) from None
+    argv = checked(lambda: zfs.clone_argv(snapshot, target, readonly=readonly), "target")
     new_dataset_name(host, target, "target")
     return command_start(
         host=host,
@@ -95,10 +93,7 @@ def snapshot_hold_start(*, host, user, snapshot: str, tag: str, release: bool = 
     dataset_name = row.dataset.name
     if release and not row.holds:
         raise ValidationError({"tag": f"{snapshot} has no holds."})
-    try:
-        argv = zfs.hold_argv(snapshot, tag, release=release)
-    except names.InvalidName as exc:
-        raise ValidationError({"tag": str(exc)}) from None
+    argv = checked(lambda: zfs.hold_argv(snapshot, tag, release=release), "tag")
     return command_start(
         host=host,
         user=user,

@@ -6,6 +6,7 @@ import ipaddress
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
+from appliance.checks import checked
 from appliance.models import Operation
 from appliance.operations import Tracker, operation_runner, operation_start
 from hostlib import names, replication
@@ -41,19 +42,13 @@ def pair_start(
     if type(port) is not int or not 1 <= port <= 65535:
         raise ValidationError({"port": "A TCP port, 1 to 65535."})
     quota = _check_quota(quota)
-    try:
-        names.dataset_name(root)
-    except names.InvalidName as exc:
-        raise ValidationError({"root": str(exc)}) from None
+    checked(lambda: names.dataset_name(root), "root")
     if not target.has_zfs:
         raise ValidationError({"target": f"{target.name} has no ZFS (as last read)."})
     if not pools.dataset_exists(host=target, name=root):
         raise ValidationError({"root": f"{target.name} has no dataset {root}: create it first."})
     if direction == Direction.PULL:
-        try:
-            names.dataset_name(send_root)
-        except names.InvalidName as exc:
-            raise ValidationError({"send_root": f"A pull pair names what it may send: {exc}"}) from None
+        checked(lambda: names.dataset_name(send_root), "send_root", prefix="A pull pair names what it may send: ")
         if not pools.dataset_exists(host=source, name=send_root):
             raise ValidationError({"send_root": f"{source.name} has no dataset {send_root}."})
     elif send_root:

@@ -2,15 +2,17 @@
 failing over to its replica, bringing a snapshot back; beat's minute that starts the tasks whose time came."""
 
 import fnmatch
+from datetime import timedelta
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from appliance.checks import checked
 from appliance.choices import Role
 from appliance.models import Operation
 from appliance.operations import Tracker, operation_runner, operation_start
-from appliance.schedules import CronError, cron_due, cron_parse
+from appliance.schedules import CronError, cron_due, cron_parse, interval_due
 from hostlib import names, replication
 from hostlib.errors import HostError
 from pools import selectors as pools
@@ -67,21 +69,15 @@ def task_save(
     typed (a space or a line break is refused by the name rules, never trimmed away)."""
     if pair.status != PairStatus.PAIRED:
         raise ValidationError({"pair": "The pair is not ready: pair the hosts first."})
-    try:
-        names.dataset_name(source_dataset)
-    except names.InvalidName as exc:
-        raise ValidationError({"source_dataset": str(exc)}) from None
+    checked(lambda: names.dataset_name(source_dataset), "source_dataset")
     if not pools.dataset_exists(host=pair.source, name=source_dataset):
         raise ValidationError({"source_dataset": f"{pair.source.name} has no dataset {source_dataset}."})
     if pair.pulls and not _within(source_dataset, pair.send_root):
         raise ValidationError({"source_dataset": f"The pair may only pull {pair.send_root} and below."})
     target = f"{pair.root}/{target_name}"
-    try:
-        if not isinstance(target_name, str) or not target_name or "/" in target_name:
-            raise names.InvalidName("One dataset name below the pair's root (no '/')")
-        names.dataset_name(target)
-    except names.InvalidName as exc:
-        raise ValidationError({"target_name": str(exc)}) from None
+    if not isinstance(target_name, str) or not target_name or "/" in target_name:
+        raise ValidationError({"target_name": "One dataset name below the pair's root (no '/')"})
+    checked(lambda: names.dataset_name(target), "target_name")
     if pair.source_id == pair.target_id and _nested(source_dataset, target):
         raise ValidationError({"target_name": f"{target} and {source_dataset} lie inside one another."})
     excludes = _excludes(pair, source_dataset, excludes)
@@ -133,16 +129,13 @@ def _excludes(pair: Pair, source_dataset: str, excludes) -> list[str]:
     """The children to leave out, as paths below the source, each of which exists there."""
     if not isinstance(excludes or [], list) or not all(isinstance(e, str) for e in excludes or []):
         raise ValidationError({"excludes": "A list of dataset paths below the source."})
-    checked = []
+    kept = []
     for exclude in (e.strip("/") for e in excludes or []):  # "/old/" is old: the path below the source
-        try:
-            names.dataset_name(f"{source_dataset}/{exclude}")
-        except names.InvalidName as exc:
-            raise ValidationError({"excludes": f"{exclude!r}: {exc}"}) from None
+        checked(lambda e=exclude: names.dataset_name(f"{source_dataset}/{e}"), "excludes", prefix=f"{exclude!r}: ")
         if not pools.dataset_exists(host=pair.source, name=f"{source_dataset}/{exclude}"):
             raise ValidationError({"excludes": f"{source_dataset}/{exclude} does not exist."})
-        checked.append(exclude)
-    return checked
+        kept.append(exclude)
+    return kept
 
 
 def task_retention_save(*, task: Task, keep: int, keep_hours: int, prune_limit: int) -> Task:
@@ -277,9 +270,7 @@ def tasks_run_due(now=None) -> int:
     now = now or timezone.now()
     started = 0
     for task in Task.objects.filter(enabled=True, pair__status=PairStatus.PAIRED).select_related("pair__source"):
-        clock = task.every_minutes and (
-            task.last_run_at is None or (now - task.last_run_at).total_seconds() >= task.every_minutes * 60
-        )
+        clock = task.every_minutes and interval_due(task.last_run_at, timedelta(minutes=task.every_minutes), now)
         clock = clock or (task.cron and _cron_due(task, now))
         if not (clock or (task.after_snapshots and _newer_on_source(task))):
             continue

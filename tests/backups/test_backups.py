@@ -330,3 +330,17 @@ def test_the_api_names_the_field_keeps_the_passphrase_out_of_the_audit_and_downl
     assert b"".join(page.streaming_content).startswith(archive.MAGIC)
     audited = json.dumps(list(AuditEntry.objects.values_list("params", flat=True)))
     assert PASS not in audited and "passphrase" in audited  # the field is there, masked
+
+
+def test_the_schedule_form_chooses_the_weekday_by_name_and_the_page_shows_the_next_backup(data_dir, admin_client):
+    """The weekday was a number to type (0-6: is 0 Sunday?); it is a dropdown of names now."""
+    form = {"enabled": "on", "every": "week", "weekday": "4", "day": "1", "hour": "5", "keep": "7"}
+    form |= {"passphrase": PASS, "passphrase_confirm": PASS}
+    assert admin_client.post(reverse("backup-schedule"), form).status_code == 302
+    schedule = BackupSchedule.objects.get()
+    assert (schedule.every, schedule.weekday, schedule.hour) == ("week", 4, 5)
+    page = admin_client.get(reverse("backup-list")).content.decode()
+    assert '<option value="4" selected>Friday</option>' in page
+    assert f"every week on Friday at 5:00 (next Fri {timezone.localtime(schedule.next_run):%Y-%m-%d} 05:00)" in page
+    sunday = admin_client.post(reverse("backup-schedule"), form | {"weekday": "7"}).content.decode()
+    assert "Select a valid choice" in sunday and BackupSchedule.objects.get().weekday == 4

@@ -200,7 +200,8 @@ def test_a_data_migration_that_forgets_using_changes_the_copy_not_the_live_datab
         result = services.dry_run(older)
     finally:
         post_migrate.disconnect(careless)
-    assert result["migrations"] == ["backups.0001_initial"]
+    assert result["migrations"][0] == "backups.0001_initial"  # and the backups app's later ones, nothing else
+    assert all(name.startswith("backups.") for name in result["migrations"])
     assert not Host.objects.filter(name="made-by-a-migration").exists()  # the live database: untouched
     assert _section(result, "Hosts")["added"] == ["made-by-a-migration"]  # the copy: shown
 

@@ -50,7 +50,7 @@ def test_the_schedule_page_refuses_fullwidth_cron_fields_too(operator_client, ta
     body = {**schedule_body(minute="０", hour="３"), "profiles": "seq-write-1", "dataset": "tank/data"}
     body["drop_percent"] = "10"
     page = operator_client.post("/benchmarks/schedules/", body, follow=True).content.decode()
-    assert "Numbers, *, ranges" in page and not Schedule.objects.exists()
+    assert "digits 0-9, *, ranges" in page and not Schedule.objects.exists()
 
 
 @pytest.mark.parametrize("bs", ["3", "1000", "513", "17m", "32m", "4k5", "４k", "0", "1g", "99999999"])

@@ -194,6 +194,18 @@ def test_a_schedule_is_a_beat_entry_with_its_crontab_editable_and_deleted_with_i
     assert not Schedule.objects.exists() and not PeriodicTask.objects.filter(pk=task.pk).exists()
 
 
+def test_sunday_may_be_written_7_as_crontab_has_it_and_the_pages_show_the_next_firing(operator_client, tank):
+    """celery's crontab refuses 7: the schedule keeps what the admin typed, beat gets the days it names."""
+    response = api(operator_client, "benchmark-schedules/", schedule_body(day_of_week="5-7", hour="4"))
+    assert response.status_code == 201, response.content
+    schedule = Schedule.objects.get()
+    assert schedule.day_of_week == "5-7" and schedule.task.crontab.day_of_week == "0,5,6"
+    assert timezone.localtime(schedule.next_run).isoweekday() in (5, 6, 7)
+    shown = f"{timezone.localtime(schedule.next_run):%Y-%m-%d} 04:30"
+    assert shown in operator_client.get("/benchmarks/schedules/").content.decode()
+    assert shown in operator_client.get(f"/benchmarks/schedules/{schedule.pk}/").content.decode()
+
+
 @pytest.mark.parametrize(
     ("data", "field"),
     [

@@ -17,6 +17,7 @@ from appliance.models import AuditEntry, Operation, User
 from appliance.vault import seal, unseal
 from encryption import services, tasks
 from encryption.models import KeyEscrow, KeyExport, RetiredKey
+from encryption.services import create, keys, lock, roots, unlock
 from pools.models import Dataset
 from tests.support.runners import FakeHost
 
@@ -39,7 +40,8 @@ NOT_KEYS = [
 
 @pytest.fixture
 def fake(monkeypatch):
-    monkeypatch.setattr(services, "inventory_refresh", lambda **_: None)  # the mirror is the test's to set
+    for module in (create, unlock, lock, keys, roots):
+        monkeypatch.setattr(module, "inventory_refresh", lambda **_: None)  # the mirror is the test's to set
     return FakeHost().install(monkeypatch)
 
 

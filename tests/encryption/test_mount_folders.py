@@ -6,6 +6,7 @@ the helper refuses them); the lab shows the same on real OpenZFS (tests/lab/test
 import pytest
 
 from encryption import services
+from encryption.services import create, keys, lock, roots, unlock
 from pools.models import Dataset
 from shares.models import NfsExport
 from tests.support.runners import FakeHost
@@ -17,7 +18,8 @@ LIST = ("zfs", "list", "-H", "-r", "-t", "filesystem", "-o", "name,mountpoint,ca
 
 @pytest.fixture
 def fake(monkeypatch):
-    monkeypatch.setattr(services, "inventory_refresh", lambda **_: None)
+    for module in (create, unlock, lock, keys, roots):
+        monkeypatch.setattr(module, "inventory_refresh", lambda **_: None)
     return FakeHost().install(monkeypatch)
 
 
@@ -100,7 +102,7 @@ def test_a_lock_asks_again_while_nfsd_still_holds_a_filesystem_it_no_longer_expo
     """nfsd lets go of a filesystem a moment after its export is dropped (later on a loaded NAS: issue 39's red lab
     run): a busy unmount right after the exports stopped is asked again each second for NFS_LET_GO seconds; one
     that stays busy is refused as before, its exports put back."""
-    monkeypatch.setattr(services, "NFS_LET_GO", 3)
+    monkeypatch.setattr(lock, "NFS_LET_GO", 3)
     Dataset.objects.filter(host=host, name="tank/keyed").update(mountpoint="/tank/keyed")
     NfsExport.objects.create(host=host, dataset="tank/keyed", path="/tank/keyed", clients="*")
     fake.answer(*GET, "tank/keyed", stdout="mountpoint\t/tank/keyed\ncanmount\ton\n")

@@ -10,7 +10,9 @@ from django.utils import timezone
 
 from analytics.models import Alert
 from analytics.services import alerts_evaluate
+from appliance.choices import Weekday
 from appliance.models import Host, Operation
+from appliance.schedules import slot_last, slot_next
 from health import selectors, services
 from health.models import DiskHealth, HealthPass, SelfTestRun, SelfTestSchedule, TemperaturePoint
 from hostlib.errors import CommandTimeout
@@ -345,9 +347,9 @@ def test_a_schedule_starts_once_per_slot_and_not_for_slots_before_it_was_made(ho
     SelfTestRun.objects.update(status="done")
     assert services.schedules_run_due(now=timezone.datetime(2026, 11, 21, 9, 0, tzinfo=tz)) == 0  # once per slot
     weekly = SelfTestSchedule(every="week", weekday=6, hour=3)
-    assert services.schedule_slot(weekly, timezone.datetime(2026, 11, 28, 12, 0, tzinfo=tz)).day == 22  # a Sunday
+    assert slot_last(weekly, timezone.datetime(2026, 11, 28, 12, 0, tzinfo=tz)).day == 22  # a Sunday
     monthly = SelfTestSchedule(every="month", day=15, hour=1)
-    assert services.schedule_slot(monthly, timezone.datetime(2026, 12, 3, 0, 0, tzinfo=tz)).month == 11
+    assert slot_last(monthly, timezone.datetime(2026, 12, 3, 0, 0, tzinfo=tz)).month == 11
     with pytest.raises(Exception, match="hour"):
         services.schedule_save(host=host, kind="short", every="day", hour=24)
 
@@ -357,6 +359,13 @@ def on(client, host):
     session["host_id"] = host.pk
     session.save()
     return client
+
+
+def test_a_schedule_shows_its_weekday_by_name_and_its_next_run(host, viewer_client):
+    weekly = services.schedule_save(host=host, kind="short", every="week", weekday=Weekday.MONDAY, hour=3)
+    page = on(viewer_client, host).get("/health/").content.decode()
+    assert "Every week, on Monday, at 3:00" in page
+    assert f"Mon {timezone.localtime(slot_next(weekly)):%Y-%m-%d} 03:00" in page
 
 
 def test_runs_and_schedules_over_the_pages_and_the_api(host, fake, operator_client, viewer_client):
@@ -499,6 +508,6 @@ def test_a_daily_slot_is_one_moment_when_the_clocks_go_back():
     """Europe/Berlin, 2026-10-25: 02:00–03:00 comes twice; a schedule at 2 starts once."""
     schedule = SelfTestSchedule(every="day", hour=2)
     with timezone.override("Europe/Berlin"):
-        first = services.schedule_slot(schedule, timezone.datetime(2026, 10, 25, 0, 5, tzinfo=timezone.UTC))
-        second = services.schedule_slot(schedule, timezone.datetime(2026, 10, 25, 1, 5, tzinfo=timezone.UTC))
+        first = slot_last(schedule, timezone.datetime(2026, 10, 25, 0, 5, tzinfo=timezone.UTC))
+        second = slot_last(schedule, timezone.datetime(2026, 10, 25, 1, 5, tzinfo=timezone.UTC))
     assert first == second and first.utcoffset() == timedelta(hours=2)

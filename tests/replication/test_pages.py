@@ -51,6 +51,16 @@ def test_a_bad_task_on_the_form_names_its_field_and_saves_nothing(admin_client, 
     assert "at <code>0 2 * * *</code> (cron)" in shown and "Next at " in shown
 
 
+def test_a_task_every_n_minutes_shows_its_next_run_too_and_a_paused_one_none(viewer_client, pair):
+    last = timezone.now() - timedelta(minutes=10)
+    task = Task.objects.create(pair=pair, source_dataset="tank/docs", target_name="docs", every_minutes=60)
+    Task.objects.filter(pk=task.pk).update(last_run_at=last)
+    shown = viewer_client.get(f"/replication/tasks/{task.pk}/").content.decode()
+    assert f"Next at {timezone.localtime(last + timedelta(minutes=60)):%Y-%m-%d %H:%M}." in shown
+    Task.objects.filter(pk=task.pk).update(enabled=False)
+    assert "Next at" not in viewer_client.get(f"/replication/tasks/{task.pk}/").content.decode()
+
+
 def test_the_api_makes_runs_and_deletes_a_task(admin_client, operator_client, pair, django_capture_on_commit_callbacks):
     api = "/api/v1/replication-tasks/"
     bad = admin_client.post(

@@ -18,8 +18,11 @@ def passphrase(*, twice: bool) -> str:
     if path:
         return Path(path).read_text().rstrip("\n")
     first = getpass.getpass("Backup passphrase: ")
-    if twice and getpass.getpass("Again: ") != first:
-        raise CommandError("The two passphrases differ.")
+    if twice:
+        try:
+            services.check_passphrase(first, getpass.getpass("Again: "))
+        except ValidationError as exc:
+            raise CommandError(" ".join(exc.messages)) from None
     return first
 
 

@@ -1,0 +1,61 @@
+"""Checks every app's services share: the host library's refusals (a bad name, bad properties, a bad layout) turned
+into errors on the field that asked, a passphrase typed twice, and the key of a new encryption root (a pool's root
+dataset or an encrypted dataset: one rule for both)."""
+
+import secrets
+from collections.abc import Callable
+
+from django.core.exceptions import ValidationError
+
+from hostlib import names, zfs
+from hostlib.zpool import InvalidLayout
+
+PASSPHRASES_DIFFER = "The two passphrases differ."
+
+
+def checked(call: Callable, field: str = "name", *, prefix: str = "", layout: str | None = None):
+    """call() (a hostlib check or argv builder) with its refusals as field errors: a bad name on `field` (after
+    prefix), properties on their own fields, a bad vdev layout on `layout` (None: the form as a whole)."""
+    try:
+        return call()
+    except names.InvalidName as exc:
+        raise ValidationError({field: f"{prefix}{exc}"}) from None
+    except names.PropertyErrors as exc:
+        raise ValidationError(exc.problems) from None
+    except InvalidLayout as exc:
+        raise ValidationError({layout: str(exc)} if layout else str(exc)) from None
+
+
+def passphrase_confirmed(
+    passphrase: str,
+    confirm: str | None,
+    *,
+    field: str = "passphrase",
+    rule: Callable[[str, str], object] = zfs.check_passphrase,
+) -> str:
+    """A passphrase as rule(passphrase, field) takes one (OpenZFS's 8 to 512 bytes on one line, unless told), then
+    typed the same again in `<field>_confirm` (None: not asked twice). Errors name the field."""
+    checked(lambda: rule(passphrase, field))
+    if confirm is not None and confirm != passphrase:
+        raise ValidationError({f"{field}_confirm": PASSPHRASES_DIFFER})
+    return passphrase
+
+
+def new_key(
+    *,
+    name: str,
+    keyformat: str,
+    passphrase: str = "",
+    passphrase_confirm: str = "",
+    cipher: str = "aes-256-gcm",
+    field: str = "keyformat",
+) -> tuple[zfs.NewKey, str]:
+    """How the new encryption root `name` is keyed, and its secret: the passphrase typed twice, or a hex or raw key
+    made here (carried as hex: zfs.key_input) that a new root-only key file on the NAS will hold. `field` names the
+    key format's field on the form that asked."""
+    if keyformat not in zfs.KEY_FORMATS:
+        raise ValidationError({field: f"Choose one of: {', '.join(zfs.KEY_FORMATS)}."})
+    if keyformat == "passphrase":
+        return zfs.NewKey(cipher=cipher, keyformat=keyformat), passphrase_confirmed(passphrase, passphrase_confirm)
+    keyfile = checked(lambda: zfs.key_file_for(name))
+    return zfs.NewKey(cipher=cipher, keyformat=keyformat, keyfile=keyfile), secrets.token_hex(32)
