@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("health", "0002_self_test_minutes"),
+        ("health", "0003_verbose_names"),
     ]
 
     operations = [
