@@ -7,6 +7,8 @@
 #                       instead of making it again; every state but clean goes when the guest is started anew
 #   lab/lab.sh down     stop it      lab/lab.sh ssh [cmd…]   a shell or a command in the guest
 #   lab/lab.sh status   print where it is (lab.env)
+#   lab/lab.sh wire     address the guest's replication NIC (TARN_LAB_REP_ADDR; a second guest also takes its own MAC,
+#                       TARN_LAB_REP_GUEST_MAC): TARN_LAB=2 make run wires both guests so they can be paired
 #   lab/lab.sh nvme on|off  plug the NVMe drive in or out (never saved with a state: QEMU cannot migrate it)
 #   lab/lab.sh prepare  only build the image and the saved guest (make test runs it in the background while
 #                       the unit tier runs); `up` waits for a prepare under way (a lock in the cache)
@@ -51,6 +53,8 @@ DATA_LINKS=${TARN_LAB_DATA_LINKS:-1}
 REP_PORT=${TARN_LAB_REP_PORT:-17701}
 REP_PEER_PORT=${TARN_LAB_REP_PEER_PORT:-17702}
 REP_MAC=52:54:00:12:34:59
+REP_ADDR=${TARN_LAB_REP_ADDR:-10.78.0.1/24}
+REP_GUEST_MAC=${TARN_LAB_REP_GUEST_MAC:-$REP_MAC}
 BOOT_TIMEOUT=${TARN_LAB_BOOT_TIMEOUT:-240}
 
 die() { echo "lab: $*" >&2; exit 1; }
@@ -392,6 +396,17 @@ cmd_nvme() {
   esac
 }
 
+# The replication wire addressed at run time (not in any saved state: a reset to clean leaves it unaddressed, as the
+# tests expect). Run again, it changes nothing.
+cmd_wire() {
+  running || die "the lab is not running (make lab)"
+  gssh "nic=\$(ip -br link | awk '\$3 == \"$REP_MAC\" || \$3 == \"$REP_GUEST_MAC\" {print \$1; exit}')
+    [ -n \"\$nic\" ] || { echo 'no replication NIC ($REP_MAC)' >&2; exit 1; }
+    ip link set dev \"\$nic\" address $REP_GUEST_MAC && ip link set dev \"\$nic\" up && ip addr replace $REP_ADDR dev \"\$nic\"" \
+    || die "could not address the replication wire"
+  say "replication wire: $REP_ADDR (MAC $REP_GUEST_MAC)"
+}
+
 cmd_status() {
   running || { echo "lab: not running"; return 1; }
   cat <<TXT
@@ -412,9 +427,10 @@ case "${1:-up}" in
   reset) cmd_reset "${2:-clean}" "${3:-}" ;;
   save) cmd_save "${2:-}" ;;
   nvme) cmd_nvme "${2:-}" ;;
+  wire) cmd_wire ;;
   down) stop_qemu; echo "lab: stopped" ;;
   status) cmd_status ;;
   ssh) shift; running || die "the lab is not running (make lab)"; if [ $# -eq 0 ]; then
          mapfile -t o < <(ssh_opts); exec ssh -t "${o[@]}" root@127.0.0.1; else gssh "$@"; fi ;;
-  *) die "usage: lab/lab.sh up|prepare|reset [state [--no-ssh]]|save state|nvme on|off|down|status|ssh [cmd]" ;;
+  *) die "usage: lab/lab.sh up|prepare|reset [state [--no-ssh]]|save state|nvme on|off|wire|down|status|ssh [cmd]" ;;
 esac

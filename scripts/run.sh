@@ -16,11 +16,18 @@ fi
 $py manage.py tarn_layout
 $py manage.py migrate --noinput -v0
 $py manage.py tarn_admin
-if [ "${TARN_LAB:-0}" = 1 ]; then
-  # A real OpenZFS to manage without a NAS: boot (or restore) the lab guest and add it as host "lab".
-  lab/lab.sh up
-  $py manage.py tarn_lab_host "${TARN_LAB_RUN:-/run/tarn-lab}/lab.env"
-fi
+# A real OpenZFS to manage without a NAS: TARN_LAB=1 boots (or restores) the lab guest and adds it as host "lab";
+# TARN_LAB=2 also the second guest (lab/second.env) as "lab2", both addressed on the replication wire between them.
+second() { (set -a; . lab/second.env; set +a; "$@"); }
+case "${TARN_LAB:-0}" in
+  0) ;;
+  1) lab/lab.sh up
+     $py manage.py tarn_lab_host "${TARN_LAB_RUN:-/run/tarn-lab}/lab.env" ;;
+  2) lab/lab.sh up && second lab/lab.sh up && lab/lab.sh wire && second lab/lab.sh wire
+     $py manage.py tarn_lab_host "${TARN_LAB_RUN:-/run/tarn-lab}/lab.env" "$(second sh -c 'echo "$TARN_LAB_RUN"')/lab.env"
+     echo "tarn: lab (10.78.0.1) and lab2 (10.78.0.2) are wired: pair them under Replication (see README, The lab)" ;;
+  *) echo "tarn: TARN_LAB is 1 (the lab guest) or 2 (two guests, wired for replication)" >&2; exit 1 ;;
+esac
 
 $py manage.py tarn_refresh_facts
 $py manage.py tarn_identity >/dev/null

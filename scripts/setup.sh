@@ -17,7 +17,7 @@ if [ "$mode" = test ]; then
   # chromium for browser tests, a real sshd for the SSH transport tests, wrk for make perf, PostgreSQL.
   pkgs+=(chromium openssh-server fonts-dejavu-core wrk postgresql)
 fi
-if [ "$mode" = test ] || [ "$mode" = lab ] || [ "${TARN_LAB:-0}" = 1 ]; then
+if [ "$mode" = test ] || [ "$mode" = lab ] || [ "${TARN_LAB:-0}" != 0 ]; then
   # The lab guest (QEMU, image build) and the clients tests use against it from this machine.
   pkgs+=(qemu-system-x86 qemu-utils mmdebstrap zstd bc smbclient iperf3 iputils-ping python3)
 fi

@@ -2,7 +2,6 @@
 tests/lab/test_inventory.py): a missing name fails this test, not the 5-minute refresh at 3 a.m."""
 
 import importlib
-from pathlib import Path
 
 import pytest
 from django.conf import settings
@@ -10,13 +9,9 @@ from django.conf import settings
 from appliance.models import Host, Operation
 from appliance.operations import OPERATION_TASK
 from tarn.celery import app
+from tests.support.apps import ROOT, product_apps
 
-ROOT = Path(__file__).resolve().parents[1]
-TASK_MODULES = sorted(
-    ".".join(p.relative_to(ROOT).with_suffix("").parts)
-    for p in ROOT.glob("*/tasks.py")
-    if not p.parts[-2].startswith((".", "node_modules"))
-)
+TASK_MODULES = sorted(f"{app}.tasks" for app in product_apps() if (ROOT / app / "tasks.py").exists())
 
 
 MODULES = [importlib.import_module(name) for name in TASK_MODULES]  # a name that is gone fails right here

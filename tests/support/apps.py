@@ -1,8 +1,18 @@
 """The product's own apps, read from the settings so a test that walks "every app" counts a new one too."""
 
-from django.conf import settings
+from pathlib import Path
+
+from django.apps import apps
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def product_apps() -> list[str]:
-    """The product's Django apps in their layer order (INSTALLED_APPS entries of the form <app>.apps.<Config>)."""
-    return [entry.split(".")[0] for entry in settings.INSTALLED_APPS if ".apps." in entry]
+    """The product's Django apps in INSTALLED_APPS order: those whose package lives in this repository (not
+    Django's, DRF's or any other installed library's)."""
+    return [c.name for c in apps.get_app_configs() if Path(c.path).resolve().parent == ROOT]
+
+
+def product_packages() -> list[str]:
+    """Every top-level package of the product: the project (tarn), the apps and the host library."""
+    return ["tarn", *product_apps(), "hostlib"]

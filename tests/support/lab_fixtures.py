@@ -3,20 +3,15 @@
 import pytest
 
 from tests.conftest import require
-from tests.support.lab import lab_down, lab_missing_reason, lab_running, lab_up
+from tests.support.lab import ROOT, lab_down, lab_missing_reason, lab_running, lab_up
 
-# A second guest from the same image and saved state, started only for the tests that ask for it (replication): its
-# own run dir, ports and monitor; its data NICs lead nowhere; its replication wire's two ports mirror the first's.
-SECOND = {
-    "TARN_LAB_RUN": "/run/tarn-lab2",
-    "TARN_LAB_SSH_PORT": "2223",
-    "TARN_LAB_SMB_PORT": "4451",
-    "TARN_LAB_NETNS": "tarnlab2",
-    "TARN_LAB_TAP": "taplab2",
-    "TARN_LAB_DATA_LINKS": "0",
-    "TARN_LAB_REP_PORT": "17702",
-    "TARN_LAB_REP_PEER_PORT": "17701",
-}
+# A second guest from the same image and saved state, started only for the tests that ask for it (replication); its
+# settings are lab/second.env's, the same TARN_LAB=2 make run uses.
+SECOND = dict(
+    line.split("=", 1)
+    for line in (ROOT / "lab" / "second.env").read_text().splitlines()
+    if "=" in line and not line.startswith("#")
+)
 
 # The fixtures that start a test from a saved state of their own (Lab.enter): with one of them, `guest` leaves the
 # restore to it instead of restoring the clean state first.

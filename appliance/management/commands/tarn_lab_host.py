@@ -1,4 +1,5 @@
-"""Register (or update) the lab guest as the SSH host "lab", from the lab.env that lab/lab.sh writes."""
+"""Register (or update) the lab guests as SSH hosts, from the lab.env files lab/lab.sh writes: the first as "lab",
+a second (TARN_LAB=2 make run: the replication pair's other end) as "lab2"."""
 
 from pathlib import Path
 
@@ -16,14 +17,18 @@ class Command(BaseCommand):
     help = __doc__
 
     def add_arguments(self, parser):
-        parser.add_argument("lab_env", type=Path)
+        parser.add_argument("lab_env", type=Path, nargs="+")
 
-    def handle(self, *args, lab_env: Path, **options):
-        if not lab_env.exists():
-            raise CommandError(f"{lab_env} does not exist: is the lab up (make lab)?")
-        env = read_env(lab_env)
+    def handle(self, *args, lab_env: list[Path], **options):
+        for path in lab_env:
+            if not path.exists():
+                raise CommandError(f"{path} does not exist: is the lab up (make lab)?")
+        for number, path in enumerate(lab_env, start=1):
+            self.register("lab" if number == 1 else f"lab{number}", read_env(path))
+
+    def register(self, name: str, env: dict) -> None:
         host, created = Host.objects.update_or_create(
-            name="lab",
+            name=name,
             defaults={
                 "transport": "ssh",
                 "address": env["LAB_SSH_HOST"],
@@ -35,4 +40,4 @@ class Command(BaseCommand):
         )
         host_refresh_facts(host=host)
         state = f"OpenZFS {host.facts.get('zfs_version')}" if host.has_zfs else f"not reachable: {host.facts_error}"
-        self.stdout.write(f"{'Added' if created else 'Updated'} host 'lab' ({state}).")
+        self.stdout.write(f"{'Added' if created else 'Updated'} host '{name}' ({state}).")
