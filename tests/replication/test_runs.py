@@ -174,3 +174,27 @@ def test_a_dataset_made_outside_the_pairs_root_during_a_run_is_named_and_alerted
     assert "backup/evil" in found[("replication_outside_root", f"pair {pair.pk}")]
     services.pair_intrusion_clear(pair=pair)
     assert not [c for c in conditions(pair.target) if c.rule == "replication_outside_root"]
+
+
+def test_a_stale_resume_token_is_aborted_on_the_target_and_the_run_plans_again(pair, fake, run_queued, admin_user):
+    """The snapshot a cut first transfer was of is gone from the source: its token is of no use (the sender says so,
+    fail_stale_token.txt, captured); the partial receive is aborted on the target and the run plans again: a full
+    send of what the source has now."""
+    token = "1-abc-de-f0"
+    sides(fake, listing(SOURCE, snaps("b")), listing(TARGET, [], token=token), after=listing(TARGET, snaps("b")))
+    stale = (CAPTURED / "fail_stale_token.txt").read_text()
+    fake.answer("zfs", "send", "-n", "-v", "-P", "-w", "-t", token, returncode=255, stderr=stale)
+    fake.answer("setpriv", stdout="")  # receive_busy: no receive holds the lock
+    gone = f"cannot open '{TARGET}': dataset does not exist\n"
+    there = replication.listing_argv(TARGET, recursive=False)
+    fake.on("zfs", "receive", "-A", call=lambda argv: fake.answer(*there, returncode=1, stderr=gone))
+    task = Task.objects.create(pair=pair, source_dataset=SOURCE, target_name="docs")
+    op, done = run(task, run_queued, admin_user)
+    assert op.status == "succeeded" and done.status == "succeeded", (op.message, op.log)
+    asked = [a for a in fake.argvs if a[:2] in (["zfs", "send"], ["zfs", "receive"]) or a[0] == "systemd-run"]
+    assert asked[:2] == [
+        ["zfs", "send", "-n", "-v", "-P", "-w", "-t", token],
+        ["zfs", "receive", "-A", "--", TARGET],  # discarded before anything else is planned
+    ], asked
+    assert asked[2][:2] == ["zfs", "send"] and "-t" not in asked[2] and asked[2][-1] == f"{SOURCE}@b", asked
+    assert asked[-1][0] == "systemd-run" and f"the token of {TARGET} is of no use" in op.log

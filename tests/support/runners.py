@@ -78,7 +78,7 @@ class Call:
     argv: list[str]
     mutating: bool
     read_only: bool  # the transport it came through was read-only (a plan)
-    text: str | None = None
+    text: str | bytes | None = None
 
 
 @dataclass
@@ -216,7 +216,7 @@ class FakeHost:
         err = "".join(f"{k}: No such file or directory\n" for k in missing)
         return "".join(line(k) + "\n" for k in keys if k in values), 1 if missing else 0, err
 
-    def write(self, path: str, text: str, mode: int, read_only: bool) -> bool:
+    def write(self, path: str, text: str | bytes, mode: int, read_only: bool) -> bool:
         self.calls.append(Call(["write_file", path, format(mode, "o")], True, read_only, text))
         changed = self.files.get(path) != text
         self.files[path] = text
@@ -257,7 +257,11 @@ class FakeTransport(Transport):
         return self.fake.execute(argv, input=input, mutating=mutating, read_only=self.read_only)
 
     def _write(self, path, data, mode, timeout):
-        return self.fake.write(path, data.decode(), mode, self.read_only)
+        try:
+            text = data.decode()
+        except UnicodeDecodeError:  # a binary file (a sealed backup) is recorded as its bytes
+            text = data
+        return self.fake.write(path, text, mode, self.read_only)
 
     def _remove(self, path, timeout):
         return self.fake.remove(path, self.read_only)
