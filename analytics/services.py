@@ -258,7 +258,7 @@ def _health_changed(host: Host, before: dict | None, now: dict) -> None:
             return  # an inventory read is queued or running; the next sample looks again
 
 
-@operation_runner("analytics.health", lock="inventory")
+@operation_runner("analytics.health", lock="inventory", reads=True)
 def health_changed_run(tracker: Tracker) -> None:
     """Read again the pools whose state a sample saw change, then check the alert rules at once."""
     tracker.progress(10, f"Reading {', '.join(tracker.op.params['pools'])} again: its state changed")

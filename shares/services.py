@@ -385,7 +385,7 @@ def share_status_start(*, host, user) -> Operation:
     return operation_start(kind="shares.status", host=host, user=user)
 
 
-@operation_runner("shares.status", lock="share-status")
+@operation_runner("shares.status", lock="share-status", reads=True)
 def share_status_run(tracker: Tracker) -> None:
     share_status_refresh(host=tracker.op.host, operation=tracker.op)
     tracker.progress(100, "Connections read")

@@ -47,7 +47,7 @@ def keys_export_start(
     )
 
 
-@operation_runner("encryption.export", lock="encryption-export")
+@operation_runner("encryption.export", lock="encryption-export", reads=True)
 def keys_export_run(tracker: Tracker) -> None:
     op, p = tracker.op, tracker.op.params
     t = tracker.transport(read_only=True)

@@ -147,7 +147,7 @@ def pool_import_scan_start(*, host, user) -> Operation:
     return operation_start(kind="pool.import.scan", host=host, user=user)
 
 
-@operation_runner("pool.import.scan", lock="import-scan")
+@operation_runner("pool.import.scan", lock="import-scan", reads=True)
 def pool_import_scan_run(tracker: Tracker) -> None:
     """A read: `zpool import` scans the disks; what it finds is stored for the page to list."""
     op = tracker.op

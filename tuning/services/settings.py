@@ -40,7 +40,7 @@ def tuning_plan_start(*, host: Host, user, profile: str) -> ChangeSet:
     return cs
 
 
-@operation_runner("tuning.plan", lock=f"{TUNING}:plan")
+@operation_runner("tuning.plan", lock=f"{TUNING}:plan", reads=True)
 def tuning_plan_run(tracker: Tracker) -> None:
     cs = ChangeSet.objects.get(pk=tracker.op.params["change_set"])
     t = tracker.transport(read_only=True)  # a plan cannot change anything
