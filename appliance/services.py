@@ -14,6 +14,7 @@ from django.db.models import Q, Sum
 from django.utils import timezone
 
 from appliance.broker import queued_operation_ids
+from appliance.checks import confirmed
 from appliance.choices import AuditKind, OperationStatus, TransportKind
 from appliance.connect import transport_for
 from appliance.models import ApiToken, AuditEntry, Host, LoginAttempts, Operation
@@ -109,8 +110,7 @@ def host_remove(*, host: Host, confirm: str, user) -> None:
     host itself changes. Needs its name typed; never the local host, never while an operation runs on it."""
     if host.is_local:
         raise ValidationError({"confirm": "The local host cannot be removed."})
-    if confirm != host.name:
-        raise ValidationError({"confirm": f"Type the host's name, {host.name}, to remove it."})
+    confirmed(confirm, host.name, f"Type the host's name, {host.name}, to remove it.")
     if host.operations.filter(status__in=OperationStatus.active()).exists():
         raise ValidationError({"confirm": f"An operation is still running on {host.name}; wait for it to end."})
     AuditEntry.objects.create(

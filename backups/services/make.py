@@ -11,7 +11,7 @@ from django.core.exceptions import ValidationError
 from django.utils import timezone
 
 from appliance import vault
-from appliance.checks import passphrase_confirmed
+from appliance.checks import confirmed, passphrase_confirmed
 from appliance.connect import ssh_dir, ssh_identity
 from appliance.models import Host, Operation
 from appliance.operations import Tracker, operation_runner, operation_start
@@ -198,8 +198,7 @@ def push(tracker: Tracker, backup: Backup, host: Host, *, keep: int) -> None:
 
 def backup_delete(*, backup: Backup, confirm: str, user=None) -> Operation:
     """Delete a backup (its name typed): a worker removes the file, as only root writes in DATA_DIR/backups."""
-    if confirm != backup.name:
-        raise ValidationError({"confirm": f"Type {backup.name} to delete this backup."})
+    confirmed(confirm, backup.name, f"Type {backup.name} to delete this backup.")
     return operation_start(
         kind="config.delete", host=None, user=user, params={"backup": backup.pk, "name": backup.name}
     )

@@ -14,6 +14,7 @@ from django.core.exceptions import ValidationError
 from django.utils import timezone
 
 from appliance import datadir, vault
+from appliance.checks import confirmed
 from appliance.choices import AuditKind, OperationStatus
 from appliance.connect import ssh_dir
 from appliance.models import AuditEntry, Operation
@@ -55,8 +56,7 @@ def restore_start(
     if not dry_run:
         if backup.checked_at is None or not checked.get("sha256"):
             raise ValidationError({"backup": "Check it first (the dry run): see what it would change, then restore."})
-        if confirm != backup.name:
-            raise ValidationError({"confirm": f"Type {backup.name} to replace Tarn's configuration with it."})
+        confirmed(confirm, backup.name, f"Type {backup.name} to replace Tarn's configuration with it.")
         if not checked.get("made_here") and accept != MADE_ELSEWHERE:
             raise ValidationError({"accept": ELSEWHERE})
         _nothing_running()

@@ -8,6 +8,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from appliance.checks import confirmed
 from appliance.models import Host, Operation
 from appliance.operations import Tracker, operation_runner, operation_start
 from hostlib import facts, iperf, kernel
@@ -100,8 +101,8 @@ def setting_start(*, host: Host, user, kind: str, key: str, value: str, reason: 
     except ValueError as exc:
         raise ValidationError({"value": str(exc)}) from None
     risk = kernel.durability_risk(kind, key, value)
-    if risk and confirm != key:
-        raise ValidationError({"confirm": f"{risk} To set it anyway, type {key} to confirm."})
+    if risk:
+        confirmed(confirm, key, f"{risk} To set it anyway, type {key} to confirm.")
     state = KernelState.objects.filter(host=host).first()
     if state is None:
         raise ValidationError({"key": f"Tarn has not read {host.name}'s kernel values yet: press Refresh first."})
