@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from appliance.choices import Role
-from appliance.models import Operation, User
+from appliance.models import Host, Operation, User
 from benchmarks.models import Run
 from benchmarks.selectors import run_charts
 from benchmarks.services import benchmark_start, runs_reconcile
@@ -285,6 +285,18 @@ def test_a_cancelled_run_stops_its_unit_and_removes_its_dataset(run_queued, fake
     assert (run.status, run.message, run.results) == ("cancelled", "Cancelled; its files are removed.", [])
     op = Operation.objects.get(pk=run.operation_id)
     assert (op.status, op.message) == ("succeeded", "Cancelled; its files are removed.")
+
+
+def test_a_run_whose_worker_died_on_a_host_made_read_only_since_is_failed_and_nothing_removed(run_queued, fake, tank):
+    Host.objects.filter(pk=tank.pk).update(read_only=True)
+    op = Operation.objects.create(kind="benchmark.run", target="host:local:benchmark", host=tank, status="failed")
+    run = Run.objects.create(host=tank, profile="seq-write-1", target="tank/data", status="running", operation=op)
+    assert run_queued(runs_reconcile) == 1  # no refusal stops the beat
+    run.refresh_from_db()
+    assert run.status == "failed" and run.message.endswith(
+        "local is read-only in Tarn: its unit and scratch dataset stay."
+    )
+    assert not fake.mutations and Operation.objects.count() == 1
 
 
 def test_a_run_whose_worker_died_is_failed_and_its_unit_and_dataset_cleaned_up(run_queued, fake, tank, admin):
