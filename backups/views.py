@@ -130,8 +130,8 @@ def _detail(request, backup, status=200, **forms):
         "checked": backup.checked or None,
         "operations": selectors.recent_operations(),
         # a wrong passphrase is found by the worker: said again here, at the form that asked
-        "check_refused": operation_refused(kinds=["config.check"], backup=backup.pk),
-        "restore_refused": operation_refused(kinds=["config.restore"], backup=backup.pk),
+        "check_refused": operation_refused(kinds=["backups.check"], backup=backup.pk),
+        "restore_refused": operation_refused(kinds=["backups.restore"], backup=backup.pk),
     }
     return render(request, "backups/backup_detail.html", context, status=status)
 
@@ -158,20 +158,20 @@ def _act(request, pk, form_class, key: str, start, **extra):
 @require_POST
 @fresh_factor
 def check(request, pk):
-    return _act(request, pk, CheckForm, "check_form", services.restore_start, dry_run=True)
+    return _act(request, pk, CheckForm, "check_form", services.backup_restore_start, dry_run=True)
 
 
 @requires(**ADMIN)
 @require_POST
 @fresh_factor
 def restore(request, pk):
-    return _act(request, pk, RestoreForm, "restore_form", services.restore_start, dry_run=False)
+    return _act(request, pk, RestoreForm, "restore_form", services.backup_restore_start, dry_run=False)
 
 
 @requires(**ADMIN)
 @require_POST
 def delete(request, pk):
-    return _act(request, pk, DeleteForm, "delete_form", services.backup_delete)
+    return _act(request, pk, DeleteForm, "delete_form", services.backup_delete_start)
 
 
 @requires(**ADMIN)
