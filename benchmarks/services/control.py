@@ -57,12 +57,12 @@ def runs_reconcile() -> int:
             count += 1
             continue
         finish(run, RunStatus.FAILED, "The worker following this run stopped; Tarn ended it and removed its files.")
-        operation_start(kind="benchmark.cleanup", subject=run.pk, host=run.host, user=None, params={"run": run.pk})
+        operation_start(kind="benchmarks.cleanup", subject=run.pk, host=run.host, user=None, params={"run": run.pk})
         count += 1
     return count
 
 
-@operation_runner("benchmark.cleanup", lock="benchmark-cleanup")
+@operation_runner("benchmarks.cleanup", lock="benchmark-cleanup")
 def benchmark_cleanup_run(tracker: Tracker) -> None:
     run = Run.objects.get(pk=tracker.op.params["run"])
     t = tracker.transport()

@@ -2,7 +2,6 @@
 a round trip brings back what was there and keeps what was live first; every bad input is refused with the field
 named and the live state unchanged; the passphrase reaches no row, no log and no audit entry."""
 
-import importlib
 import io
 import json
 import sqlite3
@@ -10,7 +9,6 @@ import tarfile
 
 import pyrage
 import pytest
-from django.apps import apps as django_apps
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.urls import reverse
@@ -19,7 +17,6 @@ from django.utils import timezone
 from analytics.models import Alert
 from analytics.services import alerts_evaluate
 from appliance.models import AuditEntry, Host, Operation
-from appliance.titles import TITLES
 from backups import archive, database, services
 from backups.choices import Origin
 from backups.models import Backup, BackupSchedule
@@ -352,18 +349,3 @@ def test_the_schedule_form_chooses_the_weekday_by_name_and_the_page_shows_the_ne
     assert f"every week on Friday at 5:00 (next Fri {timezone.localtime(schedule.next_run):%Y-%m-%d} 05:00)" in page
     sunday = admin_client.post(reverse("backup-schedule"), form | {"weekday": "7"}).content.decode()
     assert "Select a valid choice" in sunday and BackupSchedule.objects.get().weekday == 4
-
-
-def test_operations_made_as_config_kinds_are_renamed_to_the_apps_label_and_back(db):
-    migration = importlib.import_module("backups.migrations.0003_operation_kinds")
-    old = [Operation.objects.create(kind=f"config.{v}", target=f"tarn:config:{v}", status="succeeded") for v in VERBS]
-    other = Operation.objects.create(kind="shares.apply", target="x", status="succeeded")
-    migration.rename(django_apps, migration.RENAMED)
-    assert [Operation.objects.get(pk=op.pk).kind for op in old] == [f"backups.{v}" for v in VERBS]
-    assert Operation.objects.get(pk=other.pk).kind == "shares.apply"
-    assert {f"backups.{v}" for v in VERBS} <= set(TITLES)  # what the runners declare, each titled
-    migration.rename(django_apps, {new: old for old, new in migration.RENAMED.items()})
-    assert Operation.objects.get(pk=old[0].pk).kind == "config.backup"
-
-
-VERBS = ("backup", "check", "restore", "delete")
