@@ -17,6 +17,7 @@ from analytics import channels, series
 from analytics.choices import FIVE_MINUTES, HOUR, RAW, RULE, SAMPLER_LIMITS, ChannelKind
 from analytics.models import Alert, Channel, RuleSetting, Sample, SamplerSetting, SamplerState
 from analytics.selectors import channels_for, conditions, sampler_setting
+from appliance.checks import confirmed
 from appliance.connect import transport_for
 from appliance.models import Host
 from appliance.operations import TargetBusy, Tracker, operation_runner, operation_start
@@ -201,8 +202,7 @@ def channel_test(*, channel: Channel) -> tuple[bool, str]:
 
 
 def channel_delete(*, channel: Channel, confirm: str) -> bool:
-    if confirm != channel.name:
-        raise ValidationError({"confirm": f"Type the channel's name ({channel.name}) to delete it."})
+    confirmed(confirm, channel.name, f"Type the channel's name ({channel.name}) to delete it.")
     channel.delete()
     return True
 
@@ -258,7 +258,7 @@ def _health_changed(host: Host, before: dict | None, now: dict) -> None:
             return  # an inventory read is queued or running; the next sample looks again
 
 
-@operation_runner("analytics.health", lock="inventory")
+@operation_runner("analytics.health", lock="inventory", reads=True)
 def health_changed_run(tracker: Tracker) -> None:
     """Read again the pools whose state a sample saw change, then check the alert rules at once."""
     tracker.progress(10, f"Reading {', '.join(tracker.op.params['pools'])} again: its state changed")

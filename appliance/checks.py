@@ -1,6 +1,6 @@
 """Checks every app's services share: the host library's refusals (a bad name, bad properties, a bad layout) turned
-into errors on the field that asked, a passphrase typed twice, and the key of a new encryption root (a pool's root
-dataset or an encrypted dataset: one rule for both)."""
+into errors on the field that asked, a name typed to confirm a destructive step, a passphrase typed twice, and the
+key of a new encryption root (a pool's root dataset or an encrypted dataset: one rule for both)."""
 
 import secrets
 from collections.abc import Callable
@@ -24,6 +24,13 @@ def checked(call: Callable, field: str = "name", *, prefix: str = "", layout: st
         raise ValidationError(exc.problems) from None
     except InvalidLayout as exc:
         raise ValidationError({layout: str(exc)} if layout else str(exc)) from None
+
+
+def confirmed(typed: str, name: str, refusal: str) -> None:
+    """A destructive step goes on only with its object's name typed again, exactly as it is (never trimmed, as names
+    are not): else `refusal`, which says what to type, on the form's confirm field (forms.ConfirmField)."""
+    if typed != name:
+        raise ValidationError({"confirm": refusal})
 
 
 def passphrase_confirmed(

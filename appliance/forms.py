@@ -18,6 +18,14 @@ _HOST_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
 _UNIX_USER = re.compile(r"^[a-z_][a-z0-9_-]{0,31}$")
 
 
+class ConfirmField(forms.CharField):
+    """The object's name typed again before a destructive step: taken exactly as typed (never trimmed, as names are
+    not); the service compares it with the name and says what to type (appliance.checks.confirmed)."""
+
+    def __init__(self, *, label: str = "Type its name to confirm", max_length: int = 255, **kwargs):
+        super().__init__(label=label, max_length=max_length, strip=False, **kwargs)
+
+
 class LoginForm(AuthenticationForm):
     error_messages = {
         "invalid_login": "Wrong username or password.",
@@ -72,7 +80,7 @@ class PolicyForm(forms.Form):
 
 
 class ResetForm(forms.Form):
-    confirm = forms.CharField(max_length=150, label="Type the user's name to reset their second factor")
+    confirm = ConfirmField(max_length=150, label="Type the user's name to reset their second factor")
 
 
 def validate_address(value: str) -> str:

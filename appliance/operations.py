@@ -33,14 +33,17 @@ OPERATION_TASK = "appliance.tasks.operation_run"  # the one task; queued by name
 LIMIT_MARGIN = 900  # seconds over a known duration (set-up, clean-up, a slow host) before Celery stops the work
 RUNNERS: dict[str, Callable[["Tracker"], None]] = {}
 LOCKS: dict[str, tuple[str, str]] = {}  # kind -> (what it holds under its host, its queue: host, bench or default)
+READS: set[str] = set()  # kinds that only read their host: the ones a read-only host still starts
 
 
-def operation_runner(*kinds: str, lock: str = "", queue: str = "host"):
+def operation_runner(*kinds: str, lock: str = "", queue: str = "host", reads: bool = False):
     """Declare operation kinds once with the function that does their work: runner(tracker) -> None.
 
     lock: what an operation of these kinds holds under its host (`host:<name>:<lock>[:<subject>]`, one active
     operation per target; "" holds the host itself, or the subject the service names); queue: "host" (a host's
-    changes one at a time), "bench" (one benchmark per host) or "default"."""
+    changes one at a time), "bench" (one benchmark per host) or "default"; reads: the work only reads its host (an
+    inventory refresh, a plan), so a host marked read-only starts it too; every other kind is refused there at
+    start."""
     if queue not in ("host", "bench", "default"):
         raise ValueError(f"unknown queue {queue}")
 
@@ -50,6 +53,7 @@ def operation_runner(*kinds: str, lock: str = "", queue: str = "host"):
                 raise ValueError(f"two runners for operation kind {kind}")
             RUNNERS[kind] = fn
             LOCKS[kind] = (lock, queue)
+            (READS.add if reads else READS.discard)(kind)
         return fn
 
     return register
@@ -64,11 +68,17 @@ class TargetBusy(ValidationError):
     """Another operation is already queued or running on the same target."""
 
 
+def read_only_refusal(host, refusal: str = "nothing is changed on it") -> ValidationError:
+    """The error for a change asked of a host marked read-only in Tarn, on the form's host field (or above it)."""
+    return ValidationError({"host": f"{host.name} is read-only in Tarn: {refusal}."})
+
+
 def operation_start(
     *, kind, host, user, subject="", runner: str = "", params=None, secret=None, seconds: int | None = None
 ) -> Operation:
     """Save the Operation row now and queue it once the surrounding transaction commits.
 
+    A host marked read-only is refused here (a ValidationError naming it) unless the kind only reads it.
     Its target (the lock) and queue come from the kind's declaration (operation_runner): subject narrows the lock
     to one thing under it (a pool, a share, a run). runner: the registered runner's kind when it differs from kind
     (many storage commands share one runner).
@@ -81,6 +91,8 @@ def operation_start(
     if declared is None:
         raise ValueError(f"no runner is declared for operations of kind {runner or kind}")
     lock, queue = declared
+    if host and host.read_only and (runner or kind) not in READS:
+        raise read_only_refusal(host)
     # Tarn's own work (its configuration backups) has no host: it locks under "tarn" and runs on the default queue.
     target = lock_key(host, lock, subject) if host else ":".join(["tarn", *(p for p in (lock, subject) if p)])
     try:

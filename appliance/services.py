@@ -14,10 +14,18 @@ from django.db.models import Q, Sum
 from django.utils import timezone
 
 from appliance.broker import queued_operation_ids
+from appliance.checks import confirmed
 from appliance.choices import AuditKind, OperationStatus, TransportKind
 from appliance.connect import transport_for
 from appliance.models import ApiToken, AuditEntry, Host, LoginAttempts, Operation
-from appliance.operations import Tracker, operation_runner, operation_start, operations_reap, operations_reap_lost
+from appliance.operations import (
+    Tracker,
+    operation_runner,
+    operation_start,
+    operations_reap,
+    operations_reap_lost,
+    read_only_refusal,
+)
 from appliance.probes import READERS
 from hostlib import facts as host_facts
 from hostlib.errors import HostError
@@ -102,8 +110,7 @@ def host_remove(*, host: Host, confirm: str, user) -> None:
     host itself changes. Needs its name typed; never the local host, never while an operation runs on it."""
     if host.is_local:
         raise ValidationError({"confirm": "The local host cannot be removed."})
-    if confirm != host.name:
-        raise ValidationError({"confirm": f"Type the host's name, {host.name}, to remove it."})
+    confirmed(confirm, host.name, f"Type the host's name, {host.name}, to remove it.")
     if host.operations.filter(status__in=OperationStatus.active()).exists():
         raise ValidationError({"confirm": f"An operation is still running on {host.name}; wait for it to end."})
     AuditEntry.objects.create(
@@ -132,7 +139,7 @@ def host_probe_start(*, host: Host, user) -> Operation:
     return operation_start(kind="host.probe", host=host, user=user)
 
 
-@operation_runner("host.probe", lock="")
+@operation_runner("host.probe", lock="", reads=True)
 def host_probe_run(tracker: Tracker) -> None:
     host = tracker.op.host
     if not host.is_local:
@@ -221,5 +228,5 @@ def host_for_changes(host: Host | None, *, refusal: str = "nothing is changed on
     if host is None:
         raise ValidationError({"host": "Add a host first (Hosts → Add host)."})
     if host.read_only:
-        raise ValidationError({"host": f"{host.name} is read-only in Tarn: {refusal}."})
+        raise read_only_refusal(host, refusal)
     return host

@@ -45,6 +45,7 @@ from webauthn.helpers.structs import (
     UserVerificationRequirement,
 )
 
+from appliance.checks import confirmed
 from appliance.choices import AuditKind, Role
 from appliance.models import AuditEntry, Passkey, RecoveryCode, TotpDevice, TwoFactorPolicy, User
 from appliance.validators import no_bidi
@@ -487,8 +488,7 @@ def policy_save(*, required_roles: list[str]) -> TwoFactorPolicy:
 def reset(*, target: User, confirm: str) -> None:
     """Remove a user's second factors (a lost phone): they sign in with the password alone, then set one up.
     Passkey-only sign-in goes too: a key added later does not bring it back silently."""
-    if confirm != target.username:
-        raise ValidationError({"confirm": f"Type {target.username} to reset their second factor."})
+    confirmed(confirm, target.username, f"Type {target.username} to reset their second factor.")
     with transaction.atomic():
         TotpDevice.objects.filter(user=target).delete()
         Passkey.objects.filter(user=target).delete()

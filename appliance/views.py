@@ -8,6 +8,7 @@ from django.contrib.staticfiles import finders
 from django.core.exceptions import ValidationError
 from django.http import FileResponse, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
@@ -19,7 +20,7 @@ from appliance.connect import ssh_dir
 from appliance.dashboard import dashboard_context
 from appliance.forms import ApiTokenForm, AuditFilterForm, HostForm, LoginForm
 from appliance.models import Host, Operation
-from appliance.web import add_service_errors, host_follow, safe_next
+from appliance.web import add_service_errors, host_follow, safe_next, start_or_back
 from hostlib.digits import whole_number
 from hostlib.keys import public_key
 
@@ -97,12 +98,7 @@ def host_remove(request, pk):
 @require_POST
 def host_probe(request, pk):
     host = get_object_or_404(Host, pk=pk)
-    try:
-        op = services.host_probe_start(host=host, user=request.user)
-    except ValidationError as exc:
-        messages.error(request, " ".join(exc.messages))
-        return redirect("host-detail", pk=host.pk)
-    return redirect("operation-detail", pk=op.pk)
+    return start_or_back(request, services.host_probe_start, reverse("host-detail", args=[host.pk]), host=host)
 
 
 @requires(write=Role.VIEWER)

@@ -8,8 +8,6 @@ from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect
 from django.utils.http import url_has_allowed_host_and_scheme
 
-from appliance.selectors import host_current
-
 
 def host_follow(request, host_id: int | None) -> None:
     """An object's page shows its own host: the switcher follows it, so the header, the lists one click away and
@@ -35,15 +33,12 @@ def host_object_or_404(request, queryset, **lookup):
     return obj
 
 
-def start_or_back(request, start, back, *, host=None, **kwargs):
-    """Start an operation through a service for `host` (the current one if not given); on a refusal go back and
-    say why."""
-    try:
-        op = start(host=host or host_current(request), user=request.user, **kwargs)
-    except ValidationError as exc:
-        messages.error(request, " ".join(exc.messages))
-        return redirect(back)
-    return redirect("operation-detail", pk=op.pk)
+def start_or_back(request, start, back: str, **kwargs):
+    """Start an operation through a service as the signed-in user, with kwargs (host=… for a service taking one):
+    the operation's page, or on a refusal `back` (a URL or a URL name) with the reason as a message. Every page's
+    button that starts an operation goes through here; a form kept open on a refusal goes through start_on_form."""
+    op = attempt(request, start, user=request.user, **kwargs)
+    return operation_page(op) if op else redirect(back)
 
 
 def attempt(request, service, **kwargs):
@@ -63,6 +58,11 @@ def start_on_form(form: forms.Form, start, **kwargs):
     except ValidationError as exc:
         add_service_errors(form, exc)
         return None
+    return operation_page(op)
+
+
+def operation_page(op):
+    """Where a page goes once it started an operation: the operation's own page, which follows it to its end."""
     return redirect("operation-detail", pk=op.pk)
 
 

@@ -1,7 +1,7 @@
 from django import forms
 
 from appliance.fields import IntegerField
-from appliance.forms import SlotForm
+from appliance.forms import ConfirmField, SlotForm
 from appliance.models import Host
 from backups.choices import KEEP_DEFAULT, KEEP_MAX, MADE_ELSEWHERE, PASSPHRASE_MAX, PASSPHRASE_MIN
 
@@ -63,7 +63,7 @@ class CheckForm(forms.Form):
 
 class RestoreForm(forms.Form):
     passphrase = _secret("The backup's passphrase")
-    confirm = forms.CharField(max_length=100, label="Type the backup's name to restore it")
+    confirm = ConfirmField(max_length=100, label="Type the backup's name to restore it")
     accept = forms.CharField(
         max_length=40,
         required=False,
@@ -74,4 +74,4 @@ class RestoreForm(forms.Form):
 
 
 class DeleteForm(forms.Form):
-    confirm = forms.CharField(max_length=100, label="Type the backup's name to delete it")
+    confirm = ConfirmField(max_length=100, label="Type the backup's name to delete it")

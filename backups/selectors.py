@@ -9,7 +9,7 @@ from appliance.models import Operation
 from backups.choices import Origin
 from backups.models import Backup, BackupSchedule
 
-KINDS = ("config.backup", "config.check", "config.restore")
+KINDS = ("backups.backup", "backups.check", "backups.restore")
 
 
 def backup_list(*, origins=None):
@@ -28,11 +28,14 @@ def recent_operations(limit: int = 10):
 def last_scheduled_failure():
     """What went wrong with the newest scheduled backup (what the alert and the dashboard say), else None: its
     operation failed, or it could not start at all (the schedule's last error, newer than that operation)."""
-    last = Operation.objects.filter(kind="config.backup", params__origin=Origin.SCHEDULED).order_by("-id").first()
+    last = Operation.objects.filter(kind="backups.backup", params__origin=Origin.SCHEDULED).order_by("-id").first()
     plan = BackupSchedule.objects.filter(enabled=True).first()
     if plan and plan.last_error_at and (last is None or plan.last_error_at > last.created_at):
         return Operation(
-            kind="config.backup", status=OperationStatus.FAILED, message=plan.last_error, finished_at=plan.last_error_at
+            kind="backups.backup",
+            status=OperationStatus.FAILED,
+            message=plan.last_error,
+            finished_at=plan.last_error_at,
         )
     return last if last and last.status == OperationStatus.FAILED else None
 

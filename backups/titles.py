@@ -7,9 +7,9 @@ LIST = {"back": "backup-list", "back_label": "Back to Backups"}
 
 operation_titles(
     {
-        "config.backup": Title("Back up Tarn's configuration", **LIST),
-        "config.check": Title("Check backup {name} (dry run)", **BACKUP),
-        "config.restore": Title("Restore backup {name}", **BACKUP),
-        "config.delete": Title("Delete backup {name}", **LIST),
+        "backups.backup": Title("Back up Tarn's configuration", **LIST),
+        "backups.check": Title("Check backup {name} (dry run)", **BACKUP),
+        "backups.restore": Title("Restore backup {name}", **BACKUP),
+        "backups.delete": Title("Delete backup {name}", **LIST),
     }
 )

@@ -12,7 +12,7 @@ from appliance.auth import requires
 from appliance.auth.fresh import fresh_factor, require_fresh
 from appliance.choices import Role
 from appliance.selectors import operation_refused
-from appliance.web import add_service_errors
+from appliance.web import add_service_errors, start_on_form
 from backups import selectors, services
 from backups.forms import BackupForm, CheckForm, DeleteForm, RestoreForm, ScheduleForm, UploadForm
 from backups.models import Backup
@@ -52,11 +52,9 @@ def backup_list(request):
 def backup_now(request):
     form = BackupForm(request.POST)
     if form.is_valid():
-        try:
-            op = services.backup_start(user=request.user, **form.cleaned_data)
-            return redirect("operation-detail", pk=op.pk)
-        except ValidationError as exc:
-            add_service_errors(form, exc)
+        started = start_on_form(form, services.backup_start, user=request.user, **form.cleaned_data)
+        if started:
+            return started
     return _list(request, status=400, backup_form=form)
 
 
@@ -132,8 +130,8 @@ def _detail(request, backup, status=200, **forms):
         "checked": backup.checked or None,
         "operations": selectors.recent_operations(),
         # a wrong passphrase is found by the worker: said again here, at the form that asked
-        "check_refused": operation_refused(kinds=["config.check"], backup=backup.pk),
-        "restore_refused": operation_refused(kinds=["config.restore"], backup=backup.pk),
+        "check_refused": operation_refused(kinds=["backups.check"], backup=backup.pk),
+        "restore_refused": operation_refused(kinds=["backups.restore"], backup=backup.pk),
     }
     return render(request, "backups/backup_detail.html", context, status=status)
 
@@ -144,45 +142,36 @@ def backup_detail(request, pk):
     return _detail(request, get_object_or_404(Backup, pk=pk))
 
 
-def _act(request, pk, form_class, key: str, act):
-    """A form on a backup's page: valid and accepted → act's redirect; else the page again, the error on its field."""
+def _act(request, pk, form_class, key: str, start, **extra):
+    """A form on a backup's page that starts an operation: valid and accepted → the operation's page; else the page
+    again, the error on its field."""
     backup = get_object_or_404(Backup, pk=pk)
     form = form_class(request.POST)
     if form.is_valid():
-        try:
-            return act(backup, form.cleaned_data)
-        except ValidationError as exc:
-            add_service_errors(form, exc)
+        started = start_on_form(form, start, backup=backup, user=request.user, **form.cleaned_data, **extra)
+        if started:
+            return started
     return _detail(request, backup, status=400, **{key: form})
-
-
-def _operation(backup, data, *, request, dry_run: bool):
-    op = services.restore_start(backup=backup, user=request.user, dry_run=dry_run, **data)
-    return redirect("operation-detail", pk=op.pk)
 
 
 @requires(**ADMIN)
 @require_POST
 @fresh_factor
 def check(request, pk):
-    return _act(request, pk, CheckForm, "check_form", lambda b, d: _operation(b, d, request=request, dry_run=True))
+    return _act(request, pk, CheckForm, "check_form", services.backup_restore_start, dry_run=True)
 
 
 @requires(**ADMIN)
 @require_POST
 @fresh_factor
 def restore(request, pk):
-    return _act(request, pk, RestoreForm, "restore_form", lambda b, d: _operation(b, d, request=request, dry_run=False))
+    return _act(request, pk, RestoreForm, "restore_form", services.backup_restore_start, dry_run=False)
 
 
 @requires(**ADMIN)
 @require_POST
 def delete(request, pk):
-    def gone(backup, data):
-        op = services.backup_delete(backup=backup, user=request.user, **data)
-        return redirect("operation-detail", pk=op.pk)
-
-    return _act(request, pk, DeleteForm, "delete_form", gone)
+    return _act(request, pk, DeleteForm, "delete_form", services.backup_delete_start)
 
 
 @requires(**ADMIN)

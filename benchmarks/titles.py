@@ -7,10 +7,10 @@ RUN = {"back": "benchmark-run", "back_arg": "run", "back_label": "Back to the ru
 
 operation_titles(
     {
-        "benchmark.run": Title("Benchmark: {run_name}", **RUN),
-        "benchmark.network": Title("Network benchmark: {run_name}", **RUN),
-        "benchmark.cleanup": Title("Clean up after {run_name}", **RUN),
-        "benchmark.suite": Title(
+        "benchmarks.run": Title("Benchmark: {run_name}", **RUN),
+        "benchmarks.network": Title("Network benchmark: {run_name}", **RUN),
+        "benchmarks.cleanup": Title("Clean up after {run_name}", **RUN),
+        "benchmarks.suite": Title(
             "Benchmark suite: {suite_name}",
             "benchmark-suite",
             back_arg="suite",

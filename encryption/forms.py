@@ -1,5 +1,6 @@
 from django import forms
 
+from appliance.forms import ConfirmField
 from encryption.choices import PASSPHRASE_MAX, Cipher, KeyFormat
 from hostlib import zfs
 from hostlib.names import PropertyErrors
@@ -71,7 +72,7 @@ class LockForm(forms.Form):
 
 class ChangeKeyForm(forms.Form):
     root = forms.ChoiceField(choices=[], label="Encryption root")
-    confirm = forms.CharField(max_length=255, label="Its name again", help_text="Type the encryption root's name.")
+    confirm = ConfirmField(label="Its name again", help_text="Type the encryption root's name.")
     current_secret = forms.CharField(
         required=False,
         strip=False,
@@ -102,7 +103,7 @@ class ChangeKeyForm(forms.Form):
 
 class ExportForm(forms.Form):
     roots = forms.MultipleChoiceField(choices=[], required=False, help_text="None ticked: every key of the host.")
-    confirm = forms.CharField(max_length=255, help_text="The dataset's name (one) or the host's name (several or all).")
+    confirm = ConfirmField(label="Confirm", help_text="The dataset's name (one) or the host's name (several or all).")
     export_passphrase = forms.CharField(
         max_length=PASSPHRASE_MAX,
         strip=False,
@@ -119,4 +120,4 @@ class ExportForm(forms.Form):
 
 
 class RetiredRemoveForm(forms.Form):
-    confirm = forms.CharField(max_length=255, label="Type the dataset's name to remove its old key")
+    confirm = ConfirmField(label="Type the dataset's name to remove its old key")

@@ -1,7 +1,6 @@
 """Encryption pages: the encryption roots with lock and unlock, and a new encrypted dataset."""
 
 from django.contrib import messages
-from django.core.exceptions import ValidationError
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
@@ -10,7 +9,7 @@ from appliance.auth import requires
 from appliance.auth.fresh import fresh_factor
 from appliance.choices import Role
 from appliance.selectors import host_current, operation_refused
-from appliance.web import add_service_errors, attempt, form_errors
+from appliance.web import attempt, form_errors, start_on_form, start_or_back
 from encryption import selectors, services
 from encryption.forms import ChangeKeyForm, CreateForm, ExportForm, LockForm, RetiredRemoveForm, UnlockForm
 
@@ -59,8 +58,7 @@ def unlock(request):
         if keys is None:
             return redirect("encryption-list")
         d["keys"] = keys
-    op = attempt(request, services.unlock_start, host=host_current(request), user=request.user, **d)
-    return redirect("operation-detail", pk=op.pk) if op else redirect("encryption-list")
+    return start_or_back(request, services.unlock_start, "encryption-list", host=host_current(request), **d)
 
 
 @require_POST
@@ -73,11 +71,11 @@ def create(request):
     form = CreateForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         data = {**form.cleaned_data, "volume_size": form.cleaned_data["volume_size"] or None}
-        try:
-            op = services.encrypted_create_start(host=host_current(request), user=request.user, **data)
-            return redirect("operation-detail", pk=op.pk)
-        except ValidationError as exc:
-            add_service_errors(form, exc)
+        started = start_on_form(
+            form, services.encrypted_create_start, host=host_current(request), user=request.user, **data
+        )
+        if started:
+            return started
     return render(request, "encryption/encryption_create.html", {"form": form})
 
 
@@ -95,8 +93,7 @@ def retired_remove(request, pk):
     if not form.is_valid():
         messages.error(request, form_errors(form))
         return redirect("encryption-list")
-    op = attempt(request, services.retired_key_remove_start, user=request.user, key=key, **form.cleaned_data)
-    return redirect("operation-detail", pk=op.pk) if op else redirect("encryption-list")
+    return start_or_back(request, services.retired_key_remove_start, "encryption-list", key=key, **form.cleaned_data)
 
 
 @requires(write=Role.ADMIN, read=Role.ADMIN)
@@ -130,5 +127,4 @@ def _start(request, form, service, **extra):
     if not form.is_valid():
         messages.error(request, form_errors(form))
         return redirect("encryption-list")
-    op = attempt(request, service, host=host_current(request), user=request.user, **form.cleaned_data, **extra)
-    return redirect("operation-detail", pk=op.pk) if op else redirect("encryption-list")
+    return start_or_back(request, service, "encryption-list", host=host_current(request), **form.cleaned_data, **extra)

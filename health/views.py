@@ -2,11 +2,12 @@
 
 from django.contrib import messages
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from appliance.choices import Role
 from appliance.selectors import host_current
-from appliance.web import attempt, form_errors, host_object_or_404
+from appliance.web import attempt, form_errors, host_object_or_404, start_or_back
 from health import selectors, services
 from health.choices import HealthState
 from health.forms import RunForm, ScheduleForm, SelfTestForm
@@ -46,8 +47,7 @@ def run_new(request):
 @require_POST
 def run_cancel(request, pk):
     run = get_object_or_404(selectors.runs(host=host_current(request), limit=0), pk=pk)
-    op = attempt(request, services.self_test_run_cancel, run=run, user=request.user)
-    return redirect("operation-detail", pk=op.pk) if op else redirect("health-list")
+    return start_or_back(request, services.self_test_run_cancel, "health-list", run=run)
 
 
 @require_POST
@@ -69,8 +69,7 @@ def schedule_delete(request, pk):
 
 @require_POST
 def health_read(request):
-    op = attempt(request, services.health_read_start, host=host_current(request), user=request.user)
-    return redirect("operation-detail", pk=op.pk) if op else redirect("health-list")
+    return start_or_back(request, services.health_read_start, "health-list", host=host_current(request))
 
 
 def disk_detail(request, pk):
@@ -98,13 +97,13 @@ def self_test(request, pk):
     host = disk.host
     form = SelfTestForm(request.POST)
     kind = form.cleaned_data["kind"] if form.is_valid() else request.POST.get("kind", "")
-    op = attempt(request, services.self_test_start, host=host, user=request.user, device=disk.device, kind=kind)
-    return redirect("operation-detail", pk=op.pk) if op else redirect("health-disk", pk=pk)
+    back = reverse("health-disk", args=[pk])
+    return start_or_back(request, services.self_test_start, back, host=host, device=disk.device, kind=kind)
 
 
 @require_POST
 def self_test_abort(request, pk):
     disk = host_object_or_404(request, selectors.disks_all(), pk=pk)
     host = disk.host
-    op = attempt(request, services.self_test_abort, host=host, user=request.user, device=disk.device)
-    return redirect("operation-detail", pk=op.pk) if op else redirect("health-disk", pk=pk)
+    back = reverse("health-disk", args=[pk])
+    return start_or_back(request, services.self_test_abort, back, host=host, device=disk.device)

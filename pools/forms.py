@@ -3,6 +3,7 @@
 from django import forms
 
 from appliance.fields import IntegerField, model_formfield
+from appliance.forms import ConfirmField
 from hostlib.zpool import PoolLayout, VdevSpec
 from pools.choices import DatasetType, Layout
 from pools.models import SnapshotTask
@@ -211,7 +212,7 @@ class PoolDeviceForm(forms.Form):
     action = forms.ChoiceField(choices=[(a, a) for a in ("replace", "attach", "offline")], widget=forms.HiddenInput)
     device = forms.CharField(max_length=255, widget=forms.HiddenInput)
     new_device = forms.CharField(max_length=255, required=False, label="New disk", widget=forms.Select)
-    confirm = forms.CharField(max_length=255, required=False, strip=False, label="Type to confirm")
+    confirm = ConfirmField(required=False, label="Type to confirm")
 
     def __init__(self, *args, plan=None, **kwargs):
         super().__init__(*args, **kwargs)
@@ -227,7 +228,7 @@ class MediaSpeedForm(forms.Form):
 
 
 class PoolDestroyForm(forms.Form):
-    confirm = forms.CharField(label="Type the pool's name to destroy it and every dataset and snapshot in it")
+    confirm = ConfirmField(label="Type the pool's name to destroy it and every dataset and snapshot in it")
 
 
 INHERIT = [("", "inherit")]

@@ -93,22 +93,21 @@ def pool_create(request):
         layout = form.pool_layout()
         estimate = selectors.layout_estimate(host=host, layout=layout)
         if "preview" not in request.POST:
-            try:
-                op = services.pool_create_start(
-                    host=host,
-                    user=request.user,
-                    name=form.cleaned_data["name"],
-                    layout=layout,
-                    pool_props=form.pool_props(),
-                    root_props=form.root_props(),
-                    encryption=form.cleaned_data["encryption"],
-                    passphrase=form.cleaned_data["passphrase"],
-                    passphrase_confirm=form.cleaned_data["passphrase_confirm"],
-                )
-            except ValidationError as exc:
-                add_service_errors(form, exc)
-            else:
-                return redirect("operation-detail", pk=op.pk)
+            started = start_on_form(
+                form,
+                services.pool_create_start,
+                host=host,
+                user=request.user,
+                name=form.cleaned_data["name"],
+                layout=layout,
+                pool_props=form.pool_props(),
+                root_props=form.root_props(),
+                encryption=form.cleaned_data["encryption"],
+                passphrase=form.cleaned_data["passphrase"],
+                passphrase_confirm=form.cleaned_data["passphrase_confirm"],
+            )
+            if started:
+                return started
     template = "pools/pool_form.html#pool-estimate" if request.htmx else "pools/pool_form.html"
     read = {"observed": selectors.inventory_observed_at(host=host), "reading": selectors.inventory_reading(host=host)}
     return render(request, template, {"host": host, "form": form, "estimate": estimate, **(read if host else {})})
@@ -132,7 +131,7 @@ def pool_destroy(request, pk):
 
 @require_POST
 def inventory_refresh(request):
-    return start_or_back(request, services.inventory_refresh_start, "pool-list")
+    return start_or_back(request, services.inventory_refresh_start, "pool-list", host=host_current(request))
 
 
 @requires(write=Role.ADMIN)
@@ -252,7 +251,13 @@ def snapshot_create(request, pk):
 @require_POST
 def snapshot_destroy(request):
     back = safe_next(request, request.POST.get("next"), "snapshot-list")
-    return start_or_back(request, services.snapshot_destroy_start, back, snapshots=request.POST.getlist("snapshots"))
+    return start_or_back(
+        request,
+        services.snapshot_destroy_start,
+        back,
+        host=host_current(request),
+        snapshots=request.POST.getlist("snapshots"),
+    )
 
 
 @require_http_methods(["GET", "POST"])
@@ -283,7 +288,7 @@ def snapshot_task_delete(request, pk):
 
 @require_POST
 def pool_import_scan(request):
-    return start_or_back(request, services.pool_import_scan_start, "pool-list")
+    return start_or_back(request, services.pool_import_scan_start, "pool-list", host=host_current(request))
 
 
 @requires(write=Role.ADMIN)
@@ -293,6 +298,7 @@ def pool_import(request):
         request,
         services.pool_import_start,
         "pool-list",
+        host=host_current(request),
         guid=request.POST.get("guid", ""),
         new_name=request.POST.get("new_name", "").strip(),
     )
@@ -335,12 +341,11 @@ def pool_device(request, pk):
     plan = selectors.device_plan(host=pool.host, member=member, action=action)
     form = PoolDeviceForm(request.POST or None, initial={"action": action, "device": device}, plan=plan)
     if request.method == "POST" and form.is_valid():
-        try:
-            op = services.pool_device_start(host=pool.host, user=request.user, pool=pool.name, **form.cleaned_data)
-        except ValidationError as exc:
-            add_service_errors(form, exc)
-        else:
-            return redirect("operation-detail", pk=op.pk)
+        started = start_on_form(
+            form, services.pool_device_start, host=pool.host, user=request.user, pool=pool.name, **form.cleaned_data
+        )
+        if started:
+            return started
     context = {"host": pool.host, "pool": pool, "action": action, "plan": plan, "form": form}
     return render(request, "pools/pool_device.html", context)
 
@@ -401,7 +406,7 @@ snapshot_rollback = _action(
     services.snapshot_rollback_start,
     snapshot=_snapshot,
     destroy_newer=lambda request, obj: bool(request.POST.get("confirm")),
-    confirm=_posted("confirm", strip=True),
+    confirm=_posted("confirm"),
 )
 snapshot_clone = _action(
     _dataset, services.snapshot_clone_start, snapshot=_snapshot, target=_posted("target", strip=True)

@@ -3,11 +3,12 @@
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from appliance.auth import requires
 from appliance.choices import Role
-from appliance.web import add_service_errors, attempt
+from appliance.web import add_service_errors, start_on_form, start_or_back
 from replication import selectors, services
 from replication.choices import PairStatus
 from replication.forms import PairForm, QuotaForm, RestoreForm, RetentionForm, TaskForm
@@ -32,20 +33,16 @@ def replication_list(request):
 def pair_new(request):
     form = PairForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        try:
-            op = services.pair_start(user=request.user, **form.cleaned_data)
-        except ValidationError as exc:
-            add_service_errors(form, exc)
-        else:
-            return redirect("operation-detail", pk=op.pk)
+        started = start_on_form(form, services.pair_start, user=request.user, **form.cleaned_data)
+        if started:
+            return started
     return render(request, "replication/pair_form.html", {"form": form})
 
 
 @requires(write=Role.ADMIN)
 @require_POST
 def pair_unpair(request, pk):
-    op = attempt(request, services.unpair_start, pair=get_object_or_404(Pair, pk=pk), user=request.user)
-    return redirect("operation-detail", pk=op.pk) if op else redirect("replication-list")
+    return start_or_back(request, services.unpair_start, "replication-list", pair=get_object_or_404(Pair, pk=pk))
 
 
 @requires(write=Role.ADMIN)
@@ -56,8 +53,7 @@ def pair_quota(request, pk):
         messages.error(request, "Quota: a size such as 2T or 500G.")
         return redirect("replication-list")
     pair = get_object_or_404(Pair, pk=pk)
-    op = attempt(request, services.pair_quota_start, pair=pair, user=request.user, **form.cleaned_data)
-    return redirect("operation-detail", pk=op.pk) if op else redirect("replication-list")
+    return start_or_back(request, services.pair_quota_start, "replication-list", pair=pair, **form.cleaned_data)
 
 
 @requires(write=Role.ADMIN)
@@ -108,17 +104,18 @@ def _task_page(request, task, restore, status=200, retention=None):
 
 @require_POST
 def task_run(request, pk):
-    op = attempt(request, services.task_run_start, task=get_object_or_404(Task, pk=pk), user=request.user)
-    return redirect("operation-detail", pk=op.pk) if op else redirect("replication-task", pk=pk)
+    task = get_object_or_404(Task, pk=pk)
+    return start_or_back(request, services.task_run_start, reverse("replication-task", args=[pk]), task=task)
 
 
 @requires(write=Role.ADMIN)
 @require_POST
 def task_delete(request, pk):
     task = get_object_or_404(Task, pk=pk)
-    confirm = request.POST.get("confirm", "").strip()
-    op = attempt(request, services.task_delete_start, task=task, user=request.user, confirm=confirm)
-    return redirect("operation-detail", pk=op.pk) if op else redirect("replication-task", pk=pk)
+    confirm = request.POST.get("confirm", "")
+    return start_or_back(
+        request, services.task_delete_start, reverse("replication-task", args=[pk]), task=task, confirm=confirm
+    )
 
 
 @requires(write=Role.ADMIN)
@@ -150,9 +147,10 @@ def task_resume_pruning(request, pk):
 @require_POST
 def task_failover(request, pk):
     task = get_object_or_404(Task, pk=pk)
-    confirm = request.POST.get("confirm", "").strip()
-    op = attempt(request, services.failover_start, task=task, user=request.user, confirm=confirm)
-    return redirect("operation-detail", pk=op.pk) if op else redirect("replication-task", pk=pk)
+    confirm = request.POST.get("confirm", "")
+    return start_or_back(
+        request, services.failover_start, reverse("replication-task", args=[pk]), task=task, confirm=confirm
+    )
 
 
 @requires(write=Role.ADMIN)
@@ -161,10 +159,7 @@ def task_restore(request, pk):
     task = get_object_or_404(selectors.task_list(), pk=pk)
     form = RestoreForm(request.POST, snapshots=selectors.replica_snapshots(task=task))
     if form.is_valid():
-        try:
-            op = services.restore_start(task=task, user=request.user, **form.cleaned_data)
-        except ValidationError as exc:
-            add_service_errors(form, exc)
-        else:
-            return redirect("operation-detail", pk=op.pk)
+        started = start_on_form(form, services.restore_start, task=task, user=request.user, **form.cleaned_data)
+        if started:
+            return started
     return _task_page(request, task, form, status=400)

@@ -8,7 +8,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from appliance.checks import checked
+from appliance.checks import checked, confirmed
 from appliance.choices import Role
 from appliance.connect import transport_for
 from appliance.models import Operation
@@ -169,8 +169,7 @@ def smb_share_delete_start(*, host, user, pk: int, confirm: str) -> Operation:
     row = SmbShare.objects.filter(host=host, pk=pk).first()
     if row is None:
         raise ValidationError({"name": "That share no longer exists."})
-    if confirm != row.name:
-        raise ValidationError({"confirm": f"Type the share's name ({row.name}) to remove it."})
+    confirmed(confirm, row.name, f"Type the share's name ({row.name}) to remove it.")
     with transaction.atomic():
         row.delete()
         return _shares_apply_start(host, user, f"removed SMB share {row.name}", ["smb"])
@@ -236,8 +235,7 @@ def nfs_export_delete_start(*, host, user, pk: int, confirm: str) -> Operation:
     row = NfsExport.objects.filter(host=host, pk=pk).first()
     if row is None:
         raise ValidationError({"path": "That export no longer exists."})
-    if confirm != row.path:
-        raise ValidationError({"confirm": f"Type the export's path ({row.path}) to stop exporting it."})
+    confirmed(confirm, row.path, f"Type the export's path ({row.path}) to stop exporting it.")
     with transaction.atomic():
         row.delete()
         return _shares_apply_start(host, user, f"removed NFS export {row.path}", ["nfs"])
@@ -325,8 +323,8 @@ def samba_user_start(*, host, user, action: str, username: str, password: str = 
         raise ValidationError({"username": f"{host.name} has no Samba user {username}."})
     if action not in ("add", "password", "enable", "disable", "delete"):
         raise ValidationError({"action": "One of add, password, enable, disable, delete."})
-    if action == "delete" and confirm != username:
-        raise ValidationError({"confirm": f"Type the user's name ({username}) to delete the account."})
+    if action == "delete":
+        confirmed(confirm, username, f"Type the user's name ({username}) to delete the account.")
     return operation_start(
         kind=f"samba.user.{action}",
         subject=username,
@@ -385,7 +383,7 @@ def share_status_start(*, host, user) -> Operation:
     return operation_start(kind="shares.status", host=host, user=user)
 
 
-@operation_runner("shares.status", lock="share-status")
+@operation_runner("shares.status", lock="share-status", reads=True)
 def share_status_run(tracker: Tracker) -> None:
     share_status_refresh(host=tracker.op.host, operation=tracker.op)
     tracker.progress(100, "Connections read")

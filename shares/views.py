@@ -1,14 +1,13 @@
 """Share pages: SMB shares, NFS exports, server settings, Samba users and who is connected."""
 
 from django.contrib import messages
-from django.core.exceptions import ValidationError
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from appliance.auth import requires
 from appliance.choices import Role
 from appliance.selectors import host_current
-from appliance.web import add_service_errors, form_errors, host_object, host_object_or_404, start_on_form, start_or_back
+from appliance.web import form_errors, host_object, host_object_or_404, start_on_form, start_or_back
 from pools.selectors import filesystem_names_on
 from shares import selectors, services
 from shares.forms import NfsExportForm, SambaUserForm, ShareFolderForm, ShareSettingsForm, SmbShareForm
@@ -41,12 +40,10 @@ def _share_form(request, form_class, row, save, template, extra=None):
     form = form_class(request.POST or None, instance=row, datasets=filesystem_names_on(host=host))
     if request.method == "POST" and form.is_valid():
         data = {k: v for k, v in form.cleaned_data.items() if k in form._meta.fields}
-        try:
-            op = save(host=host, user=request.user, data=data, pk=row.pk if row else None, **form.service_args())
-        except ValidationError as exc:
-            add_service_errors(form, exc)
-        else:
-            return redirect("operation-detail", pk=op.pk)
+        pk = row.pk if row else None
+        started = start_on_form(form, save, host=host, user=request.user, data=data, pk=pk, **form.service_args())
+        if started:
+            return started
     return render(request, template, {"host": host, "form": form, "row": row, **(extra or {})})
 
 
@@ -86,7 +83,7 @@ def nfs_export_form(request, pk=None):
 def _delete(request, model, start, pk):
     """Remove a share or export on its own host; one already gone is the service's message, not a 404."""
     row = host_object(request, model.objects.select_related("host"), pk=pk)
-    host = row.host if row else None
+    host = row.host if row else host_current(request)
     return start_or_back(request, start, "share-list", host=host, pk=pk, confirm=request.POST.get("confirm", ""))
 
 
@@ -121,13 +118,14 @@ def samba_user(request):
         request,
         services.samba_user_start,
         "share-list",
+        host=host_current(request),
         action=request.POST.get("action", ""),
         username=request.POST.get("username", "").strip(),
         password=request.POST.get("password", ""),
-        confirm=request.POST.get("confirm", "").strip(),
+        confirm=request.POST.get("confirm", ""),
     )
 
 
 @require_POST
 def share_status(request):
-    return start_or_back(request, services.share_status_start, "share-list")
+    return start_or_back(request, services.share_status_start, "share-list", host=host_current(request))

@@ -3,6 +3,7 @@
 from django import forms
 
 from appliance.fields import IntegerField
+from appliance.forms import ConfirmField
 from appliance.models import Host
 from appliance.validators import no_bidi
 from hostlib import net
@@ -60,10 +61,10 @@ class SettingForm(forms.Form):
         validators=[no_bidi],
         help_text="Why: shown beside the setting and in the audit",
     )
-    confirm = forms.CharField(
+    confirm = ConfirmField(
         max_length=100,
         required=False,
-        strip=False,
+        label="Confirm",
         help_text="Only for a ZFS parameter that risks data (zil_replay_disable, zfs_nocacheflush …): its name again",
     )
 
@@ -106,5 +107,5 @@ class BridgeForm(forms.Form):
 
 class BridgeDeleteForm(forms.Form):
     name = forms.CharField(max_length=15, strip=False)
-    confirm = forms.CharField(max_length=15, strip=False)
+    confirm = ConfirmField(max_length=15, label="Confirm")
     seconds = _seconds()

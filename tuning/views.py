@@ -9,7 +9,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from appliance.auth import requires
 from appliance.choices import Role
 from appliance.selectors import host_current
-from appliance.web import attempt, form_errors, host_object_or_404
+from appliance.web import attempt, form_errors, host_object_or_404, operation_page
 from tuning import selectors, services
 from tuning.choices import ChangeStatus
 from tuning.forms import ApplyForm, BridgeDeleteForm, BridgeForm, MtuForm, PlanForm, SettingForm
@@ -47,7 +47,7 @@ def _started(request, start, **kwargs):
         return redirect("tuning-overview")
     if isinstance(result, ChangeSet):
         return redirect("tuning-change", pk=result.pk)
-    return redirect("operation-detail", pk=result.pk)
+    return operation_page(result)
 
 
 def _submit(request, form, start, **extra):

@@ -125,8 +125,16 @@ class HostRequest(serializers.Serializer):
     host = HostField()
 
 
+class ConfirmField(serializers.CharField):
+    """The object's name typed again before a destructive step, exactly as typed (never trimmed, as the pages' field:
+    appliance.forms.ConfirmField); the service compares it (appliance.checks.confirmed)."""
+
+    def __init__(self, *, help_text: str = "The object's name, typed again.", max_length: int = 255, **kwargs):
+        super().__init__(help_text=help_text, max_length=max_length, trim_whitespace=False, **kwargs)
+
+
 class ConfirmRequest(serializers.Serializer):
-    confirm = serializers.CharField(help_text="The object's name, typed again.")
+    confirm = ConfirmField()
 
 
 class SecretField(serializers.CharField):

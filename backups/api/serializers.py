@@ -2,7 +2,7 @@
 
 from rest_framework import serializers
 
-from appliance.api.serializers import HostField, secret_field
+from appliance.api.serializers import ConfirmField, HostField, secret_field
 from appliance.choices import Every
 from appliance.fields import WEEKDAY_HELP, ApiIntegerField
 from backups.choices import KEEP_MAX, MADE_ELSEWHERE, PASSPHRASE_MAX
@@ -36,7 +36,7 @@ class BackupCheckRequest(serializers.Serializer):
 
 class BackupRestoreRequest(serializers.Serializer):
     passphrase = secret_field(PASSPHRASE_MAX)
-    confirm = serializers.CharField(max_length=100, help_text="The backup's name, typed again.")
+    confirm = ConfirmField(max_length=100, help_text="The backup's name, typed again.")
     accept = serializers.CharField(
         max_length=40,
         required=False,
@@ -46,7 +46,7 @@ class BackupRestoreRequest(serializers.Serializer):
 
 
 class BackupDeleteRequest(serializers.Serializer):
-    confirm = serializers.CharField(max_length=100, help_text="The backup's name, typed again.")
+    confirm = ConfirmField(max_length=100, help_text="The backup's name, typed again.")
 
 
 class BackupScheduleSerializer(serializers.ModelSerializer):

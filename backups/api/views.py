@@ -53,7 +53,7 @@ class BackupViewSet(viewsets.ReadOnlyModelViewSet):
     def check(self, request, pk=None):
         """The dry run: what a restore would add, change and remove (kept on the backup as `checked`)."""
         d = valid(s.BackupCheckRequest, request).validated_data
-        return accepted(services.restore_start(backup=self.get_object(), user=request.user, dry_run=True, **d))
+        return accepted(services.backup_restore_start(backup=self.get_object(), user=request.user, dry_run=True, **d))
 
     @extend_schema(request=s.BackupRestoreRequest, responses=ACCEPTED)
     @action(detail=True, methods=["post"])
@@ -61,14 +61,14 @@ class BackupViewSet(viewsets.ReadOnlyModelViewSet):
     def restore(self, request, pk=None):
         """Replace Tarn's configuration with this backup (the current state kept first as a backup)."""
         d = valid(s.BackupRestoreRequest, request).validated_data
-        return accepted(services.restore_start(backup=self.get_object(), user=request.user, dry_run=False, **d))
+        return accepted(services.backup_restore_start(backup=self.get_object(), user=request.user, dry_run=False, **d))
 
     @extend_schema(request=s.BackupDeleteRequest, responses=ACCEPTED)
     @action(detail=True, methods=["post"])
     def delete(self, request, pk=None):
         """Delete a backup (its name typed): a worker removes its file."""
         d = valid(s.BackupDeleteRequest, request).validated_data
-        return accepted(services.backup_delete(backup=self.get_object(), user=request.user, **d))
+        return accepted(services.backup_delete_start(backup=self.get_object(), user=request.user, **d))
 
     @extend_schema(responses={(200, "application/octet-stream"): OpenApiTypes.BINARY})
     @action(detail=True, methods=["get"])

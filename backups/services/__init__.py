@@ -3,20 +3,20 @@
 from backups.services.files import MAX_UPLOAD, path_of
 from backups.services.files import open_file as download
 from backups.services.make import (
-    backup_delete,
+    backup_delete_start,
+    backup_make,
     backup_start,
     backups_possible,
     check_passphrase,
     install_id,
-    make,
     retention,
 )
 from backups.services.restore import (
+    backup_open,
+    backup_restore,
+    backup_restore_start,
     check_newer,
     dry_run,
-    opened,
-    restore,
-    restore_start,
     upload_save,
     uploads_prune,
 )
@@ -24,7 +24,7 @@ from backups.services.schedule import backups_run_due, schedule_get, schedule_sa
 
 __all__ = [
     "MAX_UPLOAD",
-    "backup_delete",
+    "backup_delete_start",
     "backup_start",
     "backups_possible",
     "backups_run_due",
@@ -33,11 +33,11 @@ __all__ = [
     "download",
     "dry_run",
     "install_id",
-    "make",
-    "opened",
+    "backup_make",
+    "backup_open",
     "path_of",
-    "restore",
-    "restore_start",
+    "backup_restore",
+    "backup_restore_start",
     "retention",
     "schedule_get",
     "schedule_save",

@@ -11,7 +11,7 @@ from django.core.exceptions import ValidationError
 from django.utils import timezone
 
 from appliance import vault
-from appliance.checks import passphrase_confirmed
+from appliance.checks import confirmed, passphrase_confirmed
 from appliance.connect import ssh_dir, ssh_identity
 from appliance.models import Host, Operation
 from appliance.operations import Tracker, operation_runner, operation_start
@@ -44,7 +44,7 @@ def backup_start(*, user, passphrase: str, passphrase_confirm: str, include_seri
     check_passphrase(passphrase, passphrase_confirm)
     backups_possible()
     return operation_start(
-        kind="config.backup",
+        kind="backups.backup",
         host=None,
         user=user,
         secret=passphrase,
@@ -59,7 +59,7 @@ def backups_possible() -> None:
         raise ValidationError(str(exc)) from None
 
 
-@operation_runner("config.backup", lock="config", queue="default")
+@operation_runner("backups.backup", lock="config", queue="default")
 def backup_run(tracker: Tracker) -> None:
     p = tracker.op.params
     schedule = BackupSchedule.objects.first()
@@ -72,7 +72,7 @@ def backup_run(tracker: Tracker) -> None:
             raise ValidationError("The passphrase did not reach the worker (the queue restarted?): start it again.")
         recipient, wrapped = archive.new_key(tracker.secret)
     tracker.progress(10, "Copying the database and the secrets")
-    backup = make(
+    backup = backup_make(
         origin=p["origin"], user=tracker.op.user, recipient=recipient, wrapped=wrapped, series=p["include_series"]
     )
     tracker.progress(70, f"Written: {backup.name} ({backup.size // 1024} KiB)")
@@ -87,7 +87,7 @@ def backup_run(tracker: Tracker) -> None:
     tracker.progress(100, f"Backup {backup.name} made ({files.size(backup.size)}){note}{pushed}.")
 
 
-def make(*, origin: str, user, recipient: str, wrapped: str, series: bool, using: str = "default") -> Backup:
+def backup_make(*, origin: str, user, recipient: str, wrapped: str, series: bool, using: str = "default") -> Backup:
     """Write a backup of the live state, signed by this Tarn (backups.signing); its row goes to the database `using`
     (the restored one, for the state kept before a restore)."""
     members = secrets_now()
@@ -196,16 +196,15 @@ def push(tracker: Tracker, backup: Backup, host: Host, *, keep: int) -> None:
     Backup.objects.filter(pk=backup.pk).update(pushed_to=host, push_error="")
 
 
-def backup_delete(*, backup: Backup, confirm: str, user=None) -> Operation:
+def backup_delete_start(*, backup: Backup, confirm: str, user=None) -> Operation:
     """Delete a backup (its name typed): a worker removes the file, as only root writes in DATA_DIR/backups."""
-    if confirm != backup.name:
-        raise ValidationError({"confirm": f"Type {backup.name} to delete this backup."})
+    confirmed(confirm, backup.name, f"Type {backup.name} to delete this backup.")
     return operation_start(
-        kind="config.delete", host=None, user=user, params={"backup": backup.pk, "name": backup.name}
+        kind="backups.delete", host=None, user=user, params={"backup": backup.pk, "name": backup.name}
     )
 
 
-@operation_runner("config.delete", lock="config", queue="default")
+@operation_runner("backups.delete", lock="config", queue="default")
 def delete_run(tracker: Tracker) -> None:
     backup = Backup.objects.filter(pk=tracker.op.params["backup"]).first()
     if backup is None:

@@ -1,5 +1,5 @@
-"""Restoring a backup: an upload kept (sealed) for a day; the dry run (config.check), which shows what a restore
-would change and whether this Tarn made the backup; the restore (config.restore), which brings exactly the file
+"""Restoring a backup: an upload kept (sealed) for a day; the dry run (backups.check), which shows what a restore
+would change and whether this Tarn made the backup; the restore (backups.restore), which brings exactly the file
 that was checked (the same bytes: its SHA-256), checked again the same way, the state before kept first."""
 
 import json
@@ -14,6 +14,7 @@ from django.core.exceptions import ValidationError
 from django.utils import timezone
 
 from appliance import datadir, vault
+from appliance.checks import confirmed
 from appliance.choices import AuditKind, OperationStatus
 from appliance.connect import ssh_dir
 from appliance.models import AuditEntry, Operation
@@ -22,7 +23,7 @@ from backups import archive, database, signing
 from backups.choices import MADE_ELSEWHERE, Origin
 from backups.models import Backup
 from backups.services import files
-from backups.services.make import backups_possible, make, secrets_now, user_exists
+from backups.services.make import backup_make, backups_possible, secrets_now, user_exists
 
 ELSEWHERE = (
     f'This backup was not made by this Tarn (or was altered since): type "{MADE_ELSEWHERE}" to restore it anyway.'
@@ -43,7 +44,7 @@ def upload_save(*, user, chunks, size: int | None) -> Backup:
     return Backup.objects.create(name=name, origin=Origin.UPLOADED, user=user, size=total)
 
 
-def restore_start(
+def backup_restore_start(
     *, backup: Backup, user, passphrase: str, dry_run: bool, confirm: str = "", accept: str = ""
 ) -> Operation:
     """Check (dry run: open, migrate in memory, diff; nothing changes) or restore this backup: the restore takes the
@@ -55,8 +56,7 @@ def restore_start(
     if not dry_run:
         if backup.checked_at is None or not checked.get("sha256"):
             raise ValidationError({"backup": "Check it first (the dry run): see what it would change, then restore."})
-        if confirm != backup.name:
-            raise ValidationError({"confirm": f"Type {backup.name} to replace Tarn's configuration with it."})
+        confirmed(confirm, backup.name, f"Type {backup.name} to replace Tarn's configuration with it.")
         if not checked.get("made_here") and accept != MADE_ELSEWHERE:
             raise ValidationError({"accept": ELSEWHERE})
         _nothing_running()
@@ -65,7 +65,7 @@ def restore_start(
     if not dry_run:
         params |= {"sha256": checked["sha256"], "made_elsewhere": accept == MADE_ELSEWHERE}
     return operation_start(
-        kind="config.check" if dry_run else "config.restore", host=None, user=user, secret=passphrase, params=params
+        kind="backups.check" if dry_run else "backups.restore", host=None, user=user, secret=passphrase, params=params
     )
 
 
@@ -85,7 +85,7 @@ def _nothing_running(own: Operation | None = None) -> None:
         )
 
 
-def opened(data: bytes, passphrase: str) -> dict[str, bytes]:
+def backup_open(data: bytes, passphrase: str) -> dict[str, bytes]:
     """The members of a backup file's bytes, or ValidationError naming the field (file or passphrase)."""
     try:
         return archive.open_(data, passphrase)
@@ -149,12 +149,12 @@ def _secrets_differ(members: dict[str, bytes]) -> list[str]:
     return [name.removeprefix("secrets/") for name in archive.SECRETS if mine.get(name) != members[name]]
 
 
-@operation_runner("config.check", lock="config", queue="default")
+@operation_runner("backups.check", lock="config", queue="default")
 def check_run(tracker: Tracker) -> None:
     backup = Backup.objects.get(pk=tracker.op.params["backup"])
     tracker.progress(10, "Opening the backup")
     data = files.read(backup)  # read once: what is checked is what its digest names
-    members = opened(data, tracker.secret or "")
+    members = backup_open(data, tracker.secret or "")
     tracker.progress(30, "Loading its database in memory, migrating it and checking its schema")
     result = dry_run(members) | {"sha256": archive.digest(data)}
     Backup.objects.filter(pk=backup.pk).update(
@@ -171,7 +171,7 @@ def _summary(result: dict) -> str:
     return f"{added} added, {changed} changed, {removed} removed"
 
 
-@operation_runner("config.restore", lock="config", queue="default")
+@operation_runner("backups.restore", lock="config", queue="default")
 def restore_run(tracker: Tracker) -> None:
     op = tracker.op
     backup = Backup.objects.get(pk=op.params["backup"])
@@ -183,13 +183,15 @@ def restore_run(tracker: Tracker) -> None:
             f"Refused: {backup.name} is not the file that was checked (its SHA-256 differs): check it again, then "
             "restore."
         )
-    members = opened(data, passphrase)
+    members = backup_open(data, passphrase)
     accept = bool(op.params.get("made_elsewhere"))
-    moved = restore(members, passphrase=passphrase, op=op, source=backup.name, log=tracker.log, accept=accept)
+    moved = backup_restore(members, passphrase=passphrase, op=op, source=backup.name, log=tracker.log, accept=accept)
     tracker.progress(100, moved)
 
 
-def restore(members: dict[str, bytes], *, passphrase: str, op: Operation | None, source: str, log, accept: bool) -> str:
+def backup_restore(
+    members: dict[str, bytes], *, passphrase: str, op: Operation | None, source: str, log, accept: bool
+) -> str:
     """Restore opened members over the live state: the current state kept first as a backup (same passphrase), then
     the database copied over in one step, then the secrets. accept: a backup this Tarn did not make may be
     restored. Returns what to tell the admin."""
@@ -211,7 +213,7 @@ def restore(members: dict[str, bytes], *, passphrase: str, op: Operation | None,
         log(f"Migrations run on the backup: {', '.join(pending) or 'none'}")
         recipient, wrapped = archive.new_key(passphrase)
         user = op.user if op else None
-        kept = make(
+        kept = backup_make(
             origin=Origin.PRE_RESTORE, user=user, recipient=recipient, wrapped=wrapped, series=True, using=alias
         )
         log(f"The current state is kept first: {kept.name}")

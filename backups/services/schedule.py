@@ -76,7 +76,7 @@ def backups_run_due(*, now=None) -> Operation | None:
     try:
         with transaction.atomic():
             return operation_start(
-                kind="config.backup",
+                kind="backups.backup",
                 host=None,
                 user=None,
                 params={"origin": Origin.SCHEDULED, "include_series": schedule.include_series},

@@ -51,13 +51,18 @@ def runs_reconcile() -> int:
     )
     count = 0
     for run in orphans.select_related("host"):
+        if run.host.read_only:  # marked so since it started: nothing is removed there (operation_start refuses)
+            ended = f"The worker following this run stopped; Tarn ended it. {run.host.name} is read-only in Tarn:"
+            finish(run, RunStatus.FAILED, f"{ended} its unit and scratch dataset stay.")
+            count += 1
+            continue
         finish(run, RunStatus.FAILED, "The worker following this run stopped; Tarn ended it and removed its files.")
-        operation_start(kind="benchmark.cleanup", subject=run.pk, host=run.host, user=None, params={"run": run.pk})
+        operation_start(kind="benchmarks.cleanup", subject=run.pk, host=run.host, user=None, params={"run": run.pk})
         count += 1
     return count
 
 
-@operation_runner("benchmark.cleanup", lock="benchmark-cleanup")
+@operation_runner("benchmarks.cleanup", lock="benchmark-cleanup")
 def benchmark_cleanup_run(tracker: Tracker) -> None:
     run = Run.objects.get(pk=tracker.op.params["run"])
     t = tracker.transport()

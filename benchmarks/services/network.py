@@ -53,7 +53,7 @@ def queue_network(run: Run) -> Run:
         raise ValidationError({"address": f"Choose one of {run.host.name}'s addresses."})
     with transaction.atomic():
         run.save()
-        run.operation = bench_operation("benchmark.network", run.host, run.created_by, {"run": run.pk})
+        run.operation = bench_operation("benchmarks.network", run.host, run.created_by, {"run": run.pk})
         run.save(update_fields=["operation"])
     return run
 
@@ -75,7 +75,7 @@ def _side(t: iperf.Throughput) -> dict:
     }
 
 
-@operation_runner("benchmark.network", lock=BENCHMARK, queue="bench")
+@operation_runner("benchmarks.network", lock=BENCHMARK, queue="bench")
 def benchmark_network_run(tracker: Tracker) -> None:
     """Direction 'to' the NAS is a write for it (the peer sends), 'from' a read (the NAS sends, iperf3 -R)."""
     run = Run.objects.select_related("host", "peer").get(pk=tracker.op.params["run"])

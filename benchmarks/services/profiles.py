@@ -6,6 +6,7 @@ from dataclasses import asdict, fields, replace
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
+from appliance.checks import confirmed
 from benchmarks.models import CustomProfile
 from benchmarks.selectors import storage_profile
 from benchmarks.services.runs import check_properties
@@ -51,7 +52,6 @@ def profile_copy(
 
 def profile_delete(*, profile: CustomProfile, user, confirm: str) -> bool:
     """The profile goes; runs made with it keep their jobs (their manifest), so they can still run again."""
-    if confirm != profile.title:
-        raise ValidationError({"confirm": f"Type the profile's title ({profile.title}) to delete it."})
+    confirmed(confirm, profile.title, f"Type the profile's title ({profile.title}) to delete it.")
     profile.delete()
     return True

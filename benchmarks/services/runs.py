@@ -120,7 +120,7 @@ def queue_storage(run: Run, queue: bool = True) -> Run:
         return run
     with transaction.atomic():
         run.save()
-        run.operation = bench_operation("benchmark.run", host, run.created_by, {"run": run.pk}, duration(run.jobs))
+        run.operation = bench_operation("benchmarks.run", host, run.created_by, {"run": run.pk}, duration(run.jobs))
         run.save(update_fields=["operation"])
     return run
 
@@ -160,7 +160,7 @@ def _manifest(t: Transport, run: Run, where: dict, now: facts.Now, warm: bool) -
     }
 
 
-@operation_runner("benchmark.run", lock=BENCHMARK, queue="bench")
+@operation_runner("benchmarks.run", lock=BENCHMARK, queue="bench")
 def benchmark_run(tracker: Tracker) -> None:
     execute_storage(Run.objects.select_related("host").get(pk=tracker.op.params["run"]), tracker)
 

@@ -11,6 +11,7 @@ from django.db import transaction
 from django.utils import timezone
 from django_celery_beat.models import CrontabSchedule, PeriodicTask
 
+from appliance.checks import confirmed
 from appliance.models import Host
 from appliance.operations import TargetBusy
 from appliance.schedules import Cron, CronError, cron_field, cron_parse
@@ -104,8 +105,7 @@ def schedule_save(*, host: Host, user, data: dict, pk: int | None = None) -> Sch
 
 def schedule_delete(*, schedule: Schedule, user, confirm: str) -> bool:
     """The schedule and its beat entry, with its name typed again; its runs stay, no longer linked."""
-    if confirm != schedule.name:
-        raise ValidationError({"confirm": f"Type the schedule's name ({schedule.name}) to delete it."})
+    confirmed(confirm, schedule.name, f"Type the schedule's name ({schedule.name}) to delete it.")
     with transaction.atomic():
         if schedule.task_id:
             PeriodicTask.objects.filter(pk=schedule.task_id).delete()

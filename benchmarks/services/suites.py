@@ -69,14 +69,14 @@ def suite_start(
                     queue=False,
                 )
         suite.operation = bench_operation(
-            "benchmark.suite", host, user, {"suite": suite.pk}, sum(duration(r.jobs) for r in suite.runs.all())
+            "benchmarks.suite", host, user, {"suite": suite.pk}, sum(duration(r.jobs) for r in suite.runs.all())
         )
         suite.save(update_fields=["operation"])
         suite.runs.update(operation=suite.operation)
     return suite
 
 
-@operation_runner("benchmark.suite", lock=BENCHMARK, queue="bench")
+@operation_runner("benchmarks.suite", lock=BENCHMARK, queue="bench")
 def benchmark_suite_run(tracker: Tracker) -> None:
     """Each run in turn; a failed run does not stop the others, a cancelled one stops the rest."""
     suite = Suite.objects.get(pk=tracker.op.params["suite"])

@@ -2,7 +2,7 @@
 
 from rest_framework import serializers
 
-from appliance.api.serializers import HostField, secret_field
+from appliance.api.serializers import ConfirmField, HostField, secret_field
 from appliance.fields import ApiIntegerField
 from encryption import selectors
 from encryption.choices import PASSPHRASE_MAX, Cipher, KeyFormat
@@ -70,7 +70,7 @@ class LockRequest(serializers.Serializer):
 class ChangeKeyRequest(serializers.Serializer):
     host = HostField()
     root = serializers.CharField(max_length=255)
-    confirm = serializers.CharField(max_length=255, help_text="The encryption root's name, typed again.")
+    confirm = ConfirmField(help_text="The encryption root's name, typed again.")
     current_secret = secret_field(2048)
     inherit = serializers.BooleanField(default=False)
     keyformat = serializers.ChoiceField(choices=KeyFormat.choices, default=KeyFormat.PASSPHRASE)
@@ -86,7 +86,7 @@ class ChangeKeyRequest(serializers.Serializer):
 class ExportRequest(serializers.Serializer):
     host = HostField()
     roots = serializers.ListField(child=serializers.CharField(max_length=255), required=False, default=list)
-    confirm = serializers.CharField(max_length=255, help_text="The dataset's name (one root) or the host's (all).")
+    confirm = ConfirmField(help_text="The dataset's name (one root) or the host's (all).")
     export_passphrase = secret_field(PASSPHRASE_MAX * 4)
     export_passphrase_confirm = secret_field(PASSPHRASE_MAX * 4)
 

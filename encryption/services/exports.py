@@ -8,7 +8,7 @@ import pyrage
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
-from appliance.checks import passphrase_confirmed
+from appliance.checks import confirmed, passphrase_confirmed
 from appliance.models import Host, Operation
 from appliance.operations import Tracker, operation_runner, operation_start
 from appliance.vault import VaultError, unseal
@@ -34,8 +34,7 @@ def keys_export_start(
     if not found:
         raise ValidationError({"roots": f"{host.name} has no encrypted dataset."})
     expected = roots[0] if len(roots) == 1 else host.name
-    if confirm != expected:
-        raise ValidationError({"confirm": f"Type {expected} to export {'its key' if roots else 'every key'}."})
+    confirmed(confirm, expected, f"Type {expected} to export {'its key' if roots else 'every key'}.")
     passphrase_confirmed(export_passphrase, export_passphrase_confirm, field="export_passphrase")
     return operation_start(
         kind="encryption.export",
@@ -47,7 +46,7 @@ def keys_export_start(
     )
 
 
-@operation_runner("encryption.export", lock="encryption-export")
+@operation_runner("encryption.export", lock="encryption-export", reads=True)
 def keys_export_run(tracker: Tracker) -> None:
     op, p = tracker.op, tracker.op.params
     t = tracker.transport(read_only=True)

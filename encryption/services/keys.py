@@ -7,7 +7,7 @@ import secrets
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from appliance.checks import checked, passphrase_confirmed
+from appliance.checks import checked, confirmed, passphrase_confirmed
 from appliance.models import Host, Operation
 from appliance.operations import Tracker, operation_runner, operation_start
 from appliance.services import host_for_changes
@@ -43,8 +43,7 @@ def change_key_start(
     enc = _roots(host, [root], "root")[root]
     if enc.get("key") != "available":
         raise ValidationError({"root": f"{root} is locked: unlock it first (change-key needs its key loaded)."})
-    if confirm != root:
-        raise ValidationError({"confirm": f"Type {root} to change its key."})
+    confirmed(confirm, root, f"Type {root} to change its key.")
     escrowed = KeyEscrow.objects.filter(host=host, dataset=root).exists()
     if enc.get("format") == "passphrase" or not (enc.get("location", "").startswith("file://") or escrowed):
         if not current_secret:
@@ -135,8 +134,7 @@ def retired_key_remove_start(*, user, key: RetiredKey, confirm: str) -> Operatio
     copy in Tarn and its key file on the NAS. Whatever only it opens (a replica sent before the change) is then
     lost for good."""
     host = host_for_changes(key.host)
-    if confirm != key.dataset:
-        raise ValidationError({"confirm": f"Type {key.dataset} to remove its old key."})
+    confirmed(confirm, key.dataset, f"Type {key.dataset} to remove its old key.")
     return operation_start(
         kind="encryption.retired_remove",
         host=host,

@@ -169,7 +169,7 @@ def health_read_start(*, host: Host | None, user) -> Operation:
     return operation_start(kind="health.read", host=host, user=user)
 
 
-@operation_runner("health.read", lock="health")
+@operation_runner("health.read", lock="health", reads=True)
 def health_read_run(tracker: Tracker) -> None:
     tracker.progress(10, "Reading every disk's SMART data")
     record = health_read(host=tracker.op.host, transport=tracker.transport(read_only=True))

@@ -3,7 +3,7 @@
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from appliance.api.serializers import HostField, HostRequest, ModelSerializer, secret_field
+from appliance.api.serializers import ConfirmField, HostField, HostRequest, ModelSerializer, secret_field
 from appliance.fields import ApiIntegerField
 from hostlib.zpool import PoolLayout, VdevSpec
 from pools import selectors
@@ -222,7 +222,7 @@ class DeviceRequest(ActionRequest):
 
     device = serializers.CharField(max_length=255, required=False, default="", trim_whitespace=False)
     new_device = serializers.CharField(max_length=255, required=False, default="", trim_whitespace=False)
-    confirm = serializers.CharField(max_length=255, required=False, default="", trim_whitespace=False)
+    confirm = ConfirmField(required=False, default="", help_text="The device's or the pool's name, as the plan says.")
 
 
 class ImportRequest(HostRequest):
@@ -256,7 +256,7 @@ class SnapshotCreateRequest(HostRequest):
 
 class RollbackRequest(serializers.Serializer):
     destroy_newer = serializers.BooleanField(default=False, help_text="Yes to destroying the newer snapshots.")
-    confirm = serializers.CharField(required=False, default="", help_text="The snapshot's name, when it has newer.")
+    confirm = ConfirmField(required=False, default="", help_text="The snapshot's name, when it has newer.")
 
 
 class CloneRequest(serializers.Serializer):

@@ -2,7 +2,7 @@
 
 from django.core.exceptions import ValidationError
 
-from appliance.checks import checked
+from appliance.checks import checked, confirmed
 from appliance.models import Operation
 from hostlib import zfs
 from pools.services.commands import command_start, dataset_row, new_dataset_name, refuse_if_in_use
@@ -58,8 +58,7 @@ def dataset_inherit_start(*, host, user, name: str, key: str) -> Operation:
 
 def dataset_destroy_start(*, host, user, name: str, confirm: str) -> Operation:
     dataset = dataset_row(host, name)
-    if confirm != name:
-        raise ValidationError({"confirm": f"Type the dataset's name ({name}) to destroy it."})
+    confirmed(confirm, name, f"Type the dataset's name ({name}) to destroy it.")
     if dataset.depth == 0:
         raise ValidationError({"name": "That is the pool's root dataset: destroy the pool instead."})
     refuse_if_in_use(host, name)

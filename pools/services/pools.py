@@ -6,7 +6,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from appliance.checks import checked, new_key
+from appliance.checks import checked, confirmed, new_key
 from appliance.models import Host, Operation
 from appliance.operations import Tracker, operation_runner, operation_start
 from hostlib import zfs, zpool
@@ -96,8 +96,7 @@ def pool_create_encrypted_run(tracker: Tracker) -> None:
 
 def pool_destroy_start(*, host: Host, user, name: str, confirm: str) -> Operation:
     """Destroy, then clear the members' labels so the disks are free again (a destroyed pool's label blocks reuse)."""
-    if confirm != name:
-        raise ValidationError({"confirm": f"Type the pool's name ({name}) to destroy it."})
+    confirmed(confirm, name, f"Type the pool's name ({name}) to destroy it.")
     require_pool(host, name, "name")
     refuse_if_in_use(host, name)
     members = Vdev.objects.filter(pool__host=host, pool__name=name, type="disk").exclude(path="")
@@ -147,7 +146,7 @@ def pool_import_scan_start(*, host, user) -> Operation:
     return operation_start(kind="pool.import.scan", host=host, user=user)
 
 
-@operation_runner("pool.import.scan", lock="import-scan")
+@operation_runner("pool.import.scan", lock="import-scan", reads=True)
 def pool_import_scan_run(tracker: Tracker) -> None:
     """A read: `zpool import` scans the disks; what it finds is stored for the page to list."""
     op = tracker.op

@@ -2,7 +2,7 @@
 
 from django.core.exceptions import ValidationError
 
-from appliance.checks import checked
+from appliance.checks import checked, confirmed
 from appliance.choices import Role
 from appliance.models import Operation
 from hostlib import zfs
@@ -39,8 +39,8 @@ def snapshot_rollback_start(*, host, user, snapshot: str, destroy_newer: bool, c
         raise ValidationError({"destroy_newer": f"Rolling back to {snapshot} {drops}; confirm to go on."})
     if newer and not (user and user.has_role(Role.ADMIN)):
         raise ValidationError({"destroy_newer": f"Rolling back to {snapshot} {drops}: only an admin may."})
-    if newer and confirm != snap:
-        raise ValidationError({"confirm": f"Rolling back {drops}: type the snapshot's name ({snap}) to go on."})
+    if newer:
+        confirmed(confirm, snap, f"Rolling back {drops}: type the snapshot's name ({snap}) to go on.")
     argv = checked(lambda: zfs.rollback_argv(snapshot, destroy_newer=bool(newer)))
     return command_start(
         host=host,

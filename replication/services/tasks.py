@@ -8,7 +8,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from appliance.checks import checked
+from appliance.checks import checked, confirmed
 from appliance.choices import Role
 from appliance.models import Operation
 from appliance.operations import Tracker, operation_runner, operation_start
@@ -155,8 +155,7 @@ def task_pruning_resume(*, task: Task) -> None:
 def task_delete_start(*, task: Task, user, confirm: str = "") -> Operation:
     """Delete a task: its holds released on both sides, the row gone; the replica on the target stays as it is.
     Typed: the target dataset's name."""
-    if confirm != task.target_dataset:
-        raise ValidationError({"confirm": f"Type the target's name ({task.target_dataset}) to delete the task."})
+    confirmed(confirm, task.target_dataset, f"Type the target's name ({task.target_dataset}) to delete the task.")
     return operation_start(
         kind="replication.task_delete",
         host=task.pair.source,
@@ -183,8 +182,7 @@ def failover_start(*, task: Task, user, confirm: str = "") -> Operation:
     off, since the replica will now change and the next run would stop on it."""
     if not (user and user.has_role(Role.ADMIN)):
         raise ValidationError({"confirm": "Failing over is an admin's decision."})
-    if confirm != task.target_dataset:
-        raise ValidationError({"confirm": f"Type the replica's name ({task.target_dataset}) to make it writable."})
+    confirmed(confirm, task.target_dataset, f"Type the replica's name ({task.target_dataset}) to make it writable.")
     return operation_start(  # on the source's lock for the task: never beside one of its runs
         kind="replication.failover",
         host=task.pair.source,

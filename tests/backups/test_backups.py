@@ -33,7 +33,7 @@ def _backup(run_queued, user, passphrase=PASS) -> Backup:
 
 
 def _check(run_queued, backup, user, passphrase=PASS) -> Operation:
-    return run_queued(services.restore_start, backup=backup, user=user, passphrase=passphrase, dry_run=True)
+    return run_queued(services.backup_restore_start, backup=backup, user=user, passphrase=passphrase, dry_run=True)
 
 
 def _hosts() -> list[str]:
@@ -71,10 +71,15 @@ def test_a_backup_checked_and_restored_brings_back_what_was_there_and_keeps_the_
     assert _hosts() == ["nas2"]  # the dry run changed nothing
 
     op = run_queued(
-        services.restore_start, backup=backup, user=admin_user, passphrase=PASS, dry_run=False, confirm=backup.name
+        services.backup_restore_start,
+        backup=backup,
+        user=admin_user,
+        passphrase=PASS,
+        dry_run=False,
+        confirm=backup.name,
     )
     # The restore's own operation lives on in the restored database, finished.
-    done = Operation.objects.get(kind="config.restore")
+    done = Operation.objects.get(kind="backups.restore")
     assert done.status == "succeeded", done.message
     assert f"Restored {backup.name}" in done.message
     assert _hosts() == ["nas1"]
@@ -85,7 +90,7 @@ def test_a_backup_checked_and_restored_brings_back_what_was_there_and_keeps_the_
     assert Backup.objects.filter(name=backup.name).exists()  # made after its own snapshot: listed again
     assert AuditEntry.objects.filter(argv__0="config-restore", username=admin_user.username).exists()
     # The state kept before the restore opens with the same passphrase and holds nas2 and mallory.
-    members = services.opened(services.path_of(kept).read_bytes(), PASS)
+    members = services.backup_open(services.path_of(kept).read_bytes(), PASS)
     with database.opened(members[archive.DATABASE]) as alias:
         assert list(Host.objects.using(alias).exclude(name="local").values_list("name", flat=True)) == ["nas2"]
     for row in [*Operation.objects.all(), *AuditEntry.objects.all()]:
@@ -102,7 +107,7 @@ def test_wrong_empty_cut_altered_and_foreign_files_change_nothing_and_name_the_f
 
     def refused(data: bytes, passphrase=PASS) -> dict:
         with pytest.raises(ValidationError) as caught:
-            services.opened(data, passphrase)
+            services.backup_open(data, passphrase)
         return caught.value.message_dict
 
     assert "Wrong passphrase" in refused(good, "not the passphrase at all")["passphrase"][0]
@@ -125,14 +130,14 @@ def test_wrong_empty_cut_altered_and_foreign_files_change_nothing_and_name_the_f
         ({"passphrase": "", "confirm": backup.name}, "passphrase"),
     ]:
         with pytest.raises(ValidationError) as caught:
-            services.restore_start(backup=backup, user=admin_user, dry_run=False, **kwargs)
+            services.backup_restore_start(backup=backup, user=admin_user, dry_run=False, **kwargs)
         assert field in caught.value.message_dict
     Backup.objects.filter(pk=backup.pk).update(checked_at=timezone.now(), checked={"sha256": backup.sha256})
     backup.refresh_from_db()
     with pytest.raises(ValidationError) as caught:
-        services.restore_start(backup=backup, user=admin_user, dry_run=False, passphrase=PASS, confirm="nope")
+        services.backup_restore_start(backup=backup, user=admin_user, dry_run=False, passphrase=PASS, confirm="nope")
     assert "confirm" in caught.value.message_dict
-    assert not Operation.objects.filter(kind="config.restore").exists()
+    assert not Operation.objects.filter(kind="backups.restore").exists()
 
 
 KEY = {}
@@ -166,7 +171,7 @@ def _sealed(members: dict[str, bytes], *, links=(), raw_names=()) -> bytes:
 @pytest.mark.django_db(transaction=True)
 def test_a_tar_with_dotdot_paths_links_or_no_secrets_is_refused(data_dir, run_queued, admin_user):
     backup = _backup(run_queued, admin_user)
-    members = services.opened(services.path_of(backup).read_bytes(), PASS)
+    members = services.backup_open(services.path_of(backup).read_bytes(), PASS)
     for data, said in [
         (_sealed(members, raw_names=["../../etc/cron.d/evil"]), "outside its folder"),
         (_sealed(members, raw_names=["/etc/passwd"]), "outside its folder"),
@@ -181,7 +186,7 @@ def test_a_tar_with_dotdot_paths_links_or_no_secrets_is_refused(data_dir, run_qu
         (_sealed({k: v for k, v in members.items() if not k.startswith("secrets/")}), "holds no secrets"),
     ]:
         with pytest.raises(ValidationError) as caught:
-            services.opened(data, PASS)
+            services.backup_open(data, PASS)
         assert said in caught.value.message_dict["file"][0]
     assert not (data_dir.parent / "etc").exists()
 
@@ -199,7 +204,7 @@ def test_a_newer_tarns_backup_and_a_failing_migration_are_refused_and_the_live_s
 ):
     Host.objects.create(name="live", address="10.0.0.9")
     backup = _backup(run_queued, admin_user)
-    members = services.opened(services.path_of(backup).read_bytes(), PASS)
+    members = services.backup_open(services.path_of(backup).read_bytes(), PASS)
     newer = _with_database(
         members,
         "INSERT INTO django_migrations (app, name, applied) VALUES ('appliance', '9999_from_the_future', '2030-01-01');",
@@ -215,7 +220,7 @@ def test_a_newer_tarns_backup_and_a_failing_migration_are_refused_and_the_live_s
         members, "DELETE FROM django_migrations WHERE app='backups'; DELETE FROM appliance_host WHERE name != 'local';"
     )
     with pytest.raises(ValidationError) as caught:
-        services.restore(failing, passphrase=PASS, op=None, source="failing", log=lambda line: None, accept=True)
+        services.backup_restore(failing, passphrase=PASS, op=None, source="failing", log=lambda line: None, accept=True)
     assert "failed a migration" in caught.value.message_dict["file"][0]
     assert _hosts() == ["live"]
     assert not Backup.objects.filter(origin=Origin.PRE_RESTORE).exists()
@@ -290,7 +295,7 @@ def test_the_schedule_needs_a_passphrase_runs_once_per_slot_keeps_n_and_alerts_o
         assert run_queued(services.backups_run_due, now=now + timezone.timedelta(minutes=5)) is None  # same slot
     kept = Backup.objects.filter(origin=Origin.SCHEDULED)
     assert kept.count() == 2 and len(list((data_dir / "backups").glob("tarn-*.tarnbackup"))) == 2
-    assert services.opened(services.path_of(kept.first()).read_bytes(), PASS)[archive.MANIFEST]
+    assert services.backup_open(services.path_of(kept.first()).read_bytes(), PASS)[archive.MANIFEST]
     # A failure (the database cannot be copied: simulated by a backup folder that is a file) raises the alert.
     for b in Backup.objects.all():
         services.path_of(b).unlink()
@@ -321,7 +326,7 @@ def test_the_api_names_the_field_keeps_the_passphrase_out_of_the_audit_and_downl
         "/api/v1/config-backups/now/", {"passphrase": "short"}, content_type="application/json"
     )
     assert response.status_code == 400 and "passphrase" in response.json()
-    assert not Operation.objects.filter(kind="config.backup").exists()
+    assert not Operation.objects.filter(kind="backups.backup").exists()
     backup = _backup(run_queued, admin_user)
     download = admin_client.get(f"/api/v1/config-backups/{backup.pk}/download/")
     assert download.status_code == 200

@@ -23,7 +23,7 @@ from tests.backups.test_backups import PASS, _backup, _check, _hosts, _sealed, _
 
 
 def _members(backup: Backup) -> dict[str, bytes]:
-    return services.opened(services.path_of(backup).read_bytes(), PASS)
+    return services.backup_open(services.path_of(backup).read_bytes(), PASS)
 
 
 def _upload(user, data: bytes) -> Backup:
@@ -63,7 +63,7 @@ def test_a_trigger_view_or_index_this_tarn_does_not_make_is_refused_before_anyth
         assert said in caught.value.message_dict["file"][0], sql
     # The restore runs the same checks: nothing restored, nothing kept before.
     with pytest.raises(ValidationError):
-        services.restore(
+        services.backup_restore(
             _with_database(members, TRIGGER), passphrase=PASS, op=None, source="x", log=lambda line: None, accept=True
         )
     assert _hosts() == ["live"] and not Backup.objects.filter(origin=Origin.PRE_RESTORE).exists()
@@ -121,16 +121,26 @@ def test_a_restore_brings_only_the_file_that_was_checked(data_dir, run_queued, a
     # The web's user owns uploads/: it swaps the checked file for another that opens with the same passphrase.
     services.path_of(uploaded).write_bytes(other)
     op = run_queued(
-        services.restore_start, backup=uploaded, user=admin_user, passphrase=PASS, dry_run=False, confirm=uploaded.name
+        services.backup_restore_start,
+        backup=uploaded,
+        user=admin_user,
+        passphrase=PASS,
+        dry_run=False,
+        confirm=uploaded.name,
     )
     assert op.status == "failed" and "not the file that was checked" in op.message
     assert _hosts() == ["live", "swapped"] and not Backup.objects.filter(origin=Origin.PRE_RESTORE).exists()
     # Put back, the checked file restores.
     services.path_of(uploaded).write_bytes(good)
     run_queued(
-        services.restore_start, backup=uploaded, user=admin_user, passphrase=PASS, dry_run=False, confirm=uploaded.name
+        services.backup_restore_start,
+        backup=uploaded,
+        user=admin_user,
+        passphrase=PASS,
+        dry_run=False,
+        confirm=uploaded.name,
     )
-    assert Operation.objects.get(kind="config.restore").status == "succeeded"
+    assert Operation.objects.get(kind="backups.restore").status == "succeeded"
     assert _hosts() == ["checked"]
 
 
@@ -158,7 +168,7 @@ def test_a_backup_forged_with_the_schedules_public_key_is_made_elsewhere_and_nee
     page = admin_client.get(reverse("backup-detail", args=[uploaded.pk])).content.decode()
     assert 'id="made-by" class="warning">Made elsewhere' in page
     with pytest.raises(ValidationError) as caught:
-        services.restore_start(
+        services.backup_restore_start(
             backup=uploaded, user=admin_user, passphrase=PASS, dry_run=False, confirm=uploaded.name, accept="yes"
         )
     assert MADE_ELSEWHERE in caught.value.message_dict["accept"][0]
@@ -167,11 +177,11 @@ def test_a_backup_forged_with_the_schedules_public_key_is_made_elsewhere_and_nee
     )
     assert response.status_code == 400 and "made elsewhere" in response.content.decode()
     with pytest.raises(ValidationError) as caught:  # the restore itself checks again
-        services.restore(forged, passphrase=PASS, op=None, source="forged", log=lambda line: None, accept=False)
+        services.backup_restore(forged, passphrase=PASS, op=None, source="forged", log=lambda line: None, accept=False)
     assert "accept" in caught.value.message_dict
-    assert not Operation.objects.filter(kind="config.restore").exists()
+    assert not Operation.objects.filter(kind="backups.restore").exists()
     # Typed, it may go ahead (an admin who knows where it comes from).
-    op = services.restore_start(
+    op = services.backup_restore_start(
         backup=uploaded, user=admin_user, passphrase=PASS, dry_run=False, confirm=uploaded.name, accept=MADE_ELSEWHERE
     )
     assert op.params["made_elsewhere"] is True and op.params["sha256"] == archive.digest(sealed)
@@ -214,7 +224,7 @@ def test_a_row_named_outside_its_folder_deletes_nothing(data_dir, admin_user):
         row = Backup.objects.create(name="../vault/identity.age", origin=origin)
         Backup.objects.filter(pk=row.pk).update(created_at=old)
         with pytest.raises(ValidationError) as caught:
-            services.restore_start(backup=row, user=admin_user, passphrase=PASS, dry_run=True)
+            services.backup_restore_start(backup=row, user=admin_user, passphrase=PASS, dry_run=True)
         assert "not a name Tarn gives" in caught.value.message_dict["backup"][0]
         row.delete()
     Backup.objects.create(name="../vault/identity.age", origin=Origin.MANUAL)

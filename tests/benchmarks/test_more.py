@@ -59,7 +59,7 @@ def test_a_network_run_is_queued_both_ways_on_the_hosts_bench_queue(operator_cli
     run = Run.objects.get()
     assert run.kind == "network" and run.peer == local_host and run.target == "10.77.0.2"
     assert [(j["streams"], j["seconds"], j["reverse"]) for j in run.jobs] == [(4, 3, False), (4, 3, True)]
-    assert run.operation.kind == "benchmark.network" and run.operation.target == "host:nas:benchmark"
+    assert run.operation.kind == "benchmarks.network" and run.operation.target == "host:nas:benchmark"
 
 
 def test_a_network_runs_page_shows_mbits_retransmits_and_the_iperf3_manifest(operator_client, nas, local_host):
@@ -150,7 +150,7 @@ def test_a_suite_makes_one_run_per_profile_and_value_under_one_operation(operato
         ("seq-write-1", "always"),
     ]
     assert Operation.objects.count() == 1 and {r.operation_id for r in runs} == {suite.operation_id}
-    assert suite.operation.kind == "benchmark.suite"
+    assert suite.operation.kind == "benchmarks.suite"
     page = operator_client.get(f"/benchmarks/suites/{suite.pk}/").content.decode()
     assert page.count("sync=always") >= 2 and 'id="cancel-suite"' in page
     operator_client.post(f"/benchmarks/runs/{runs[0].pk}/cancel/")

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from appliance.choices import Role
-from appliance.models import Operation, User
+from appliance.models import Host, Operation, User
 from benchmarks.models import Run
 from benchmarks.selectors import run_charts
 from benchmarks.services import benchmark_start, runs_reconcile
@@ -145,7 +145,7 @@ def test_a_read_run_lays_out_drops_the_caches_runs_fio_as_a_unit_reads_the_resul
     }
     op = Operation.objects.get(pk=run.operation_id)
     assert (op.kind, op.status, op.message, op.target) == (
-        "benchmark.run",
+        "benchmarks.run",
         "succeeded",
         "1 job done.",
         "host:local:benchmark",
@@ -287,8 +287,20 @@ def test_a_cancelled_run_stops_its_unit_and_removes_its_dataset(run_queued, fake
     assert (op.status, op.message) == ("succeeded", "Cancelled; its files are removed.")
 
 
+def test_a_run_whose_worker_died_on_a_host_made_read_only_since_is_failed_and_nothing_removed(run_queued, fake, tank):
+    Host.objects.filter(pk=tank.pk).update(read_only=True)
+    op = Operation.objects.create(kind="benchmarks.run", target="host:local:benchmark", host=tank, status="failed")
+    run = Run.objects.create(host=tank, profile="seq-write-1", target="tank/data", status="running", operation=op)
+    assert run_queued(runs_reconcile) == 1  # no refusal stops the beat
+    run.refresh_from_db()
+    assert run.status == "failed" and run.message.endswith(
+        "local is read-only in Tarn: its unit and scratch dataset stay."
+    )
+    assert not fake.mutations and Operation.objects.count() == 1
+
+
 def test_a_run_whose_worker_died_is_failed_and_its_unit_and_dataset_cleaned_up(run_queued, fake, tank, admin):
-    op = Operation.objects.create(kind="benchmark.run", target="host:local:benchmark", host=tank, status="failed")
+    op = Operation.objects.create(kind="benchmarks.run", target="host:local:benchmark", host=tank, status="failed")
     run = Run.objects.create(
         host=tank,
         profile="seq-write-1",
@@ -312,7 +324,7 @@ def test_a_run_whose_worker_died_is_failed_and_its_unit_and_dataset_cleaned_up(r
         ["systemctl", "reset-failed", "--", f"tarn-iperf-{op.pk}.service"],
         ["zfs", "destroy", "-r", "--", f"tank/data/tarnbench-{run.pk}"],
     ]
-    cleanup = Operation.objects.get(kind="benchmark.cleanup")
+    cleanup = Operation.objects.get(kind="benchmarks.cleanup")
     assert (cleanup.status, cleanup.target) == ("succeeded", f"host:local:benchmark-cleanup:{run.pk}")
 
 

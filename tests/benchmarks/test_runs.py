@@ -45,7 +45,7 @@ def test_a_run_is_queued_on_the_hosts_bench_queue(operator_client, tank):
     assert response.status_code == 202, response.content
     run = Run.objects.get(pk=response.json()["id"])
     assert run.status == "queued" and [j["runtime"] for j in run.jobs] == [5] and run.jobs[0]["size"] == "64m"
-    assert run.operation.kind == "benchmark.run" and run.scratch == f"tank/data/tarnbench-{run.pk}"
+    assert run.operation.kind == "benchmarks.run" and run.scratch == f"tank/data/tarnbench-{run.pk}"
 
 
 def test_a_finished_runs_page_shows_results_graphs_and_manifest(admin_client, tank):

@@ -76,12 +76,12 @@ def backup_figures():
 
     started = time.monotonic()
     recipient, wrapped = archive.new_key(PASSPHRASE)
-    backup = services.make(origin=Origin.MANUAL, user=None, recipient=recipient, wrapped=wrapped, series=False)
+    backup = services.backup_make(origin=Origin.MANUAL, user=None, recipient=recipient, wrapped=wrapped, series=False)
     made = time.monotonic() - started
     yield "backup_make", made, "s", f"informational; file {backup.size / (1 << 20):.1f} MiB"
 
     started = time.monotonic()
-    members = services.opened(services.path_of(backup).read_bytes(), PASSPHRASE)
+    members = services.backup_open(services.path_of(backup).read_bytes(), PASSPHRASE)
     result = services.dry_run(members)
     checked = time.monotonic() - started
     hosts = next(s for s in result["sections"] if s["model"].startswith("Hosts"))
@@ -89,8 +89,10 @@ def backup_figures():
 
     Host.objects.filter(name="nas9").delete()  # something for the restore to bring back
     started = time.monotonic()
-    members = services.opened(services.path_of(backup).read_bytes(), PASSPHRASE)
-    services.restore(members, passphrase=PASSPHRASE, op=None, source=backup.name, log=lambda line: None, accept=False)
+    members = services.backup_open(services.path_of(backup).read_bytes(), PASSPHRASE)
+    services.backup_restore(
+        members, passphrase=PASSPHRASE, op=None, source=backup.name, log=lambda line: None, accept=False
+    )
     restored = time.monotonic() - started
     assert Host.objects.filter(name="nas9").exists()
     yield "backup_restore_typical_install", restored, "s", "goal <= 60 s (open, check, keep the state before, apply)"

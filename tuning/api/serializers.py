@@ -2,7 +2,7 @@
 
 from rest_framework import serializers
 
-from appliance.api.serializers import HostField, HostRequest, ModelSerializer
+from appliance.api.serializers import ConfirmField, HostField, HostRequest, ModelSerializer
 from appliance.fields import ApiIntegerField, ApiIPAddressField
 from appliance.validators import no_bidi
 from tuning.choices import JUMBO_MTU, KERNEL_KINDS, ROLLBACK_SECONDS_DEFAULT, ROLLBACK_SECONDS_MAX, ROLLBACK_SECONDS_MIN
@@ -114,12 +114,11 @@ class SettingRequest(HostRequest):
     key = serializers.CharField(max_length=100)
     value = serializers.CharField(max_length=200, trim_whitespace=False)
     reason = serializers.CharField(max_length=300, required=False, default="", allow_blank=True, validators=[no_bidi])
-    confirm = serializers.CharField(
+    confirm = ConfirmField(
         max_length=100,
         required=False,
         default="",
         allow_blank=True,
-        trim_whitespace=False,
         help_text="The key again, to set a ZFS parameter that risks data (zil_replay_disable, zfs_nocacheflush …).",
     )
 
@@ -155,5 +154,5 @@ class BridgeRequest(HostRequest):
 
 class BridgeDeleteRequest(HostRequest):
     name = _ifname()
-    confirm = _ifname()
+    confirm = ConfirmField(max_length=15, help_text="The bridge's name, typed again.")
     seconds = _seconds()

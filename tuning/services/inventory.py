@@ -92,7 +92,7 @@ def tuning_refresh_start(*, host: Host, user) -> Operation:
     return operation_start(kind="tuning.refresh", host=host, user=user)
 
 
-@operation_runner("tuning.refresh", lock=f"{TUNING}:refresh")
+@operation_runner("tuning.refresh", lock=f"{TUNING}:refresh", reads=True)
 def tuning_refresh_run(tracker: Tracker) -> None:
     tracker.progress(20, "Reading links and kernel values")
     tuning_refresh(host=tracker.op.host, operation=tracker.op)

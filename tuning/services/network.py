@@ -9,6 +9,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from appliance.checks import confirmed
 from appliance.models import Host, Operation
 from appliance.operations import TargetBusy, Tracker, operation_runner, operation_start
 from hostlib import facts, net, systemd
@@ -126,8 +127,7 @@ def bridge_delete_start(*, host: Host, user, name: str, confirm: str, seconds: i
     link = _link(host, name, "name")
     if link.kind != "bridge":
         raise ValidationError({"name": f"{name} is not a bridge."})
-    if confirm != name:
-        raise ValidationError({"confirm": f"Type the bridge's name ({name}) to delete it."})
+    confirmed(confirm, name, f"Type the bridge's name ({name}) to delete it.")
     ports = list(Link.objects.filter(host=host, master=name).values_list("name", flat=True))
     return _network_start(
         host,

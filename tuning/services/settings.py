@@ -8,6 +8,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from appliance.checks import confirmed
 from appliance.models import Host, Operation
 from appliance.operations import Tracker, operation_runner, operation_start
 from hostlib import facts, iperf, kernel
@@ -40,7 +41,7 @@ def tuning_plan_start(*, host: Host, user, profile: str) -> ChangeSet:
     return cs
 
 
-@operation_runner("tuning.plan", lock=f"{TUNING}:plan")
+@operation_runner("tuning.plan", lock=f"{TUNING}:plan", reads=True)
 def tuning_plan_run(tracker: Tracker) -> None:
     cs = ChangeSet.objects.get(pk=tracker.op.params["change_set"])
     t = tracker.transport(read_only=True)  # a plan cannot change anything
@@ -100,8 +101,8 @@ def setting_start(*, host: Host, user, kind: str, key: str, value: str, reason: 
     except ValueError as exc:
         raise ValidationError({"value": str(exc)}) from None
     risk = kernel.durability_risk(kind, key, value)
-    if risk and confirm != key:
-        raise ValidationError({"confirm": f"{risk} To set it anyway, type {key} to confirm."})
+    if risk:
+        confirmed(confirm, key, f"{risk} To set it anyway, type {key} to confirm.")
     state = KernelState.objects.filter(host=host).first()
     if state is None:
         raise ValidationError({"key": f"Tarn has not read {host.name}'s kernel values yet: press Refresh first."})

@@ -40,7 +40,7 @@ class Command(BaseCommand):
         except ValidationError as exc:
             raise CommandError(" ".join(exc.messages)) from None
         recipient, wrapped = archive.new_key(secret)
-        backup = services.make(
+        backup = services.backup_make(
             origin=Origin.MANUAL, user=None, recipient=recipient, wrapped=wrapped, series=options["include_series"]
         )
         if options["output"]:

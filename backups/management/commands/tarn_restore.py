@@ -35,7 +35,7 @@ class Command(BaseCommand):
         call_command("migrate", interactive=False, verbosity=0)  # a fresh machine has no tables yet
         secret = passphrase(twice=False)
         try:
-            members = services.opened(path.read_bytes(), secret)
+            members = services.backup_open(path.read_bytes(), secret)
             result = services.dry_run(members)
         except ValidationError as exc:
             raise CommandError(" ".join(exc.messages)) from None
@@ -50,7 +50,7 @@ class Command(BaseCommand):
             if not accept:
                 raise CommandError("Not restored.")
         try:
-            said = services.restore(
+            said = services.backup_restore(
                 members, passphrase=secret, op=None, source=path.name, log=self.stdout.write, accept=accept
             )
         except ValidationError as exc:
