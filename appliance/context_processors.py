@@ -1,40 +1,96 @@
 """What every page's shell needs: navigation, the hosts for the switcher and the current one."""
 
 from functools import cache
+from typing import NamedTuple
 
 from django.urls import reverse
 
 from appliance.choices import Role
 from appliance.selectors import host_current, host_list
 
+# The top bar: groups the way admins look for things (as TrueNAS and Cockpit do), each (label, url name) a link.
+# A new page is one line here. A group holding only itself (Dashboard) is a plain link, not a menu.
 NAV = [
-    ("Dashboard", "dashboard"),
-    ("Pools", "pool-list"),
-    ("Disk health", "health-list"),
-    ("Encryption", "encryption-list"),
-    ("Shares", "share-list"),
-    ("Network & tuning", "tuning-overview"),  # links, MTU and bridges live there too
-    ("Replication", "replication-list"),
-    ("Benchmarks", "benchmark-list"),
-    ("Analytics", "analytics"),
-    ("Hosts", "host-list"),
-    ("Backups", "backup-list"),  # admins only (ADMIN_ONLY)
-    ("Operations", "operation-list"),
-    ("Audit", "audit-list"),
+    ("Dashboard", [("Dashboard", "dashboard")]),
+    (
+        "Storage",
+        [
+            ("Pools", "pool-list"),
+            ("Disks", "disk-list"),
+            ("Snapshots", "snapshot-list"),
+            ("Snapshot schedules", "snapshot-task-list"),
+        ],
+    ),
+    ("Sharing", [("Shares", "share-list")]),
+    ("Network", [("Network & tuning", "tuning-overview")]),  # links, MTU and bridges live there too
+    (
+        "Protection",
+        [
+            ("Replication", "replication-list"),
+            ("Disk health", "health-list"),  # SMART self-tests and scrubs
+            ("Encryption", "encryption-list"),
+            ("Backups", "backup-list"),  # admins only (ADMIN_ONLY)
+        ],
+    ),
+    (
+        "System",
+        [
+            ("Hosts", "host-list"),
+            ("Analytics", "analytics"),
+            ("Benchmarks", "benchmark-list"),
+            ("Operations", "operation-list"),
+            ("Audit", "audit-list"),
+        ],
+    ),
 ]
 
+ADMIN_ONLY = {"backup-list"}  # a backup holds every secret Tarn keeps
 
-ADMIN_ONLY = {"Backups"}  # a backup holds every secret Tarn keeps
+
+class NavLink(NamedTuple):
+    label: str
+    url: str
+    current: str  # the aria-current value: "page" on the page itself, "true" on a page below it, "" elsewhere
+
+
+class NavGroup(NamedTuple):
+    label: str
+    links: list[NavLink]
+    current: bool  # the group holds the current section
+
+    @property
+    def single(self) -> bool:
+        return len(self.links) == 1 and self.links[0].label == self.label
 
 
 @cache
-def _nav_urls() -> tuple[tuple[str, str], ...]:
-    return tuple((label, reverse(name)) for label, name in NAV)
+def _nav_urls() -> tuple[tuple[str, tuple[tuple[str, str, str], ...]], ...]:
+    return tuple((group, tuple((label, name, reverse(name)) for label, name in links)) for group, links in NAV)
+
+
+def _section(path: str) -> str:
+    """The URL of the navigation entry the page belongs to: the longest one its path starts with ("/" only itself)."""
+
+    urls = [url for _, links in _nav_urls() for _, _, url in links]
+    return max((url for url in urls if path == url or (url != "/" and path.startswith(url))), key=len, default="")
+
+
+def nav_for(path: str, admin: bool) -> list[NavGroup]:
+    section = _section(path)
+    groups = []
+    for group, entries in _nav_urls():
+        links = [
+            NavLink(label, url, ("page" if path == url else "true") if url == section else "")
+            for label, name, url in entries
+            if admin or name not in ADMIN_ONLY
+        ]
+        if links:
+            groups.append(NavGroup(group, links, any(link.current for link in links)))
+    return groups
 
 
 def shell(request):
     if not getattr(request, "user", None) or not request.user.is_authenticated:
         return {}
-    admin = request.user.is_authenticated and request.user.has_role(Role.ADMIN)
-    nav = [(label, url, request.path == url) for label, url in _nav_urls() if admin or label not in ADMIN_ONLY]
+    nav = nav_for(request.path, admin=request.user.has_role(Role.ADMIN))
     return {"nav": nav, "shell_hosts": host_list(request), "current_host": host_current(request)}

@@ -20,6 +20,21 @@
     const refused = document.querySelector(".has-error input, .has-error select, .has-error textarea");
     if (refused) refused.focus();
   });
+  // The main menu works without script (<details>); this keeps one group open at a time and closes it on Escape
+  // (the focus goes back to its summary) or on a click elsewhere.
+  document.addEventListener("toggle", (e) => {
+    if (!e.target.matches || !e.target.matches(".menu") || !e.target.open) return;
+    document.querySelectorAll(".menu[open]").forEach((menu) => { if (menu !== e.target) menu.open = false; });
+  }, true);
+  document.addEventListener("keydown", (e) => {
+    const menu = e.key === "Escape" && document.querySelector(".menu[open]");
+    if (!menu) return;
+    menu.open = false;
+    if (menu.contains(document.activeElement)) menu.querySelector("summary").focus();
+  });
+  document.addEventListener("click", (e) => {
+    document.querySelectorAll(".menu[open]").forEach((menu) => { if (!menu.contains(e.target)) menu.open = false; });
+  });
   document.addEventListener("htmx:responseError", (e) => {
     toast("The request failed (" + e.detail.xhr.status + "). Try again or reload the page.", "error");
   });

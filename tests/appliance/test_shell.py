@@ -10,7 +10,7 @@ def test_the_404_page_has_the_header_with_the_menu_and_log_out(admin_client, loc
         page = response.content.decode()
         assert response.status_code == 404, url
         assert LOG_OUT in page and 'name="csrfmiddlewaretoken"' in page
-        assert '<nav aria-label="Main">' in page and 'href="/pools/"' in page
+        assert '<nav aria-label="Main" class="mainnav">' in page and 'href="/pools/"' in page
         assert "<h1>Not found</h1>" in page and 'href="/">dashboard</a>' in page
 
 
@@ -50,3 +50,20 @@ def test_snapshot_and_benchmark_schedules_have_their_own_names(viewer_client, lo
     benchmarks = viewer_client.get("/benchmarks/schedules/").content.decode()
     assert "<title>Benchmark schedules · Tarn</title>" in benchmarks and "<h1>Benchmark schedules" in benchmarks
     assert ">Schedules</a>" not in viewer_client.get("/benchmarks/").content.decode()
+
+
+def test_the_menu_groups_its_pages_and_marks_the_section_of_a_page_below_an_entry(admin_client, local_host):
+    page = admin_client.get("/pools/disks/").content.decode()  # /pools/ is a prefix too: the longest entry wins
+    assert '<summary aria-current="true">Storage</summary>' in page
+    assert '<a href="/pools/disks/" aria-current="page">Disks</a>' in page and '<a href="/pools/">Pools</a>' in page
+    page = admin_client.get("/hosts/add/").content.decode()  # below an entry: its section, not "this page"
+    assert '<a href="/hosts/" aria-current="true">Hosts</a>' in page and 'aria-current="page"' not in page
+    assert '<summary aria-current="true">System</summary>' in page
+    page = admin_client.get("/").content.decode()  # "/" marks only itself, and Dashboard is a link, not a menu
+    assert '<a href="/" aria-current="page">Dashboard</a>' in page and "<summary>Dashboard" not in page
+    assert page.count('aria-current="true"') == 0 and page.count('<details class="menu">') == 5
+
+
+def test_backups_are_in_the_menu_for_admins_only(admin_client, viewer_client, local_host):
+    assert '<li><a href="/backups/">Backups</a></li>' in admin_client.get("/").content.decode()
+    assert '<li><a href="/backups/">Backups</a></li>' not in viewer_client.get("/").content.decode()

@@ -73,6 +73,19 @@ def login(page, username: str = "admin", role: str = "admin") -> None:
     page.wait_for_url("**/")
 
 
+def nav_to(page, group: str, label: str):
+    """Open a page from the main menu as a user does: open its group, click the link. Returns the response."""
+
+    menu = page.locator("nav[aria-label=Main]")
+    with page.expect_navigation() as navigation:
+        if group == label:  # a group holding only itself (Dashboard) is a plain link
+            menu.locator("> a", has_text=label).click()
+        else:
+            menu.locator("details", has=page.locator(f"summary:text-is('{group}')")).locator("summary").click()
+            menu.locator(f"details[open] a:text-is('{label}')").click()
+    return navigation.value
+
+
 def login_on_lab(page) -> None:
     login(page)
     with page.expect_navigation():

@@ -11,7 +11,7 @@ from analytics import series
 from analytics.choices import RAW
 from analytics.models import Alert, Sample, SamplerSetting, SamplerState
 from benchmarks.models import Run
-from tests.browser.conftest import login, shot
+from tests.browser.conftest import login, nav_to, shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -45,7 +45,7 @@ def test_drill_down_by_client_follows_new_samples_and_rings_the_bell(page, local
         host=local_host, rule="pool_state", subject="tank", level="critical", message="Pool tank on local is DEGRADED."
     )
     login(page)
-    page.click("nav[aria-label='Main'] >> text=Analytics")
+    nav_to(page, "System", "Analytics")
     page.wait_for_selector("#card-smb canvas[data-drawn]")
     assert page.locator("#bell .count").inner_text() == "1"
     assert labels(page, "#card-smb canvas") == ["clients read", "clients wrote"]
