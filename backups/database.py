@@ -27,6 +27,8 @@ from django.db.migrations.loader import MigrationLoader
 from django.db.utils import load_backend
 from django.utils.text import capfirst
 
+from appliance.apps import product_apps
+
 ALIAS = "tarn_restore"
 REFERENCE = "tarn_schema"
 # Left out of every backup: sessions, login counters, the pads of queued secrets, key exports (each an admin's file
@@ -382,8 +384,7 @@ def _change(field: str, before, after) -> str:
     return f"{field}: {_shown(field, before)} → {_shown(field, after)}"
 
 
-TARN_APPS = {"appliance", "pools", "shares", "tuning", "benchmarks", "analytics", "replication", "health", "encryption"}
-TARN_APPS |= {"backups", "django_celery_beat"}
+TARN_APPS = {*product_apps(), "django_celery_beat"}  # beat's periodic tasks are Tarn's schedules too
 
 
 def _title(model) -> str:

@@ -2,15 +2,9 @@
 
 from pathlib import Path
 
-from django.apps import apps
+from appliance.apps import product_apps
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def product_apps() -> list[str]:
-    """The product's Django apps in INSTALLED_APPS order: those whose package lives in this repository (not
-    Django's, DRF's or any other installed library's)."""
-    return [c.name for c in apps.get_app_configs() if Path(c.path).resolve().parent == ROOT]
 
 
 def product_packages() -> list[str]:
