@@ -1,6 +1,7 @@
 """Encryption pages: the encryption roots with lock and unlock, and a new encrypted dataset."""
 
 from django.contrib import messages
+from django.core.exceptions import ValidationError
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
@@ -9,14 +10,23 @@ from appliance.auth import requires
 from appliance.auth.fresh import fresh_factor
 from appliance.choices import Role
 from appliance.selectors import host_current, operation_refused
-from appliance.web import attempt, form_errors, start_on_form, start_or_back
+from appliance.web import add_service_errors, attempt, form_errors, start_on_form, start_or_back
 from encryption import selectors, services
 from encryption.forms import ChangeKeyForm, CreateForm, ExportForm, LockForm, RetiredRemoveForm, UnlockForm
 
 
-def encryption_list(request):
+def encryption_list(request, **bound):
+    """The roots with their forms; `bound` holds a form posted with errors (unlock_form, change_form or
+    export_form), shown again open with each error under its field (400)."""
     host = host_current(request)
     roots = selectors.roots_overview(host=host)
+    forms = {
+        "unlock_form": UnlockForm(roots={r["name"]: r["encryption"].get("format") for r in roots}),
+        "change_form": ChangeKeyForm(
+            roots={r["name"]: r["encryption"].get("format") for r in roots if not r["locked"]}
+        ),
+        "export_form": ExportForm(roots=[r["name"] for r in roots]),
+    }
     return render(
         request,
         "encryption/encryption_list.html",
@@ -24,11 +34,8 @@ def encryption_list(request):
             "host": host,
             "roots": roots,
             "can_run": request.user.has_role(Role.OPERATOR),
-            "unlock_form": UnlockForm(roots={r["name"]: r["encryption"].get("format") for r in roots}),
-            "change_form": ChangeKeyForm(
-                roots={r["name"]: r["encryption"].get("format") for r in roots if not r["locked"]}
-            ),
-            "export_form": ExportForm(roots=[r["name"] for r in roots]),
+            **forms,
+            **bound,
             "exports": selectors.exports(host=host, user=request.user) if request.user.has_role(Role.ADMIN) else [],
             "retired": selectors.retired_keys(host=host) if request.user.has_role(Role.ADMIN) else [],
             "is_admin": request.user.has_role(Role.ADMIN),
@@ -36,6 +43,7 @@ def encryption_list(request):
             "unlock_refused": operation_refused(kinds=["encryption.unlock"], host=host),
             "change_refused": operation_refused(kinds=["encryption.change_key"], host=host),
         },
+        status=400 if bound else 200,
     )
 
 
@@ -46,19 +54,17 @@ MAX_EXPORT_BYTES = 1 << 20
 def unlock(request):
     form = UnlockForm(request.POST, request.FILES, roots=_roots(request))
     if not form.is_valid():
-        messages.error(request, form_errors(form))
-        return redirect("encryption-list")
-    d = form.cleaned_data
+        return encryption_list(request, unlock_form=form)
+    d = dict(form.cleaned_data)
     upload = d.pop("key_file")
     passphrase = d.pop("key_file_passphrase")
     if upload:
-        keys = attempt(
-            request, services.keys_from_export, data=upload.read(MAX_EXPORT_BYTES), passphrase=passphrase or ""
-        )
-        if keys is None:
-            return redirect("encryption-list")
-        d["keys"] = keys
-    return start_or_back(request, services.unlock_start, "encryption-list", host=host_current(request), **d)
+        try:
+            d["keys"] = services.keys_from_export(data=upload.read(MAX_EXPORT_BYTES), passphrase=passphrase or "")
+        except ValidationError as exc:
+            add_service_errors(form, exc)
+            return encryption_list(request, unlock_form=form)
+    return _start(request, form, services.unlock_start, "unlock_form", data=d)
 
 
 @require_POST
@@ -82,7 +88,7 @@ def create(request):
 @requires(write=Role.ADMIN)
 @require_POST
 def change_key(request):
-    return _start(request, ChangeKeyForm(request.POST, roots=_roots(request)), services.change_key_start)
+    return _start(request, ChangeKeyForm(request.POST, roots=_roots(request)), services.change_key_start, "change_form")
 
 
 @requires(write=Role.ADMIN, read=Role.ADMIN)
@@ -100,7 +106,7 @@ def retired_remove(request, pk):
 @require_POST
 @fresh_factor
 def export(request):
-    return _start(request, ExportForm(request.POST, roots=_roots(request)), services.keys_export_start)
+    return _start(request, ExportForm(request.POST, roots=_roots(request)), services.keys_export_start, "export_form")
 
 
 @requires(write=Role.ADMIN, read=Role.ADMIN)
@@ -122,9 +128,15 @@ def _roots(request) -> dict[str, str]:
     return selectors.key_formats(host=host_current(request))
 
 
-def _start(request, form, service, **extra):
-    """A posted form's operation: its errors (or the service's) as a message on the list page, else the operation."""
+def _start(request, form, service, name: str | None = None, data: dict | None = None):
+    """A posted form's operation. A form of the list page (`name`) with errors, its own or the service's, is shown
+    again open on the list page with each error under its field; a row's button (lock) tells them as a message."""
     if not form.is_valid():
+        if name:
+            return encryption_list(request, **{name: form})
         messages.error(request, form_errors(form))
         return redirect("encryption-list")
-    return start_or_back(request, service, "encryption-list", host=host_current(request), **form.cleaned_data, **extra)
+    kwargs = {"host": host_current(request), **(form.cleaned_data if data is None else data)}
+    if not name:
+        return start_or_back(request, service, "encryption-list", **kwargs)
+    return start_on_form(form, service, user=request.user, **kwargs) or encryption_list(request, **{name: form})

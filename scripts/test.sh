@@ -44,5 +44,5 @@ if [ -n "$prepare" ]; then
 fi
 echo "==> pytest: the lab tier, and the browser tests on the lab guest"
 echo "==> (the tiers so far: $((SECONDS - started)) s)"
-.venv/bin/pytest -m lab --durations=25 || status=$?
+.venv/bin/pytest -m lab --durations=50 || status=$?
 exit "$status"  # pytest's summary stays the last line

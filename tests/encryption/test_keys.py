@@ -76,6 +76,25 @@ def test_a_hex_key_that_is_not_one_is_refused_naming_the_field_never_passed_over
     assert not Operation.objects.exists()
 
 
+def test_a_refused_form_stays_open_on_the_list_with_each_error_under_its_field(host, admin_client):
+    """Unlock, change of key and export: a form's own error and the service's both come back on the list page, the
+    form shown again (never a toast over a folded page), nothing queued, no secret echoed."""
+    page = _session(admin_client, host).post(
+        "/encryption/unlock/", {"roots": ["tank/keyed"], "secret": "cafe" * 8, "dry_run": "on"}
+    )
+    html = page.content.decode()
+    unlock_form = html[html.index('id="unlock-form"') : html.index("</form>", html.index('id="unlock-form"'))]
+    assert page.status_code == 400 and "64 hex digits" in unlock_form, unlock_form  # the service's refusal
+    assert "cafe" * 8 not in html, "the key typed is not shown again"
+    change = {"root": "tank/keyed", "new_passphrase": CANARY, "new_passphrase_confirm": CANARY, "confirm": "keyed"}
+    page = admin_client.post("/encryption/change-key/", change)
+    html = page.content.decode()
+    change_form = html[html.index('id="change-key-form"') : html.index("</form>", html.index('id="change-key-form"'))]
+    assert page.status_code == 400 and "errorlist" in change_form and "tank/keyed" in change_form, change_form
+    assert CANARY not in html
+    assert not Operation.objects.exists()
+
+
 def test_a_typed_key_is_the_only_one_tried_and_a_passphrase_goes_to_the_passphrase_roots(
     host, admin_user, fake, run_queued
 ):
