@@ -341,8 +341,11 @@ def test_a_full_target_a_killed_worker_and_a_held_snapshot_lose_nothing(
             os._exit(0)
     try:
         deadline = time.monotonic() + 120
-        while replication.send_progress(source, task.pk).get("total", 0) < 2 << 20:
-            assert time.monotonic() < deadline, "the transfer did not get going"
+        while True:  # this run's send under way (the last run's progress, done, stays until it starts)
+            progress = replication.send_progress(source, task.pk)
+            if progress.get("state") == "running" and progress.get("total", 0) >= 2 << 20:
+                break
+            assert time.monotonic() < deadline, ("the transfer did not get going", progress)
             time.sleep(0.5)
     finally:
         os.kill(child, signal.SIGKILL)
