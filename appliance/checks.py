@@ -56,13 +56,17 @@ def new_key(
     passphrase_confirm: str = "",
     cipher: str = "aes-256-gcm",
     field: str = "keyformat",
+    pbkdf2iters: int | None = None,
 ) -> tuple[zfs.NewKey, str]:
     """How the new encryption root `name` is keyed, and its secret: the passphrase typed twice, or a hex or raw key
     made here (carried as hex: zfs.key_input) that a new root-only key file on the NAS will hold. `field` names the
     key format's field on the form that asked."""
     if keyformat not in zfs.KEY_FORMATS:
         raise ValidationError({field: f"Choose one of: {', '.join(zfs.KEY_FORMATS)}."})
+    rounds = pbkdf2iters or 0
+    checked(lambda: zfs.pbkdf2_options(keyformat, rounds))
     if keyformat == "passphrase":
-        return zfs.NewKey(cipher=cipher, keyformat=keyformat), passphrase_confirmed(passphrase, passphrase_confirm)
+        key = zfs.NewKey(cipher=cipher, keyformat=keyformat, pbkdf2iters=rounds)
+        return key, passphrase_confirmed(passphrase, passphrase_confirm)
     keyfile = checked(lambda: zfs.key_file_for(name))
     return zfs.NewKey(cipher=cipher, keyformat=keyformat, keyfile=keyfile), secrets.token_hex(32)

@@ -1,5 +1,6 @@
 from django import forms
 
+from appliance.fields import IntegerField
 from appliance.forms import ConfirmField
 from encryption.choices import PASSPHRASE_MAX, Cipher, KeyFormat
 from hostlib import zfs
@@ -29,6 +30,14 @@ class CreateForm(forms.Form):
     )
     passphrase_confirm = forms.CharField(
         required=False, max_length=PASSPHRASE_MAX, strip=False, widget=forms.PasswordInput, label="Passphrase again"
+    )
+    pbkdf2iters = IntegerField(
+        required=False,
+        min_value=zfs.PBKDF2_MIN,
+        max_value=zfs.PBKDF2_MAX,
+        label="Passphrase rounds (PBKDF2)",
+        help_text=f"Empty: ZFS's {zfs.PBKDF2_DEFAULT:,}. More rounds make each guess at the passphrase slower, and "
+        "each unlock too.",
     )
     escrow = forms.BooleanField(
         required=False,
@@ -85,6 +94,14 @@ class ChangeKeyForm(forms.Form):
     new_passphrase = forms.CharField(required=False, max_length=PASSPHRASE_MAX, strip=False, widget=forms.PasswordInput)
     new_passphrase_confirm = forms.CharField(
         required=False, max_length=PASSPHRASE_MAX, strip=False, widget=forms.PasswordInput, label="New passphrase again"
+    )
+    pbkdf2iters = IntegerField(
+        required=False,
+        min_value=zfs.PBKDF2_MIN,
+        max_value=zfs.PBKDF2_MAX,
+        label="Passphrase rounds (PBKDF2)",
+        help_text=f"Empty: ZFS's {zfs.PBKDF2_DEFAULT:,}. More rounds make each guess at the passphrase slower, and "
+        "each unlock too.",
     )
     escrow = forms.BooleanField(required=False, label="Keep the new key in Tarn too (sealed)")
 

@@ -310,6 +310,22 @@ def properties(t: Transport, name: str) -> dict[str, str]:
 # --- native encryption ------------------------------------------------------------------------------------------
 CIPHERS = ("aes-256-gcm", "aes-192-gcm", "aes-128-gcm", "aes-256-ccm", "aes-192-ccm", "aes-128-ccm")
 KEY_FORMATS = ("passphrase", "hex", "raw")
+# A passphrase is stretched with PBKDF2-HMAC-SHA1 this many rounds into the wrapping key (zfs: pbkdf2iters). ZFS
+# refuses fewer than 100,000 and makes 350,000 by default; more makes a guess slower, and every unlock too.
+PBKDF2_MIN, PBKDF2_DEFAULT, PBKDF2_MAX = 100_000, 350_000, 10_000_000
+
+
+def pbkdf2_options(keyformat: str, rounds: int, flag: str = "-o") -> list[str]:
+    """The option that sets a passphrase's rounds (none for ZFS's default, 0); only a passphrase has any."""
+    if not rounds:
+        return []
+    if keyformat != "passphrase":
+        raise names.PropertyErrors({"pbkdf2iters": "Only a passphrase is stretched: leave the rounds empty for a key."})
+    if isinstance(rounds, bool) or not isinstance(rounds, int) or not PBKDF2_MIN <= rounds <= PBKDF2_MAX:
+        raise names.PropertyErrors({"pbkdf2iters": f"Between {PBKDF2_MIN:,} and {PBKDF2_MAX:,} rounds."})
+    return [flag, f"pbkdf2iters={rounds}"]
+
+
 KEY_DIR = "/etc/tarn/keys"  # root-only (0700), outside any dataset, so no share can reach a key
 KEY_FILE = re.compile(r"/etc/tarn/keys/[A-Za-z0-9][A-Za-z0-9._%+-]{0,250}\.key")
 HEX_KEY = re.compile(r"[0-9a-fA-F]{64}")
@@ -389,6 +405,7 @@ class NewKey:
     cipher: str = "aes-256-gcm"
     keyformat: str = "passphrase"
     keyfile: str = ""  # empty: keylocation=prompt
+    pbkdf2iters: int = 0  # a passphrase's rounds; 0: ZFS's default (PBKDF2_DEFAULT)
 
     def options(self, flag: str = "-o") -> list[str]:
         """The create options: -o for zfs create, -O for a pool's root dataset (zpool create)."""
@@ -402,7 +419,15 @@ class NewKey:
         if problems:
             raise names.PropertyErrors(problems)
         location = f"file://{check_key_file(self.keyfile)}" if self.keyfile else "prompt"
-        return [flag, f"encryption={self.cipher}", flag, f"keyformat={self.keyformat}", flag, f"keylocation={location}"]
+        rounds = pbkdf2_options(self.keyformat, self.pbkdf2iters, flag)
+        return [
+            flag,
+            f"encryption={self.cipher}",
+            flag,
+            f"keyformat={self.keyformat}",
+            flag,
+            f"keylocation={location}",
+        ] + rounds
 
 
 def key_input(keyformat: str, secret: str) -> str | bytes:
@@ -468,7 +493,14 @@ def unmount_tree(t: Transport, dataset: str, *, force: bool = False, unload: boo
 
 
 def change_key(
-    t: Transport, dataset: str, *, keyformat: str = "", secret: str | None = None, keyfile: str = "", inherit=False
+    t: Transport,
+    dataset: str,
+    *,
+    keyformat: str = "",
+    secret: str | None = None,
+    keyfile: str = "",
+    inherit=False,
+    pbkdf2iters: int = 0,
 ) -> None:
     """zfs change-key of a loaded encryption root: inherit (-i: it joins its parent's encryption root), a new key
     file on the NAS (keylocation=file://…, written first), or a new passphrase or key handed over on stdin. The data
@@ -480,7 +512,8 @@ def change_key(
         if keyformat not in KEY_FORMATS:
             raise names.PropertyErrors({"keyformat": f"Choose one of: {', '.join(KEY_FORMATS)}."})
         location = f"file://{check_key_file(keyfile)}" if keyfile else "prompt"
-        argv = ["zfs", "change-key", "-o", f"keyformat={keyformat}", "-o", f"keylocation={location}", "--", dataset]
+        argv = ["zfs", "change-key", "-o", f"keyformat={keyformat}", "-o", f"keylocation={location}"]
+        argv += [*pbkdf2_options(keyformat, pbkdf2iters), "--", dataset]
     data = key_input(keyformat, secret) if secret is not None and not keyfile and not inherit else None
     t.run(argv, input=data, mutating=True, timeout=120)
 

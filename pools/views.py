@@ -105,6 +105,7 @@ def pool_create(request):
                 encryption=form.cleaned_data["encryption"],
                 passphrase=form.cleaned_data["passphrase"],
                 passphrase_confirm=form.cleaned_data["passphrase_confirm"],
+                pbkdf2iters=form.cleaned_data["pbkdf2iters"],
             )
             if started:
                 return started

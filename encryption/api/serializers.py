@@ -43,6 +43,13 @@ class CreateRequest(serializers.Serializer):
     keyformat = serializers.ChoiceField(choices=KeyFormat.choices, default=KeyFormat.PASSPHRASE)
     passphrase = secret_field(PASSPHRASE_MAX * 4)
     passphrase_confirm = secret_field(PASSPHRASE_MAX * 4)
+    pbkdf2iters = ApiIntegerField(
+        required=False,
+        allow_null=True,
+        min_value=zfs.PBKDF2_MIN,
+        max_value=zfs.PBKDF2_MAX,
+        help_text=f"A passphrase's PBKDF2 rounds; empty: ZFS's {zfs.PBKDF2_DEFAULT:,}.",
+    )
     escrow = serializers.BooleanField(default=False)
 
 
@@ -76,6 +83,13 @@ class ChangeKeyRequest(serializers.Serializer):
     keyformat = serializers.ChoiceField(choices=KeyFormat.choices, default=KeyFormat.PASSPHRASE)
     new_passphrase = secret_field(PASSPHRASE_MAX * 4)
     new_passphrase_confirm = secret_field(PASSPHRASE_MAX * 4)
+    pbkdf2iters = ApiIntegerField(
+        required=False,
+        allow_null=True,
+        min_value=zfs.PBKDF2_MIN,
+        max_value=zfs.PBKDF2_MAX,
+        help_text=f"A passphrase's PBKDF2 rounds; empty: ZFS's {zfs.PBKDF2_DEFAULT:,}.",
+    )
     escrow = serializers.BooleanField(default=False)
 
     def validate(self, attrs):

@@ -28,6 +28,7 @@ def encrypted_create_start(
     escrow: bool = False,
     volume_size: str | None = None,
     props: dict | None = None,
+    pbkdf2iters: int | None = None,
 ) -> Operation:
     """A new encryption root: a filesystem (or a zvol with volume_size) under an existing filesystem. A passphrase is
     handed to zfs on stdin and kept nowhere; a hex or raw key is made here, written to a root-only key file on the
@@ -40,7 +41,12 @@ def encrypted_create_start(
     if keyformat != KeyFormat.PASSPHRASE and escrow and passphrase:
         raise ValidationError({"passphrase": "A key is made by Tarn: leave the passphrase empty."})
     key, secret = new_key(
-        name=name, keyformat=keyformat, passphrase=passphrase, passphrase_confirm=passphrase_confirm, cipher=cipher
+        name=name,
+        keyformat=keyformat,
+        passphrase=passphrase,
+        passphrase_confirm=passphrase_confirm,
+        cipher=cipher,
+        pbkdf2iters=pbkdf2iters,
     )
     checked(lambda: zfs.create_argv(name, props, volume_size=volume_size, encryption=key))
     new_dataset_name(host, name, "name")
@@ -62,6 +68,7 @@ def encrypted_create_start(
                 "cipher": cipher,
                 "keyformat": keyformat,
                 "keyfile": key.keyfile,
+                "pbkdf2iters": key.pbkdf2iters,
                 "escrow": bool(escrow),
             },
         )
@@ -73,7 +80,9 @@ def encrypted_create_run(tracker: Tracker) -> None:
     if not tracker.secret:
         raise ValidationError("The key did not reach the worker (the operation was queued twice?): nothing made.")
     t = tracker.transport()
-    key = zfs.NewKey(cipher=p["cipher"], keyformat=p["keyformat"], keyfile=p["keyfile"])
+    key = zfs.NewKey(
+        cipher=p["cipher"], keyformat=p["keyformat"], keyfile=p["keyfile"], pbkdf2iters=p.get("pbkdf2iters", 0)
+    )
     tracker.progress(20, f"Creating {p['name']} ({p['cipher']}, {p['keyformat']})")
     argv = zfs.create_argv(p["name"], p["props"], volume_size=p["volume_size"], encryption=key)
     zfs.create_keyed(t, argv, keyformat=key.keyformat, keyfile=key.keyfile, secret=tracker.secret)

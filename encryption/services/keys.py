@@ -33,6 +33,7 @@ def change_key_start(
     new_passphrase_confirm: str = "",
     inherit: bool = False,
     escrow: bool = False,
+    pbkdf2iters: int | None = None,
 ) -> Operation:
     """Change an unlocked encryption root's key (the data is not re-encrypted). Admins only (the views say so), the
     root's name typed as confirm. The current key is confirmed first: typed (a passphrase root), else its key file
@@ -51,6 +52,8 @@ def change_key_start(
     if current_secret:
         check = zfs.check_passphrase if enc.get("format") == "passphrase" else zfs.check_hex_key
         checked(lambda: check(current_secret, "current_secret"))
+    rounds = 0 if inherit else pbkdf2iters or 0
+    checked(lambda: zfs.pbkdf2_options(keyformat, rounds))
     if inherit:
         parent = root.rsplit("/", 1)[0]
         if "/" not in root or not any(d.name == parent for d in pools.encrypted_datasets(host=host)):
@@ -73,7 +76,13 @@ def change_key_start(
         user=user,
         subject=root,
         secret=json.dumps({"current": current_secret, "new": new}),
-        params={"root": root, "keyformat": keyformat, "inherit": bool(inherit), "escrow": bool(escrow)},
+        params={
+            "root": root,
+            "keyformat": keyformat,
+            "inherit": bool(inherit),
+            "escrow": bool(escrow),
+            "pbkdf2iters": rounds,
+        },
     )
 
 
@@ -97,7 +106,7 @@ def change_key_run(tracker: Tracker) -> None:
         zfs.change_key(t, root, inherit=True)
     elif p["keyformat"] == KeyFormat.PASSPHRASE:
         tracker.progress(40, f"A new passphrase for {root}")
-        zfs.change_key(t, root, keyformat=p["keyformat"], secret=given["new"])
+        zfs.change_key(t, root, keyformat=p["keyformat"], secret=given["new"], pbkdf2iters=p.get("pbkdf2iters", 0))
     else:  # a new key file beside the old one first: the old stays valid until zfs has taken the new
         new_file = zfs.key_file_for(root)
         tracker.progress(30, f"Writing the new key file {new_file}")

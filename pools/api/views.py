@@ -48,6 +48,7 @@ class PoolViewSet(viewsets.ReadOnlyModelViewSet):
                 encryption=d["encryption"],
                 passphrase=d["passphrase"],
                 passphrase_confirm=d["passphrase_confirm"],
+                pbkdf2iters=d.get("pbkdf2iters"),
             )
         )
 

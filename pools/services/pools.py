@@ -29,6 +29,7 @@ def pool_create_start(
     encryption: str = "",
     passphrase: str = "",
     passphrase_confirm: str = "",
+    pbkdf2iters: int | None = None,
 ) -> Operation:
     """Check everything against the inventory now; the worker runs `zpool create` and refreshes. encryption: ''
     (none), passphrase (handed to zpool on stdin, stored nowhere) or hex/raw (a key Tarn makes, kept in a root-only
@@ -42,6 +43,7 @@ def pool_create_start(
             passphrase=passphrase,
             passphrase_confirm=passphrase_confirm,
             field="encryption",
+            pbkdf2iters=pbkdf2iters,
         )
     argv = checked(
         lambda: zpool.create_argv(

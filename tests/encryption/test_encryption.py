@@ -33,6 +33,10 @@ CANARY = "canary-51d2 correct horse"
         ({"cipher": "rot13", "passphrase": CANARY, "passphrase_confirm": CANARY}, "encryption"),
         ({"name": "tank/vault", "passphrase": CANARY, "passphrase_confirm": CANARY}, "name"),
         ({"name": "-tank/x", "passphrase": CANARY, "passphrase_confirm": CANARY}, "name"),
+        ({"passphrase": CANARY, "passphrase_confirm": CANARY, "pbkdf2iters": 99_999}, "pbkdf2iters"),
+        ({"passphrase": CANARY, "passphrase_confirm": CANARY, "pbkdf2iters": 10_000_001}, "pbkdf2iters"),
+        ({"passphrase": CANARY, "passphrase_confirm": CANARY, "pbkdf2iters": "100000"}, "pbkdf2iters"),
+        ({"keyformat": "hex", "pbkdf2iters": 100_000}, "pbkdf2iters"),
     ],
 )
 def test_bad_input_to_create_names_the_field_and_queues_nothing(host, admin_user, data, field):
@@ -216,6 +220,11 @@ def test_a_crafted_export_uploaded_to_the_api_is_a_400_naming_the_field(host, op
         ({"encryption": "passphrase", "passphrase": "short", "passphrase_confirm": "short"}, "passphrase"),
         ({"encryption": "passphrase", "passphrase": CANARY, "passphrase_confirm": "other"}, "passphrase_confirm"),
         ({"encryption": "rot13"}, "encryption"),
+        (
+            {"encryption": "passphrase", "passphrase": CANARY, "passphrase_confirm": CANARY, "pbkdf2iters": 1},
+            "pbkdf2iters",
+        ),
+        ({"encryption": "raw", "pbkdf2iters": 500_000}, "pbkdf2iters"),
     ],
 )
 def test_an_encrypted_pool_refuses_bad_input_naming_the_field(host, admin_user, data, field):
@@ -226,3 +235,8 @@ def test_an_encrypted_pool_refuses_bad_input_naming_the_field(host, admin_user, 
         )
     assert field in refused.value.message_dict and not Operation.objects.exists()
     assert CANARY not in str(refused.value)
+
+
+def test_an_encrypted_pools_passphrase_rounds_are_a_root_option():
+    key = zfs.NewKey(keyformat="passphrase", pbkdf2iters=2_000_000)
+    assert key.options("-O")[-2:] == ["-O", "pbkdf2iters=2000000"]

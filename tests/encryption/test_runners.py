@@ -148,3 +148,13 @@ def test_a_new_passphrase_dataset_is_created_with_its_key_on_stdin(host, admin_u
     options = " ".join(made.argv)
     assert "-o encryption=aes-256-gcm" in options and "-o keyformat=passphrase -o keylocation=prompt" in options
     assert CANARY not in options and made.text == CANARY + "\n"
+    assert "pbkdf2iters" not in options, "ZFS's own default unless asked"
+
+
+def test_a_passphrases_rounds_go_to_zfs_when_asked_on_create_and_on_a_change_of_key(host, admin_user, fake, run_queued):
+    fake.answer(*GET, "tank/new", stdout="mountpoint\t/tank/new\ncanmount\ton\n")
+    typed = {"passphrase": CANARY, "passphrase_confirm": CANARY, "pbkdf2iters": 100_000}
+    op = run_queued(services.encrypted_create_start, host=host, user=admin_user, name="tank/new", **typed)
+    assert op.status == "succeeded", op.message
+    made = next(c for c in fake.calls if c.argv[:2] == ["zfs", "create"])
+    assert "-o keylocation=prompt -o pbkdf2iters=100000 --" in " ".join(made.argv), made.argv

@@ -72,6 +72,7 @@ def test_an_encrypted_dataset_shows_its_root_key_and_lock_on_the_pages_and_the_a
 
 CANARY = "canary-7f3e horse battery staple"  # must never be seen anywhere but the guest's zfs
 NEW = "canary-new 9d1c4 second passphrase"
+ROUNDS = 100_000  # ZFS's least: a passphrase takes ~2.5 s to load under emulation, not ~8 s with its default 350,000
 EXPORT_PASSPHRASE = "canary-export a7e2 third passphrase"
 
 
@@ -97,13 +98,15 @@ def test_tarn_makes_locks_and_unlocks_encrypted_datasets_and_keeps_no_secret(
         name="tank/vault",
         passphrase=CANARY,
         passphrase_confirm=CANARY,
+        pbkdf2iters=ROUNDS,
     )
     assert op.status == "succeeded", op.message
-    assert _zget(guest, "encryption,keyformat,keylocation,keystatus", "tank/vault") == [
+    assert _zget(guest, "encryption,keyformat,keylocation,keystatus,pbkdf2iters", "tank/vault") == [
         "aes-256-gcm",
         "passphrase",
         "prompt",
         "available",
+        "100000",
     ]
     # The key folder planted as a link (to a folder a share could reach): refused, nothing made, no key left
     guest.sh("mkdir -p /etc/tarn && ln -s /tmp /etc/tarn/keys")
@@ -126,6 +129,7 @@ def test_tarn_makes_locks_and_unlocks_encrypted_datasets_and_keeps_no_secret(
         volume_size="64M",
         passphrase=CANARY,
         passphrase_confirm=CANARY,
+        pbkdf2iters=ROUNDS,
     )
     assert op.status == "succeeded", op.message
     assert _zget(guest, "type,encryption,keystatus", "tank/vol") == ["volume", "aes-256-gcm", "available"]
@@ -182,6 +186,7 @@ def test_tarn_makes_locks_and_unlocks_encrypted_datasets_and_keeps_no_secret(
         current_secret="wrong passphrase!",
         new_passphrase=NEW,
         new_passphrase_confirm=NEW,
+        pbkdf2iters=ROUNDS,
     )
     assert op.status == "failed" and "does not fit tank/vault: nothing was changed" in op.message, op.message
     op = run_queued(
@@ -193,6 +198,7 @@ def test_tarn_makes_locks_and_unlocks_encrypted_datasets_and_keeps_no_secret(
         current_secret=CANARY,
         new_passphrase=NEW,
         new_passphrase_confirm=NEW,
+        pbkdf2iters=ROUNDS,
     )
     assert op.status == "succeeded", op.message
     guest.sh(f"printf '%s\\n' '{NEW}' | zfs load-key -n -L prompt tank/vault")  # the new one fits
@@ -255,7 +261,13 @@ def test_after_a_reboot_a_locked_datasets_shares_take_no_file_and_unlock_brings_
 ):
     """The failure the issue names: the NAS reboots, the dataset's passphrase is not there, and the share above it
     must not take files into the parent's empty folder. Made, shared and unlocked through Tarn; a real reboot."""
-    shared(services.encrypted_create_start, name="tank/vault", passphrase=CANARY, passphrase_confirm=CANARY)
+    shared(
+        services.encrypted_create_start,
+        name="tank/vault",
+        passphrase=CANARY,
+        passphrase_confirm=CANARY,
+        pbkdf2iters=ROUNDS,
+    )
     guest.sh("chmod 0777 /tank/vault")
     inventory_refresh(host=lab_host)
     shared(share_services.smb_share_save_start, data={"name": "vault", "dataset": "tank/vault", **SHARE})
@@ -351,6 +363,7 @@ def test_an_encrypted_pool_made_by_tarn_imports_with_its_key_file_and_says_what_
         name="sealed/private",
         passphrase=CANARY,
         passphrase_confirm=CANARY,
+        pbkdf2iters=ROUNDS,
     )
     assert op.status == "succeeded", op.message
     guest.sh("zfs create sealed/plain-child && echo hi > /sealed/plain-child/f && zpool export sealed")
@@ -383,6 +396,7 @@ def test_a_link_planted_on_the_way_to_a_locked_roots_mount_folder_fails_the_seal
         name="tank/vault",
         passphrase=CANARY,
         passphrase_confirm=CANARY,
+        pbkdf2iters=ROUNDS,
     )
     assert op.status == "succeeded", op.message
     guest.sh("zfs set mountpoint=/tank/home/vault tank/vault && echo kept > /tank/home/vault/a.txt")

@@ -18,6 +18,7 @@ from tests.lab.test_replication import TARGET, wire, wire_pair  # noqa: F401 (wi
 
 pytestmark = pytest.mark.lab
 PUSH_PASS = "the first guest's own passphrase"  # tank/vault's: pushed to backup/lab/vault on the second guest
+ROUNDS = 100_000  # ZFS's least: a passphrase loads in ~2.5 s under emulation, not ~8 s (350,000)
 PULL_PASS = "the second guest's own passphrase"  # backup/safe's: pulled into tank/safe on the first guest
 WRONG_PASS = "a good passphrase, but not the source's"
 STATUS = ("encryption", "encryptionroot", "keystatus", "keyformat", "keylocation", "mounted")
@@ -76,6 +77,7 @@ def test_an_encrypted_dataset_goes_raw_both_ways_stays_locked_and_opens_only_wit
         name="tank/vault",
         passphrase=PUSH_PASS,
         passphrase_confirm=PUSH_PASS,
+        pbkdf2iters=ROUNDS,
     )
     cipher = Dataset.objects.get(host=lab_host, name="tank/vault").encryption["cipher"]
     guest.sh("echo 'one: before the first run' > /tank/vault/one && zfs snapshot tank/vault@a")
@@ -118,6 +120,7 @@ def test_an_encrypted_dataset_goes_raw_both_ways_stays_locked_and_opens_only_wit
         name="backup/safe",
         passphrase=PULL_PASS,
         passphrase_confirm=PULL_PASS,
+        pbkdf2iters=ROUNDS,
     )
     pulled_cipher = Dataset.objects.get(host=lab2, name="backup/safe").encryption["cipher"]
     guest2.sh("echo 'pulled from the second guest' > /backup/safe/f && zfs snapshot backup/safe@a")
