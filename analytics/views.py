@@ -13,7 +13,7 @@ from analytics.models import Channel
 from appliance.auth import requires
 from appliance.choices import Role
 from appliance.selectors import host_current
-from appliance.web import add_service_errors, attempt, form_errors
+from appliance.web import add_service_errors, attempt, form_errors, saved_on_form
 
 
 def analytics(request, *, status: int = 200, sampler_form=None):
@@ -47,37 +47,41 @@ def analytics(request, *, status: int = 200, sampler_form=None):
 @require_POST
 def sampler_save(request):
     form = SamplerForm(request.POST)
-    if form.is_valid():
-        try:
-            services.sampler_setting_save(**form.cleaned_data)
-        except ValidationError as exc:
-            add_service_errors(form, exc)
-        else:
-            messages.success(request, "Sampling settings saved.")
-            return redirect("analytics")
+    if saved_on_form(form, services.sampler_setting_save):
+        messages.success(request, "Sampling settings saved.")
+        return redirect("analytics")
     return analytics(request, status=400, sampler_form=form)
 
 
-def alert_list(request):
+def alert_list(request, *, rule_form=None):
+    """Open and recent alerts, channels and rules. rule_form: a rule's settings as posted and refused, shown again in
+    its row as typed with each error under its field (400)."""
+    key = rule_form.data.get("key") if rule_form is not None else None
+    rules = []
+    for rule, on in selectors.rules().values():
+        form = rule_form if rule.key == key else None
+        level = form["level"].value() if form else rule.level
+        rules.append({"rule": rule, "on": form["enabled"].value() if form else on, "level": level, "form": form})
     context = {
         "open": selectors.open_alerts(),
         "cleared": selectors.recent_cleared(),
-        "rules": [(r, on) for r, on in selectors.rules().values()],
+        "rules": rules,
+        # a refusal no row can show (a key that names no rule)
+        "rule_refused": form_errors(rule_form) if rule_form is not None and not any(r["form"] for r in rules) else "",
         "channels": list(Channel.objects.all()),
         "levels": Level.choices,
     }
-    return render(request, "analytics/alert_list.html", context)
+    return render(request, "analytics/alert_list.html", context, status=200 if rule_form is None else 400)
 
 
 @requires(write=Role.ADMIN)
 @require_POST
 def rule_save(request):
     form = RuleForm(request.POST)
-    if not form.is_valid():
-        messages.error(request, form_errors(form))
-    elif attempt(request, services.rule_save, **form.cleaned_data):
+    if saved_on_form(form, services.rule_save):
         messages.success(request, "Rule saved.")
-    return redirect("alert-list")
+        return redirect("alert-list")
+    return alert_list(request, rule_form=form)
 
 
 @requires(write=Role.ADMIN, read=Role.ADMIN)

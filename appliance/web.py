@@ -1,6 +1,7 @@
 """What every app's pages share: the object's own host (the switcher follows it), and a service's refusal turned
 into a message — on the next page (start_or_back, attempt), in one line (form_errors) or on the form's fields
-(add_service_errors, start_on_form: the page shows the form again, open) — and a safe way back (safe_next)."""
+(add_service_errors, start_on_form, saved_on_form: the page shows the form again, open) — and a safe way back
+(safe_next)."""
 
 from django import forms
 from django.contrib import messages
@@ -59,6 +60,20 @@ def start_on_form(form: forms.Form, start, **kwargs):
         add_service_errors(form, exc)
         return None
     return operation_page(op)
+
+
+def saved_on_form(form: forms.Form, save, **kwargs) -> bool:
+    """Pass a posted form's values (and kwargs) to a service whose result the page does not follow (a setting saved,
+    a run begun): True, or False with the errors, the form's own or the service's, on its fields, for the page to
+    show the form again, open."""
+    if not form.is_valid():
+        return False
+    try:
+        save(**kwargs, **form.cleaned_data)
+    except ValidationError as exc:
+        add_service_errors(form, exc)
+        return False
+    return True
 
 
 def operation_page(op):

@@ -7,14 +7,16 @@ from django.views.decorators.http import require_POST
 
 from appliance.choices import Role
 from appliance.selectors import host_current
-from appliance.web import attempt, form_errors, host_object_or_404, start_or_back
+from appliance.web import host_object_or_404, saved_on_form, start_or_back
 from health import selectors, services
 from health.choices import HealthState
 from health.forms import RunForm, ScheduleForm, SelfTestForm
 from pools import selectors as pools
 
 
-def health_list(request):
+def health_list(request, **bound):
+    """Every disk's health, the self-test runs and schedules; `bound` holds a form posted and refused (run_form or
+    schedule_form), shown again with each error under its field (400)."""
     host = host_current(request)
     return render(
         request,
@@ -28,20 +30,16 @@ def health_list(request):
             "schedules": selectors.schedules(host=host) if host else [],
             "run_form": RunForm(),
             "schedule_form": ScheduleForm(),
+            **bound,
         },
+        status=400 if bound else 200,
     )
 
 
 @require_POST
 def run_new(request):
-    form = RunForm(request.POST)
-    if not form.is_valid():
-        messages.error(request, form_errors(form))
-    elif attempt(
-        request, services.self_test_run_start, host=host_current(request), user=request.user, **form.cleaned_data
-    ):
-        messages.success(request, "Self-tests started: one disk per vdev at a time.")
-    return redirect("health-list")
+    said = "Self-tests started: one disk per vdev at a time."
+    return _saved(request, RunForm(request.POST), "run_form", said, services.self_test_run_start, user=request.user)
 
 
 @require_POST
@@ -52,12 +50,16 @@ def run_cancel(request, pk):
 
 @require_POST
 def schedule_new(request):
-    form = ScheduleForm(request.POST)
-    if not form.is_valid():
-        messages.error(request, form_errors(form))
-    elif attempt(request, services.schedule_save, host=host_current(request), **form.cleaned_data):
-        messages.success(request, "Schedule saved.")
-    return redirect("health-list")
+    return _saved(request, ScheduleForm(request.POST), "schedule_form", "Schedule saved.", services.schedule_save)
+
+
+def _saved(request, form, name: str, done: str, service, **extra):
+    """A form of the list page into a service for the current host: `done` said on the list page, or the form shown
+    again there (`name`) with its errors, its own or the service's, each under its field."""
+    if saved_on_form(form, service, host=host_current(request), **extra):
+        messages.success(request, done)
+        return redirect("health-list")
+    return health_list(request, **{name: form})
 
 
 @require_POST

@@ -1,13 +1,12 @@
 """Share pages: SMB shares, NFS exports, server settings, Samba users and who is connected."""
 
-from django.contrib import messages
-from django.shortcuts import redirect, render
+from django.shortcuts import render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from appliance.auth import requires
 from appliance.choices import Role
 from appliance.selectors import host_current
-from appliance.web import form_errors, host_object, host_object_or_404, start_on_form, start_or_back
+from appliance.web import host_object, host_object_or_404, start_on_form, start_or_back
 from pools.selectors import filesystem_names_on
 from shares import selectors, services
 from shares.forms import NfsExportForm, SambaUserForm, ShareFolderForm, ShareSettingsForm, SmbShareForm
@@ -34,17 +33,19 @@ def share_list(request, *, status: int = 200, settings_form=None):
     )
 
 
-def _share_form(request, form_class, row, save, template, extra=None):
-    """A share's form: a new one on the current host, or `row` on its own host (the switcher follows it)."""
+def _share_form(request, form_class, row, save, template, extra=None, status=200):
+    """A share's form: a new one on the current host, or `row` on its own host (the switcher follows it). save None:
+    the page only, the share's form unbound as on GET (another form of the page was posted: extra holds it)."""
     host = row.host if row else host_current(request)
-    form = form_class(request.POST or None, instance=row, datasets=filesystem_names_on(host=host))
-    if request.method == "POST" and form.is_valid():
+    posted = request.method == "POST" and save is not None
+    form = form_class((request.POST or None) if posted else None, instance=row, datasets=filesystem_names_on(host=host))
+    if posted and form.is_valid():
         data = {k: v for k, v in form.cleaned_data.items() if k in form._meta.fields}
         pk = row.pk if row else None
         started = start_on_form(form, save, host=host, user=request.user, data=data, pk=pk, **form.service_args())
         if started:
             return started
-    return render(request, template, {"host": host, "form": form, "row": row, **(extra or {})})
+    return render(request, template, {"host": host, "form": form, "row": row, **(extra or {})}, status=status)
 
 
 def _share(request, model, pk):
@@ -52,13 +53,17 @@ def _share(request, model, pk):
 
 
 @require_http_methods(["GET", "POST"])
-def smb_share_form(request, pk=None):
+def smb_share_form(request, pk=None, *, folder_form=None):
+    """An SMB share's page; folder_form: the folder's owner and mode as posted and refused, shown again under the
+    share's form with each error under its field (400)."""
     row = _share(request, SmbShare, pk)
-    folder = None
-    if row and request.user.has_role(Role.ADMIN):
+    folder = folder_form
+    if folder is None and row and request.user.has_role(Role.ADMIN):
         folder = ShareFolderForm(accounts=selectors.share_folder_accounts(host=row.host))
+    refused = folder_form is not None
+    save = None if refused else services.smb_share_save_start
     template = "shares/smb_share_form.html"
-    return _share_form(request, SmbShareForm, row, services.smb_share_save_start, template, {"folder_form": folder})
+    return _share_form(request, SmbShareForm, row, save, template, {"folder_form": folder}, 400 if refused else 200)
 
 
 @requires(write=Role.ADMIN)
@@ -66,12 +71,12 @@ def smb_share_form(request, pk=None):
 def smb_share_folder(request, pk):
     row = _share(request, SmbShare, pk)
     form = ShareFolderForm(request.POST, accounts=selectors.share_folder_accounts(host=row.host))
-    if not form.is_valid():
-        messages.error(request, form_errors(form))
-        return redirect("smb-share-edit", pk=pk)
-    return start_or_back(
-        request, services.smb_share_folder_start, "share-list", host=row.host, pk=pk, **form.cleaned_data
-    )
+    if form.is_valid():
+        start = services.smb_share_folder_start
+        started = start_on_form(form, start, host=row.host, user=request.user, pk=pk, **form.cleaned_data)
+        if started:
+            return started
+    return smb_share_form(request, pk, folder_form=form)
 
 
 @require_http_methods(["GET", "POST"])

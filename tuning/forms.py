@@ -58,6 +58,7 @@ class SettingForm(forms.Form):
     reason = forms.CharField(
         max_length=300,
         required=False,
+        label="Why",
         validators=[no_bidi],
         help_text="Why: shown beside the setting and in the audit",
     )

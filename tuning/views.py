@@ -9,7 +9,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from appliance.auth import requires
 from appliance.choices import Role
 from appliance.selectors import host_current
-from appliance.web import attempt, form_errors, host_object_or_404, operation_page
+from appliance.web import add_service_errors, attempt, form_errors, host_object_or_404, operation_page
 from tuning import selectors, services
 from tuning.choices import ChangeStatus
 from tuning.forms import ApplyForm, BridgeDeleteForm, BridgeForm, MtuForm, PlanForm, SettingForm
@@ -20,7 +20,9 @@ def _nics(overview) -> list[str]:
     return [x.name for x in overview["links"] if x.kind == "ether" and not x.master]
 
 
-def tuning_overview(request):
+def tuning_overview(request, **bound):
+    """Links, kept settings and changes with the admin's forms; `bound` holds a form posted and refused (plan_form,
+    setting_form, mtu_form or bridge_form), shown again with each error under its field (400)."""
     host = host_current(request)
     overview = selectors.tuning_overview(host=host) if host else {}
     return render(
@@ -34,40 +36,58 @@ def tuning_overview(request):
             "setting_form": SettingForm(),
             "mtu_form": MtuForm(),
             "bridge_form": BridgeForm(nics=_nics(overview)) if host else None,
+            **bound,
         },
+        status=400 if bound else 200,
     )
 
 
 def _started(request, start, **kwargs):
     """Run a service that starts a change; its page (or the operation's) next, or back with the reason."""
     try:
-        result = start(**kwargs)
+        return _change_page(start(**kwargs))
     except ValidationError as exc:
-        messages.error(request, " ".join(exc.messages))
-        return redirect("tuning-overview")
+        return _back(request, " ".join(exc.messages))
+
+
+def _submit(request, form, start, name: str | None = None):
+    """A posted form into a service for the current host. A form of the overview (`name`) with errors, its own or a
+    service's naming one of its fields, is shown again there with each under its field; a refusal no field of it
+    could fix (a change waiting for Keep, no host) and a row's button (delete a bridge) say theirs as a message."""
+    if form.is_valid():
+        try:
+            return _change_page(start(host=host_current(request), user=request.user, **form.cleaned_data))
+        except ValidationError as exc:
+            if not name or not set(getattr(exc, "error_dict", ())) & set(form.fields):
+                return _back(request, " ".join(exc.messages))
+            add_service_errors(form, exc)
+    elif not name:
+        return _back(request, form_errors(form))
+    return tuning_overview(request, **{name: form})
+
+
+def _change_page(result):
+    """Where a started change goes: its change set's page, or its operation's."""
     if isinstance(result, ChangeSet):
         return redirect("tuning-change", pk=result.pk)
     return operation_page(result)
 
 
-def _submit(request, form, start, **extra):
-    """A posted form into a service for the current host, or back to the page with its errors."""
-    if not form.is_valid():
-        messages.error(request, form_errors(form))
-        return redirect("tuning-overview")
-    return _started(request, start, host=host_current(request), user=request.user, **form.cleaned_data, **extra)
+def _back(request, refusal: str):
+    messages.error(request, refusal)
+    return redirect("tuning-overview")
 
 
 @requires(write=Role.ADMIN)
 @require_POST
 def tuning_plan(request):
-    return _submit(request, PlanForm(request.POST), services.tuning_plan_start)
+    return _submit(request, PlanForm(request.POST), services.tuning_plan_start, "plan_form")
 
 
 @requires(write=Role.ADMIN)
 @require_POST
 def tuning_setting(request):
-    return _submit(request, SettingForm(request.POST), services.setting_start)
+    return _submit(request, SettingForm(request.POST), services.setting_start, "setting_form")
 
 
 @requires(write=Role.ADMIN)
@@ -79,14 +99,14 @@ def tuning_refresh(request):
 @requires(write=Role.ADMIN)
 @require_POST
 def link_mtu(request):
-    return _submit(request, MtuForm(request.POST), services.link_mtu_start)
+    return _submit(request, MtuForm(request.POST), services.link_mtu_start, "mtu_form")
 
 
 @requires(write=Role.ADMIN)
 @require_POST
 def bridge_create(request):
     nics = _nics(selectors.tuning_overview(host=host_current(request)))
-    return _submit(request, BridgeForm(request.POST, nics=nics), services.bridge_create_start)
+    return _submit(request, BridgeForm(request.POST, nics=nics), services.bridge_create_start, "bridge_form")
 
 
 @requires(write=Role.ADMIN)

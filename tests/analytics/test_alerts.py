@@ -12,10 +12,11 @@ from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 
 from analytics import services
-from analytics.models import Alert, Channel
+from analytics.models import Alert, Channel, RuleSetting
 from appliance.services import api_token_create
 from benchmarks.models import Run
 from pools.models import Pool, Vdev
+from tests.support.pages import shown_again
 from tests.support.receivers import evaluate, free_port
 
 
@@ -159,11 +160,23 @@ def test_bad_channels_are_refused_saying_why_and_nothing_is_saved(admin_client, 
     assert "user:pw" not in page.content.decode()  # a URL's credentials are not echoed back
 
 
+def rule_row(response, key: str) -> str:
+    """The rule's row as the alerts page shows it again: its inputs belong to the row's form."""
+    return shown_again(response, f"rule-row-{key}", "</tr>")
+
+
 def test_a_rule_threshold_outside_its_limits_is_refused(admin_client, viewer_client):
-    admin_client.post(
-        "/alerts/rules/", {"key": "capacity_warning", "enabled": "on", "level": "warning", "threshold": 120}
-    )
-    assert "Pool filling: 50 to 99 %" in admin_client.get("/alerts/").content.decode()
+    """The service's refusal and the form's own come back in the rule's row, as typed, under the field; nothing is
+    saved."""
+    body = {"key": "capacity_warning", "enabled": "on", "level": "critical", "threshold": 120}
+    row = rule_row(admin_client.post("/alerts/rules/", body), "capacity_warning")
+    assert "Pool filling: 50 to 99 %" in row and 'value="120"' in row and '"critical" selected' in row, row
+    row = rule_row(admin_client.post("/alerts/rules/", {**body, "threshold": "lots"}), "capacity_warning")
+    assert "A number written with the digits 0-9" in row and 'value="lots"' in row, row
+    row = rule_row(admin_client.post("/alerts/rules/", {**body, "threshold": ""}), "capacity_warning")
+    assert "Pool filling: 50 to 99 %" in row, row
+    assert "Not a rule" in admin_client.post("/alerts/rules/", {**body, "key": "nope"}).content.decode()
+    assert not RuleSetting.objects.exists()
     admin_client.post(
         "/alerts/rules/", {"key": "capacity_warning", "enabled": "on", "level": "critical", "threshold": 70}
     )

@@ -18,6 +18,7 @@ from health.models import DiskHealth, HealthPass, SelfTestRun, SelfTestSchedule,
 from hostlib.errors import CommandTimeout
 from pools.models import Disk, Pool, Vdev
 from tests.hostlib.test_smart import VIRTIO
+from tests.support.pages import shown_again
 from tests.support.runners import FIXTURES, FakeHost
 
 SMART = FIXTURES / "smart"
@@ -392,6 +393,24 @@ def test_runs_and_schedules_over_the_pages_and_the_api(host, fake, operator_clie
     assert operator_client.delete(f"/api/v1/self-test-schedules/{made.json()['id']}/").status_code == 204
 
 
+def test_a_refused_run_or_schedule_stays_on_the_list_with_the_error_in_its_form(host, fake, operator_client):
+    """The form's own refusal and the service's (no disk can run it yet; a read-only host) come back on the list
+    page inside the form that asked; nothing is started or saved."""
+    on(operator_client, host)
+    run = shown_again(operator_client.post("/health/runs/new/", {"kind": "forever"}), "run-form")
+    assert "Select a valid choice. forever" in run, run
+    run = shown_again(operator_client.post("/health/runs/new/", {"kind": "short"}), "run-form")  # no disk read yet
+    assert "No disk of nas1 can run a short self-test" in run, run
+    slot = {"kind": "long", "every": "month", "weekday": 6, "day": 1}
+    schedule = shown_again(operator_client.post("/health/schedules/new/", {**slot, "hour": 24}), "schedule-form")
+    assert "less than or equal to 23" in schedule and 'value="24"' in schedule, schedule
+    Host.objects.filter(pk=host.pk).update(read_only=True)
+    schedule = shown_again(operator_client.post("/health/schedules/new/", {**slot, "hour": 2}), "schedule-form")
+    assert "read-only" in schedule, schedule
+    assert not SelfTestRun.objects.exists() and not SelfTestSchedule.objects.exists()
+    assert not Operation.objects.exists()
+
+
 def test_a_verdict_comes_only_from_a_read_that_answered_with_a_newer_log_entry(host, fake, admin_user, run_queued):
     """The drive's log before the run already ends with a passed test: that is not this run's result; a read that
     timed out after the group started says nothing either."""
@@ -488,13 +507,18 @@ def test_nothing_is_started_on_a_read_only_host_or_without_a_host(host, fake, ad
         with pytest.raises(Exception, match="read-only"):
             call()
     Host.objects.all().delete()
-    for url, data in [
-        ("/health/read/", {}),
-        ("/health/runs/new/", {"kind": "short"}),
-        ("/health/schedules/new/", {"kind": "long", "every": "month", "weekday": 6, "day": 1, "hour": 2}),
+    for url, data, form_id in [
+        ("/health/read/", {}, None),
+        ("/health/runs/new/", {"kind": "short"}, "run-form"),
+        (
+            "/health/schedules/new/",
+            {"kind": "long", "every": "month", "weekday": 6, "day": 1, "hour": 2},
+            "schedule-form",
+        ),
     ]:
         page = admin_client.post(url, data, follow=True)
-        assert page.status_code == 200 and "Add a host first" in page.content.decode(), url
+        said = shown_again(page, form_id) if form_id else page.content.decode()  # a form asked: said in that form
+        assert "Add a host first" in said, url
 
 
 def test_smartctl_without_json_is_a_clear_error_and_the_host_waits_its_turn(host, fake):

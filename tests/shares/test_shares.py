@@ -8,6 +8,7 @@ from appliance.models import AuditEntry, Operation
 from pools.models import Dataset, Pool
 from shares import services as share_services
 from shares.models import NfsExport, SambaUser, SmbShare
+from tests.support.pages import shown_again
 
 SMB = {
     "name": "docs",
@@ -197,6 +198,24 @@ def test_a_shares_folder_owner_and_mode_are_set_by_one_admin_operation(
     op = Operation.objects.get()
     assert (op.kind, op.target) == ("shares.folder", "host:local:smb-share:docs")
     assert op.params == {"path": "/tank/docs", "owner": "alice", "group": "alice", "mode": "2770"}
+
+
+def test_a_refused_folder_form_stays_open_on_the_shares_page_with_the_error_under_its_field(admin_client, tank):
+    """The form's own refusal and the service's come back on the share's page (400), the folder form bound with the
+    error inside it, the share's own form as on GET; nothing queued."""
+    share = SmbShare.objects.create(host=tank.host, name="docs", dataset="tank/docs", path="/tank/docs", comment="Docs")
+    url = f"/shares/smb/{share.pk}/folder/"
+
+    page = admin_client.post(url, {"owner": "mallory", "group": "users", "mode": "0700"})
+    form = shown_again(page, "folder")
+    assert "Select a valid choice. mallory" in form, form
+    assert 'value="0700" selected' in form  # the rest as posted
+    html = page.content.decode()
+    assert 'value="Docs"' in html and "is required" not in html  # the share's form unbound, as on GET
+    SmbShare.objects.filter(pk=share.pk).update(path="/tank/docs/../etc")  # what the service refuses, not the form
+    form = shown_again(admin_client.post(url, {"owner": "root", "group": "users", "mode": "0700"}), "folder")
+    assert "no .., no spaces" in form, form
+    assert not Operation.objects.exists()
 
 
 @pytest.mark.parametrize(
