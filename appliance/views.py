@@ -50,7 +50,7 @@ def login_view(request):
 
 
 def dashboard(request):
-    context = dashboard_context(hosts=selectors.host_list(request))
+    context = dashboard_context(hosts=selectors.host_list(request), user=request.user)
     return render(request, "appliance/dashboard.html", {**context, "operations": selectors.operation_recent(limit=8)})
 
 

@@ -10,7 +10,8 @@ class BackupsConfig(AppConfig):
 
     def ready(self):
         import backups.alerts  # noqa: F401, PLC0415 - registers its alert rule with analytics (hooks load in ready())
+        from appliance.choices import Role  # noqa: PLC0415
         from appliance.dashboard import dashboard_panel  # noqa: PLC0415
         from backups import selectors  # noqa: PLC0415
 
-        dashboard_panel(selectors.dashboard_backups)
+        dashboard_panel(selectors.dashboard_backups, role=Role.ADMIN)  # its page is an admin's

@@ -349,3 +349,11 @@ def test_the_schedule_form_chooses_the_weekday_by_name_and_the_page_shows_the_ne
     assert f"every week on Friday at 5:00 (next Fri {timezone.localtime(schedule.next_run):%Y-%m-%d} 05:00)" in page
     sunday = admin_client.post(reverse("backup-schedule"), form | {"weekday": "7"}).content.decode()
     assert "Select a valid choice" in sunday and BackupSchedule.objects.get().weekday == 4
+
+
+def test_the_dashboards_backup_panel_is_shown_to_admins_only_as_its_page_is(data_dir, admin_client, viewer_client):
+    """No backup yet: the panel asks an admin to make one; a viewer, whom /backups/ refuses, sees no link to it."""
+    assert "Configuration backup" in admin_client.get("/").content.decode()
+    page = viewer_client.get("/").content.decode()
+    assert viewer_client.get("/backups/").status_code == 403
+    assert "Configuration backup" not in page and 'href="/backups/"' not in page
