@@ -59,7 +59,8 @@ prepare() {
 serve() {
   local bind=${TARN_BIND:-0.0.0.0:8000}
   local web=(.venv/bin/gunicorn tarn.wsgi -b "$bind" --workers "${TARN_WEB_WORKERS:-4}"
-    --threads "${TARN_WEB_THREADS:-2}" --access-logfile - --error-logfile - --log-level warning)
+    --threads "${TARN_WEB_THREADS:-2}" --access-logfile - --error-logfile - --log-level warning
+    --no-control-socket)  # gunicorn's runtime control socket: unused, and $HOME/.gunicorn is not the web's to write
   umask 0007
   if [ "$(id -u)" = 0 ]; then exec setpriv --reuid="$WEB_USER" --regid="$WEB_USER" --init-groups -- \
     env HOME="$data" "${web[@]}"; fi
