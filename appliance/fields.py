@@ -14,6 +14,7 @@ from django.db import models
 from rest_framework import serializers
 
 from appliance.choices import Weekday
+from hostlib import zfs
 
 # What int() would read that a person may type: a sign, digits, and the ".0" both frameworks drop.
 INTEGER = re.compile(r"[+-]?[0-9]+(?:\.0*)?")
@@ -120,3 +121,24 @@ def model_formfield(db_field, **kwargs):
         if isinstance(db_field, model_class):
             return db_field.formfield(form_class=form_class, **kwargs)
     return db_field.formfield(**kwargs)
+
+
+ROUNDS_HELP = (
+    f"Empty: ZFS's {zfs.PBKDF2_DEFAULT:,}. More rounds make each guess at the passphrase slower, and each unlock too."
+)
+
+
+class PassphraseRoundsField(IntegerField):
+    """A new passphrase's PBKDF2 rounds (zfs pbkdf2iters), in ZFS's range; empty: ZFS's default."""
+
+    def __init__(self, **kwargs):
+        kwargs = {"label": "Passphrase rounds (PBKDF2)", "help_text": ROUNDS_HELP, **kwargs}
+        super().__init__(required=False, min_value=zfs.PBKDF2_MIN, max_value=zfs.PBKDF2_MAX, **kwargs)
+
+
+class ApiPassphraseRoundsField(ApiIntegerField):
+    """The API's PassphraseRoundsField: null or absent for ZFS's default."""
+
+    def __init__(self, **kwargs):
+        kwargs = {"help_text": f"A new passphrase's PBKDF2 rounds (pbkdf2iters). {ROUNDS_HELP}", **kwargs}
+        super().__init__(required=False, allow_null=True, min_value=zfs.PBKDF2_MIN, max_value=zfs.PBKDF2_MAX, **kwargs)

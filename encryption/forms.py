@@ -1,6 +1,6 @@
 from django import forms
 
-from appliance.fields import IntegerField
+from appliance.fields import PassphraseRoundsField
 from appliance.forms import ConfirmField
 from encryption.choices import PASSPHRASE_MAX, Cipher, KeyFormat
 from hostlib import zfs
@@ -31,14 +31,7 @@ class CreateForm(forms.Form):
     passphrase_confirm = forms.CharField(
         required=False, max_length=PASSPHRASE_MAX, strip=False, widget=forms.PasswordInput, label="Passphrase again"
     )
-    pbkdf2iters = IntegerField(
-        required=False,
-        min_value=zfs.PBKDF2_MIN,
-        max_value=zfs.PBKDF2_MAX,
-        label="Passphrase rounds (PBKDF2)",
-        help_text=f"Empty: ZFS's {zfs.PBKDF2_DEFAULT:,}. More rounds make each guess at the passphrase slower, and "
-        "each unlock too.",
-    )
+    pbkdf2iters = PassphraseRoundsField()
     escrow = forms.BooleanField(
         required=False,
         label="Keep the key in Tarn too (sealed), so Tarn can unlock it after a reboot",
@@ -95,14 +88,7 @@ class ChangeKeyForm(forms.Form):
     new_passphrase_confirm = forms.CharField(
         required=False, max_length=PASSPHRASE_MAX, strip=False, widget=forms.PasswordInput, label="New passphrase again"
     )
-    pbkdf2iters = IntegerField(
-        required=False,
-        min_value=zfs.PBKDF2_MIN,
-        max_value=zfs.PBKDF2_MAX,
-        label="Passphrase rounds (PBKDF2)",
-        help_text=f"Empty: ZFS's {zfs.PBKDF2_DEFAULT:,}. More rounds make each guess at the passphrase slower, and "
-        "each unlock too.",
-    )
+    pbkdf2iters = PassphraseRoundsField()
     escrow = forms.BooleanField(required=False, label="Keep the new key in Tarn too (sealed)")
 
     def __init__(self, *args, roots=None, **kwargs):

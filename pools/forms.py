@@ -2,9 +2,8 @@
 
 from django import forms
 
-from appliance.fields import IntegerField, model_formfield
+from appliance.fields import IntegerField, PassphraseRoundsField, model_formfield
 from appliance.forms import ConfirmField
-from hostlib import zfs
 from hostlib.zpool import PoolLayout, VdevSpec
 from pools.choices import DatasetType, Layout
 from pools.models import SnapshotTask
@@ -104,14 +103,7 @@ class PoolCreateForm(forms.Form):
     passphrase_confirm = forms.CharField(
         required=False, max_length=512, strip=False, widget=forms.PasswordInput, label="Passphrase again"
     )
-    pbkdf2iters = IntegerField(
-        required=False,
-        min_value=zfs.PBKDF2_MIN,
-        max_value=zfs.PBKDF2_MAX,
-        label="Passphrase rounds (PBKDF2)",
-        help_text=f"Empty: ZFS's {zfs.PBKDF2_DEFAULT:,}. More rounds make each guess at the passphrase slower, and "
-        "each unlock too.",
-    )
+    pbkdf2iters = PassphraseRoundsField()
 
     GROUPS = (
         ("Data vdevs", ("name", "layout", "disks", "disks_per_vdev"), True),

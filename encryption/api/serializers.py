@@ -3,7 +3,7 @@
 from rest_framework import serializers
 
 from appliance.api.serializers import ConfirmField, HostField, secret_field
-from appliance.fields import ApiIntegerField
+from appliance.fields import ApiIntegerField, ApiPassphraseRoundsField
 from encryption import selectors
 from encryption.choices import PASSPHRASE_MAX, Cipher, KeyFormat
 from hostlib import zfs
@@ -43,13 +43,7 @@ class CreateRequest(serializers.Serializer):
     keyformat = serializers.ChoiceField(choices=KeyFormat.choices, default=KeyFormat.PASSPHRASE)
     passphrase = secret_field(PASSPHRASE_MAX * 4)
     passphrase_confirm = secret_field(PASSPHRASE_MAX * 4)
-    pbkdf2iters = ApiIntegerField(
-        required=False,
-        allow_null=True,
-        min_value=zfs.PBKDF2_MIN,
-        max_value=zfs.PBKDF2_MAX,
-        help_text=f"A passphrase's PBKDF2 rounds; empty: ZFS's {zfs.PBKDF2_DEFAULT:,}.",
-    )
+    pbkdf2iters = ApiPassphraseRoundsField()
     escrow = serializers.BooleanField(default=False)
 
 
@@ -83,13 +77,7 @@ class ChangeKeyRequest(serializers.Serializer):
     keyformat = serializers.ChoiceField(choices=KeyFormat.choices, default=KeyFormat.PASSPHRASE)
     new_passphrase = secret_field(PASSPHRASE_MAX * 4)
     new_passphrase_confirm = secret_field(PASSPHRASE_MAX * 4)
-    pbkdf2iters = ApiIntegerField(
-        required=False,
-        allow_null=True,
-        min_value=zfs.PBKDF2_MIN,
-        max_value=zfs.PBKDF2_MAX,
-        help_text=f"A passphrase's PBKDF2 rounds; empty: ZFS's {zfs.PBKDF2_DEFAULT:,}.",
-    )
+    pbkdf2iters = ApiPassphraseRoundsField()
     escrow = serializers.BooleanField(default=False)
 
     def validate(self, attrs):

@@ -4,8 +4,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from appliance.api.serializers import ConfirmField, HostField, HostRequest, ModelSerializer, secret_field
-from appliance.fields import ApiIntegerField
-from hostlib import zfs
+from appliance.fields import ApiIntegerField, ApiPassphraseRoundsField
 from hostlib.zpool import PoolLayout, VdevSpec
 from pools import selectors
 from pools.models import Dataset, Disk, Pool, ScrubSchedule, Snapshot, SnapshotTask, Vdev
@@ -211,13 +210,7 @@ class PoolCreateRequest(LayoutRequest):
     )
     passphrase = secret_field()
     passphrase_confirm = secret_field()
-    pbkdf2iters = ApiIntegerField(
-        required=False,
-        allow_null=True,
-        min_value=zfs.PBKDF2_MIN,
-        max_value=zfs.PBKDF2_MAX,
-        help_text=f"A passphrase's PBKDF2 rounds; empty: ZFS's {zfs.PBKDF2_DEFAULT:,}.",
-    )
+    pbkdf2iters = ApiPassphraseRoundsField()
 
 
 class ActionRequest(serializers.Serializer):
