@@ -69,7 +69,14 @@ def unlock(request):
 
 @require_POST
 def lock(request):
-    return _start(request, LockForm(request.POST), services.lock_start)
+    """A row's button: a refusal is a message on the list (there is no form to show again)."""
+    form = LockForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, form_errors(form))
+        return redirect("encryption-list")
+    return start_or_back(
+        request, services.lock_start, "encryption-list", host=host_current(request), **form.cleaned_data
+    )
 
 
 @require_http_methods(["GET", "POST"])
@@ -128,15 +135,12 @@ def _roots(request) -> dict[str, str]:
     return selectors.key_formats(host=host_current(request))
 
 
-def _start(request, form, service, name: str | None = None, data: dict | None = None):
-    """A posted form's operation. A form of the list page (`name`) with errors, its own or the service's, is shown
-    again open on the list page with each error under its field; a row's button (lock) tells them as a message."""
-    if not form.is_valid():
-        if name:
-            return encryption_list(request, **{name: form})
-        messages.error(request, form_errors(form))
-        return redirect("encryption-list")
-    kwargs = {"host": host_current(request), **(form.cleaned_data if data is None else data)}
-    if not name:
-        return start_or_back(request, service, "encryption-list", **kwargs)
-    return start_on_form(form, service, user=request.user, **kwargs) or encryption_list(request, **{name: form})
+def _start(request, form, service, name: str, data: dict | None = None):
+    """A posted form of the list page (`name`) into an operation; with errors, its own or the service's, the list
+    page shows it again open with each error under its field. data: the values to pass, if not the form's own."""
+    if form.is_valid():
+        kwargs = {"host": host_current(request), **(form.cleaned_data if data is None else data)}
+        started = start_on_form(form, service, user=request.user, **kwargs)
+        if started:
+            return started
+    return encryption_list(request, **{name: form})
