@@ -147,9 +147,11 @@ if HTTPS:
     SECURE_HSTS_PRELOAD = env_bool("TARN_HSTS_PRELOAD", False)
 SILENCED_SYSTEM_CHECKS = [] if env_bool("TARN_HSTS_PRELOAD", False) or not HTTPS else ["security.W021"]
 
-# Failed logins: after this many failures for one username or address in the window, refuse.
 # iperf3 seconds per direction when a change set measures its effect (before and after).
 TARN_TUNING_MEASURE_SECONDS = env_int("TARN_TUNING_MEASURE_SECONDS", 5)
+# How long the home page's panels are kept (per process) before they are read again; tests run with 0.
+TARN_DASHBOARD_SECONDS = env_int("TARN_DASHBOARD_SECONDS", 2)
+# Failed logins: after this many failures for one username or address in the window, refuse.
 TARN_LOGIN_MAX_FAILURES = env_int("TARN_LOGIN_MAX_FAILURES", 5)  # per user name and address
 TARN_LOGIN_MAX_PER_ADDRESS = env_int("TARN_LOGIN_MAX_PER_ADDRESS", 20)  # one address, all names (spraying)
 # A session unused this long ends (the cookie itself lasts TARN_SESSION_SECONDS at most).

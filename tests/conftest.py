@@ -58,6 +58,12 @@ def operator_user(db):
     return _user("oscar", Role.OPERATOR)
 
 
+@pytest.fixture(autouse=True)
+def _dashboard_read_afresh(settings):
+    """A test sees the home page as its data is now (tests/appliance/test_dashboard_kept.py tests the keeping)."""
+    settings.TARN_DASHBOARD_SECONDS = 0
+
+
 @pytest.fixture
 def viewer_user(db):
     return _user("vera", Role.VIEWER)
