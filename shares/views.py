@@ -34,8 +34,9 @@ def share_list(request, *, status: int = 200, settings_form=None):
 
 
 def _share_form(request, form_class, row, save, template, extra=None, status=200):
-    """A share's form: a new one on the current host, or `row` on its own host (the switcher follows it). save None:
-    the page only, the share's form unbound as on GET (another form of the page was posted: extra holds it)."""
+    """A share's form: a new one on the current host, or `row` on its own host (the switcher follows it); posted and
+    refused (its own errors or the service's), shown again with each under its field (400). save None: the page
+    only, the share's form unbound as on GET (another form of the page was posted: extra holds it)."""
     host = row.host if row else host_current(request)
     posted = request.method == "POST" and save is not None
     form = form_class((request.POST or None) if posted else None, instance=row, datasets=filesystem_names_on(host=host))
@@ -45,7 +46,8 @@ def _share_form(request, form_class, row, save, template, extra=None, status=200
         started = start_on_form(form, save, host=host, user=request.user, data=data, pk=pk, **form.service_args())
         if started:
             return started
-    return render(request, template, {"host": host, "form": form, "row": row, **(extra or {})}, status=status)
+    context = {"host": host, "form": form, "row": row, **(extra or {})}
+    return render(request, template, context, status=400 if posted else status)
 
 
 def _share(request, model, pk):
