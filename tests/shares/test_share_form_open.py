@@ -1,12 +1,13 @@
-"""A share's or an export's own page, posted and refused (the form's check or the service's), answers 400 with the
-form shown again as posted and each error under the field it names; nothing is saved or queued."""
+"""A share's or an export's own page, and the shares page's form for a new Samba user, posted and refused (the
+form's check or the service's), answer 400 with the form shown again as posted and each error under the field it
+names; nothing is saved or queued."""
 
 import pytest
 from django.utils import timezone
 
 from appliance.models import Operation
 from pools.models import Dataset, Pool
-from shares.models import NfsExport, SmbShare
+from shares.models import NfsExport, SambaUser, SmbShare
 from tests.support.pages import shown_again
 
 SMB = {"name": "media", "dataset": "tank/media", "preset": "general", "snapshot_prefix": "auto"}
@@ -59,3 +60,23 @@ def test_the_pages_themselves_are_a_200(admin_client, tank):
     nfs = NfsExport.objects.create(host=tank.host, dataset="tank/docs", path="/tank/docs", clients="10.0.0.0/24")
     for path in ("smb/new/", f"smb/{smb.pk}/", "nfs/new/", f"nfs/{nfs.pk}/"):
         assert admin_client.get(f"/shares/{path}").status_code == 200, path
+
+
+@pytest.mark.parametrize(
+    ("username", "password", "field", "said"),
+    [
+        ("bob", "short", "password", "at least 8 characters"),  # the form's
+        ("Bob", "long-enough-1", "username", "lower-case letters"),  # the service's
+        ("alice", "long-enough-1", "username", "alice exists already on local."),
+    ],
+)
+def test_a_refused_samba_user_stays_in_the_add_form_without_the_password(
+    admin_client, local_host, username, password, field, said
+):
+    SambaUser.objects.create(host=local_host, username="alice")
+    response = admin_client.post("/shares/users/add/", {"username": username, "password": password})
+    form = shown_again(response, "user-add")
+    assert said in form.split(f'name="{field}"', 1)[1].split("</label>", 1)[0], form
+    assert f'value="{username}"' in form  # the name as typed
+    assert password not in response.content.decode()  # a password is never sent back
+    assert not Operation.objects.exists() and SambaUser.objects.count() == 1
