@@ -13,5 +13,6 @@ urlpatterns = [
     path("nfs/<int:pk>/delete/", views.nfs_export_delete, name="nfs-export-delete"),
     path("settings/", views.share_settings, name="share-settings"),
     path("users/", views.samba_user, name="samba-user"),
+    path("users/add/", views.samba_user_add, name="samba-user-add"),
     path("status/", views.share_status, name="share-status"),
 ]

@@ -13,8 +13,9 @@ from shares.forms import NfsExportForm, SambaUserForm, ShareFolderForm, ShareSet
 from shares.models import NfsExport, SmbShare
 
 
-def share_list(request, *, status: int = 200, settings_form=None):
-    """The shares page; settings_form: the server settings as posted, refused, shown open with their errors."""
+def share_list(request, *, status: int = 200, settings_form=None, user_form=None):
+    """The shares page; settings_form, user_form: the server settings or a new Samba user as posted and refused,
+    shown again open with each error under its field."""
     host = host_current(request)
     if settings_form is None and host:
         settings_form = ShareSettingsForm(instance=selectors.share_settings(host=host))
@@ -24,7 +25,7 @@ def share_list(request, *, status: int = 200, settings_form=None):
         {
             "host": host,
             **(selectors.share_overview(host=host) if host else {}),
-            "user_form": SambaUserForm(),
+            "user_form": user_form or SambaUserForm(),
             "can_change": request.user.has_role(Role.OPERATOR),
             "is_admin": request.user.has_role(Role.ADMIN),
             "settings_form": settings_form,
@@ -34,8 +35,9 @@ def share_list(request, *, status: int = 200, settings_form=None):
 
 
 def _share_form(request, form_class, row, save, template, extra=None, status=200):
-    """A share's form: a new one on the current host, or `row` on its own host (the switcher follows it). save None:
-    the page only, the share's form unbound as on GET (another form of the page was posted: extra holds it)."""
+    """A share's form: a new one on the current host, or `row` on its own host (the switcher follows it); posted and
+    refused (its own errors or the service's), shown again with each under its field (400). save None: the page
+    only, the share's form unbound as on GET (another form of the page was posted: extra holds it)."""
     host = row.host if row else host_current(request)
     posted = request.method == "POST" and save is not None
     form = form_class((request.POST or None) if posted else None, instance=row, datasets=filesystem_names_on(host=host))
@@ -45,7 +47,8 @@ def _share_form(request, form_class, row, save, template, extra=None, status=200
         started = start_on_form(form, save, host=host, user=request.user, data=data, pk=pk, **form.service_args())
         if started:
             return started
-    return render(request, template, {"host": host, "form": form, "row": row, **(extra or {})}, status=status)
+    context = {"host": host, "form": form, "row": row, **(extra or {})}
+    return render(request, template, context, status=400 if posted else status)
 
 
 def _share(request, model, pk):
@@ -118,7 +121,22 @@ def share_settings(request):
 
 @requires(write=Role.ADMIN)
 @require_POST
+def samba_user_add(request):
+    """The page's form for a new Samba user: refused (its own check or the service's), shown again with the error
+    under its field (400); the password typed is never sent back."""
+    form = SambaUserForm(request.POST)
+    if form.is_valid():
+        kwargs = {"host": host_current(request), "user": request.user, "action": "add", **form.cleaned_data}
+        started = start_on_form(form, services.samba_user_start, **kwargs)
+        if started:
+            return started
+    return share_list(request, status=400, user_form=form)
+
+
+@requires(write=Role.ADMIN)
+@require_POST
 def samba_user(request):
+    """A Samba user's row buttons (password, enable, disable, delete with the name typed): a refusal is a message."""
     return start_or_back(
         request,
         services.samba_user_start,

@@ -55,8 +55,8 @@ API = {
     "nfs-export-delete": ["api:nfs-export-detail"],
     "share-settings": ["api:share-settings-detail"],
     "share-status": ["api:share-status-refresh"],
-    "samba-user": [  # add, password, enable, disable, delete
-        "api:samba-user-list",
+    "samba-user-add": ["api:samba-user-list"],
+    "samba-user": [  # a user's row: password, enable, disable, delete
         "api:samba-user-password",
         "api:samba-user-enable",
         "api:samba-user-disable",

@@ -43,26 +43,21 @@ def tuning_overview(request, **bound):
 
 
 def _started(request, start, **kwargs):
-    """Run a service that starts a change; its page (or the operation's) next, or back with the reason."""
-    try:
-        return _change_page(start(**kwargs))
-    except ValidationError as exc:
-        return _back(request, " ".join(exc.messages))
+    """A button that starts a change: its page (or the operation's), or back to the overview with the reason as a
+    message (there is no form to show again)."""
+    result = attempt(request, start, **kwargs)
+    return _change_page(result) if result else redirect("tuning-overview")
 
 
-def _submit(request, form, start, name: str | None = None):
-    """A posted form into a service for the current host. A form of the overview (`name`) with errors, its own or a
-    service's naming one of its fields, is shown again there with each under its field; a refusal no field of it
-    could fix (a change waiting for Keep, no host) and a row's button (delete a bridge) say theirs as a message."""
+def _submit(request, form, start, name: str):
+    """A posted form of the overview (`name`) into a change: its page, or, with errors (its own or the service's),
+    the overview shows it again open, each error under the field it names and the rest (a change waiting for Keep)
+    above the form."""
     if form.is_valid():
         try:
             return _change_page(start(host=host_current(request), user=request.user, **form.cleaned_data))
         except ValidationError as exc:
-            if not name or not set(getattr(exc, "error_dict", ())) & set(form.fields):
-                return _back(request, " ".join(exc.messages))
             add_service_errors(form, exc)
-    elif not name:
-        return _back(request, form_errors(form))
     return tuning_overview(request, **{name: form})
 
 
@@ -71,11 +66,6 @@ def _change_page(result):
     if isinstance(result, ChangeSet):
         return redirect("tuning-change", pk=result.pk)
     return operation_page(result)
-
-
-def _back(request, refusal: str):
-    messages.error(request, refusal)
-    return redirect("tuning-overview")
 
 
 @requires(write=Role.ADMIN)
@@ -112,7 +102,13 @@ def bridge_create(request):
 @requires(write=Role.ADMIN)
 @require_POST
 def bridge_delete(request):
-    return _submit(request, BridgeDeleteForm(request.POST), services.bridge_delete_start)
+    """A bridge row's button, its name typed to confirm: a refusal is a message on the overview."""
+    form = BridgeDeleteForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, form_errors(form))
+        return redirect("tuning-overview")
+    kwargs = {"host": host_current(request), "user": request.user, **form.cleaned_data}
+    return _started(request, services.bridge_delete_start, **kwargs)
 
 
 @requires(write=Role.ADMIN)

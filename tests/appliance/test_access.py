@@ -120,6 +120,7 @@ ROLES: dict[str, tuple[str, str] | None] = {
     "/shares/nfs/<pk>/delete/": (VIEWER, OPERATOR),
     "/shares/settings/": (VIEWER, ADMIN),
     "/shares/users/": (VIEWER, ADMIN),
+    "/shares/users/add/": (VIEWER, ADMIN),
     "/shares/status/": (VIEWER, OPERATOR),
     # Network & tuning: reads for viewers, every change an admin's.
     "/tuning/": (VIEWER, OPERATOR),

@@ -110,11 +110,54 @@ def test_the_html_forms_say_the_same_under_the_field_and_change_nothing(
     assert not Operation.objects.exists() and not ChangeSet.objects.exists()
 
 
-def test_a_refusal_no_field_could_fix_is_a_message(admin_client, inventory):
-    ChangeSet.objects.create(host=inventory, kind="mtu", title="MTU 9000 on eth1", status="pending")
-    page = admin_client.post("/tuning/links/mtu/", {"link": "eth2", "mtu": "9000", "seconds": 60}, follow=True)
-    assert page.status_code == 200 and "waiting for Keep or its rollback" in page.content.decode()
-    assert not Operation.objects.exists()
+@pytest.mark.parametrize(
+    ("url", "data", "form_id", "kept"),
+    [
+        ("/tuning/links/mtu/", {"link": "eth2", "mtu": "9000", "seconds": 60}, "mtu-form", "<option selected>eth2"),
+        ("/tuning/bridges/", {"name": "br0", "ports": ["eth1", "eth2"], "seconds": 60}, "bridge-form", 'value="br0"'),
+    ],
+)
+def test_a_refusal_no_field_could_fix_stays_on_the_form_above_its_fields(
+    admin_client, inventory, url, data, form_id, kept
+):
+    """A change waiting for Keep names none of the form's fields: it is said at the top of the form that asked, the
+    form open as posted (400), not as a message over a page with the form reset."""
+    pending = ChangeSet.objects.create(host=inventory, kind="mtu", title="MTU 9000 on eth1", status="pending")
+    form = shown_again(admin_client.post(url, data), form_id)
+    assert '<p class="error">A network change is waiting for Keep or its rollback' in form, form
+    assert kept in form, form  # what was posted
+    assert not Operation.objects.exists() and list(ChangeSet.objects.all()) == [pending]
+
+
+@pytest.fixture
+def bridge(inventory):
+    Link.objects.filter(host=inventory, name__in=["eth1", "eth2"]).update(master="br0")
+    return Link.objects.create(host=inventory, name="br0", kind="bridge", mtu=1500, observed_at=timezone.now())
+
+
+@pytest.mark.parametrize(
+    ("data", "said"),
+    [
+        ({"name": "br0", "confirm": "br1", "seconds": 60}, "Type the bridge's name (br0) to delete it."),
+        ({"name": "eth1", "confirm": "eth1", "seconds": 60}, "eth1 is not a bridge."),
+        ({"name": "br0", "confirm": "", "seconds": 60}, "confirm: This field is required."),
+    ],
+)
+def test_a_refused_bridge_delete_is_a_message_on_the_overview(admin_client, bridge, data, said):
+    """A bridge row's button has no form to show again: its refusal, the service's or the form's, is a message."""
+    response = admin_client.post("/tuning/bridges/delete/", data)
+    assert response.status_code == 302 and response.url == "/tuning/", response
+    page = admin_client.get(response.url).content.decode()
+    assert said.replace("'", "&#x27;") in page, page
+    assert not Operation.objects.exists() and not ChangeSet.objects.exists()
+
+
+def test_deleting_a_bridge_goes_to_its_change(admin_client, bridge, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=False):
+        response = admin_client.post("/tuning/bridges/delete/", {"name": "br0", "confirm": "br0", "seconds": 60})
+    cs = ChangeSet.objects.get()
+    assert response.status_code == 302 and response.url == f"/tuning/changes/{cs.pk}/", response
+    assert (cs.kind, cs.title, cs.target["ports"]) == ("unbridge", "Delete bridge br0", ["eth1", "eth2"])
 
 
 def test_planning_queues_a_read_only_operation_and_a_planned_change_set(admin_client, inventory, run_queued):
