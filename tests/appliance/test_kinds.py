@@ -27,15 +27,22 @@ def test_every_kind_starts_with_its_apps_label():
     assert not wrong
 
 
+def _now(rows) -> list[tuple[str, str]]:
+    return [(row.kind, row.runner) for row in (Operation.objects.get(pk=r.pk) for r in rows)]
+
+
 @pytest.mark.parametrize("name", MIGRATIONS)
 def test_rows_of_the_old_kinds_are_renamed_and_back(db, name):
     migration = importlib.import_module(name)
     step = migration.Migration.operations[0]
+    renamed = list(migration.RENAMED.values())
     old = [Operation.objects.create(kind=kind, target=f"tarn:{kind}", status="succeeded") for kind in migration.RENAMED]
+    # a row run by a shared runner names it in runner (pools.dataset_create run by pools.command)
+    run_by = [Operation.objects.create(kind="x.y", runner=k, target=f"by:{k}") for k in migration.RENAMED]
     other = Operation.objects.create(kind="shares.apply", target="x", status="succeeded")
     step.code(apps, None)
-    assert [Operation.objects.get(pk=op.pk).kind for op in old] == list(migration.RENAMED.values())
-    assert set(migration.RENAMED.values()) <= set(RUNNERS) & set(TITLES)  # what the runners declare, each titled
-    assert Operation.objects.get(pk=other.pk).kind == "shares.apply"
+    assert _now(old) == [(new, "") for new in renamed] and _now(run_by) == [("x.y", new) for new in renamed]
+    assert set(renamed) <= set(RUNNERS) & set(TITLES)  # what the runners declare, each titled
+    assert _now([other]) == [("shares.apply", "")]
     step.reverse_code(apps, None)
-    assert [Operation.objects.get(pk=op.pk).kind for op in old] == list(migration.RENAMED)
+    assert _now(old) == [(k, "") for k in migration.RENAMED] and _now(run_by) == [("x.y", k) for k in migration.RENAMED]
