@@ -27,7 +27,7 @@ def read_only(local_host):
 def test_the_registry_declares_kinds_of_every_app_and_some_that_only_read():
     changing = _declared(reads=False)
     assert len(changing) > 35 and {kind.split(".")[0] for kind in changing} >= {"encryption", "replication", "backups"}
-    assert {"host.probe", "inventory.refresh", "tuning.plan"} <= set(_declared(reads=True))
+    assert {"appliance.host_probe", "inventory.refresh", "tuning.plan"} <= set(_declared(reads=True))
 
 
 @pytest.mark.parametrize("kind", _declared(reads=False))
