@@ -136,10 +136,10 @@ def _listen_on_host_queues(host: Host) -> None:
 
 
 def host_probe_start(*, host: Host, user) -> Operation:
-    return operation_start(kind="host.probe", host=host, user=user)
+    return operation_start(kind="appliance.host_probe", host=host, user=user)
 
 
-@operation_runner("host.probe", lock="", reads=True)
+@operation_runner("appliance.host_probe", lock="", reads=True)
 def host_probe_run(tracker: Tracker) -> None:
     host = tracker.op.host
     if not host.is_local:

@@ -90,6 +90,6 @@ def operation_back(op) -> tuple[str, str] | None:
 
 operation_titles(
     {
-        "host.probe": Title("Probe the host", "host-detail", back_arg="host_id", back_label="Back to {host}"),
+        "appliance.host_probe": Title("Probe the host", "host-detail", back_arg="host_id", back_label="Back to {host}"),
     }
 )

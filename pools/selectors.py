@@ -43,7 +43,7 @@ def inventory_observed_at(*, host):
 
 def inventory_reading(*, host):
     """The inventory refresh queued or running for the host, or None."""
-    active = Operation.objects.filter(host=host, kind="inventory.refresh", status__in=OperationStatus.active())
+    active = Operation.objects.filter(host=host, kind="pools.refresh", status__in=OperationStatus.active())
     return active.order_by("-pk").first()
 
 

@@ -326,7 +326,7 @@ def samba_user_start(*, host, user, action: str, username: str, password: str = 
     if action == "delete":
         confirmed(confirm, username, f"Type the user's name ({username}) to delete the account.")
     return operation_start(
-        kind=f"samba.user.{action}",
+        kind=f"shares.samba_user_{action}",
         subject=username,
         host=host,
         user=user,
@@ -336,11 +336,11 @@ def samba_user_start(*, host, user, action: str, username: str, password: str = 
 
 
 @operation_runner(
-    "samba.user.add",
-    "samba.user.password",
-    "samba.user.enable",
-    "samba.user.disable",
-    "samba.user.delete",
+    "shares.samba_user_add",
+    "shares.samba_user_password",
+    "shares.samba_user_enable",
+    "shares.samba_user_disable",
+    "shares.samba_user_delete",
     lock="samba-user",
 )
 def samba_user_run(tracker: Tracker) -> None:

@@ -10,10 +10,10 @@ operation_titles(
         "shares.apply": Title("Apply {what}", **SHARES),
         "shares.folder": Title("Set the owner and mode of share {object}", **SHARES),
         "shares.status": Title("Read who is connected to the shares", **SHARES),
-        "samba.user.add": Title("Add Samba user {username}", **USERS),
-        "samba.user.password": Title("Set the Samba password of {username}", **USERS),
-        "samba.user.enable": Title("Enable Samba user {username}", **USERS),
-        "samba.user.disable": Title("Disable Samba user {username}", **USERS),
-        "samba.user.delete": Title("Delete Samba user {username}", **USERS),
+        "shares.samba_user_add": Title("Add Samba user {username}", **USERS),
+        "shares.samba_user_password": Title("Set the Samba password of {username}", **USERS),
+        "shares.samba_user_enable": Title("Enable Samba user {username}", **USERS),
+        "shares.samba_user_disable": Title("Disable Samba user {username}", **USERS),
+        "shares.samba_user_delete": Title("Delete Samba user {username}", **USERS),
     }
 )

@@ -17,7 +17,7 @@ def command_start(
     """renamed: (old, new) when the argvs rename a dataset, so its rows (and ids) follow before the refresh."""
     return operation_start(
         kind=kind,
-        runner="storage.command",
+        runner="pools.command",
         subject=target,
         host=host,
         user=user,
@@ -25,7 +25,7 @@ def command_start(
     )
 
 
-@operation_runner("storage.command", lock="")
+@operation_runner("pools.command", lock="")
 def storage_command_run(tracker: Tracker) -> None:
     op = tracker.op
     t = tracker.transport()

@@ -20,7 +20,7 @@ def dataset_create_start(*, host, user, name: str, props: dict, volume_size: str
     return command_start(
         host=host,
         user=user,
-        kind=f"{kind}.create",
+        kind=f"pools.{kind}_create",
         target=f"dataset:{name}",
         argvs=[argv],
         done=f"Created {name}",
@@ -34,7 +34,7 @@ def dataset_set_start(*, host, user, name: str, props: dict) -> Operation:
     return command_start(
         host=host,
         user=user,
-        kind="dataset.set",
+        kind="pools.dataset_set",
         target=f"dataset:{name}",
         argvs=[argv],
         done=f"Set {', '.join(props)} on {name}",
@@ -48,7 +48,7 @@ def dataset_inherit_start(*, host, user, name: str, key: str) -> Operation:
     return command_start(
         host=host,
         user=user,
-        kind="dataset.inherit",
+        kind="pools.dataset_inherit",
         target=f"dataset:{name}",
         argvs=[argv],
         done=f"{key} on {name} is inherited again",
@@ -66,7 +66,7 @@ def dataset_destroy_start(*, host, user, name: str, confirm: str) -> Operation:
     return command_start(
         host=host,
         user=user,
-        kind="dataset.destroy",
+        kind="pools.dataset_destroy",
         target=f"dataset:{name}",
         argvs=[argv],
         done=f"Destroyed {name}",
@@ -82,7 +82,7 @@ def dataset_rename_start(*, host, user, name: str, new_name: str) -> Operation:
     return command_start(
         host=host,
         user=user,
-        kind="dataset.rename",
+        kind="pools.dataset_rename",
         target=f"dataset:{name}",
         argvs=[argv],
         done=f"{name} is now {new_name}",

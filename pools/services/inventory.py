@@ -334,10 +334,10 @@ def inventory_first_read(*, host: Host, operation: Operation | None = None) -> N
 
 
 def inventory_refresh_start(*, host: Host, user) -> Operation:
-    return operation_start(kind="inventory.refresh", host=host, user=user)
+    return operation_start(kind="pools.refresh", host=host, user=user)
 
 
-@operation_runner("inventory.refresh", lock="inventory", reads=True)
+@operation_runner("pools.refresh", lock="inventory", reads=True)
 def inventory_refresh_run(tracker: Tracker) -> None:
     tracker.progress(10, "Reading pools, disks, datasets and snapshots")
     inventory_refresh(host=tracker.op.host, operation=tracker.op)

@@ -63,15 +63,15 @@ def pool_create_start(
         return command_start(
             host=host,
             user=user,
-            kind="pool.create",
+            kind="pools.create",
             target=f"pool:{name}",
             argvs=[argv],
             done=f"Pool {name} created",
             scope=Scope(pools=[name], trees=[name], disks=True),
         )
     return operation_start(
-        kind="pool.create",
-        runner="pool.create_encrypted",
+        kind="pools.create",
+        runner="pools.create_encrypted",
         host=host,
         user=user,
         subject=f"pool:{name}",
@@ -80,7 +80,7 @@ def pool_create_start(
     )
 
 
-@operation_runner("pool.create_encrypted", lock="")
+@operation_runner("pools.create_encrypted", lock="")
 def pool_create_encrypted_run(tracker: Tracker) -> None:
     """zpool create with an encrypted root: the key file written first (hex/raw), or the passphrase on stdin; the
     empty folder the root mounts on made immutable while unmounted (nothing lands in it while the pool is locked)."""
@@ -108,7 +108,7 @@ def pool_destroy_start(*, host: Host, user, name: str, confirm: str) -> Operatio
     return command_start(
         host=host,
         user=user,
-        kind="pool.destroy",
+        kind="pools.destroy",
         target=f"pool:{name}",
         argvs=argvs,
         done=f"Pool {name} destroyed",
@@ -122,7 +122,7 @@ def pool_scrub_start(*, host, user, pool: str, action: str) -> Operation:
     return command_start(
         host=host,
         user=user,
-        kind=f"pool.scrub.{action}",
+        kind=f"pools.scrub_{action}",
         target=f"pool:{pool}:scrub",
         argvs=[argv],
         done={"start": "Scrub started", "pause": "Scrub paused", "stop": "Scrub stopped"}[action],
@@ -136,7 +136,7 @@ def pool_export_start(*, host, user, name: str) -> Operation:
     return command_start(
         host=host,
         user=user,
-        kind="pool.export",
+        kind="pools.export",
         target=f"pool:{name}",
         argvs=[zpool.export_argv(name)],
         done=f"Pool {name} exported",
@@ -145,10 +145,10 @@ def pool_export_start(*, host, user, name: str) -> Operation:
 
 
 def pool_import_scan_start(*, host, user) -> Operation:
-    return operation_start(kind="pool.import.scan", host=host, user=user)
+    return operation_start(kind="pools.import_scan", host=host, user=user)
 
 
-@operation_runner("pool.import.scan", lock="import-scan", reads=True)
+@operation_runner("pools.import_scan", lock="import-scan", reads=True)
 def pool_import_scan_run(tracker: Tracker) -> None:
     """A read: `zpool import` scans the disks; what it finds is stored for the page to list."""
     op = tracker.op
@@ -187,11 +187,11 @@ def pool_import_start(*, host, user, guid: str, new_name: str = "") -> Operation
     argv = checked(lambda: zpool.import_argv(guid, new_name))
     ImportablePool.objects.filter(pk=candidate.pk).delete()
     return operation_start(
-        kind="pool.import", host=host, user=user, subject=f"pool:{name}", params={"argv": argv, "name": name}
+        kind="pools.import", host=host, user=user, subject=f"pool:{name}", params={"argv": argv, "name": name}
     )
 
 
-@operation_runner("pool.import", lock="")
+@operation_runner("pools.import", lock="")
 def pool_import_run(tracker: Tracker) -> None:
     """Import, then load the keys the pool's encryption roots keep in key files (a passphrase cannot be: those stay
     locked, and the operation says which) and mount what opened."""
@@ -252,7 +252,7 @@ def pool_device_start(
     return command_start(
         host=host,
         user=user,
-        kind=f"pool.{action}",
+        kind=f"pools.{action}",
         target=f"pool:{pool}",
         argvs=argvs,
         done=DEVICE_DONE[action],
@@ -292,7 +292,7 @@ def pool_trim_start(*, host, user, pool: str, action: str) -> Operation:
     return command_start(
         host=host,
         user=user,
-        kind=f"pool.trim.{action}",
+        kind=f"pools.trim_{action}",
         target=f"pool:{pool}:trim",
         argvs=[argv],
         done=done,
@@ -311,7 +311,7 @@ def pool_add_start(*, host, user, pool: str, layout: PoolLayout, force: bool = F
     return command_start(
         host=host,
         user=user,
-        kind="pool.add",
+        kind="pools.add",
         target=f"pool:{pool}",
         argvs=[argv],
         done=f"Added to {pool}",

@@ -21,7 +21,7 @@ def snapshot_create_start(*, host, user, dataset: str, name: str, recursive: boo
     return command_start(
         host=host,
         user=user,
-        kind="snapshot.create",
+        kind="pools.snapshot_create",
         target=f"dataset:{dataset}",
         argvs=[argv],
         done=f"Took {full}",
@@ -45,7 +45,7 @@ def snapshot_rollback_start(*, host, user, snapshot: str, destroy_newer: bool, c
     return command_start(
         host=host,
         user=user,
-        kind="snapshot.rollback",
+        kind="pools.snapshot_rollback",
         target=f"dataset:{dataset_name}",
         argvs=[argv],
         done=f"{dataset_name} is back at {snap}",
@@ -65,7 +65,7 @@ def snapshot_destroy_start(*, host, user, snapshots: list[str]) -> Operation:
     return command_start(
         host=host,
         user=user,
-        kind="snapshot.destroy",
+        kind="pools.snapshot_destroy",
         target=f"dataset:{','.join(datasets)}"[:250],
         argvs=argvs,
         done=f"Destroyed {len(snapshots)} snapshot{'s' if len(snapshots) > 1 else ''}",
@@ -80,7 +80,7 @@ def snapshot_clone_start(*, host, user, snapshot: str, target: str, readonly: bo
     return command_start(
         host=host,
         user=user,
-        kind="snapshot.clone",
+        kind="pools.snapshot_clone",
         target=f"dataset:{target}",
         argvs=[argv],
         done=f"Cloned {snapshot} to {target}",
@@ -97,7 +97,7 @@ def snapshot_hold_start(*, host, user, snapshot: str, tag: str, release: bool = 
     return command_start(
         host=host,
         user=user,
-        kind="snapshot.release" if release else "snapshot.hold",
+        kind="pools.snapshot_release" if release else "pools.snapshot_hold",
         target=f"dataset:{dataset_name}",
         argvs=[argv],
         done=f"{'Released' if release else 'Held'} {snapshot} ({tag})",

@@ -36,7 +36,7 @@ def test_probing_a_host_through_the_api_returns_its_operation(
         response = operator_client.post(f"/api/v1/hosts/{local_host.pk}/probe/")
     assert response.status_code == 202
     body = response.json()
-    assert body["kind"] == "host.probe" and body["status"] == "queued" and body["host"] == "local"
+    assert body["kind"] == "appliance.host_probe" and body["status"] == "queued" and body["host"] == "local"
     assert operator_client.get(f"/api/v1/operations/{body['id']}/").json()["id"] == body["id"]
     listed = operator_client.get("/api/v1/operations/", {"status": "queued"}).json()
     assert [o["id"] for o in listed["results"]] == [body["id"]]

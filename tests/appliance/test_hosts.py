@@ -63,7 +63,7 @@ def test_adding_an_ssh_host_pins_its_key_and_the_worker_logs_in(admin_client, ss
     assert response.status_code == 302 and response["Location"] == f"/hosts/{host.pk}/"
     assert host.host_keys == sshd.host_pub
     op = Operation.objects.get(host=host)
-    assert (op.kind, op.status) == ("host.probe", "succeeded"), op.message
+    assert (op.kind, op.status) == ("appliance.host_probe", "succeeded"), op.message
     host.refresh_from_db()
     assert host.facts_error == ""
     assert host.facts["cpus"] >= 1 and host.facts["memory_bytes"] > 0
@@ -92,7 +92,7 @@ def test_removing_a_host_needs_its_name_and_leaves_the_local_host_alone(admin_cl
     assert operator_client.post(f"/hosts/{host.pk}/remove/", {"confirm": "nas9"}).status_code == 403
     page = admin_client.post(f"/hosts/{host.pk}/remove/", {"confirm": "nas"}, follow=True).content.decode()
     assert "Type the host&#x27;s name, nas9, to remove it." in page and Host.objects.filter(pk=host.pk).exists()
-    Operation.objects.create(kind="host.probe", target="host:nas9", host=host, status="running")
+    Operation.objects.create(kind="appliance.host_probe", target="host:nas9", host=host, status="running")
     page = admin_client.post(f"/hosts/{host.pk}/remove/", {"confirm": "nas9"}, follow=True).content.decode()
     assert "still running on nas9" in page and Host.objects.filter(pk=host.pk).exists()
     Operation.objects.filter(host=host).update(status="failed")

@@ -32,7 +32,7 @@ def lab_pages(lab):
     suite = Suite.objects.create(host=lab, title="sync sweep", target="tank/media")
     schedule = Schedule.objects.create(host=lab, name="nightly", profiles=["seq-write-1"], target="tank/media")
     change = ChangeSet.objects.create(host=lab, kind="tunable", title="vm.swappiness = 10", status="applied")
-    op = Operation.objects.create(kind="pool.scrub.start", target="pool:tank:scrub", host=lab, status="succeeded")
+    op = Operation.objects.create(kind="pools.scrub_start", target="pool:tank:scrub", host=lab, status="succeeded")
     return {
         "pool": f"/pools/{pool.pk}/",
         "dataset": f"/pools/datasets/{dataset.pk}/",
@@ -112,7 +112,7 @@ def test_an_action_from_another_hosts_pool_page_acts_on_that_host(
     on(operator_client, local_host)
     with django_capture_on_commit_callbacks(execute=False):
         response = operator_client.post(f"{lab_pages['pool']}scrub/", {"action": "start"})
-    op = Operation.objects.get(kind="pool.scrub.start", status="queued")
+    op = Operation.objects.get(kind="pools.scrub_start", status="queued")
     assert response.status_code == 302 and response["Location"] == f"/operations/{op.pk}/"
     assert op.host == lab and op.params["argvs"] == [["zpool", "scrub", "--", "tank"]]
     assert operator_client.session["host_id"] == lab.pk

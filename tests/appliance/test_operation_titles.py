@@ -9,7 +9,8 @@ from appliance.titles import TITLES, operation_title
 from tests.pools.conftest import tank  # noqa: F401 (a fixture)
 from tests.support.apps import product_apps
 
-SHARED_RUNNERS = {"storage.command"}  # runs kinds the services name (dataset.create, pool.scrub.start…), each titled
+# runs kinds the services name (pools.dataset_create, pools.scrub_start…), each titled
+SHARED_RUNNERS = {"pools.command"}
 
 
 def _op(host, kind, subject_parts, params, runner=""):
@@ -38,15 +39,17 @@ def test_the_unlock_page_names_the_root_and_the_host_and_links_back_to_the_form(
 
 def test_a_storage_command_names_its_dataset_and_links_back_to_its_pool(viewer_client, tank):  # noqa: F811
     pool, root, data = tank
-    op = _op(pool.host, "dataset.create", ["dataset", "tank/new"], {"argvs": [], "done": ""}, runner="storage.command")
+    op = _op(
+        pool.host, "pools.dataset_create", ["dataset", "tank/new"], {"argvs": [], "done": ""}, runner="pools.command"
+    )
     page = viewer_client.get(f"/operations/{op.pk}/").content.decode()
     assert "<h1>Create dataset tank/new on local</h1>" in page
     assert f'<a href="/pools/{pool.pk}/" id="operation-back">← Back to tank</a>' in page  # not made
-    snap = _op(pool.host, "snapshot.create", ["dataset", "tank/a"], {}, runner="storage.command")
+    snap = _op(pool.host, "pools.snapshot_create", ["dataset", "tank/a"], {}, runner="pools.command")
     page = viewer_client.get(f"/operations/{snap.pk}/").content.decode()
     assert "<h1>Take a snapshot of tank/a on local</h1>" in page
     assert f'<a href="/pools/datasets/{data.pk}/" id="operation-back">← Back to tank/a</a>' in page
-    scrub = _op(pool.host, "pool.scrub.start", ["pool", "tank", "scrub"], {}, runner="storage.command")
+    scrub = _op(pool.host, "pools.scrub_start", ["pool", "tank", "scrub"], {}, runner="pools.command")
     assert operation_title(scrub) == "Scrub tank on local"
 
 

@@ -27,7 +27,7 @@ def read_only(local_host):
 def test_the_registry_declares_kinds_of_every_app_and_some_that_only_read():
     changing = _declared(reads=False)
     assert len(changing) > 35 and {kind.split(".")[0] for kind in changing} >= {"encryption", "replication", "backups"}
-    assert {"host.probe", "inventory.refresh", "tuning.plan"} <= set(_declared(reads=True))
+    assert {"appliance.host_probe", "pools.refresh", "tuning.plan"} <= set(_declared(reads=True))
 
 
 @pytest.mark.parametrize("kind", _declared(reads=False))
@@ -50,4 +50,4 @@ def test_a_service_asking_a_change_of_a_read_only_host_is_refused_and_a_refresh_
 ):
     with pytest.raises(ValidationError, match="local is read-only in Tarn"):
         pool_scrub_start(host=read_only, user=admin_user, pool="tank", action="start")
-    assert inventory_refresh_start(host=read_only, user=admin_user).kind == "inventory.refresh"
+    assert inventory_refresh_start(host=read_only, user=admin_user).kind == "pools.refresh"

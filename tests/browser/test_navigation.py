@@ -81,7 +81,7 @@ def test_every_dashboard_link_opens_with_the_switcher_on_another_host(page, loca
         host.name: Pool.objects.create(host=host, name="tank", guid=str(host.pk), state="ONLINE", observed_at=now)
         for host in (local_host, lab)
     }
-    Operation.objects.create(kind="pool.scrub.start", target="pool:tank:scrub", host=lab, status="succeeded")
+    Operation.objects.create(kind="pools.scrub_start", target="pool:tank:scrub", host=lab, status="succeeded")
     login(page, "admin", Role.ADMIN)
     hrefs = page.eval_on_selector_all("main a[href]", "links => links.map(a => a.getAttribute('href'))")
     assert {f"/pools/{pools['lab'].pk}/", f"/pools/{pools['local'].pk}/", f"/hosts/{lab.pk}/"} <= set(hrefs)

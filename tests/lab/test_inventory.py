@@ -123,7 +123,7 @@ def test_the_beat_entries_run_against_the_lab_and_the_periodic_refresh_reads_it(
     for entry in settings.CELERY_BEAT_SCHEDULE.values():
         with django_capture_on_commit_callbacks(execute=True):
             assert app.tasks[entry["task"]].apply().successful(), entry["task"]
-    refresh = Operation.objects.get(kind="inventory.refresh", host=lab_host)
+    refresh = Operation.objects.get(kind="pools.refresh", host=lab_host)
     assert refresh.status == "succeeded" and refresh.user is None
     assert Pool.objects.filter(host=lab_host, name="outside").exists()
     assert Disk.objects.get(host=lab_host, by_id=D(3)).pool.name == "outside"

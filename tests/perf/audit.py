@@ -19,7 +19,7 @@ def _fill():
     if Operation.objects.count() < OPERATIONS:
         Operation.objects.bulk_create(
             [
-                Operation(kind="snapshot.task", target=f"perf:{i}", host=host, status="succeeded", message="Took")
+                Operation(kind="pools.snapshot_task", target=f"perf:{i}", host=host, status="succeeded", message="Took")
                 for i in range(OPERATIONS)
             ],
             batch_size=5000,

@@ -41,7 +41,7 @@ def _fill():
         )
     Operation.objects.bulk_create(
         (
-            Operation(kind="snapshot.task", target=f"perf:{i}", host=hosts[i % HOSTS], status="succeeded")
+            Operation(kind="pools.snapshot_task", target=f"perf:{i}", host=hosts[i % HOSTS], status="succeeded")
             for i in range(OPERATIONS)
         ),
         batch_size=5000,

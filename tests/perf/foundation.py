@@ -141,7 +141,7 @@ def dashboard_p95(clients=50):
     host = Host.objects.get(name="local")
     Operation.objects.bulk_create(
         [
-            Operation(kind="host.probe", target=f"perf:{i}", host=host, status="succeeded", message="ok")
+            Operation(kind="appliance.host_probe", target=f"perf:{i}", host=host, status="succeeded", message="ok")
             for i in range(500)
         ]
     )

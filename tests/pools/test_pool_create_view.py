@@ -82,7 +82,7 @@ def test_submitting_queues_a_pool_create_operation_with_the_exact_argv(
         response = admin_client.post("/pools/create/", form)
     op = Operation.objects.get()
     assert response.status_code == 302 and response["Location"] == f"/operations/{op.pk}/"
-    assert op.kind == "pool.create" and op.params["argvs"] == [
+    assert op.kind == "pools.create" and op.params["argvs"] == [
         [
             "zpool",
             "create",
@@ -167,7 +167,7 @@ def test_a_host_whose_disks_were_never_read_is_not_said_to_have_none(admin_clien
     page = " ".join(admin_client.get("/pools/create/").content.decode().split())
     assert "Tarn has not read local's disks yet" in page and "has no free disks" not in page
     assert 'action="/pools/refresh/"' in page and "Refresh inventory</button> reads its" in page
-    op = Operation.objects.create(host=local_host, kind="inventory.refresh", target="host:local:inventory")
+    op = Operation.objects.create(host=local_host, kind="pools.refresh", target="host:local:inventory")
     page = admin_client.get("/pools/create/").content.decode()
     assert f'href="/operations/{op.pk}/">follow the refresh</a>' in page
 

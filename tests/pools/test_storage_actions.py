@@ -216,7 +216,7 @@ def test_the_api_starts_the_same_operations(admin_client, tank, django_capture_o
         assert response.json()["id"] == op.pk
         if argv:
             assert op.params["argvs"] == [argv], url
-    assert op.kind == "pool.destroy" and op.params["argvs"][0] == ["zpool", "destroy", "--", "tank"]
+    assert op.kind == "pools.destroy" and op.params["argvs"][0] == ["zpool", "destroy", "--", "tank"]
 
 
 def test_api_refusals_are_400s_naming_the_field(admin_client, operator_client, tank):

@@ -104,7 +104,7 @@ def test_a_samba_password_goes_only_to_the_queued_task(admin_client, tank, djang
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         admin_client.post("/shares/users/add/", {"username": "alice", "password": password})
     op = Operation.objects.get()
-    assert op.kind == "samba.user.add" and op.params == {"action": "add", "username": "alice"}
+    assert op.kind == "shares.samba_user_add" and op.params == {"action": "add", "username": "alice"}
     assert len(callbacks) == 1
     stored = repr(list(Operation.objects.values())) + repr(list(AuditEntry.objects.values()))
     assert password not in stored
