@@ -206,6 +206,7 @@ SPECTACULAR_SETTINGS = {
         "ReplicationTransportEnum": "replication.choices.Transport",
         "SelfTestKindEnum": "health.choices.SelfTestKind",
         "SelfTestEveryEnum": "appliance.choices.Every",
+        "RunStatusEnum": "appliance.choices.RunStatus",
     },
 }
 
