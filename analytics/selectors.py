@@ -106,7 +106,7 @@ def conditions(host: Host | None, now=None, open_: frozenset = frozenset()) -> l
             add(
                 "benchmark_failed",
                 f"run {run.pk}",
-                f"Benchmark #{run.pk} {run.title} on {host.name} failed: {run.message[:200]}",
+                f"Benchmark #{run.pk} {run.title} on {host.name} failed: {run.status_message[:200]}",
             )
     drop = active.get("benchmark_drop")
     if drop:

@@ -29,6 +29,30 @@ class OperationStatus(models.TextChoices):
         return [cls.QUEUED, cls.RUNNING]
 
 
+class RunStatus(models.TextChoices):
+    """The one status vocabulary of a run row, in every app: a benchmark run, a replication task's run, a self-test
+    run. A run tied to an Operation reads its status from it (appliance.runs): the Operation's words, and cancelled
+    for a run an admin stopped (its Operation ends well). What a run found beyond that (nothing new to send, a disk's
+    verdict, the figures) is its own field, never a word of this list."""
+
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    SUCCEEDED = "succeeded", "Succeeded"
+    FAILED = "failed", "Failed"
+    CANCELLED = "cancelled", "Cancelled"
+
+    @classmethod
+    def active(cls) -> list[str]:
+        return [cls.QUEUED, cls.RUNNING]
+
+    @classmethod
+    def ended(cls) -> list[str]:
+        return [cls.SUCCEEDED, cls.FAILED, cls.CANCELLED]
+
+
+RUN_ENDS = [(value, label) for value, label in RunStatus.choices if value in RunStatus.ended()]  # a run's own end
+
+
 class AuditKind(models.TextChoices):
     REQUEST = "request", "Request"
     COMMAND = "command", "Host command"

@@ -34,6 +34,7 @@ LIMIT_MARGIN = 900  # seconds over a known duration (set-up, clean-up, a slow ho
 RUNNERS: dict[str, Callable[["Tracker"], None]] = {}
 LOCKS: dict[str, tuple[str, str]] = {}  # kind -> (what it holds under its host, its queue: host, bench or default)
 READS: set[str] = set()  # kinds that only read their host: the ones a read-only host still starts
+REAPED: dict[str, Callable[[Operation], None]] = {}  # kind -> what its app cleans up once the reaper failed one
 
 
 def operation_runner(*kinds: str, lock: str = "", queue: str = "host", reads: bool = False):
@@ -54,6 +55,21 @@ def operation_runner(*kinds: str, lock: str = "", queue: str = "host", reads: bo
             RUNNERS[kind] = fn
             LOCKS[kind] = (lock, queue)
             (READS.add if reads else READS.discard)(kind)
+        return fn
+
+    return register
+
+
+def operation_reaped(*kinds: str):
+    """Declare what to clean up when the reaper fails an operation of these kinds (its worker died mid-way):
+    fn(op) -> None, e.g. queue the removal of what a benchmark left on its host. Never to mend a row: a run reads
+    its status from its Operation (appliance.runs)."""
+
+    def register(fn):
+        for kind in kinds:
+            if REAPED.get(kind, fn) is not fn:
+                raise ValueError(f"two clean-ups for reaped operations of kind {kind}")
+            REAPED[kind] = fn
         return fn
 
     return register
@@ -261,10 +277,23 @@ def operations_reap_lost(*, queued_ids: set[int] | None, older_than: timedelta) 
 
 
 def operations_reap(*, stale_after: timedelta) -> int:
-    """Mark running operations whose worker stopped reporting as failed; returns how many."""
+    """Mark running operations whose worker stopped reporting as failed, each then cleaned up after by its kind's
+    operation_reaped; returns how many."""
     cutoff = timezone.now() - stale_after
-    return Operation.objects.filter(status=OperationStatus.RUNNING, heartbeat_at__lt=cutoff).update(
-        status=OperationStatus.FAILED,
-        finished_at=timezone.now(),
-        message="The worker running this operation stopped responding; marked failed by the reaper.",
-    )
+    stale = Operation.objects.filter(status=OperationStatus.RUNNING, heartbeat_at__lt=cutoff)
+    reaped = 0
+    for op in stale.defer("log"):
+        if not stale.filter(pk=op.pk).update(
+            status=OperationStatus.FAILED,
+            finished_at=timezone.now(),
+            message="The worker running this operation stopped responding; marked failed by the reaper.",
+        ):
+            continue  # it ended meanwhile
+        reaped += 1
+        cleanup = REAPED.get(op.runner or op.kind)
+        try:
+            if cleanup:
+                cleanup(op)
+        except Exception:  # one app's clean-up must not keep the reaper from the next operation
+            log.exception("cleaning up after reaped operation %s (%s) failed", op.pk, op.kind)
+    return reaped

@@ -12,18 +12,6 @@ class RunKind(models.TextChoices):
     NETWORK = "network", "Network (iperf3)"
 
 
-class RunStatus(models.TextChoices):
-    QUEUED = "queued", "Queued"
-    RUNNING = "running", "Running"
-    SUCCEEDED = "succeeded", "Succeeded"
-    FAILED = "failed", "Failed"
-    CANCELLED = "cancelled", "Cancelled"
-
-    @classmethod
-    def active(cls) -> list[str]:
-        return [cls.QUEUED, cls.RUNNING]
-
-
 # A run may use at most this share of the target's free space (the pool must never fill).
 FREE_SPACE_SHARE = 0.5
 POLL_SECONDS = 2  # how often the worker looks for a cancel (in the database) while following a run…

@@ -5,9 +5,11 @@ from django.db import models
 from django.urls import reverse
 from django.utils import timezone
 
+from appliance.choices import RUN_ENDS
 from appliance.models import Host, Operation
+from appliance.runs import OperationRun, RunQuerySet
 from appliance.schedules import CronError, cron_parse
-from benchmarks.choices import RunKind, RunStatus
+from benchmarks.choices import RunKind
 from benchmarks.profiles import Profile
 from hostlib.fio import FioJob
 
@@ -116,8 +118,11 @@ class Schedule(models.Model):
             return None
 
 
-class Run(models.Model):
-    """One benchmark run of a profile against a target on a host."""
+class Run(OperationRun, models.Model):
+    """One benchmark run of a profile against a target on a host. Its status is read from its Operation (a suite's
+    runs share the suite's) and its own end (appliance.runs)."""
+
+    OWN_END, STARTED = "outcome", "started_at"
 
     host = models.ForeignKey(Host, on_delete=models.CASCADE, related_name="benchmark_runs")
     profile = models.CharField(max_length=40)
@@ -147,7 +152,12 @@ class Run(models.Model):
     schedule = models.ForeignKey(Schedule, null=True, blank=True, on_delete=models.SET_NULL, related_name="runs")
     flag = models.CharField(max_length=200, blank=True, help_text="A drop against the schedule's history.")
     jobs = models.JSONField(default=list, help_text="The fio jobs as run (fields), in order.")
-    status = models.CharField(max_length=10, choices=RunStatus.choices, default=RunStatus.QUEUED)
+    outcome = models.CharField(
+        max_length=10,
+        choices=RUN_ENDS,
+        blank=True,
+        help_text="How the run itself ended (a suite's runs each end on their own); empty until then.",
+    )
     progress = models.PositiveSmallIntegerField(default=0)
     current = models.JSONField(default=dict, help_text="Live: the job running and its bandwidth.")
     manifest = models.JSONField(default=dict)
@@ -159,7 +169,10 @@ class Run(models.Model):
     operation = models.ForeignKey(Operation, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     created_by = models.ForeignKey("appliance.User", null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True, help_text="When its worker began it.")
     finished_at = models.DateTimeField(null=True, blank=True)
+
+    objects = RunQuerySet.as_manager()
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -170,10 +183,6 @@ class Run(models.Model):
 
     def get_absolute_url(self):
         return reverse("benchmark-run", args=[self.pk])
-
-    @property
-    def is_active(self) -> bool:
-        return self.status in RunStatus.active()
 
     @property
     def bandwidth(self) -> float:

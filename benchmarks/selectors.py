@@ -2,11 +2,12 @@
 figures), suites, schedules and their history, the targets a run may use, and a run's results as CSV rows."""
 
 from django.core.paginator import Paginator
-from django.db.models import Max
+from django.db.models import Max, Q
 
 from appliance.charts import chart, series
+from appliance.choices import RunStatus
 from appliance.models import Host
-from benchmarks.choices import RunKind, RunStatus
+from benchmarks.choices import RunKind
 from benchmarks.models import CustomProfile, Run, Schedule, Suite
 from benchmarks.profiles import BUILT_IN, PROFILES
 from hostlib.digits import is_digits
@@ -17,7 +18,8 @@ from tuning.selectors import host_addresses
 
 
 def run_page(*, host, page=1):
-    runs = Run.objects.filter(host=host).select_related("created_by", "suite").defer("raw", "series", "manifest")
+    runs = Run.objects.filter(host=host).select_related("created_by", "suite", "operation")
+    runs = runs.defer("raw", "series", "manifest", "operation__log")
     return Paginator(runs, 25).get_page(page)
 
 
@@ -149,7 +151,7 @@ def run_compare(*, run_ids: list[int], host) -> dict:
     """Runs side by side: per job, direction and metric, each run's value and its difference from the first in
     percent (better or worse: more bandwidth and IOPS is better, more latency is worse), and the pool's expected
     figures from its layout beside the bandwidth."""
-    found = {r.pk: r for r in Run.objects.filter(host=host, pk__in=run_ids[:24], status=RunStatus.SUCCEEDED)}
+    found = {r.pk: r for r in Run.objects.filter(host=host, pk__in=run_ids[:24], outcome=RunStatus.SUCCEEDED)}
     return compare([found[i] for i in run_ids if i in found])
 
 
@@ -202,10 +204,10 @@ def _expected(runs: list[Run]):
 
 
 def suite_detail(suite: Suite) -> dict:
-    members = list(suite.runs.order_by("pk").defer("raw", "series"))
+    members = list(suite.runs.order_by("pk").select_related("operation").defer("raw", "series", "operation__log"))
     return {
         "suite": suite,
-        **compare([r for r in members if r.status == RunStatus.SUCCEEDED]),
+        **compare([r for r in members if r.outcome == RunStatus.SUCCEEDED]),
         "members": members,
         "active_run": next((r for r in members if r.is_active), None),
     }
@@ -214,7 +216,7 @@ def suite_detail(suite: Suite) -> dict:
 def schedule_history(schedule: Schedule, limit: int = 200) -> dict:
     """The schedule's runs over time: bandwidth per profile (MB/s), flagged drops listed."""
     runs = list(
-        schedule.runs.filter(status=RunStatus.SUCCEEDED).order_by("-created_at").defer("raw", "series")[:limit]
+        schedule.runs.filter(outcome=RunStatus.SUCCEEDED).order_by("-created_at").defer("raw", "series")[:limit]
     )[::-1]
     labels = sorted({f"{r.created_at:%Y-%m-%d %H:%M}" for r in runs})
     history = chart("line", unit="MB/s", labels=labels)
@@ -272,14 +274,15 @@ def results_rows(run: Run) -> list[list]:
 
 def runs_last_succeeded() -> list[Run]:
     """The newest successful run of each host, profile and target (for /metrics)."""
-    last = Run.objects.filter(status=RunStatus.SUCCEEDED).values("host_id", "profile", "target").annotate(pk=Max("id"))
+    last = Run.objects.filter(outcome=RunStatus.SUCCEEDED).values("host_id", "profile", "target").annotate(pk=Max("id"))
     return list(Run.objects.filter(pk__in=[r["pk"] for r in last]).only("host_id", "profile", "target", "results"))
 
 
 def runs_failed_since(*, host: Host, since) -> list[Run]:
-    return list(
-        Run.objects.filter(host=host, status=RunStatus.FAILED, finished_at__gte=since).only("pk", "title", "message")
-    )
+    """The host's runs that failed since then: on their own, or with their Operation (a worker that died)."""
+    ended = Q(finished_at__gte=since) | Q(finished_at__isnull=True, operation__finished_at__gte=since)
+    failed = Run.objects.filter(ended, host=host).status_in(RunStatus.FAILED).select_related("operation")
+    return list(failed.defer("raw", "series", "manifest", "results", "operation__log"))
 
 
 def runs_flagged_since(*, host: Host, since) -> list[Run]:

@@ -2,13 +2,7 @@
 
 from celery import shared_task
 
-from benchmarks.services import runs_reconcile, schedule_fire
-
-
-@shared_task(name="benchmarks.tasks.runs_reconcile")
-def runs_reconcile_task() -> None:
-    """Every 30 s: runs left behind by a worker that died are ended and cleaned up on their host."""
-    runs_reconcile()
+from benchmarks.services import schedule_fire
 
 
 @shared_task(name="benchmarks.tasks.schedule_fire")

@@ -30,10 +30,4 @@ TEMPERATURE_DAYS = 30  # temperature history kept
 POLL_MINUTES = 10  # a host's disks read this often (a disk asleep is skipped, not woken)
 
 
-class RunStatus(models.TextChoices):
-    RUNNING = "running", "Running"
-    DONE = "done", "Done"
-    CANCELLED = "cancelled", "Cancelled"
-
-
 RUN_POLL_MINUTES = 2  # a host with self-tests under way is read this often, to start the next disks

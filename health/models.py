@@ -4,10 +4,10 @@ last pass (when, how long, what kept it from reading)."""
 from django.conf import settings
 from django.db import models
 
-from appliance.choices import Every, Weekday
+from appliance.choices import Every, RunStatus, Weekday
 from appliance.models import Host
 from appliance.schedules import slot_next
-from health.choices import BADGE, HealthState, RunStatus, SelfTestKind
+from health.choices import BADGE, HealthState, SelfTestKind
 from hostlib import smart
 
 
@@ -156,7 +156,9 @@ class SelfTestSchedule(models.Model):
 
 
 class SelfTestRun(models.Model):
-    """Self-tests of many disks, group after group (a group: at most one disk of each vdev)."""
+    """Self-tests of many disks, group after group (a group: at most one disk of each vdev). Its status is in the
+    core's run vocabulary (running, then succeeded or cancelled); each disk's verdict (passed, failed: …, skipped:
+    …) is its own, in results. No one Operation runs it (each read moves it on), so it keeps its status itself."""
 
     host = models.ForeignKey(Host, on_delete=models.CASCADE, related_name="self_test_runs")
     schedule = models.ForeignKey(SelfTestSchedule, null=True, blank=True, on_delete=models.SET_NULL)

@@ -20,16 +20,15 @@ class Transport(models.TextChoices):
     TCP = "tcp", "SSH for control, the data in the clear over TCP (a trusted link only)"
 
 
-class RunStatus(models.TextChoices):
-    RUNNING = "running", "Running"
-    SUCCEEDED = "succeeded", "Succeeded"
+class RunOutcome(models.TextChoices):
+    """What a run found beyond its status (which is its Operation's, appliance.runs); none when it sent what was
+    new, or failed on its own."""
+
     NOTHING = "nothing", "Nothing new"
     EMPTY = "empty", "No snapshot to send"
     STOPPED = "stopped", "Stopped (needs an admin)"
-    FAILED = "failed", "Failed"
 
 
-FINISHED = (RunStatus.SUCCEEDED, RunStatus.NOTHING, RunStatus.EMPTY, RunStatus.STOPPED, RunStatus.FAILED)
 EMPTY_RUNS_ALERT = 3  # runs in a row that found no snapshot to send (and none sent ever) before the alert
 KEEP_MAX = 100_000  # snapshots a task may keep per dataset (ZFS lists a million; Windows shows 512)
 KEEP_HOURS_MAX = 24 * 366

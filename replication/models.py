@@ -1,9 +1,11 @@
 """Pairs of NAS hosts, replication tasks between them, each task's runs and what each dataset has on the target."""
 
 from django.db import models
+from django.db.models import Case, F, Q, When
 
 from appliance.models import Host, Operation
-from replication.choices import Direction, PairStatus, RunStatus, Transport
+from appliance.runs import OperationRun, RunQuerySet
+from replication.choices import Direction, PairStatus, RunOutcome, Transport
 
 
 class Pair(models.Model):
@@ -140,24 +142,45 @@ class Task(models.Model):
         return f"tarn-repl-{self.pk}"
 
 
-class TaskRun(models.Model):
-    """One run of a task (its Operation holds the log and progress): what went, how much, how it ended."""
+class TaskRun(OperationRun, models.Model):
+    """One run of a task: what went, how much, what it found. Its Operation holds the log, the progress and the
+    status (appliance.runs): a run whose worker died reads failed once the reaper fails its Operation."""
 
     task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="runs")
     operation = models.OneToOneField(Operation, on_delete=models.SET_NULL, null=True, related_name="replication_run")
-    status = models.CharField(max_length=10, choices=RunStatus.choices, default=RunStatus.RUNNING)
+    outcome = models.CharField(
+        max_length=10,
+        choices=RunOutcome.choices,
+        blank=True,
+        help_text="What the run found beyond its status: nothing new, no snapshot to send, stopped on a cause.",
+    )
     expected = models.PositiveBigIntegerField(default=0)
     sent = models.PositiveBigIntegerField(default=0)
     snapshots = models.JSONField(default=list, blank=True)
     message = models.CharField(max_length=1000, blank=True)
     started_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
+
+    objects = RunQuerySet.as_manager()
 
     class Meta:
         ordering = ["-pk"]
 
     def __str__(self):
-        return f"{self.task} run {self.pk}: {self.status}"
+        return f"{self.task} run {self.pk}"
+
+    @property
+    def shown(self) -> str:
+        """What its badge says: what it found, else its status."""
+        return self.outcome or self.status
+
+    @property
+    def shown_label(self) -> str:
+        return RunOutcome(self.outcome).label if self.outcome else self.get_status_display()
+
+    @classmethod
+    def shown_sql(cls):
+        """The shown property as a database expression."""
+        return Case(When(~Q(outcome=""), then=F("outcome")), default=cls.status_sql())
 
 
 class DatasetState(models.Model):

@@ -2,12 +2,13 @@
 
 from datetime import timedelta
 
-from django.db.models import Min, OuterRef, Q, Subquery
+from django.db.models import Case, F, Min, OuterRef, Q, Subquery, When
 from django.utils import timezone
 
+from appliance.choices import RunStatus
 from appliance.schedules import CronError, cron_parse, interval_next
 from pools import selectors as pools
-from replication.choices import EMPTY_RUNS_ALERT, RunStatus
+from replication.choices import EMPTY_RUNS_ALERT, RunOutcome
 from replication.models import DatasetState, Pair, Task, TaskRun
 
 
@@ -28,12 +29,13 @@ def dataset_states(*, task):
 
 
 def task_overview():
-    """Tasks with their last run's status and end, the oldest of their datasets' last replication, and the creation
-    of the oldest of their newest replicated snapshots (the lag: how old the data on the target is)."""
+    """Tasks with their last run's status (or what it found) and end, the oldest of their datasets' last
+    replication, and the creation of the oldest of their newest replicated snapshots (the lag: how old the data on
+    the target is)."""
     last = TaskRun.objects.filter(task=OuterRef("pk")).order_by("-pk")
     return task_list().annotate(
-        last_status=Subquery(last.values("status")[:1]),
-        last_finished=Subquery(last.values("finished_at")[:1]),
+        last_status=Subquery(last.annotate(shown=TaskRun.shown_sql()).values("shown")[:1]),
+        last_finished=Subquery(last.values("operation__finished_at")[:1]),
         replicated_at=Min("datasets__replicated_at"),
         data_from=Min("datasets__snapshot_created_at"),
     )
@@ -46,13 +48,18 @@ def dashboard_replication(*, hosts) -> dict:
 
 
 def tasks_failing(*, source):
-    """The source host's enabled tasks whose last finished run failed or stopped (with its message)."""
-    last = TaskRun.objects.filter(task=OuterRef("pk")).exclude(status=RunStatus.RUNNING).order_by("-pk")
+    """The source host's enabled tasks whose last finished run failed or stopped (with its message, or its
+    operation's when the run has none: a worker that died)."""
+    last = TaskRun.objects.filter(task=OuterRef("pk")).status_in(*RunStatus.ended()).order_by("-pk")
+    said = Case(When(message="", then=F("operation__message")), default=F("message"))
     return (
         task_list()
         .filter(pair__source=source, enabled=True)
-        .annotate(last_status=Subquery(last.values("status")[:1]), last_message=Subquery(last.values("message")[:1]))
-        .filter(last_status__in=[RunStatus.FAILED, RunStatus.STOPPED])
+        .annotate(
+            last_status=Subquery(last.annotate(s=TaskRun.status_sql()).values("s")[:1]),
+            last_message=Subquery(last.annotate(said=said).values("said")[:1]),
+        )
+        .filter(last_status=RunStatus.FAILED)
     )
 
 
@@ -91,10 +98,9 @@ def tasks_empty(*, source, runs: int = EMPTY_RUNS_ALERT):
     """The source host's enabled tasks that have sent nothing ever and whose last `runs` runs found no snapshot."""
     tasks = []
     for task in task_list().filter(pair__source=source, enabled=True, datasets__isnull=True):
-        last = list(
-            TaskRun.objects.filter(task=task).exclude(status=RunStatus.RUNNING).values_list("status", flat=True)[:runs]
-        )
-        if len(last) == runs and all(status == RunStatus.EMPTY for status in last):
+        ended = TaskRun.objects.filter(task=task).status_in(*RunStatus.ended())
+        last = list(ended.values_list("outcome", flat=True)[:runs])
+        if len(last) == runs and all(outcome == RunOutcome.EMPTY for outcome in last):
             tasks.append(task)
     return tasks
 

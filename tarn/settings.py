@@ -208,6 +208,7 @@ SPECTACULAR_SETTINGS = {
         "ReplicationTransportEnum": "replication.choices.Transport",
         "SelfTestKindEnum": "health.choices.SelfTestKind",
         "SelfTestEveryEnum": "appliance.choices.Every",
+        "RunStatusEnum": "appliance.choices.RunStatus",
     },
 }
 
@@ -231,7 +232,6 @@ CELERY_BEAT_SCHEDULE = {
     "audit-retention": {"task": "appliance.tasks.audit_prune", "schedule": 86400.0},
     "refresh-links-and-tunables": {"task": "tuning.tasks.tuning_refresh_all", "schedule": 300.0},
     "settle-network-changes": {"task": "tuning.tasks.changes_settle", "schedule": 10.0},
-    "reconcile-benchmark-runs": {"task": "benchmarks.tasks.runs_reconcile", "schedule": 30.0},
     "replication-tasks": {"task": "replication.tasks.tasks_run_due", "schedule": 60.0},
     "disk-health": {"task": "health.tasks.health_poll_due", "schedule": 60.0},
     "disk-temperature-retention": {"task": "health.tasks.temperatures_prune", "schedule": 86400.0},

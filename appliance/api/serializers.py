@@ -4,7 +4,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from appliance.choices import Role
+from appliance.choices import Role, RunStatus
 from appliance.fields import SERIALIZER_FIELD_MAPPING, ApiIntegerField
 from appliance.forms import HostForm
 from appliance.models import AuditEntry, Host, Operation
@@ -14,6 +14,14 @@ class ModelSerializer(serializers.ModelSerializer):
     """Every app's model serializer: integer and float model fields read the digits 0-9 only (appliance.fields)."""
 
     serializer_field_mapping = SERIALIZER_FIELD_MAPPING
+
+
+class RunStatusField(serializers.ChoiceField):
+    """A run's status, read-only, in the one vocabulary every app's runs share (appliance.choices.RunStatus)."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("help_text", "The run's status; what it found beyond that is in its own fields.")
+        super().__init__(choices=RunStatus.choices, read_only=True, **kwargs)
 
 
 class HostSerializer(ModelSerializer):

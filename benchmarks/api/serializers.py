@@ -2,7 +2,7 @@
 
 from rest_framework import serializers
 
-from appliance.api.serializers import HostField, HostRequest, ModelSerializer
+from appliance.api.serializers import HostField, HostRequest, ModelSerializer, RunStatusField
 from appliance.fields import ApiIntegerField, ApiIPAddressField
 from appliance.validators import no_bidi
 from benchmarks.choices import (
@@ -21,6 +21,9 @@ PROFILE_HELP = f"A storage profile: one of {', '.join(STORAGE_PROFILES)}, or an 
 class RunSerializer(ModelSerializer):
     host = serializers.SlugRelatedField(slug_field="name", read_only=True)
     peer = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    status = RunStatusField()
+    message = serializers.CharField(source="status_message", read_only=True)
+    finished_at = serializers.DateTimeField(source="ended_at", read_only=True)
 
     class Meta:
         model = Run

@@ -25,7 +25,7 @@ class RunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     serializer_class = s.RunSerializer
 
     def get_queryset(self):
-        return by_host(Run.objects.select_related("host", "peer"), self.request)
+        return by_host(Run.objects.select_related("host", "peer", "operation").defer("operation__log"), self.request)
 
     @extend_schema(request=s.RunRequest, responses={202: s.RunSerializer})
     def create(self, request):

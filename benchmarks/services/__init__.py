@@ -1,7 +1,7 @@
 """Writes for benchmarks: runs of storage profiles on datasets (runs), iperf3 between hosts (network), suites (a
 profile × property matrix) and schedules (django-celery-beat)."""
 
-from benchmarks.services.control import benchmark_again, benchmark_cancel, runs_reconcile
+from benchmarks.services.control import benchmark_again, benchmark_cancel
 from benchmarks.services.network import benchmark_network_start
 from benchmarks.services.profiles import profile_copy, profile_delete
 from benchmarks.services.runs import benchmark_start
@@ -17,7 +17,6 @@ __all__ = [
     "benchmark_start",
     "profile_copy",
     "profile_delete",
-    "runs_reconcile",
     "schedule_delete",
     "schedule_fire",
     "schedule_save",

@@ -6,8 +6,9 @@ import time
 
 from django.utils import timezone
 
+from appliance.choices import RunStatus
 from appliance.operations import Tracker, operation_start
-from benchmarks.choices import DROP_HISTORY, HOST_EVERY, POLL_SECONDS, RunStatus
+from benchmarks.choices import DROP_HISTORY, HOST_EVERY, POLL_SECONDS
 from benchmarks.models import Run
 from hostlib import facts, systemd
 from hostlib.errors import HostError
@@ -67,15 +68,22 @@ def cancelled(run: Run, tracker: Tracker) -> None:
     tracker.progress(100, run.message)
 
 
-def finish(run: Run, status: str, message: str) -> None:
-    run.status, run.message, run.finished_at = status, message[:1000], timezone.now()
+def begin(run: Run) -> None:
+    """Its turn has come (its Operation runs a suite's runs one after another): it reads running from now."""
+    run.started_at = timezone.now()
+    Run.objects.filter(pk=run.pk).update(started_at=run.started_at)
+
+
+def finish(run: Run, outcome: str, message: str) -> None:
+    """The run's own end (succeeded, failed, cancelled), which its status reads before its Operation's."""
+    run.outcome, run.message, run.finished_at = outcome, message[:1000], timezone.now()
     Run.objects.filter(pk=run.pk).update(
-        status=status,
+        outcome=outcome,
         message=run.message,
         finished_at=run.finished_at,
-        progress=100 if status == RunStatus.SUCCEEDED else run.progress,
+        progress=100 if outcome == RunStatus.SUCCEEDED else run.progress,
     )
-    if status == RunStatus.SUCCEEDED and run.schedule_id:
+    if outcome == RunStatus.SUCCEEDED and run.schedule_id:
         history_check(run)
 
 
@@ -83,7 +91,7 @@ def history_check(run: Run) -> str:
     """Flag a scheduled run whose bandwidth fell more than the schedule's threshold below the median of the same
     profile's previous scheduled runs (at least two of them)."""
     before = Run.objects.filter(
-        schedule_id=run.schedule_id, profile=run.profile, status=RunStatus.SUCCEEDED, pk__lt=run.pk
+        schedule_id=run.schedule_id, profile=run.profile, outcome=RunStatus.SUCCEEDED, pk__lt=run.pk
     )
     previous = [r.bandwidth for r in before.order_by("-pk")[:DROP_HISTORY]]
     if len(previous) < 2 or not run.results:

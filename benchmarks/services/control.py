@@ -1,13 +1,12 @@
-"""Runs of any kind: run again from the manifest, cancel, and the reconciler that ends runs whose worker died."""
+"""Runs of any kind: run again from the manifest, cancel, and the clean-up after a run whose worker died."""
 
 from django.core.exceptions import ValidationError
 
-from appliance.choices import OperationStatus
-from appliance.operations import Tracker, operation_runner, operation_start
-from benchmarks.choices import RunKind, RunStatus
+from appliance.models import Operation
+from appliance.operations import TargetBusy, Tracker, operation_reaped, operation_runner, operation_start
+from benchmarks.choices import RunKind
 from benchmarks.models import Run
 from benchmarks.services import targets
-from benchmarks.services.common import finish
 from benchmarks.services.network import queue_network
 from benchmarks.services.runs import queue_storage
 from benchmarks.services.shares import check_share
@@ -40,26 +39,26 @@ def benchmark_cancel(*, run: Run, user) -> None:
     if not run.is_active:
         raise ValidationError({"run": "This run is not running."})
     together = Run.objects.filter(suite_id=run.suite_id) if run.suite_id else Run.objects.filter(pk=run.pk)
-    together.filter(status__in=RunStatus.active()).update(cancel_requested=True)
+    together.filter(outcome="").update(cancel_requested=True)
 
 
-def runs_reconcile() -> int:
-    """Beat: a run whose operation ended without it (the worker following it was killed and reaped, or its queued
-    message was lost) is ended failed, and its unit and scratch dataset are removed on the host."""
-    orphans = Run.objects.filter(
-        status__in=RunStatus.active(), operation__status__in=[OperationStatus.FAILED, OperationStatus.SUCCEEDED]
-    )
-    count = 0
-    for run in orphans.select_related("host"):
+@operation_reaped("benchmarks.run", "benchmarks.network", "benchmarks.suite")
+def runs_reaped(op: Operation) -> None:
+    """The worker following the operation's runs died, and the reaper failed it (so its runs read failed, from it):
+    the run it had begun gets its unit stopped and its scratch dataset (or folder and mount) removed on the host."""
+    for run in Run.objects.filter(operation=op, outcome="", started_at__isnull=False).select_related("host"):
+        said = "The worker following this run stopped; Tarn removes its unit and files."
         if run.host.read_only:  # marked so since it started: nothing is removed there (operation_start refuses)
-            ended = f"The worker following this run stopped; Tarn ended it. {run.host.name} is read-only in Tarn:"
-            finish(run, RunStatus.FAILED, f"{ended} its unit and scratch dataset stay.")
-            count += 1
-            continue
-        finish(run, RunStatus.FAILED, "The worker following this run stopped; Tarn ended it and removed its files.")
-        operation_start(kind="benchmarks.cleanup", subject=run.pk, host=run.host, user=None, params={"run": run.pk})
-        count += 1
-    return count
+            said = f"The worker following this run stopped. {run.host.name} is read-only in Tarn: its unit and "
+            said += "scratch dataset stay."
+        else:
+            try:
+                operation_start(
+                    kind="benchmarks.cleanup", subject=run.pk, host=run.host, user=None, params={"run": run.pk}
+                )
+            except TargetBusy:
+                pass  # a clean-up of it is under way already
+        Run.objects.filter(pk=run.pk).update(message=said)
 
 
 @operation_runner("benchmarks.cleanup", lock="benchmark-cleanup")

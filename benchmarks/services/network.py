@@ -5,12 +5,13 @@ client runs on the peer, each direction in turn, and each direction's result and
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from appliance.choices import RunStatus
 from appliance.models import Host
 from appliance.operations import Tracker, operation_runner
-from benchmarks.choices import RunKind, RunStatus
+from benchmarks.choices import RunKind
 from benchmarks.models import Run
 from benchmarks.selectors import profile_get
-from benchmarks.services.common import BENCHMARK, bench_operation, cancelled, finish, manifest_common
+from benchmarks.services.common import BENCHMARK, begin, bench_operation, cancelled, finish, manifest_common
 from hostlib import facts, iperf, systemd
 from hostlib.errors import HostError
 from tuning.selectors import host_addresses
@@ -81,7 +82,7 @@ def benchmark_network_run(tracker: Tracker) -> None:
     run = Run.objects.select_related("host", "peer").get(pk=tracker.op.params["run"])
     server = tracker.transport()
     client = tracker.transport(run.peer)
-    Run.objects.filter(pk=run.pk).update(status=RunStatus.RUNNING)
+    begin(run)
     tag = str(tracker.op.pk)
     try:
         run.manifest = {

@@ -9,13 +9,22 @@ from dataclasses import asdict, replace
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from appliance.choices import RunStatus
 from appliance.models import Host
 from appliance.operations import Tracker, operation_runner
-from benchmarks.choices import BANDWIDTH_EVERY, FREE_SPACE_SHARE, PROPERTIES, RAMP_ENOUGH, RunKind, RunStatus
+from benchmarks.choices import BANDWIDTH_EVERY, FREE_SPACE_SHARE, PROPERTIES, RAMP_ENOUGH, RunKind
 from benchmarks.models import Run
 from benchmarks.selectors import storage_profile
 from benchmarks.services import targets
-from benchmarks.services.common import BENCHMARK, bench_operation, cancelled, finish, follow_unit, manifest_common
+from benchmarks.services.common import (
+    BENCHMARK,
+    begin,
+    bench_operation,
+    cancelled,
+    finish,
+    follow_unit,
+    manifest_common,
+)
 from hostlib import facts, fio, kernel, posix, systemd, zfs, zpool
 from hostlib.errors import HostError
 from hostlib.runner import Transport
@@ -171,7 +180,7 @@ def execute_storage(run: Run, tracker: Tracker) -> None:
     ramp when it has one."""
     t = tracker.transport()
     unit = f"tarn-bench-{run.pk}"
-    Run.objects.filter(pk=run.pk).update(status=RunStatus.RUNNING)
+    begin(run)
     files, live = [], False  # live: a unit started and not seen ending well
     try:
         what = "dataset" if run.kind == RunKind.STORAGE else "folder"

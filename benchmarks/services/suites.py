@@ -4,9 +4,10 @@ just a set of profiles (what a schedule fires), run one after another by one Ope
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from appliance.choices import RunStatus
 from appliance.models import Host
 from appliance.operations import Tracker, operation_runner
-from benchmarks.choices import PROPERTIES, RunStatus
+from benchmarks.choices import PROPERTIES
 from benchmarks.models import Run, Suite
 from benchmarks.selectors import storage_profile
 from benchmarks.services.common import BENCHMARK, bench_operation, finish
@@ -82,7 +83,7 @@ def benchmark_suite_run(tracker: Tracker) -> None:
     suite = Suite.objects.get(pk=tracker.op.params["suite"])
     runs = list(suite.runs.select_related("host", "schedule").order_by("pk"))
     for n, run in enumerate(runs):
-        run.refresh_from_db(fields=["status", "cancel_requested"])
+        run.refresh_from_db(fields=["outcome", "cancel_requested"])
         if run.cancel_requested:
             finish(run, RunStatus.CANCELLED, "Cancelled before it started.")
             continue
@@ -91,5 +92,5 @@ def benchmark_suite_run(tracker: Tracker) -> None:
             execute_storage(run, tracker)
         except HostError as exc:
             tracker.log(f"Run {run.pk} failed: {exc}")
-    done = sum(r.status == RunStatus.SUCCEEDED for r in Run.objects.filter(suite=suite))
+    done = Run.objects.filter(suite=suite, outcome=RunStatus.SUCCEEDED).count()
     tracker.progress(100, f"{done} of {len(runs)} runs succeeded.")

@@ -3,7 +3,7 @@
 from rest_framework import serializers
 from rest_framework.serializers import ModelSerializer
 
-from appliance.api.serializers import HostField
+from appliance.api.serializers import HostField, RunStatusField
 from appliance.choices import Every
 from appliance.fields import WEEKDAY_HELP, ApiIntegerField
 from health.choices import SelfTestKind
@@ -56,6 +56,7 @@ class SelfTestRequest(serializers.Serializer):
 
 class SelfTestRunSerializer(ModelSerializer):
     host = serializers.CharField(source="host.name", read_only=True)
+    status = RunStatusField(help_text="Running until every disk has a verdict (results), or cancelled.")
     percent = ApiIntegerField(read_only=True)
 
     class Meta:

@@ -12,10 +12,11 @@ from django.db import transaction
 from django.utils import timezone
 
 from analytics.selectors import rules
+from appliance.choices import RunStatus
 from appliance.connect import transport_for
 from appliance.models import Host, Operation
 from appliance.operations import TargetBusy, Tracker, operation_runner, operation_start
-from health.choices import POLL_MINUTES, READ_PARALLEL, RUN_POLL_MINUTES, TEMPERATURE_DAYS, HealthState, RunStatus
+from health.choices import POLL_MINUTES, READ_PARALLEL, RUN_POLL_MINUTES, TEMPERATURE_DAYS, HealthState
 from health.models import DiskHealth, HealthPass, SelfTestRun, TemperaturePoint
 from health.services.runs import runs_advance
 from health.services.schedules import schedules_run_due

@@ -7,10 +7,11 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from appliance.choices import RunStatus
 from appliance.models import Host, Operation
 from appliance.operations import TargetBusy, Tracker, operation_runner, operation_start
 from appliance.services import host_for_changes
-from health.choices import RunStatus, SelfTestKind
+from health.choices import SelfTestKind
 from health.models import DiskHealth, SelfTestRun, SelfTestSchedule
 from hostlib import smart
 from hostlib.errors import HostError
@@ -149,7 +150,7 @@ def runs_advance(*, host: Host, transport: Transport, now=None) -> list[str]:
                 break  # still testing: the next read looks again
             run.current, run.group_started_at = run.current + 1, None
         if run.current >= len(run.groups):
-            run.status, run.finished_at = RunStatus.DONE, now
+            run.status, run.finished_at = RunStatus.SUCCEEDED, now
             said.append(f"{run.get_kind_display()} self-tests done on {len(run.results)} disks")
         run.save()
     return said

@@ -2,7 +2,7 @@
 
 from rest_framework import serializers
 
-from appliance.api.serializers import HostField, ModelSerializer
+from appliance.api.serializers import HostField, ModelSerializer, RunStatusField
 from appliance.fields import ApiIntegerField
 from replication.models import DatasetState, Pair, Task, TaskRun
 
@@ -79,9 +79,13 @@ class RetentionRequest(serializers.Serializer):
 
 
 class TaskRunSerializer(ModelSerializer):
+    status = RunStatusField(help_text="Its operation's status: a run is as far as its operation got.")
+    message = serializers.CharField(source="status_message", read_only=True)
+    finished_at = serializers.DateTimeField(source="ended_at", read_only=True)
+
     class Meta:
         model = TaskRun
-        fields = ["id", "operation", "status", "expected", "sent", "snapshots", "message", "started_at"]
+        fields = ["id", "operation", "status", "outcome", "expected", "sent", "snapshots", "message", "started_at"]
         fields += ["finished_at"]
         read_only_fields = fields
 

@@ -10,6 +10,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from appliance.choices import RunStatus
 from appliance.models import Operation
 from appliance.operations import Tracker, operation_runner, operation_start
 from hostlib import recv_helper, replication, systemd
@@ -17,7 +18,7 @@ from hostlib.errors import HostError
 from hostlib.replication import Dataset, Version
 from pools.services import Scope, inventory_refresh
 from replication import planning
-from replication.choices import PairStatus, RunStatus, Transport
+from replication.choices import PairStatus, RunOutcome, Transport
 from replication.models import DatasetState, Pair, Task, TaskRun
 from replication.services.pairs import REPLICATION, dialling, ends, receiver_upgrade
 
@@ -43,13 +44,7 @@ def task_run_start(*, task: Task, user) -> Operation:
             params={"task": task.pk},
             seconds=RUN_SECONDS,
         )
-        # One run per task at a time (the operation's lock): a run still "running" here lost its worker.
-        TaskRun.objects.filter(task=task, status=RunStatus.RUNNING).update(
-            status=RunStatus.FAILED,
-            message="Its worker stopped; this run goes on from where it was.",
-            finished_at=timezone.now(),
-        )
-        TaskRun.objects.create(task=task, operation=op)
+        TaskRun.objects.create(task=task, operation=op)  # its status is the operation's, one at a time per task
     return op
 
 
@@ -59,22 +54,21 @@ def task_run(tracker: Tracker) -> None:
     task, pair = run.task, run.task.pair
     src, dst = tracker.transport(pair.source), tracker.transport(pair.target)
     try:
-        status, message = _execute(tracker, run, task, src, dst)
-    except BaseException as exc:  # whatever ends it (a soft time limit too), the run says so, never "running"
+        outcome, message = _execute(tracker, run, task, src, dst)
+    except BaseException as exc:  # whatever ends it (a soft time limit too), the run says why; the operation fails
         said = "; ".join(exc.messages) if isinstance(exc, ValidationError) else str(exc) or type(exc).__name__
-        _finish(run, RunStatus.FAILED, said)
+        _finish(run, "", said)
         raise
-    _finish(run, status, message)
-    if status == RunStatus.STOPPED:
+    _finish(run, outcome, message)
+    if outcome == RunOutcome.STOPPED:
         raise ValidationError(message)  # the operation fails with the cause named; nothing was forced
     tracker.progress(100, message)
 
 
-def _finish(run: TaskRun, status: str, message: str) -> None:
-    run.status, run.message, run.finished_at = status, message[:1000], timezone.now()
-    TaskRun.objects.filter(pk=run.pk).update(
-        status=status, message=run.message, finished_at=run.finished_at, sent=run.sent, expected=run.expected
-    )
+def _finish(run: TaskRun, outcome: str, message: str) -> None:
+    """What the run found and its last word; its status is its operation's end, recorded next by the core."""
+    run.outcome, run.message = outcome, message[:1000]
+    TaskRun.objects.filter(pk=run.pk).update(outcome=outcome, message=run.message, sent=run.sent, expected=run.expected)
 
 
 def _source(task: Task, src) -> dict:
@@ -95,8 +89,9 @@ def _unchanged(task: Task, run: TaskRun, source: dict) -> bool:
     datasets are there, and each one's newest matching snapshot is the one last replicated (by guid). The target
     is then not listed at all (a receiving NAS opens every unmounted replica to list it: 12-20 s for 100 of them on
     the emulated lab). A target changed by hand meanwhile is found by the next run that sends."""
-    last = TaskRun.objects.filter(task=task).exclude(pk=run.pk).exclude(status=RunStatus.RUNNING).first()
-    if last is None or last.status not in (RunStatus.SUCCEEDED, RunStatus.NOTHING):
+    runs = TaskRun.objects.filter(task=task).exclude(pk=run.pk).select_related("operation")
+    last = runs.status_in(*RunStatus.ended()).first()
+    if last is None or last.status != RunStatus.SUCCEEDED or last.outcome == RunOutcome.EMPTY:
         return False
     states = dict(DatasetState.objects.filter(task=task).values_list("source", "guid"))
     if set(source) != set(states):
@@ -221,7 +216,7 @@ def _transfer(tracker: Tracker, run: TaskRun, task: Task, near, steps: list[dict
 
 
 def _execute(tracker: Tracker, run: TaskRun, task: Task, src, dst) -> tuple[str, str]:
-    """Send until every dataset is up to date (or stopped by its cause): (run status, message)."""
+    """Send until every dataset is up to date (or stopped by its cause): (what the run found, message)."""
     tracker.progress(2, "Listing both sides")
     for t in ends(task.pair, src, dst):
         replication.install_helpers(t)
@@ -237,7 +232,7 @@ def _execute(tracker: Tracker, run: TaskRun, task: Task, src, dst) -> tuple[str,
         sent = run.sent
     source = _source(task, src)
     if not sent and _unchanged(task, run, source):
-        return RunStatus.NOTHING, f"Nothing new; {len(source)} dataset(s) up to date"
+        return RunOutcome.NOTHING, f"Nothing new; {len(source)} dataset(s) up to date"
     failures, plans = 0, []
     try:
         for attempt in range(1, 2 * ATTEMPTS + 2):  # each failure, and each pass that resumed, plans again
@@ -287,16 +282,16 @@ def _execute(tracker: Tracker, run: TaskRun, task: Task, src, dst) -> tuple[str,
     TaskRun.objects.filter(pk=run.pk).update(snapshots=went)
     _refresh(task)
     if stops:
-        return RunStatus.STOPPED, "; ".join(p.says for p in stops)
+        return RunOutcome.STOPPED, "; ".join(p.says for p in stops)
     if not sent and not went and plans and all(p.outcome == planning.NOTHING_TO_SEND for p in plans):
         which = f"matching {task.pattern!r}" if task.pattern else "at all"
-        return RunStatus.EMPTY, (
+        return RunOutcome.EMPTY, (
             f"Nothing was sent: the task sends snapshots, and {task.source_dataset} has none {which}. Take one "
             "(Snapshots) or give the dataset a snapshot schedule; until one has gone, the data is not protected."
         )
     if not sent:
-        return RunStatus.NOTHING, f"Nothing new; {len(went)} dataset(s) up to date"
-    return RunStatus.SUCCEEDED, f"Sent {sent >> 20} MiB; {len(went)} dataset(s) up to date"
+        return RunOutcome.NOTHING, f"Nothing new; {len(went)} dataset(s) up to date"
+    return "", f"Sent {sent >> 20} MiB; {len(went)} dataset(s) up to date"
 
 
 def _log_rate(tracker: Tracker, attempt: int, progress: dict) -> None:

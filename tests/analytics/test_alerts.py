@@ -90,7 +90,7 @@ def test_capacity_errors_scrubs_hosts_and_benchmarks_raise_their_rules(
         profile="seq-write-1",
         title="Seq",
         target="tank/a",
-        status="failed",
+        outcome="failed",
         message="fio ended with exit-code",
         finished_at=timezone.now(),
     )
@@ -99,7 +99,7 @@ def test_capacity_errors_scrubs_hosts_and_benchmarks_raise_their_rules(
         profile="seq-write-1",
         title="Nightly",
         target="tank/a",
-        status="succeeded",
+        outcome="succeeded",
         flag="40% below the median of the previous 5 runs",
     )
     raised, cleared = evaluate(local_host, django_capture_on_commit_callbacks)

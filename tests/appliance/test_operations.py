@@ -12,6 +12,7 @@ from appliance.operations import (
     TargetBusy,
     app,
     operation_execute,
+    operation_reaped,
     operation_runner,
     operation_start,
     operation_tracking,
@@ -163,6 +164,28 @@ def test_the_reaper_fails_running_operations_whose_worker_went_silent(local_host
     fresh.refresh_from_db()
     assert stale.status == "failed" and "stopped responding" in stale.message
     assert fresh.status == "running"
+
+
+cleaned = []
+
+
+@operation_reaped("test.reaped")
+def reaped(op):
+    cleaned.append(op.pk)
+    if op.target == "broken":
+        raise RuntimeError("the clean-up failed")
+
+
+def test_the_reaper_hands_each_operation_it_failed_to_its_kinds_clean_up_once(local_host):
+    cleaned.clear()
+    old = timezone.now() - timedelta(minutes=5)
+    broken, other, fresh = (
+        Operation.objects.create(kind="test.reaped", target=t, host=local_host, status="running", heartbeat_at=at)
+        for t, at in (("broken", old), ("other", old), ("fresh", timezone.now()))
+    )
+    assert operations_reap(stale_after=timedelta(seconds=90)) == 2, "a clean-up that fails stops no other"
+    assert sorted(cleaned) == [broken.pk, other.pk] and Operation.objects.get(pk=other.pk).status == "failed"
+    assert operations_reap(stale_after=timedelta(seconds=90)) == 0 and len(cleaned) == 2
 
 
 def test_the_status_fragment_polls_only_while_running(local_host, viewer_client):

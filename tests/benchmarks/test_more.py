@@ -71,7 +71,7 @@ def test_a_network_runs_page_shows_mbits_retransmits_and_the_iperf3_manifest(ope
         profile="iperf-4",
         title="Network",
         target="10.77.0.2",
-        status="succeeded",
+        outcome="succeeded",
         jobs=[{"name": "to-nas"}],
         results=[{"job": "to-nas", "read": None, "write": side}],
         series=[[[1000, 122070, 1]]],
@@ -240,7 +240,6 @@ def _scheduled(host, schedule, bw):
         profile="seq-write-1",
         title="Sequential write",
         target="tank/data",
-        status="running",
         schedule=schedule,
         results=[{"job": "seq", "write": side}],
     )
@@ -279,7 +278,7 @@ def test_results_download_as_csv_and_json(operator_client, tank):
         profile="randrw-8k",
         title="Random",
         target="tank/data",
-        status="succeeded",
+        outcome="succeeded",
         properties={"sync": "always"},
         results=[{"job": "randrw-8k", "read": side, "write": side}],
         manifest={"fio": "fio-3.33"},
@@ -305,7 +304,7 @@ def test_a_comparison_draws_the_pools_expected_figures_from_its_layout(operator_
             profile="seq-read-1",
             title="Seq",
             target="tank/data",
-            status="succeeded",
+            outcome="succeeded",
             results=[{"job": "seq", "read": side}],
         )
         for _ in range(2)
@@ -369,7 +368,7 @@ def test_run_again_of_a_share_run_checks_the_share_again(operator_client, shares
         title="Seq over NFS",
         target="tank/data",
         share="/tank/data",
-        status="succeeded",
+        outcome="succeeded",
         jobs=[{"name": "seq-write-1", "rw": "write", "bs": "1m", "size": "8g", "runtime": 5}],
     )
     NfsExport.objects.filter(path="/tank/data").update(clients="10.0.0.0/24")

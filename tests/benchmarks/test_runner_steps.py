@@ -3,15 +3,18 @@ and records every command, so each test asserts the order (scratch dataset, layo
 transient unit, its result read, the scratch dataset destroyed whatever happened) and the run's status."""
 
 import time
+from datetime import timedelta
 from types import SimpleNamespace
 
 import pytest
+from django.utils import timezone
 
 from appliance.choices import Role
 from appliance.models import Host, Operation, User
+from appliance.operations import operations_reap
 from benchmarks.models import Run
 from benchmarks.selectors import run_charts
-from benchmarks.services import benchmark_start, runs_reconcile
+from benchmarks.services import benchmark_start
 from benchmarks.services import common as bench_common
 from hostlib import fio
 from hostlib.systemd import SANDBOX
@@ -287,36 +290,38 @@ def test_a_cancelled_run_stops_its_unit_and_removes_its_dataset(run_queued, fake
     assert (op.status, op.message) == ("succeeded", "Cancelled; its files are removed.")
 
 
+def worker_died(tank, **run) -> Run:
+    """A run its worker had begun when it died: its operation still running, its heartbeat an hour old."""
+    stale = timezone.now() - timedelta(hours=1)
+    op = Operation.objects.create(
+        kind="benchmarks.run", target="host:local:benchmark", host=tank, status="running", heartbeat_at=stale
+    )
+    return Run.objects.create(
+        host=tank, profile="seq-write-1", target="tank/data", operation=op, started_at=stale, **run
+    )
+
+
 def test_a_run_whose_worker_died_on_a_host_made_read_only_since_is_failed_and_nothing_removed(run_queued, fake, tank):
+    run = worker_died(tank)
     Host.objects.filter(pk=tank.pk).update(read_only=True)
-    op = Operation.objects.create(kind="benchmarks.run", target="host:local:benchmark", host=tank, status="failed")
-    run = Run.objects.create(host=tank, profile="seq-write-1", target="tank/data", status="running", operation=op)
-    assert run_queued(runs_reconcile) == 1  # no refusal stops the beat
-    run.refresh_from_db()
-    assert run.status == "failed" and run.message.endswith(
+    assert run_queued(operations_reap, stale_after=timedelta(minutes=5)) == 1  # no refusal stops the reaper
+    run = Run.objects.select_related("operation").get(pk=run.pk)
+    assert (run.status, run.outcome) == ("failed", "") and run.status_message.endswith(
         "local is read-only in Tarn: its unit and scratch dataset stay."
     )
     assert not fake.mutations and Operation.objects.count() == 1
 
 
 def test_a_run_whose_worker_died_is_failed_and_its_unit_and_dataset_cleaned_up(run_queued, fake, tank, admin):
-    op = Operation.objects.create(kind="benchmarks.run", target="host:local:benchmark", host=tank, status="failed")
-    run = Run.objects.create(
-        host=tank,
-        profile="seq-write-1",
-        title="Sequential write 1M",
-        target="tank/data",
-        status="running",
-        operation=op,
-        jobs=[{"name": "seq-write-1", "numjobs": 1}],
-    )
+    run = worker_died(tank, title="Sequential write 1M", jobs=[{"name": "seq-write-1", "numjobs": 1}])
     fake.answer("zfs", "get", "-H", "-o", "value", "tarn:made-by", stdout=f"bench-{run.pk}\n")  # it made it
-    assert run_queued(runs_reconcile) == 1
-    run.refresh_from_db()
-    assert (run.status, run.message) == (
+    assert run_queued(operations_reap, stale_after=timedelta(minutes=5)) == 1
+    run = Run.objects.select_related("operation").get(pk=run.pk)
+    assert (run.status, run.status_message) == (
         "failed",
-        "The worker following this run stopped; Tarn ended it and removed its files.",
+        "The worker following this run stopped; Tarn removes its unit and files.",
     )
+    op = run.operation
     assert fake.mutations == [
         ["systemctl", "stop", "--", f"tarn-bench-{run.pk}.service"],
         ["systemctl", "reset-failed", "--", f"tarn-bench-{run.pk}.service"],
@@ -326,6 +331,29 @@ def test_a_run_whose_worker_died_is_failed_and_its_unit_and_dataset_cleaned_up(r
     ]
     cleanup = Operation.objects.get(kind="benchmarks.cleanup")
     assert (cleanup.status, cleanup.target) == ("succeeded", f"host:local:benchmark-cleanup:{run.pk}")
+
+
+def test_the_runs_of_a_suite_whose_worker_died_read_failed_and_only_the_one_begun_is_cleaned_up(run_queued, fake, tank):
+    begun = worker_died(tank)
+    waiting = Run.objects.create(host=tank, profile="seq-write-1", target="tank/data", operation=begun.operation)
+    done = Run.objects.create(
+        host=tank, profile="seq-write-1", target="tank/data", operation=begun.operation, outcome="succeeded"
+    )
+    Operation.objects.filter(pk=begun.operation_id).update(kind="benchmarks.suite")
+    assert [r.status for r in Run.objects.select_related("operation").order_by("pk")] == [
+        "running",
+        "queued",
+        "succeeded",
+    ]
+    run_queued(operations_reap, stale_after=timedelta(minutes=5))
+    assert [r.status for r in Run.objects.select_related("operation").order_by("pk")] == [
+        "failed",
+        "failed",
+        "succeeded",
+    ]
+    assert [op.params for op in Operation.objects.filter(kind="benchmarks.cleanup")] == [{"run": begun.pk}]
+    assert Run.objects.get(pk=waiting.pk).status_message.startswith("The worker running this operation stopped")
+    assert Run.objects.get(pk=done.pk).message == ""
 
 
 def test_an_l2arc_warm_up_lays_out_and_drops_the_caches_once_and_records_each_pass_hit_ratios(

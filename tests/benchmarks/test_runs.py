@@ -56,7 +56,7 @@ def test_a_finished_runs_page_shows_results_graphs_and_manifest(admin_client, ta
         profile="randrw-8k",
         title="Random 67/33 read/write 8k",
         target="tank/data",
-        status="succeeded",
+        outcome="succeeded",
         jobs=[{"name": "randrw-8k", "size": "32m", "numjobs": 1}],
         results=[{"job": "randrw-8k", **result.as_dict()}],
         series=[series],
@@ -80,12 +80,14 @@ def test_a_finished_runs_page_shows_results_graphs_and_manifest(admin_client, ta
 
 
 def test_a_running_runs_page_polls_and_offers_cancel(operator_client, tank):
+    op = Operation.objects.create(kind="benchmarks.run", target="host:local:benchmark", host=tank, status="running")
     run = Run.objects.create(
         host=tank,
         profile="seq-write-1",
         title="Sequential write 1M",
         target="tank/data",
-        status="running",
+        operation=op,
+        started_at=op.created_at,
         progress=40,
         current={"job": "seq-write-1", "bytes_s": 200 << 20},
     )
@@ -112,7 +114,7 @@ def _finished(host, bw, p99, when="2026-11-20"):
         profile="randrw-8k",
         title="Random 67/33 read/write 8k",
         target="tank/data",
-        status="succeeded",
+        outcome="succeeded",
         jobs=[{"name": "randrw-8k", "size": "32m"}],
         results=[{"job": "randrw-8k", "read": side, "write": None}],
     )

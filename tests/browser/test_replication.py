@@ -5,9 +5,9 @@ import pytest
 from django.utils import timezone
 
 from pools.models import Dataset, Snapshot
-from replication.models import Pair, Task, TaskRun
+from replication.models import Pair, Task
 from tests.browser.conftest import login, shot
-from tests.replication.test_services import host_with
+from tests.replication.test_services import ended_run, host_with
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -17,9 +17,7 @@ def test_the_dashboard_leads_to_a_task_whose_restore_form_names_a_bad_field(page
     target = host_with("nas2", "backup", "backup/lab", "backup/lab/docs", snapshots={"backup/lab/docs": ("auto-1",)})
     pair = Pair.objects.create(source=source, target=target, address="10.78.0.2", root="backup/lab", status="paired")
     task = Task.objects.create(pair=pair, source_dataset="tank/docs", target_name="docs")
-    TaskRun.objects.create(
-        task=task, status="succeeded", sent=12 << 20, message="Sent 12 MiB", finished_at=timezone.now()
-    )
+    ended_run(task, "succeeded", sent=12 << 20, message="Sent 12 MiB")
     task.datasets.create(
         source="tank/docs",
         target="backup/lab/docs",

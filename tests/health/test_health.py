@@ -297,13 +297,13 @@ def test_every_disk_is_tested_one_per_vdev_at_a_time_and_a_scrubbing_pool_waits(
     assert fake.mutations[-1][-1] == "/dev/sdb"
     read()
     run.refresh_from_db()
-    assert run.status == "done" and run.results == {"/dev/sda": "passed", "/dev/sdb": "passed"}
+    assert run.status == "succeeded" and run.results == {"/dev/sda": "passed", "/dev/sdb": "passed"}
 
     Pool.objects.filter(pk=pool.pk).update(scan_function="SCRUB", scan_state="SCANNING")
     fake.reset()
     scrubbing = run_queued(services.self_test_run_start, host=host, user=admin_user, kind="long")
     scrubbing.refresh_from_db()
-    assert scrubbing.status == "done" and fake.mutations == []
+    assert scrubbing.status == "succeeded" and fake.mutations == []
     assert set(scrubbing.results.values()) == {"skipped: pool tank is scrubbing or resilvering"}
 
 
@@ -320,7 +320,7 @@ def test_a_disk_gone_mid_run_is_skipped_saying_so(host, fake, admin_user, run_qu
     fake.answer(*READ, "-d", "sat", "--", "/dev/sda", stdout=out("lab/sata-hdd-after-short-test.json"), returncode=4)
     run_queued(services.health_read_start, host=host, user=admin_user)
     run.refresh_from_db()
-    assert run.status == "done" and run.results == {"/dev/sda": "passed", "/dev/sdb": "skipped: the disk is gone"}
+    assert run.status == "succeeded" and run.results == {"/dev/sda": "passed", "/dev/sdb": "skipped: the disk is gone"}
     assert not DiskHealth.objects.filter(host=host, device="/dev/sdb").exists()
 
 
@@ -345,7 +345,7 @@ def test_a_schedule_starts_once_per_slot_and_not_for_slots_before_it_was_made(ho
     SelfTestSchedule.objects.filter(pk=schedule.pk).update(created_at=made)
     assert services.schedules_run_due(now=made + timedelta(hours=1)) == 0  # today's 02:00 was before it existed
     assert services.schedules_run_due(now=timezone.datetime(2026, 11, 21, 2, 30, tzinfo=tz)) == 1
-    SelfTestRun.objects.update(status="done")
+    SelfTestRun.objects.update(status="succeeded")
     assert services.schedules_run_due(now=timezone.datetime(2026, 11, 21, 9, 0, tzinfo=tz)) == 0  # once per slot
     weekly = SelfTestSchedule(every="week", weekday=6, hour=3)
     assert slot_last(weekly, timezone.datetime(2026, 11, 28, 12, 0, tzinfo=tz)).day == 22  # a Sunday
@@ -454,7 +454,7 @@ def test_a_full_log_that_reads_the_same_counts_once_the_drive_had_time_to_test(h
     DiskHealth.objects.filter(host=host).update(answered_at=later)
     services.runs_advance(host=host, transport=fake, now=later)
     run.refresh_from_db()
-    assert run.results == {"/dev/sda": "passed", "/dev/sdb": "passed"} and run.status == "done"
+    assert run.results == {"/dev/sda": "passed", "/dev/sdb": "passed"} and run.status == "succeeded"
 
 
 def test_a_full_log_whose_newest_is_another_kind_is_not_this_runs_result(host, fake, admin_user, run_queued):

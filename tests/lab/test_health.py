@@ -84,7 +84,7 @@ def test_self_tests_run_on_the_sata_disks_by_hand_and_all_at_once(guest, lab_hos
         SelfTestRun.objects.filter(pk=run.pk).update(group_started_at=F("group_started_at") - timedelta(minutes=3))
         run_queued(services.health_read_start, host=lab_host, user=admin_user)
         run.refresh_from_db()
-    assert run.status == "done" and run.results == {"/dev/sda": "passed", "/dev/sdb": "passed"}, run.results
+    assert run.status == "succeeded" and run.results == {"/dev/sda": "passed", "/dev/sdb": "passed"}, run.results
     after = {r.device: len(r.self_tests) for r in DiskHealth.objects.filter(host=lab_host, name__in=["sda", "sdb"])}
     assert after == {d: min(n + 1, 21) for d, n in logged.items()}  # each verdict is the run's own test
     sdb = DiskHealth.objects.get(host=lab_host, name="sdb")

@@ -255,7 +255,7 @@ def test_tarn_pairs_the_hosts_runs_a_task_keeps_the_chain_held_and_stops_on_a_di
     assert tag not in holds(source, "tank/docs@a") and tag in holds(source, "tank/docs@b")
 
     op = run_queued(services.task_run_start, task=task, user=admin_user)
-    assert TaskRun.objects.get(operation=op).status == "nothing", op.message
+    assert TaskRun.objects.get(operation=op).outcome == "nothing", op.message
 
     guest.sh("head -c 1M /dev/urandom > /tank/docs/three && zfs snapshot tank/docs@c")
     op = run_queued(services.task_run_start, task=task, user=admin_user)
@@ -354,13 +354,15 @@ def test_a_full_target_a_killed_worker_and_a_held_snapshot_lose_nothing(
     # as a real worker's death looks to Tarn: its operation running, its heartbeat stopped; the reaper fails it
     Operation.objects.filter(pk=op.pk).update(status="running", heartbeat_at=timezone.now() - timedelta(hours=1))
     assert operations_reap(stale_after=timedelta(minutes=5)) == 1
+    killed_op = op
     Task.objects.filter(pk=task.pk).update(limit=0)
     op = run_queued(services.task_run_start, task=task, user=admin_user)
     assert op.status == "succeeded", (op.message, op.log)
     assert "following the transfer a stopped worker left running" in op.log
     src, dst = side(source, "tank/docs")["tank/docs"], side(target, "backup/lab")["backup/lab/docs"]
     assert guids(dst) == guids(src) and set(guids(src)) == {"a", "b", "c"}
-    assert TaskRun.objects.filter(task=task, status="failed", message__contains="worker stopped").count() == 1
+    killed = TaskRun.objects.select_related("operation").get(task=task, operation=killed_op)
+    assert killed.status == "failed" and "worker running this operation stopped" in killed.status_message
 
     # the target's host key is no longer the one pinned at pairing; then the pair's line is gone from its
     # authorized_keys: each run stops at once, naming which, and nothing moves

@@ -88,7 +88,7 @@ def run_page_figures():
         profile="randrw-8k",
         title="Random 67/33 read/write 8k, one hour",
         target="tank/data",
-        status="succeeded",
+        outcome="succeeded",
         jobs=[{"name": "randrw-8k", "size": "64g"}],
         results=[{"job": "randrw-8k", "read": side, "write": side}],
         series=[series],

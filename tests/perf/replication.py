@@ -201,7 +201,7 @@ def many_figures():
     started = time.monotonic()
     op = services.task_run_start(task=many, user=None)
     seconds = time.monotonic() - started
-    assert TaskRun.objects.get(operation=op).status == "nothing"
+    assert TaskRun.objects.get(operation=op).outcome == "nothing"
     yield (
         "replication_100_datasets_nothing_new",
         seconds,

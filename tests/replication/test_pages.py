@@ -7,7 +7,7 @@ from django.utils import timezone
 
 from appliance.models import Operation
 from replication.models import Pair, Task, TaskRun
-from tests.replication.test_services import add_dataset, host_with
+from tests.replication.test_services import add_dataset, ended_run, host_with
 
 
 @pytest.fixture
@@ -24,7 +24,7 @@ def test_the_page_says_what_to_do_first_then_lists_pairs_and_tasks(admin_client,
     pair.pk = None
     pair.save()
     task = Task.objects.create(pair=pair, source_dataset="tank/docs", target_name="docs", pattern="auto-*")
-    TaskRun.objects.create(task=task, status="succeeded", sent=3 << 20, message="Sent 3 MiB")
+    ended_run(task, "succeeded", sent=3 << 20, message="Sent 3 MiB")
     page = admin_client.get("/replication/").content.decode()
     assert "backup/lab/docs" in page and "badge-succeeded" in page and "auto-*" in page and "Unpair" in page
     seen = viewer_client.get("/replication/").content.decode()
@@ -79,7 +79,7 @@ def test_the_api_makes_runs_and_deletes_a_task(admin_client, operator_client, pa
     with django_capture_on_commit_callbacks(execute=False):
         again = operator_client.post(f"{api}{task}/run/")
     assert again.status_code == 400 and "already running" in again.content.decode(), "one run per task at a time"
-    assert operator_client.get(f"{api}{task}/runs/").json()[0]["status"] == "running"
+    assert operator_client.get(f"{api}{task}/runs/").json()[0]["status"] == "queued"  # its operation's
     wrong = admin_client.delete(f"{api}{task}/", {"confirm": "docs"}, "application/json")
     assert wrong.status_code == 400 and "backup/lab/docs" in wrong.content.decode()
     Operation.objects.all().update(status="succeeded")
@@ -158,7 +158,7 @@ def test_restoring_from_the_task_page_names_a_bad_field_or_goes_to_its_operation
 def test_the_dashboard_shows_each_tasks_last_run_and_how_old_its_replicated_data_is(admin_client, pair):
     assert 'id="replication"' not in admin_client.get("/").content.decode(), "no task: no panel"
     task = Task.objects.create(pair=pair, source_dataset="tank/docs", target_name="docs")
-    TaskRun.objects.create(task=task, status="failed", message="the target pool is full")
+    ended_run(task, "failed", message="the target pool is full")
     now = timezone.now()
     task.datasets.create(
         source="tank/docs",

@@ -89,7 +89,7 @@ def test_a_run_with_no_snapshot_to_send_says_the_data_is_not_protected_and_alert
     task = Task.objects.create(pair=pair, source_dataset=SOURCE, target_name="docs")
     for _ in range(3):
         op, done = run(task, run_queued, admin_user)
-        assert done.status == "empty" and op.status == "succeeded", (done.status, op.message)
+        assert (done.status, done.outcome) == ("succeeded", "empty"), (done.status, op.message)
     assert "has none at all" in done.message and "not protected" in done.message
     assert not any(a[0] == "systemd-run" for a in fake.argvs), "nothing to send, nothing started"
     found = {(c.rule, c.subject): c.message for c in conditions(pair.source)}

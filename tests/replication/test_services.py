@@ -24,6 +24,14 @@ def host_with(name: str, *datasets: str, snapshots: dict | None = None) -> Host:
     return host
 
 
+def ended_run(task: Task, status: str, **fields) -> TaskRun:
+    """A run of the task whose operation ended so (a run's status is its operation's)."""
+    op = Operation.objects.create(
+        kind="replication.run", target=f"done:{task.pk}:{TaskRun.objects.count()}", host=task.pair.source, status=status
+    )
+    return TaskRun.objects.create(task=task, operation=op, **fields)
+
+
 def add_dataset(host: Host, name: str, snapshots=()) -> None:
     """A filesystem (and its snapshots, oldest first) in the host's pool, as the inventory last read it."""
     now = timezone.now()
@@ -212,7 +220,6 @@ def test_beat_starts_a_task_when_its_clock_is_up_or_a_new_snapshot_waits(pair, d
         assert services.tasks_run_due(now) == 2
         assert services.tasks_run_due(now) == 0, "each is running: the next minute tries again"
     assert set(TaskRun.objects.values_list("task", flat=True)) == {clock.pk, fresh.pk}
-    TaskRun.objects.update(status="succeeded")
     Operation.objects.update(status="succeeded")
     DatasetState.objects.create(task=fresh, source="tank/docs", target="backup/lab/fresh", snapshot="manual")
     with django_capture_on_commit_callbacks(execute=False):
@@ -242,11 +249,11 @@ def test_a_cron_time_starts_a_task_once_and_a_missed_one_within_the_hour(pair, d
 def test_a_failed_task_and_one_behind_raise_alerts_on_the_source(pair):
     task = services.task_save(pair=pair, source_dataset="tank/docs", target_name="docs")
     Task.objects.filter(pk=task.pk).update(created_at=timezone.now() - timedelta(days=2))
-    TaskRun.objects.create(task=task, status="stopped", message="backup/lab/docs changed after @c")
+    ended_run(task, "failed", outcome="stopped", message="backup/lab/docs changed after @c")
     found = {(c.rule, c.subject): c.message for c in conditions(pair.source)}
     assert "changed after @c" in found[("replication_failed", f"task {task.pk}")]
     assert "never replicated" in found[("replication_lag", f"task {task.pk}")]
-    TaskRun.objects.create(task=task, status="succeeded")
+    ended_run(task, "succeeded")
     DatasetState.objects.create(task=task, source="tank/docs", target="backup/lab/docs", replicated_at=timezone.now())
     assert not [c for c in conditions(pair.source) if c.rule.startswith("replication")]
     assert not [c for c in conditions(pair.target) if c.rule.startswith("replication")], "raised on the source only"
