@@ -21,7 +21,9 @@ def test_panels_are_read_once_while_kept_and_the_operations_list_stays_live(
     kept, admin_client, local_host, django_assert_max_num_queries, django_assert_num_queries
 ):
     admin_client.get("/")  # the panels read and kept
-    Operation.objects.create(kind="appliance.host_probe", target="tarn:new", host=local_host, status="succeeded", message="m")
+    Operation.objects.create(
+        kind="appliance.host_probe", target="tarn:new", host=local_host, status="succeeded", message="m"
+    )
     with django_assert_max_num_queries(6):  # session, user, policy, hosts, the recent operations: no panel
         page = admin_client.get("/").content.decode()
     assert "tarn:new" in page  # not kept: what just happened is always there
