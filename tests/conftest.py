@@ -5,6 +5,7 @@ import os
 import shutil
 
 import pytest
+from django.conf import settings as django_settings
 from django.contrib.auth.hashers import make_password
 
 from appliance.choices import Role
@@ -58,10 +59,12 @@ def operator_user(db):
     return _user("oscar", Role.OPERATOR)
 
 
-@pytest.fixture(autouse=True)
-def _dashboard_read_afresh(settings):
-    """A test sees the home page as its data is now (tests/appliance/test_dashboard_kept.py tests the keeping)."""
-    settings.TARN_DASHBOARD_SECONDS = 0
+@pytest.fixture(autouse=True, scope="session")
+def _dashboard_read_afresh():
+    """A test sees the home page as its data is now (tests/appliance/test_dashboard_kept.py tests the keeping, each
+    test through pytest-django's `settings`, which puts this 0 back). Once for the session: a per-test override costs
+    every test a settings signal round."""
+    django_settings.TARN_DASHBOARD_SECONDS = 0
 
 
 @pytest.fixture
