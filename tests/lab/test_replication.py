@@ -286,7 +286,7 @@ def test_tarn_pairs_the_hosts_runs_a_task_keeps_the_chain_held_and_stops_on_a_di
     guest.sh("zfs snapshot tank/docs@d")
     op = run_queued(services.task_run_start, task=task, user=admin_user)
     run = TaskRun.objects.get(operation=op)
-    assert op.status == "failed" and run.status == "stopped", (op.status, run.status, op.message)
+    assert (op.status, run.status, run.outcome) == ("failed", "failed", "stopped"), op.message
     assert "changed after the last common snapshot @c" in run.message and "@rogue" in run.message
     assert set(guids(side(target, "backup/lab")["backup/lab/docs"])) == {"b", "c", "rogue"}, "nothing forced"
 
