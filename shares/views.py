@@ -1,6 +1,7 @@
 """Share pages: SMB shares, NFS exports, server settings, Samba users and who is connected."""
 
-from django.shortcuts import render
+from django.contrib import messages
+from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from appliance.auth import requires
@@ -11,6 +12,8 @@ from pools.selectors import filesystem_names_on
 from shares import selectors, services
 from shares.forms import NfsExportForm, SambaUserForm, ShareFolderForm, ShareSettingsForm, SmbShareForm
 from shares.models import NfsExport, SmbShare
+
+ROW_ACTIONS = ("password", "enable", "disable", "delete")  # what a Samba user's row may start
 
 
 def share_list(request, *, status: int = 200, settings_form=None, user_form=None):
@@ -136,13 +139,20 @@ def samba_user_add(request):
 @requires(write=Role.ADMIN)
 @require_POST
 def samba_user(request):
-    """A Samba user's row buttons (password, enable, disable, delete with the name typed): a refusal is a message."""
+    """A Samba user's row buttons (password, enable, disable, delete with the name typed): a refusal is a message.
+    A new user comes only through the Add user form (samba_user_add), which stays open when refused."""
+    action = request.POST.get("action", "")
+    if action not in ROW_ACTIONS:
+        messages.error(
+            request, "A user's row can change the password, enable, disable or delete; add a user with the form."
+        )
+        return redirect("share-list")
     return start_or_back(
         request,
         services.samba_user_start,
         "share-list",
         host=host_current(request),
-        action=request.POST.get("action", ""),
+        action=action,
         username=request.POST.get("username", "").strip(),
         password=request.POST.get("password", ""),
         confirm=request.POST.get("confirm", ""),

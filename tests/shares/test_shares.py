@@ -112,6 +112,14 @@ def test_a_samba_password_goes_only_to_the_queued_task(admin_client, tank, djang
     assert "lower-case" in bad.content.decode() and Operation.objects.count() == 1
 
 
+def test_a_users_row_cannot_add_one_only_the_add_form_can(admin_client, tank):
+    page = admin_client.post(
+        "/shares/users/", {"action": "add", "username": "eve", "password": "long-enough-1"}, follow=True
+    )
+    assert "add a user with the form" in page.content.decode()
+    assert not Operation.objects.exists()
+
+
 def test_operators_may_not_manage_users_or_server_settings(operator_client, tank):
     assert operator_client.post("/shares/users/", {"action": "add"}).status_code == 403
     assert operator_client.post("/shares/users/add/", {}).status_code == 403
