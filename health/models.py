@@ -3,6 +3,7 @@ last pass (when, how long, what kept it from reading)."""
 
 from django.conf import settings
 from django.db import models
+from django.template.defaultfilters import pluralize
 
 from appliance.choices import Every, RunStatus, Weekday
 from appliance.models import Host
@@ -192,3 +193,17 @@ class SelfTestRun(models.Model):
     @property
     def percent(self) -> int:
         return int(100 * len(self.results) / self.devices) if self.devices else 100
+
+    @property
+    def verdict(self) -> tuple[str, str]:
+        """(badge, words) for a run that ended: what its disks said, not only that the run finished ("1 disk
+        failed" in red, though every group ran)."""
+        if self.status != RunStatus.SUCCEEDED:
+            return ("failed" if self.status == RunStatus.FAILED else "reverted", self.get_status_display())
+        said = [result.split(":", 1)[0] for result in self.results.values()]
+        failed, passed = said.count("failed"), said.count("passed")
+        if failed:
+            return "failed", f"{failed} disk{pluralize(failed)} failed"
+        if passed < len(said):
+            return "stopped", f"{passed} of {len(said)} passed"
+        return "succeeded", "All passed" if passed > 1 else "Passed"

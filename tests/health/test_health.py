@@ -535,3 +535,25 @@ def test_a_daily_slot_is_one_moment_when_the_clocks_go_back():
         first = slot_last(schedule, timezone.datetime(2026, 10, 25, 0, 5, tzinfo=timezone.UTC))
         second = slot_last(schedule, timezone.datetime(2026, 10, 25, 1, 5, tzinfo=timezone.UTC))
     assert first == second and first.utcoffset() == timedelta(hours=2)
+
+
+def test_a_finished_runs_badge_says_what_its_disks_said_not_only_that_it_ran(host, viewer_client):
+    """Every group ran in each of these (succeeded), but the admin's answer is in the disks' verdicts."""
+    made = {
+        "1 disk failed": {"/dev/sda": "passed", "/dev/sdb": "failed: Completed: read failure"},
+        "1 of 2 passed": {"/dev/sda": "passed", "/dev/sdb": "skipped: the disk is gone"},
+        "All passed": {"/dev/sda": "passed", "/dev/sdb": "passed"},
+    }
+    for results in made.values():
+        SelfTestRun.objects.create(host=host, kind="short", status="succeeded", results=results, groups=[list(results)])
+    SelfTestRun.objects.create(host=host, kind="long", status="cancelled", groups=[["/dev/sda"]])
+    verdicts = {run.verdict for run in SelfTestRun.objects.all()}
+    assert verdicts == {
+        ("failed", "1 disk failed"),
+        ("stopped", "1 of 2 passed"),
+        ("succeeded", "All passed"),
+        ("reverted", "Cancelled"),
+    }
+    on(viewer_client, host)
+    table = viewer_client.get("/health/").content.decode().split('id="self-test-runs"', 1)[1].split("</table>", 1)[0]
+    assert '<span class="badge badge-failed">1 disk failed</span>' in table and "Succeeded" not in table
