@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Lint, then every test tier: unit, integration, lab and browser. Under CI=true nothing may be skipped.
-# With arguments, one pytest run with them (e.g. scripts/test.sh -m lab -k mtu); without, three runs: the unit and
-# integration tiers and the browser tests that need no guest while the lab guest's image and saved state are made
-# in the background (cold: ~12 min), then the lab tier (browser tests on the guest included) on that guest.
+# With arguments, one pytest run with them (e.g. scripts/test.sh -m lab -k mtu); without, three runs. With a lab:
+# the lab tier (browser tests on the guest included) starts as soon as the guest's image and saved state are made
+# (cold: ~9 min), and the tiers that need no guest (unit and integration, then the browser tests without a guest)
+# run beside it from the start, niced, with their own Redis database and data dir, their output kept in
+# test-artifacts/tiers.log and shown at the end. The emulated guest leaves a core idle a good part of the time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # The OS packages first (the lab's among them), so the guest's build starts before the Python and npm packages
@@ -30,19 +32,37 @@ if [ $# -gt 0 ]; then
   exec .venv/bin/pytest "$@"
 fi
 started=$SECONDS
-echo "==> pytest: unit and integration tiers"
 status=0
-.venv/bin/pytest -m "not lab and not browser" --durations=10 || status=$?
-echo "==> unit and integration tiers: $((SECONDS - started)) s"
-echo "==> pytest: the browser tests that need no lab guest (while it is made)"
-.venv/bin/pytest -m "browser and not lab" --durations=5 || status=$?
-echo "==> (the tiers so far: $((SECONDS - started)) s)"
-if [ -n "$prepare" ]; then
-  waited=$SECONDS
-  wait "$prepare" || { echo "lab prepare failed (the lab tier will say why):"; tail -20 test-artifacts/lab-prepare.log; }
-  echo "==> waited $((SECONDS - waited)) s for the lab guest's image and saved state"
+no_guest_tiers() {
+  .venv/bin/pytest -m "not lab and not browser" --durations=10 || status=$?
+  echo "==> unit and integration tiers: $((SECONDS - started)) s"
+  .venv/bin/pytest -m "browser and not lab" --durations=5 || status=$?
+  echo "==> the browser tests that need no guest: done at $((SECONDS - started)) s"
+  return "$status"
+}
+if [ -z "$prepare" ]; then
+  echo "==> pytest: unit and integration tiers, then the browser tests that need no guest"
+  no_guest_tiers || status=$?
+  echo "==> pytest: the lab tier"
+  .venv/bin/pytest -m lab --durations=50 || status=$?
+  exit "$status"
 fi
+echo "==> pytest: the tiers that need no guest, beside the lab (their output: test-artifacts/tiers.log)"
+(
+  renice -n 10 -p "$BASHPID" >/dev/null  # the guest's emulation first: the lab tier is the longer path
+  export REDIS_URL=${TARN_TEST_REDIS_URL_BESIDE:-redis://127.0.0.1:6379/14}  # workers of one run never take the other's tasks
+  TARN_DATA_DIR=$(mktemp -d /tmp/tarn-test.XXXXXX)
+  export TARN_DATA_DIR
+  no_guest_tiers
+) >test-artifacts/tiers.log 2>&1 &
+tiers=$!
+waited=$SECONDS
+wait "$prepare" || { echo "lab prepare failed (the lab tier will say why):"; tail -20 test-artifacts/lab-prepare.log; }
+echo "==> waited $((SECONDS - waited)) s for the lab guest's image and saved state"
 echo "==> pytest: the lab tier, and the browser tests on the lab guest"
-echo "==> (the tiers so far: $((SECONDS - started)) s)"
 .venv/bin/pytest -m lab --durations=50 || status=$?
-exit "$status"  # pytest's summary stays the last line
+echo "==> the lab tier ended at $((SECONDS - started)) s; the other tiers:"
+wait "$tiers" || status=1
+cat test-artifacts/tiers.log
+echo "==> every tier: $((SECONDS - started)) s"
+exit "$status"
