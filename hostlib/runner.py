@@ -451,8 +451,9 @@ def parse_host_keys(text: str) -> list[str]:
 
 
 def _control_dir() -> str:
-    """A short private directory for ssh's shared-connection sockets (socket paths max 108 bytes)."""
-    path = f"/tmp/tarn-ssh-{os.getuid()}"
+    """A short private directory for ssh's shared-connection sockets (socket paths max 108 bytes); TARN_SSH_CONTROL_DIR
+    gives another (two Tarns on one machine, as the test lanes are, each closing only its own connections)."""
+    path = os.environ.get("TARN_SSH_CONTROL_DIR") or f"/tmp/tarn-ssh-{os.getuid()}"
     os.makedirs(path, mode=0o700, exist_ok=True)
     info = os.lstat(path)
     if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:

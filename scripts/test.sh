@@ -59,10 +59,23 @@ tiers=$!
 waited=$SECONDS
 wait "$prepare" || { echo "lab prepare failed (the lab tier will say why):"; tail -20 test-artifacts/lab-prepare.log; }
 echo "==> waited $((SECONDS - waited)) s for the lab guest's image and saved state"
-echo "==> pytest: the lab tier, and the browser tests on the lab guest"
-.venv/bin/pytest -m lab --durations=50 || status=$?
-echo "==> the lab tier ended at $((SECONDS - started)) s; the other tiers:"
+echo "==> pytest: the lab tier in two lanes side by side (lane 2's output: test-artifacts/lab-lane2.log)"
+(
+  set -a; . lab/lane2.env; set +a  # its own guests: run dirs, ports, namespaces, replication wire
+  export TARN_LAB_LANE=2 REDIS_URL=${TARN_TEST_REDIS_URL_LANE2:-redis://127.0.0.1:6379/13}
+  export TARN_SSH_CONTROL_DIR=/tmp/tarn-ssh-$(id -u)-lane2  # closing its guests' connections never closes lane 1's
+  TARN_DATA_DIR=$(mktemp -d /tmp/tarn-test.XXXXXX)
+  export TARN_DATA_DIR
+  .venv/bin/pytest -m lab --durations=30
+) >test-artifacts/lab-lane2.log 2>&1 &
+lane2=$!
+TARN_LAB_LANE=1 .venv/bin/pytest -m lab --durations=30 || status=$?
+echo "==> lab lane 1 ended at $((SECONDS - started)) s"
+wait "$lane2" || status=1
+echo "==> lab lane 2 (ended at $((SECONDS - started)) s):"
+cat test-artifacts/lab-lane2.log
 wait "$tiers" || status=1
+echo "==> the tiers without a guest:"
 cat test-artifacts/tiers.log
 echo "==> every tier: $((SECONDS - started)) s"
 exit "$status"

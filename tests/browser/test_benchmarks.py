@@ -9,7 +9,7 @@ import pytest
 from tests.browser.conftest import login_on_lab, shot, wait_for_operation
 from tests.support.worker import start_worker, stop_worker
 
-pytestmark = [pytest.mark.browser, pytest.mark.lab, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.browser, pytest.mark.lab, pytest.mark.lane(1), pytest.mark.django_db(transaction=True)]
 
 
 def test_start_a_run_watch_it_and_open_its_graphs(page, lab_worker, guest, tmp_path):

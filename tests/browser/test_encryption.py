@@ -11,7 +11,7 @@ from django.conf import settings
 
 from tests.browser.conftest import login_on_lab, shot, wait_for_operation
 
-pytestmark = [pytest.mark.browser, pytest.mark.lab, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.browser, pytest.mark.lab, pytest.mark.lane(1), pytest.mark.django_db(transaction=True)]
 CANARY = "canary-browser 6b1e passphrase"
 
 

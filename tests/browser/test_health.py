@@ -5,7 +5,7 @@ import pytest
 
 from tests.browser.conftest import login_on_lab, shot, wait_for_operation
 
-pytestmark = [pytest.mark.browser, pytest.mark.lab, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.browser, pytest.mark.lab, pytest.mark.lane(1), pytest.mark.django_db(transaction=True)]
 
 
 def test_read_the_disks_open_one_and_run_a_self_test(page, lab_worker, guest):

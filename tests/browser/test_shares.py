@@ -8,7 +8,7 @@ import pytest
 from tests.browser.conftest import login_on_lab, shot, wait_for_operation
 from tests.conftest import require_tool
 
-pytestmark = [pytest.mark.browser, pytest.mark.lab, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.browser, pytest.mark.lab, pytest.mark.lane(1), pytest.mark.django_db(transaction=True)]
 
 
 def test_an_admin_shares_a_dataset_adds_a_user_and_sees_the_session(page, lab_worker, guest):

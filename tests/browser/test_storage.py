@@ -4,7 +4,7 @@ import pytest
 
 from tests.browser.conftest import login_on_lab, shot, wait_for_operation
 
-pytestmark = [pytest.mark.browser, pytest.mark.lab, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.browser, pytest.mark.lab, pytest.mark.lane(1), pytest.mark.django_db(transaction=True)]
 D = "/dev/disk/by-id/virtio-zfsdisk{}".format
 
 

@@ -11,7 +11,7 @@ from tests.browser.conftest import login_on_lab, shot, wait_for_operation
 from tuning.models import ChangeSet
 from tuning.services import changes_settle
 
-pytestmark = [pytest.mark.browser, pytest.mark.lab, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.browser, pytest.mark.lab, pytest.mark.lane(1), pytest.mark.django_db(transaction=True)]
 
 
 def mtu(guest, mac) -> int:

@@ -355,3 +355,12 @@ def test_a_mount_folder_is_sealed_through_its_descriptor_and_a_link_on_its_way_i
         for folder in (share / "docs", share / "new"):
             if folder.exists():
                 subprocess.run(["chattr", "-i", str(folder)], check=True)
+
+
+def test_the_ssh_control_dir_can_be_another_private_one_and_a_shared_one_is_refused(tmp_path, monkeypatch):
+    mine = tmp_path / "ctl"
+    monkeypatch.setenv("TARN_SSH_CONTROL_DIR", str(mine))
+    assert runner._control_dir() == str(mine) and (mine.stat().st_mode & 0o777) == 0o700
+    mine.chmod(0o755)  # others could plant a socket there
+    with pytest.raises(errors.HostUnreachable, match="not a private directory"):
+        runner._control_dir()

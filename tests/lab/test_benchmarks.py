@@ -27,7 +27,7 @@ from tests.support.inline import run_when_queued
 from tests.support.worker import start_beat, start_worker, stop_worker
 from tuning.services import links_refresh
 
-pytestmark = pytest.mark.lab
+pytestmark = [pytest.mark.lab, pytest.mark.lane(1)]
 
 
 @pytest.fixture

@@ -26,7 +26,7 @@ from tests.conftest import require_tool
 from tests.lab.conftest import smbclient
 from tests.lab.test_share_guard import ALICE, EXPORT, SHARE
 
-pytestmark = pytest.mark.lab
+pytestmark = [pytest.mark.lab, pytest.mark.lane(1)]
 DISK = "/dev/disk/by-id/virtio-zfsdisk1"
 
 

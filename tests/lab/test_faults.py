@@ -10,7 +10,7 @@ import pytest
 from tests.support.lab import LAB_SH
 from tests.support.sshd import free_port
 
-pytestmark = pytest.mark.lab
+pytestmark = [pytest.mark.lab, pytest.mark.lane(1)]
 
 
 def lab_sh(*args, env=None, timeout=300):

@@ -12,7 +12,7 @@ from appliance.services import host_refresh_facts
 from hostlib.errors import CommandFailed
 from tests.conftest import require_tool
 
-pytestmark = pytest.mark.lab
+pytestmark = [pytest.mark.lab, pytest.mark.lane(1)]
 DISK = "/dev/disk/by-id/virtio-zfsdisk{}"
 
 

@@ -15,7 +15,7 @@ from shares import services as share_services
 from shares.models import NfsExport, SmbShare
 from tests.lab.conftest import smbclient
 
-pytestmark = pytest.mark.lab
+pytestmark = [pytest.mark.lab, pytest.mark.lane(1)]
 D = "/dev/disk/by-id/virtio-zfsdisk{}".format
 SHARE = dict(
     comment="",

@@ -15,7 +15,7 @@ from tuning import services
 from tuning.models import ChangeSet, Link, Setting
 from tuning.selectors import tuning_drift
 
-pytestmark = pytest.mark.lab
+pytestmark = [pytest.mark.lab, pytest.mark.lane(1)]
 PROFILE_KEYS = {
     "net.core.rmem_max",
     "net.core.wmem_max",

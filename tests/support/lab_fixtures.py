@@ -1,17 +1,26 @@
 """Lab fixtures shared by the lab and browser tiers: one guest for the session, restored before every test."""
 
+import os
+
 import pytest
 
 from tests.conftest import require
 from tests.support.lab import ROOT, lab_down, lab_missing_reason, lab_running, lab_up
 
+
+def lab_env_file(name: str) -> dict[str, str]:
+    """The TARN_LAB_* settings in lab/<name>."""
+    return dict(
+        line.split("=", 1)
+        for line in (ROOT / "lab" / name).read_text().splitlines()
+        if "=" in line and not line.startswith("#")
+    )
+
+
 # A second guest from the same image and saved state, started only for the tests that ask for it (replication); its
-# settings are lab/second.env's, the same TARN_LAB=2 make run uses.
-SECOND = dict(
-    line.split("=", 1)
-    for line in (ROOT / "lab" / "second.env").read_text().splitlines()
-    if "=" in line and not line.startswith("#")
-)
+# settings are lab/second.env's, the same TARN_LAB=2 make run uses. In the second lab lane (TARN_LAB_LANE=2, whose
+# first guest's settings are in this process's environment, from lab/lane2.env), lab/lane2-second.env's.
+SECOND = lab_env_file("lane2-second.env" if os.environ.get("TARN_LAB_LANE") == "2" else "second.env")
 
 # The fixtures that start a test from a saved state of their own (Lab.enter): with one of them, `guest` leaves the
 # restore to it instead of restoring the clean state first.
