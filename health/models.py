@@ -201,6 +201,8 @@ class SelfTestRun(models.Model):
         if self.status != RunStatus.SUCCEEDED:
             return ("failed" if self.status == RunStatus.FAILED else "reverted", self.get_status_display())
         said = [result.split(":", 1)[0] for result in self.results.values()]
+        if not said:
+            return "stopped", "No disk tested"
         failed, passed = said.count("failed"), said.count("passed")
         if failed:
             return "failed", f"{failed} disk{pluralize(failed)} failed"

@@ -454,6 +454,8 @@ def _control_dir() -> str:
     """A short private directory for ssh's shared-connection sockets (socket paths max 108 bytes); TARN_SSH_CONTROL_DIR
     gives another (two Tarns on one machine, as the test lanes are, each closing only its own connections)."""
     path = os.environ.get("TARN_SSH_CONTROL_DIR") or f"/tmp/tarn-ssh-{os.getuid()}"
+    if not os.path.isabs(path) or len(path) > 60:  # a socket's name adds 33 bytes, ssh's temporary one 17 more
+        raise HostUnreachable(f"TARN_SSH_CONTROL_DIR must be an absolute path of at most 60 characters: {path!r}")
     os.makedirs(path, mode=0o700, exist_ok=True)
     info = os.lstat(path)
     if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:

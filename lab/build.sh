@@ -107,7 +107,7 @@ in_root systemctl enable systemd-networkd >/dev/null 2>&1
 # CPU in the middle of a test (apt's daily runs, e2scrub, fstrim, the dpkg backup; nmbd's NetBIOS browsing;
 # pNFS block layout).
 in_root systemctl mask samba-ad-dc iperf3 nmbd nfs-blkmap e2scrub_reap apt-daily.timer apt-daily-upgrade.timer \
-  dpkg-db-backup.timer e2scrub_all.timer fstrim.timer >/dev/null 2>&1
+  dpkg-db-backup.timer e2scrub_all.timer fstrim.timer >/dev/null
 echo 'nameserver 10.0.2.3' >"$R/etc/resolv.conf"
 # Serial console login for debugging; quiet, fast boot.
 in_root systemctl enable serial-getty@ttyS0 >/dev/null 2>&1 || true

@@ -50,7 +50,11 @@ def lab_lane(item) -> str:
 def pytest_collection_modifyitems(config, items):
     if not LANE:
         return
-    other = [item for item in items if "lab" in item.keywords and lab_lane(item) != LANE]
+    lab = [item for item in items if "lab" in item.keywords]
+    wired = [item.nodeid for item in lab if lab_lane(item) != "1" and "local_host" in getattr(item, "fixturenames", ())]
+    if wired:  # only lane 1's guest is wired to this machine
+        raise pytest.UsageError(f"lab tests that use this machine's own host must be marked lane(1): {wired}")
+    other = [item for item in lab if lab_lane(item) != LANE]
     if other:
         config.hook.pytest_deselected(items=other)
         items[:] = [item for item in items if item not in other]

@@ -8,7 +8,17 @@ from pathlib import Path
 from tests.support.lab_fixtures import lab_env_file
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA_LINK = ("LAB_PEER_", "LAB_GUEST_DATA_ADDR", "LAB_NS_", "data_nic(", "local_host")
+DATA_LINK = (
+    "LAB_PEER_",
+    "LAB_GUEST_DATA_ADDR",
+    "LAB_NS_",
+    "LAB_NETNS",
+    "LAB_DATA",
+    ".ns(",
+    "data_nic(",
+    "10.77.",
+    "local_host",
+)
 
 
 def marks(path: Path) -> set[str]:

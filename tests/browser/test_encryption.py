@@ -26,18 +26,22 @@ def _forms(secret: str) -> list[str]:
 
 
 class RedisWatch:
-    """Every command Redis runs while the test runs (MONITOR), from a thread."""
+    """Every command Redis runs in this session's database while the test runs (MONITOR, which sees every database:
+    make test's other runs use their own), from a thread."""
 
     def __init__(self):
         self.seen: list[str] = []
-        self._monitor = redis.Redis.from_url(settings.CELERY_BROKER_URL).monitor()
+        client = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+        self._db = client.connection_pool.connection_kwargs.get("db", 0)
+        self._monitor = client.monitor()
         self._monitor.__enter__()
         threading.Thread(target=self._listen, daemon=True).start()
 
     def _listen(self):
         try:
             for command in self._monitor.listen():
-                self.seen.append(str(command.get("command", "")))
+                if command.get("db") == self._db:
+                    self.seen.append(str(command.get("command", "")))
         except Exception:  # noqa: BLE001 - the connection closes at the end of the test
             return
 

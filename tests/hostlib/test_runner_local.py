@@ -357,10 +357,14 @@ def test_a_mount_folder_is_sealed_through_its_descriptor_and_a_link_on_its_way_i
                 subprocess.run(["chattr", "-i", str(folder)], check=True)
 
 
-def test_the_ssh_control_dir_can_be_another_private_one_and_a_shared_one_is_refused(tmp_path, monkeypatch):
-    mine = tmp_path / "ctl"
+def test_the_ssh_control_dir_can_be_another_private_one_and_a_shared_one_is_refused(monkeypatch):
+    mine = Path(tempfile.mkdtemp(prefix="tarn-t-")) / "ctl"  # short: pytest's tmp_path is over the limit
     monkeypatch.setenv("TARN_SSH_CONTROL_DIR", str(mine))
     assert runner._control_dir() == str(mine) and (mine.stat().st_mode & 0o777) == 0o700
     mine.chmod(0o755)  # others could plant a socket there
     with pytest.raises(errors.HostUnreachable, match="not a private directory"):
         runner._control_dir()
+    for wrong in ("relative/ctl", "/tmp/" + "x" * 60):
+        monkeypatch.setenv("TARN_SSH_CONTROL_DIR", wrong)
+        with pytest.raises(errors.HostUnreachable, match="absolute path of at most 60"):
+            runner._control_dir()

@@ -18,9 +18,9 @@ def lab_env_file(name: str) -> dict[str, str]:
 
 
 # A second guest from the same image and saved state, started only for the tests that ask for it (replication); its
-# settings are lab/second.env's, the same TARN_LAB=2 make run uses. In the second lab lane (TARN_LAB_LANE=2, whose
-# first guest's settings are in this process's environment, from lab/lane2.env), lab/lane2-second.env's.
-SECOND = lab_env_file("lane2-second.env" if os.environ.get("TARN_LAB_LANE") == "2" else "second.env")
+# settings are lab/second.env's, the same TARN_LAB=2 make run uses, or those the first guest's settings name (the
+# second lab lane's first guest, lab/lane2.env, names lab/lane2-second.env, whose wire ports mirror its own).
+SECOND = lab_env_file(os.environ.get("TARN_LAB_SECOND_ENV") or "second.env")
 
 # The fixtures that start a test from a saved state of their own (Lab.enter): with one of them, `guest` leaves the
 # restore to it instead of restoring the clean state first.
