@@ -11,20 +11,32 @@ from hostlib import send_helper
 from hostlib.send_helper import Bucket, Progress
 
 
+class Clock:
+    """The bucket's clock: time moves only when it sleeps (and by a microsecond a take), so the pace measured is the
+    bucket's own, not what a busy machine let the test's loop do (it failed beside the lab, niced)."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def monotonic(self):
+        self.now += 1e-6
+        return self.now
+
+    def sleep(self, seconds):
+        self.now += seconds
+
+
 @pytest.mark.parametrize("rate", [2 << 20, 8 << 20])
-def test_the_bucket_holds_the_rate_per_second_not_only_on_average(rate):
-    bucket, moved, seconds = Bucket(rate), [], []
-    started = time.monotonic()
-    while time.monotonic() - started < 2.0:
-        second = int(time.monotonic() - started)
-        n = bucket.take(send_helper.CHUNK)
-        while len(moved) <= second:
-            moved.append(0)
-        moved[second] += n
-        seconds.append(second)
+def test_the_bucket_holds_the_rate_per_second_not_only_on_average(rate, monkeypatch):
+    clock = Clock()
+    monkeypatch.setattr(send_helper, "time", clock)
+    bucket, moved = Bucket(rate), [0, 0, 0]
+    while clock.now < 3.0:
+        second = int(clock.now)
+        moved[second] += bucket.take(send_helper.CHUNK)
     # The first second may carry the initial burst (a tenth of a second's worth) on top.
     assert rate * 0.95 <= moved[0] <= rate * 1.15, moved
-    assert rate * 0.9 <= moved[1] <= rate * 1.1, moved
+    assert [rate * 0.98 <= m <= rate * 1.02 for m in moved[1:]] == [True, True], moved
 
 
 def test_a_short_move_gives_its_tokens_back():
