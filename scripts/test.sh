@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Lint, then every test tier: unit, integration, lab and browser. Under CI=true nothing may be skipped.
-# With arguments, one pytest run with them (e.g. scripts/test.sh -m lab -k mtu); without, four runs. With a lab:
+# With arguments, one pytest run with them (e.g. scripts/test.sh -m lab -k mtu); without, three runs. With a lab:
 # the lab tier (browser tests on the guest included) starts as soon as the guest's image and saved state are made
-# (cold: ~9 min), in two lanes side by side on guests of their own (lane 2: lab/lane2.env, its output in
-# test-artifacts/lab-lane2.log); the tiers that need no guest (unit and integration, then the browser tests without
-# a guest) run beside it from the start, niced, their output in test-artifacts/tiers.log. Each run has its own Redis
-# database, data dir and SSH control dir. One emulated guest leaves a third of the two cores idle.
+# (cold: ~9 min); the tiers that need no guest (unit and integration, then the browser tests without a guest) run
+# beside it from the start, niced, their output in test-artifacts/tiers.log, shown at the end. Each run has its own
+# Redis database, data dir and SSH control dir. TARN_TEST_LAB_LANES=2: the lab tier in two lanes side by side, each on
+# guests of its own (lane 2: lab/lane2.env, its output in test-artifacts/lab-lane2.log).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # The OS packages first (the lab's among them), so the guest's build starts before the Python and npm packages
@@ -53,7 +53,7 @@ echo "==> pytest: the tiers that need no guest, beside the lab (their output: te
   renice -n 10 -p "$BASHPID" >/dev/null  # the guest's emulation first: the lab tier is the longer path
   export REDIS_URL=${TARN_TEST_REDIS_URL_BESIDE:-redis://127.0.0.1:6379/14}  # workers of one run never take the other's tasks
   TARN_DATA_DIR=$(mktemp -d /tmp/tarn-test.XXXXXX)
-  export TARN_DATA_DIR TARN_SSH_CONTROL_DIR=$TARN_DATA_DIR/ssh  # a lab lane's restore closes only its own connections
+  export TARN_DATA_DIR TARN_SSH_CONTROL_DIR=$TARN_DATA_DIR/ssh  # the lab tier, restoring a guest, closes only its own
   no_guest_tiers
 ) >test-artifacts/tiers.log 2>&1 &
 tiers=$!
@@ -62,20 +62,28 @@ trap 'for job in $(jobs -p); do pkill -TERM -P "$job"; kill -TERM "$job"; done 2
 waited=$SECONDS
 wait "$prepare" || { echo "lab prepare failed (the lab tier will say why):"; tail -20 test-artifacts/lab-prepare.log; }
 echo "==> waited $((SECONDS - waited)) s for the lab guest's image and saved state"
-echo "==> pytest: the lab tier in two lanes side by side (lane 2's output: test-artifacts/lab-lane2.log)"
-(
-  set -a; . lab/lane2.env; set +a  # its own guests: run dirs, ports, namespaces, replication wire
-  export TARN_LAB_LANE=2 REDIS_URL=${TARN_TEST_REDIS_URL_LANE2:-redis://127.0.0.1:6379/13}
-  TARN_DATA_DIR=$(mktemp -d /tmp/tarn-test.XXXXXX)
-  export TARN_DATA_DIR TARN_SSH_CONTROL_DIR=$TARN_DATA_DIR/ssh  # closing its guests' connections never closes lane 1's
-  exec .venv/bin/pytest -m lab --durations=30
-) >test-artifacts/lab-lane2.log 2>&1 &
-lane2=$!
-TARN_LAB_LANE=1 .venv/bin/pytest -m lab --durations=30 || status=$?
-echo "==> lab lane 1 ended at $((SECONDS - started)) s"
-wait "$lane2" || status=1
-echo "==> lab lane 2 (ended at $((SECONDS - started)) s):"
-cat test-artifacts/lab-lane2.log
+if [ "${TARN_TEST_LAB_LANES:-1}" = 2 ]; then
+  # Two lanes, each on guests of its own (measured once, warm: 44.8 min in all; but on two cores each lab test ran
+  # ~1.6x slower, and two load-sensitive tests failed, since mended): not the default until it is green three times.
+  echo "==> pytest: the lab tier in two lanes side by side (lane 2's output: test-artifacts/lab-lane2.log)"
+  (
+    set -a; . lab/lane2.env; set +a  # its own guests: run dirs, ports, namespaces, replication wire
+    export TARN_LAB_LANE=2 REDIS_URL=${TARN_TEST_REDIS_URL_LANE2:-redis://127.0.0.1:6379/13}
+    TARN_DATA_DIR=$(mktemp -d /tmp/tarn-test.XXXXXX)
+    export TARN_DATA_DIR TARN_SSH_CONTROL_DIR=$TARN_DATA_DIR/ssh  # closing its guests' connections never closes lane 1's
+    exec .venv/bin/pytest -m lab --durations=30
+  ) >test-artifacts/lab-lane2.log 2>&1 &
+  lane2=$!
+  TARN_LAB_LANE=1 .venv/bin/pytest -m lab --durations=30 || status=$?
+  echo "==> lab lane 1 ended at $((SECONDS - started)) s"
+  wait "$lane2" || status=1
+  echo "==> lab lane 2 (ended at $((SECONDS - started)) s):"
+  cat test-artifacts/lab-lane2.log
+else
+  echo "==> pytest: the lab tier, and the browser tests on the lab guest"
+  .venv/bin/pytest -m lab --durations=50 || status=$?
+  echo "==> the lab tier ended at $((SECONDS - started)) s"
+fi
 wait "$tiers" || status=1
 echo "==> the tiers without a guest:"
 cat test-artifacts/tiers.log

@@ -443,11 +443,13 @@ def test_the_target_crashing_mid_send_and_rebooting_loses_nothing_and_the_next_r
     guest.sh("head -c 24M /dev/urandom > /tank/docs/big && zfs snapshot tank/docs@c")
     task = services.task_save(pair=pair, source_dataset="tank/docs", target_name="docs", limit=2 << 20)
     before = guids(side(source, "tank/docs")["tank/docs"])
-    # on the target, as its own unit: once the first stream (@a) is in and the incremental's half-received state is
-    # on disk (its token shows: a txg synced with it), two more seconds, then the reset
+    # on the target, as its own unit: once the first stream (@a) is in and the incremental's half-received state
+    # shows (its token), that state synced to disk (the token can show before its txg syncs: under load a reset
+    # 2 s later once lost it), two more seconds, then the reset
     guest2.sh(
         "systemd-run --unit tarn-test-crash --quiet -- sh -c 'until zfs list backup/lab/docs@a >/dev/null 2>&1 && "
-        'zfs get -H -o value receive_resume_token backup/lab/docs | grep -q "^1-"; do sleep 1; done; sleep 2; '
+        'zfs get -H -o value receive_resume_token backup/lab/docs | grep -q "^1-"; do sleep 1; done; '
+        "zpool sync backup; sleep 2; "
         "echo 1 > /proc/sys/kernel/sysrq; echo b > /proc/sysrq-trigger'"
     )
     crashed = time.monotonic()
