@@ -31,9 +31,10 @@ class RedisWatch:
 
     def __init__(self):
         self.seen: list[str] = []
-        client = redis.Redis.from_url(settings.CELERY_BROKER_URL)
-        self._db = client.connection_pool.connection_kwargs.get("db", 0)
-        self._monitor = client.monitor()
+        # Kept: a client that is collected closes its pool, the monitor's connection with it.
+        self._client = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+        self._db = self._client.connection_pool.connection_kwargs.get("db", 0)
+        self._monitor = self._client.monitor()
         self._monitor.__enter__()
         threading.Thread(target=self._listen, daemon=True).start()
 
