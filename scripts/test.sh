@@ -34,6 +34,13 @@ if [ $# -gt 0 ]; then
 fi
 started=$SECONDS
 status=0
+# A run beside another gets its own Redis database (workers of one never take the other's tasks), data dir and SSH
+# control dir (a lab run, restoring a guest, closes only its own connections).
+own_run() {
+  export REDIS_URL=redis://127.0.0.1:6379/$1
+  TARN_DATA_DIR=$(mktemp -d /tmp/tarn-test.XXXXXX)
+  export TARN_DATA_DIR TARN_SSH_CONTROL_DIR=$TARN_DATA_DIR/ssh
+}
 no_guest_tiers() {
   .venv/bin/pytest -m "not lab and not browser" --durations=10 || status=$?
   echo "==> unit and integration tiers: $((SECONDS - started)) s"
@@ -51,9 +58,7 @@ fi
 echo "==> pytest: the tiers that need no guest, beside the lab (their output: test-artifacts/tiers.log)"
 (
   renice -n 10 -p "$BASHPID" >/dev/null  # the guest's emulation first: the lab tier is the longer path
-  export REDIS_URL=${TARN_TEST_REDIS_URL_BESIDE:-redis://127.0.0.1:6379/14}  # workers of one run never take the other's tasks
-  TARN_DATA_DIR=$(mktemp -d /tmp/tarn-test.XXXXXX)
-  export TARN_DATA_DIR TARN_SSH_CONTROL_DIR=$TARN_DATA_DIR/ssh  # the lab tier, restoring a guest, closes only its own
+  own_run 14
   no_guest_tiers
 ) >test-artifacts/tiers.log 2>&1 &
 tiers=$!
@@ -68,9 +73,8 @@ if [ "${TARN_TEST_LAB_LANES:-1}" = 2 ]; then
   echo "==> pytest: the lab tier in two lanes side by side (lane 2's output: test-artifacts/lab-lane2.log)"
   (
     set -a; . lab/lane2.env; set +a  # its own guests: run dirs, ports, namespaces, replication wire
-    export TARN_LAB_LANE=2 REDIS_URL=${TARN_TEST_REDIS_URL_LANE2:-redis://127.0.0.1:6379/13}
-    TARN_DATA_DIR=$(mktemp -d /tmp/tarn-test.XXXXXX)
-    export TARN_DATA_DIR TARN_SSH_CONTROL_DIR=$TARN_DATA_DIR/ssh  # closing its guests' connections never closes lane 1's
+    export TARN_LAB_LANE=2
+    own_run 13
     exec .venv/bin/pytest -m lab --durations=30
   ) >test-artifacts/lab-lane2.log 2>&1 &
   lane2=$!

@@ -308,6 +308,10 @@ def shares_apply_run(tracker: Tracker) -> None:
 
 
 # --- Samba users: the password travels only in the queued message (operation_start's secret) -----------------
+SAMBA_USER_ROW_ACTIONS = ("password", "enable", "disable", "delete")  # what an existing user's row may start
+SAMBA_USER_ACTIONS = ("add", *SAMBA_USER_ROW_ACTIONS)
+
+
 def samba_user_start(*, host, user, action: str, username: str, password: str = "", confirm: str = "") -> Operation:
     """confirm: the user name typed again, to delete."""
     try:
@@ -321,7 +325,7 @@ def samba_user_start(*, host, user, action: str, username: str, password: str = 
         raise ValidationError({"username": f"{username} exists already on {host.name}."})
     if action != "add" and not exists:
         raise ValidationError({"username": f"{host.name} has no Samba user {username}."})
-    if action not in ("add", "password", "enable", "disable", "delete"):
+    if action not in SAMBA_USER_ACTIONS:
         raise ValidationError({"action": "One of add, password, enable, disable, delete."})
     if action == "delete":
         confirmed(confirm, username, f"Type the user's name ({username}) to delete the account.")

@@ -13,8 +13,6 @@ from shares import selectors, services
 from shares.forms import NfsExportForm, SambaUserForm, ShareFolderForm, ShareSettingsForm, SmbShareForm
 from shares.models import NfsExport, SmbShare
 
-ROW_ACTIONS = ("password", "enable", "disable", "delete")  # what a Samba user's row may start
-
 
 def share_list(request, *, status: int = 200, settings_form=None, user_form=None):
     """The shares page; settings_form, user_form: the server settings or a new Samba user as posted and refused,
@@ -142,7 +140,7 @@ def samba_user(request):
     """A Samba user's row buttons (password, enable, disable, delete with the name typed): a refusal is a message.
     A new user comes only through the Add user form (samba_user_add), which stays open when refused."""
     action = request.POST.get("action", "")
-    if action not in ROW_ACTIONS:
+    if action not in services.SAMBA_USER_ROW_ACTIONS:
         messages.error(
             request, "A user's row can change the password, enable, disable or delete; add a user with the form."
         )
