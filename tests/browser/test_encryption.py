@@ -8,6 +8,7 @@ import threading
 import pytest
 import redis
 from django.conf import settings
+from playwright.sync_api import expect
 
 from tests.browser.conftest import login_on_lab, shot, wait_for_operation
 
@@ -85,7 +86,7 @@ def test_make_lock_and_unlock_an_encrypted_dataset(page, lab_worker, guest, tmp_
     page.fill("input[name=passphrase]", "short")
     page.fill("input[name=passphrase_confirm]", "short")
     page.click("#encryption-create button:has-text('Create')")
-    assert "8 to 512 bytes" in page.inner_text("#encryption-create")  # the field's error, nothing made
+    expect(page.locator("#encryption-create")).to_contain_text("8 to 512 bytes")  # the field's error, nothing made
     page.fill("input[name=passphrase]", CANARY)
     page.fill("input[name=passphrase_confirm]", CANARY)
     page.fill("input[name=pbkdf2iters]", "100000")  # ZFS's least: quicker loads under emulation

@@ -2,6 +2,7 @@
 kept (no lab: the pool is a row in the inventory)."""
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.browser.conftest import login, shot
 from tests.pools.conftest import tank  # noqa: F401 (a fixture)
@@ -18,12 +19,11 @@ def test_a_bad_dataset_name_is_said_under_the_name_with_the_form_open(page, tank
     form.locator("summary").click()
     form.locator("input[name=name]").fill("a")  # tank/a exists already
     form.locator("button.primary").click()
-    page.wait_for_load_state()
     form = page.locator("#dataset-create")
+    error = form.locator(".field.has-error", has=page.locator("input[name=name]")).locator("p.error")
+    expect(error).to_have_text("tank/a exists already.")  # the answer came
     assert form.get_attribute("open") is not None and form.locator("input[name=name]").is_visible()
     assert form.locator("input[name=name]").input_value() == "a"
     assert page.evaluate("document.activeElement.name") == "name"  # the cursor is at the field to fix
-    error = form.locator(".field.has-error", has=page.locator("input[name=name]")).locator("p.error")
-    assert error.inner_text() == "tank/a exists already."
     assert page.locator("#toasts .toast-error").count() == 0
     shot(page, "forms-dataset-refused-open")

@@ -2,6 +2,7 @@
 disk's page (attributes, temperature chart, self-test log) and runs a short self-test from it."""
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.browser.conftest import login_on_lab, shot, wait_for_operation
 
@@ -27,7 +28,9 @@ def test_read_the_disks_open_one_and_run_a_self_test(page, lab_worker, guest):
 
     page.goto("/health/")
     page.click("#health a:text-is('ata-TarnLab_HDD_TARNSATA1')")
-    assert "smartctl said: a SMART command failed" in page.inner_text("main")  # QEMU's SATA disks answer -x so
+    expect(page.locator("main")).to_contain_text(
+        "smartctl said: a SMART command failed"
+    )  # QEMU's SATA disks answer -x so
     assert page.locator("#attributes td:text-is('Power_On_Hours')").count() == 1
     page.wait_for_function(
         "() => Chart.getChart(document.querySelector('canvas[data-chart]'))?.data.labels.length >= 1"

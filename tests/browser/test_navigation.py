@@ -2,6 +2,7 @@
 
 import pytest
 from django.utils import timezone
+from playwright.sync_api import expect
 
 from appliance.choices import Role
 from appliance.models import Host, Operation, User
@@ -30,7 +31,7 @@ def test_an_admin_logs_in_visits_every_page_and_logs_out(page, local_host):
     page.fill("input[name=username]", "admin")
     page.fill("input[name=password]", "wrong")
     page.click("button[type=submit]")
-    assert page.locator("[role=alert]").inner_text() == "Wrong username or password."
+    expect(page.locator("[role=alert]")).to_have_text("Wrong username or password.")
     page.fill("input[name=username]", "admin")
     page.fill("input[name=password]", "a-long-password")
     page.click("button[type=submit]")

@@ -1,6 +1,7 @@
 """In a real browser, against the lab's real OpenZFS, with a real worker: a mirror pool, a dataset, snapshots, a rollback."""
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.browser.conftest import login_on_lab, shot, wait_for_operation
 
@@ -27,6 +28,7 @@ def test_an_admin_builds_a_pool_dataset_and_snapshots_then_destroys_it(page, lab
 
     page.goto("/pools/")
     page.click("main table >> text=tank")
+    page.wait_for_url("**/pools/*/")
     pool_url = page.url
     assert page.locator("text=mirror-0").count() == 1
     assert page.locator("td:has-text('virtio-zfsdisk1-part1')").count() == 1
@@ -35,12 +37,12 @@ def test_an_admin_builds_a_pool_dataset_and_snapshots_then_destroys_it(page, lab
     # Replace asks first: only free disks at least as large (the lab's 2 GiB SATA disks are named, not offered), with
     # their sizes, and the device's name typed; a wrong name changes nothing.
     page.click("tr:has(td:has-text('virtio-zfsdisk2-part1')) >> text=Replace…")
+    expect(page.locator("#pool-device")).to_contain_text("Not offered, smaller than")
     options = page.locator("select[name=new_device] option").all_inner_texts()
     assert options and all("virtio-zfsdisk" in o and "GB" in o for o in options), options
-    assert "Not offered, smaller than" in page.inner_text("#pool-device")
     page.fill("input[name=confirm]", "virtio-zfsdisk1-part1")
     page.click("#pool-device button:has-text('Replace')")
-    assert "Type the device's name (virtio-zfsdisk2-part1)" in page.inner_text("#pool-device")
+    expect(page.locator("#pool-device")).to_contain_text("Type the device's name (virtio-zfsdisk2-part1)")
     shot(page, "storage-03b-replace-asks")
     page.goto(pool_url)
 
@@ -51,6 +53,7 @@ def test_an_admin_builds_a_pool_dataset_and_snapshots_then_destroys_it(page, lab
     wait_for_operation(page)
     page.goto(pool_url)
     page.click("main table >> text=tank/data")
+    page.wait_for_url("**/datasets/**")
     dataset_url = page.url  # stays valid through every operation below: rows are updated in place
     assert page.locator("tr:has(td:text-is('compression')) code").inner_text() == "zstd"
     for name in ("one", "two"):
@@ -70,7 +73,7 @@ def test_an_admin_builds_a_pool_dataset_and_snapshots_then_destroys_it(page, lab
     shot(page, "storage-05-rolled-back")
     page.fill("input[name=confirm]", "wrong")
     page.click("button:has-text('Destroy pool')")
-    assert "Type the pool's name" in page.inner_text("#toasts")
+    expect(page.locator("#toasts")).to_contain_text("Type the pool's name")
     page.fill("input[name=confirm]", "tank")
     page.click("button:has-text('Destroy pool')")
     wait_for_operation(page)

@@ -8,6 +8,7 @@ import time
 
 import pyotp
 import pytest
+from playwright.sync_api import expect
 
 from tests.browser.conftest import login, shot
 
@@ -53,17 +54,17 @@ def test_set_up_an_authenticator_sign_in_with_a_code_once_and_a_recovery_code_on
     login(page)
     page.click("header a[href='/account/two-factor/']")
     page.click("#totp-begin")
-    assert page.locator("#totp-qr svg").count() == 1
+    expect(page.locator("#totp-qr svg")).to_have_count(1)  # the next page, once it came
     secret = page.inner_text("#totp-secret").strip()
     totp = pyotp.TOTP(secret)
     page.fill("input[name=otp_token]", totp.now())
     page.click("#totp-confirm button")
+    expect(page.locator("#recovery-codes code")).to_have_count(10)
     codes = [c.strip() for c in page.locator("#recovery-codes code").all_inner_texts()]
-    assert len(codes) == 10
     shot(page, "twofactor-recovery-codes")
     _copy_and_download(page, codes)
     page.click("text=I saved them")
-    assert "On" in page.inner_text("#totp")
+    expect(page.locator("#totp")).to_contain_text("On")
 
     _log_out(page)
     _password(page)
@@ -76,7 +77,7 @@ def test_set_up_an_authenticator_sign_in_with_a_code_once_and_a_recovery_code_on
     _log_out(page)
     _password(page)
     _code(page, code)  # the same code again
-    assert "already used" in page.inner_text("#code-form")
+    expect(page.locator("#code-form")).to_contain_text("already used")
     shot(page, "twofactor-code-reused")
     _code(page, codes[0])
     page.wait_for_url(HOME)
@@ -84,7 +85,7 @@ def test_set_up_an_authenticator_sign_in_with_a_code_once_and_a_recovery_code_on
     _log_out(page)
     _password(page)
     _code(page, codes[0])
-    assert "already used" in page.inner_text("#code-form")
+    expect(page.locator("#code-form")).to_contain_text("already used")
     assert page.url.endswith("/login/verify/")
 
 
@@ -103,7 +104,7 @@ def test_a_passkey_on_chromiums_virtual_authenticator_signs_in_and_stops_once_re
     assert page.locator("#recovery-codes code").count() == 10 and page.locator("#two-factor-page").is_hidden()
     shot(page, "twofactor-passkey-recovery-codes")
     page.click("#new-codes >> text=I saved them")
-    assert page.locator("#passkeys tr[data-key='laptop']").count() == 1
+    expect(page.locator("#passkeys tr[data-key='laptop']")).to_have_count(1)
     assert len(cdp.send("WebAuthn.getCredentials", {"authenticatorId": authenticator})["credentials"]) == 1
 
     _log_out(page)
@@ -125,7 +126,7 @@ def test_a_passkey_on_chromiums_virtual_authenticator_signs_in_and_stops_once_re
     # Removed (a fresh second factor: the sign-in just now), the key signs in no one.
     page.goto("/account/two-factor/")
     page.click("#passkeys tr[data-key='laptop'] button")
-    assert page.locator("#passkeys").count() == 0
+    expect(page.locator("#passkeys")).to_have_count(0)
     _log_out(page)
     page.click("#passkey-only")
     page.wait_for_selector("#passkey-error:not(:empty)")
