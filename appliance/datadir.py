@@ -3,15 +3,17 @@
     DATA_DIR/        root:tarn 2750  the web enters it and reads; only root adds, removes or renames entries
       db/            root:tarn 2770  SQLite: the web writes the database (and its -wal, -shm), so it needs the folder
       uploads/       root:tarn 2770  backup files uploaded through the web, until restored or a day old
+      run/           root:tarn 2770  web.sock (gunicorn's; the HTTPS front sends to it)
       secret_key     root:tarn 0640
       static/        root:tarn 2750
       vault/         root:tarn 0710  identity.age 0600, backup.key 0600, recipient.txt 0640
       ssh/           root:tarn 0710  id_ed25519 0600, id_ed25519.pub 0640
+      tls/           root:tarn 0710  key.pem 0600, cert.pem 0640, nginx.conf 0640, nginx/ (the front: appliance.tls)
       backups/       root:tarn 2750  the backups made here, 0640 (the web downloads them)
 
 Why: a folder the web may write is a folder whose entries it may rename. The data dir was 2770, so the web's user
 could move vault/ aside and put its own in its place, and the root workers would then seal keys to a recipient it
-chose, or log in to a NAS with a key it planted. Now only db/ and uploads/ are the web's; before a key in a key folder
+chose, or log in to a NAS with a key it planted. Now only db/, uploads/ and run/ are the web's; before a key in a key folder
 is used, the folder and the data dir above it are checked (owned by root, or by this process's own user when Tarn
 does not run as root; writable by their owner alone; not a link), and so is the key file. `make run` sets this
 layout (manage.py tarn_layout), moving an older install's files once."""
@@ -28,10 +30,11 @@ from hostlib.errors import HostError
 
 DB = "db"
 UPLOADS = "uploads"
+RUN = "run"  # the web's socket (the HTTPS front sends requests to it)
 DATABASE_FILES = ("tarn.sqlite3", "tarn.sqlite3-wal", "tarn.sqlite3-shm")
-KEY_FOLDERS = {"vault": 0o710, "ssh": 0o710, "backups": 0o2750}
-PRIVATE_FILES = {"vault": ("identity.age", "backup.key"), "ssh": ("id_ed25519",)}
-PUBLIC_FILES = {"vault": ("recipient.txt",), "ssh": ("id_ed25519.pub",)}
+KEY_FOLDERS = {"vault": 0o710, "ssh": 0o710, "backups": 0o2750, "tls": 0o710}
+PRIVATE_FILES = {"vault": ("identity.age", "backup.key"), "ssh": ("id_ed25519",), "tls": ("key.pem",)}
+PUBLIC_FILES = {"vault": ("recipient.txt",), "ssh": ("id_ed25519.pub",), "tls": ("cert.pem", "nginx.conf")}
 FIX = "run `make run` as root (it sets the data dir's layout), or find out who changed it"
 
 
@@ -122,7 +125,7 @@ def layout(group: str = "") -> list[str]:
     data = settings.DATA_DIR
     data.mkdir(parents=True, exist_ok=True)
     _fix(data, 0o2750, gid, done, take=root)
-    for name in (DB, UPLOADS):
+    for name in (DB, UPLOADS, RUN):
         (data / name).mkdir(exist_ok=True)
         _fix(data / name, 0o2770, gid, done, take=root)
     _move_database(data, done)

@@ -19,7 +19,7 @@ from appliance.auth.fresh import fresh_factor, is_fresh, mark_fresh, require_fre
 from appliance.choices import Role
 from appliance.forms import CodeForm, PasskeyLoginForm, PasswordForm, PolicyForm, ResetForm
 from appliance.models import User
-from appliance.web import add_service_errors, safe_next
+from appliance.web import add_service_errors, client_address, safe_next
 
 PENDING, VERIFIED = "tarn_2fa_pending", "tarn_2fa_at"
 PENDING_SECONDS = 300
@@ -31,10 +31,6 @@ def enrolment(view):
     """Open to a signed-in user who must still set up a second factor (LoginAndRoleMiddleware sends them here)."""
     view.tarn_enrolment = True
     return view
-
-
-def _address(request):
-    return request.META.get("REMOTE_ADDR")
 
 
 def begin_second_step(request, user, nxt: str):
@@ -56,7 +52,7 @@ def _signed_in(request, user):
     login(request, user, backend=BACKEND)
     request.session[VERIFIED] = time.time()
     mark_fresh(request)
-    services.login_succeeded(username=user.username, address=_address(request))
+    services.login_succeeded(username=user.username, address=client_address(request))
     return nxt
 
 
@@ -87,7 +83,7 @@ def login_verify(request):
     form = CodeForm(request.POST or None)
     status = 200
     if request.method == "POST":
-        if not services.login_attempt_allowed(username=user.username, address=_address(request)):
+        if not services.login_attempt_allowed(username=user.username, address=client_address(request)):
             form.add_error(None, "Too many failed attempts. Wait a few minutes and try again.")
             return _verify_page(request, user, form, 429)
         if form.is_valid():
@@ -121,7 +117,7 @@ def login_passkey_options(request):
 def login_passkey(request):
     user = _pending(request)
     name = user.username if user else "(passkey)"
-    if not services.login_attempt_allowed(username=name, address=_address(request)):
+    if not services.login_attempt_allowed(username=name, address=client_address(request)):
         return JsonResponse({"errors": {"credential": ["Too many failed attempts. Wait a few minutes."]}}, status=429)
     try:
         credential, _ = twofactor.credential_from(request.body)
@@ -261,7 +257,7 @@ TOO_MANY = "Too many failed attempts. Wait a few minutes and try again."
 
 
 def _attempt_allowed(request) -> bool:
-    return services.login_attempt_allowed(username=request.user.username, address=_address(request))
+    return services.login_attempt_allowed(username=request.user.username, address=client_address(request))
 
 
 @enrolment  # a user who must still set up a factor confirms with the password before adding one
@@ -285,7 +281,7 @@ def confirm(request):
                 else:
                     twofactor.password_check(user=request.user, **form.cleaned_data)
                 mark_fresh(request)
-                services.login_succeeded(username=request.user.username, address=_address(request))
+                services.login_succeeded(username=request.user.username, address=client_address(request))
                 return redirect(nxt)
             except ValidationError as exc:
                 add_service_errors(form, exc)

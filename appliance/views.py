@@ -20,13 +20,9 @@ from appliance.connect import ssh_dir
 from appliance.dashboard import dashboard_context
 from appliance.forms import ApiTokenForm, AuditFilterForm, HostForm, LoginForm
 from appliance.models import Host, Operation
-from appliance.web import add_service_errors, host_follow, safe_next, start_or_back
+from appliance.web import add_service_errors, client_address, host_follow, safe_next, start_or_back
 from hostlib.digits import whole_number
 from hostlib.keys import public_key
-
-
-def _address(request):
-    return request.META.get("REMOTE_ADDR")
 
 
 @login_not_required
@@ -35,7 +31,7 @@ def login_view(request):
     form = LoginForm(request, data=request.POST or None)
     if request.method == "POST":
         username = request.POST.get("username", "")
-        if not services.login_attempt_allowed(username=username, address=_address(request)):
+        if not services.login_attempt_allowed(username=username, address=client_address(request)):
             form.add_error(None, "Too many failed logins. Wait a few minutes and try again.")
             return render(request, "appliance/login.html", {"form": form}, status=429)
         if form.is_valid():
@@ -44,7 +40,7 @@ def login_view(request):
                 return twofactor_views.begin_second_step(request, user, nxt)
             login(request, user)
             mark_fresh(request)  # the password, just typed: what a user without a second factor confirms with
-            services.login_succeeded(username=username, address=_address(request))
+            services.login_succeeded(username=username, address=client_address(request))
             return redirect(nxt)
     return render(request, "appliance/login.html", {"form": form})
 

@@ -1,13 +1,22 @@
 """What every app's pages share: the object's own host (the switcher follows it), and a service's refusal turned
 into a message — on the next page (start_or_back, attempt), in one line (form_errors) or on the form's fields
 (add_service_errors, start_on_form, saved_on_form: the page shows the form again, open) — and a safe way back
-(safe_next)."""
+(safe_next); and who is asking (client_address)."""
 
 from django import forms
+from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect
 from django.utils.http import url_has_allowed_host_and_scheme
+
+
+def client_address(request) -> str | None:
+    """The client's address, for the login limits and the audit: behind Tarn's HTTPS front (TARN_FRONT) the one
+    the front saw, which it puts in X-Real-IP in place of anything the client sent; else the connection's."""
+    if settings.TARN_FRONT:
+        return request.META.get("HTTP_X_REAL_IP") or None
+    return request.META.get("REMOTE_ADDR") or None
 
 
 def host_follow(request, host_id: int | None) -> None:

@@ -1,16 +1,33 @@
 #!/usr/bin/env bash
-# Start Tarn: web server, Celery workers (default, per-host, benchmarks) and beat. Ctrl-C stops them all.
+# Start Tarn: the HTTPS front (nginx), web server, Celery workers (default, per-host, benchmarks) and beat. Ctrl-C
+# stops them all. As root the front serves HTTPS on TARN_HTTPS_PORT (443) and a redirect on TARN_HTTP_PORT (80), with
+# a certificate made at the first start; TARN_FRONT=false (the default when not root): plain HTTP on TARN_BIND.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh run
 export DJANGO_SETTINGS_MODULE=tarn.settings
 py=.venv/bin/python
 
-bind=${TARN_BIND:-0.0.0.0:8000}
-port=${bind##*:}
-if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-  echo "tarn: port $port is already in use (another Tarn still running?); set TARN_BIND=host:port to use another" >&2
-  exit 1
+data=${TARN_DATA_DIR:-$PWD/var}
+free() {
+  if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then
+    echo "tarn: port $1 is already in use (another Tarn, or a web server, still running?); $2" >&2
+    exit 1
+  fi
+}
+if [ "${TARN_FRONT:-$([ "$(id -u)" = 0 ] && echo true || echo false)}" = true ]; then
+  [ "$(id -u)" = 0 ] || { echo "tarn: the HTTPS front (TARN_FRONT=true) starts as root" >&2; exit 1; }
+  export TARN_FRONT=true TARN_HTTPS=${TARN_HTTPS:-true}
+  https_port=${TARN_HTTPS_PORT:-443} http_port=${TARN_HTTP_PORT:-80}
+  free "$https_port" "set TARN_HTTPS_PORT to use another"
+  free "$http_port" "set TARN_HTTP_PORT to use another"
+  health=http://127.0.0.1:$http_port/healthz
+else
+  export TARN_FRONT=false
+  bind=${TARN_BIND:-0.0.0.0:8000}
+  port=${bind##*:}
+  free "$port" "set TARN_BIND=host:port to use another"
+  health=http://127.0.0.1:$port/healthz
 fi
 # The data dir's layout first (appliance.datadir): an older install's database moves into db/ before anything opens it.
 $py manage.py tarn_layout
@@ -31,6 +48,13 @@ esac
 
 $py manage.py tarn_refresh_facts
 $py manage.py tarn_identity >/dev/null
+fingerprint=""
+if [ "$TARN_FRONT" = true ]; then
+  # The certificate (made at the first start) and the front's configuration, checked by nginx before it is written.
+  front=$($py manage.py tarn_front --user "${TARN_WEB_USER:-tarn}")
+  echo "$front"
+  fingerprint=$(echo "$front" | sed -n 's/^SHA-256 fingerprint: //p')
+fi
 scripts/web.sh prepare  # the web runs as the unprivileged user tarn; the workers below stay root
 
 hostq=$($py manage.py tarn_queues hosts)
@@ -39,7 +63,12 @@ celery=(.venv/bin/celery -A tarn)
 
 umask 0007  # what the root workers write in the data dir stays readable by the web's group, and by no one else
 trap 'trap - INT TERM EXIT; echo; echo "Stopping Tarn…"; kill -- $(jobs -p) 2>/dev/null; wait' INT TERM EXIT
-TARN_BIND=$bind scripts/web.sh serve &
+if [ "$TARN_FRONT" = true ]; then
+  scripts/web.sh serve &  # on its Unix socket, run/web.sock
+  nginx -c "$data/tls/nginx.conf" &  # in the foreground of its own (daemon off), reloaded by Tarn on a new certificate
+else
+  TARN_BIND=$bind scripts/web.sh serve &
+fi
 scripts/web.sh deliver &  # alert delivery: unprivileged, as the web
 "${celery[@]}" worker -n "default@%h" -Q default -c 2 -l warning &
 "${celery[@]}" worker -n "hosts@%h" -Q "$hostq" -c 1 -l warning &
@@ -47,10 +76,17 @@ scripts/web.sh deliver &  # alert delivery: unprivileged, as the web
 "${celery[@]}" beat -l warning -s "${TARN_DATA_DIR:-var}/celerybeat-schedule" &
 
 for _ in $(seq 100); do
-  .venv/bin/python -c "import urllib.request,sys; urllib.request.urlopen('http://127.0.0.1:$port/healthz', timeout=1)" 2>/dev/null && break
+  .venv/bin/python -c "import urllib.request; urllib.request.urlopen('$health', timeout=1)" 2>/dev/null && break
   sleep 0.2
 done
 addr=$(hostname -I 2>/dev/null | awk '{print $1}')
 echo
-echo "Tarn is running: http://${addr:-127.0.0.1}:$port/  (also http://127.0.0.1:$port/)  —  Ctrl-C stops it."
+if [ "$TARN_FRONT" = true ]; then
+  suffix=$([ "$https_port" = 443 ] && echo "" || echo ":$https_port")
+  echo "Tarn is running: https://${addr:-127.0.0.1}$suffix/  (also https://localhost$suffix/)  —  Ctrl-C stops it."
+  echo "Its certificate's SHA-256 fingerprint (compare it with what the browser shows before you trust it):"
+  echo "  $fingerprint"
+else
+  echo "Tarn is running: http://${addr:-127.0.0.1}:$port/  (also http://127.0.0.1:$port/)  —  Ctrl-C stops it."
+fi
 wait -n

@@ -12,6 +12,7 @@ die() { printf 'tarn setup: %s\n' "$*" >&2; exit 1; }
 
 # --- OS packages --------------------------------------------------------------------------------
 pkgs=(redis-server redis-tools openssh-client ca-certificates iproute2 make acl smartmontools)  # smartctl: this box as a NAS
+pkgs+=(nginx)  # the HTTPS front (make run starts its own, on Tarn's configuration: appliance.tls)
 command -v npm >/dev/null || pkgs+=(nodejs npm)
 if [ "$mode" = test ]; then
   # chromium for browser tests, a real sshd for the SSH transport tests, wrk for make perf, PostgreSQL.
@@ -30,6 +31,10 @@ if [ ${#missing[@]} -gt 0 ]; then
   say "Installing OS packages: ${missing[*]}"
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # Debian starts its own nginx with a default site on port 80: Tarn's front takes 80 and 443, so that one stops.
+  if [[ " ${missing[*]} " == *" nginx "* ]] && [ -d /run/systemd/system ]; then
+    systemctl disable --now nginx >/dev/null 2>&1 || true
+  fi
 fi
 
 [ "$mode" = lab ] || [ "$only_os" = --os ] && exit 0

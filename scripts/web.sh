@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The web server runs unprivileged; only the workers that run host commands are root.
 #   scripts/web.sh prepare   as root: make the user `tarn`, give it what the web needs and nothing more
-#   scripts/web.sh serve     start gunicorn (as `tarn` when started by root) on TARN_BIND
+#   scripts/web.sh serve     start gunicorn (as `tarn` when started by root) on TARN_BIND, by default the Unix socket
+#                            run/web.sock in the data dir, which the HTTPS front (nginx, scripts/run.sh) sends to
 #   scripts/web.sh deliver   start the Celery worker that delivers alerts (e-mail, webhooks to addresses an admin
 #                            typed), as `tarn` too: it talks to the outside world, so it never holds the SSH key
 # What `tarn` gets: read of the code, the venv and its Python (traverse-only ACLs on directories that hide them,
@@ -57,9 +58,9 @@ prepare() {
 }
 
 serve() {
-  local bind=${TARN_BIND:-0.0.0.0:8000}
+  local bind=${TARN_BIND:-unix:$data/run/web.sock}
   local web=(.venv/bin/gunicorn tarn.wsgi -b "$bind" --workers "${TARN_WEB_WORKERS:-4}"
-    --threads "${TARN_WEB_THREADS:-2}" --access-logfile - --error-logfile - --log-level warning
+    --threads "${TARN_WEB_THREADS:-2}" --umask 0007 --access-logfile - --error-logfile - --log-level warning
     --no-control-socket)  # gunicorn's runtime control socket: unused, and $HOME/.gunicorn is not the web's to write
   umask 0007
   if [ "$(id -u)" = 0 ]; then exec setpriv --reuid="$WEB_USER" --regid="$WEB_USER" --init-groups -- \

@@ -15,8 +15,15 @@ TARN_VERSION = "0.27.0"  # written into each configuration backup's manifest
 # WebAuthn's relying party ID: the host name browsers use for Tarn; empty: the request's own host name.
 TARN_WEBAUTHN_RP_ID = env_str("TARN_WEBAUTHN_RP_ID")
 DEBUG = env_bool("TARN_DEBUG", False)
-# TARN_HTTPS=true: Tarn sits behind TLS; cookies become Secure, HSTS and SSL redirect turn on.
+# TARN_HTTPS=true (what `make run` sets: its nginx front terminates TLS): Secure cookies, the SSL redirect, the
+# scheme taken from the front's X-Forwarded-Proto. The front listens on TARN_HTTPS_PORT and TARN_HTTP_PORT (a redirect
+# and /healthz only) and hands requests to the web on its Unix socket (appliance.tls).
 HTTPS = env_bool("TARN_HTTPS", False)
+TARN_HTTPS_PORT = env_int("TARN_HTTPS_PORT", 443)
+TARN_HTTP_PORT = env_int("TARN_HTTP_PORT", 80)
+# TARN_FRONT=true: requests come from Tarn's own front, so the client's address is its X-Real-IP (the socket lets
+# only the front and the web in); otherwise REMOTE_ADDR.
+TARN_FRONT = env_bool("TARN_FRONT", False)
 ALLOWED_HOSTS = env_list("TARN_ALLOWED_HOSTS", "*")
 CSRF_TRUSTED_ORIGINS = env_list("TARN_CSRF_TRUSTED_ORIGINS")
 
@@ -141,11 +148,18 @@ if HTTPS:
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
     SECURE_SSL_REDIRECT = env_bool("TARN_SSL_REDIRECT", True)
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$"]  # a monitor that cannot do TLS (the front passes only this over HTTP)
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
-    SECURE_HSTS_SECONDS = env_int("TARN_HSTS_SECONDS", 31536000)
+    # HSTS: Tarn's front sends it once the admin says the certificate is trusted (a browser told to insist on HTTPS
+    # before it trusts a self-signed certificate would refuse Tarn with no way past the warning). Behind another TLS
+    # terminator, TARN_HSTS_SECONDS.
+    SECURE_HSTS_SECONDS = env_int("TARN_HSTS_SECONDS", 0)
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
     SECURE_HSTS_PRELOAD = env_bool("TARN_HSTS_PRELOAD", False)
-SILENCED_SYSTEM_CHECKS = [] if env_bool("TARN_HSTS_PRELOAD", False) or not HTTPS else ["security.W021"]
+SILENCED_SYSTEM_CHECKS = [
+    *(["security.W004"] if HTTPS and not env_int("TARN_HSTS_SECONDS", 0) else []),  # the front's, as said above
+    *(["security.W021"] if HTTPS and not env_bool("TARN_HSTS_PRELOAD", False) else []),
+]
 
 # iperf3 seconds per direction when a change set measures its effect (before and after).
 TARN_TUNING_MEASURE_SECONDS = env_int("TARN_TUNING_MEASURE_SECONDS", 5)

@@ -7,6 +7,7 @@ import json
 from appliance.audit.context import audit_begin, audit_end
 from appliance.audit.redact import redact
 from appliance.models import ApiToken, AuditEntry, User
+from appliance.web import client_address
 
 MUTATING = {"POST", "PUT", "PATCH", "DELETE"}
 DROPPED = {"csrfmiddlewaretoken"}
@@ -80,7 +81,7 @@ class AuditRequestMiddleware:
             path=request.path[:500],
             params=_params(request, body),
             status_code=response.status_code,
-            address=request.META.get("REMOTE_ADDR"),
+            address=client_address(request),
             operation=operations[0] if operations else None,
         )
         return response

@@ -1,0 +1,236 @@
+"""Tarn's own HTTPS certificate: made at first start (ECDSA P-256, self-signed, its names and addresses as SANs),
+read back for the page and the banner (subject, SANs, issuer, validity, SHA-256 fingerprint). The TLS itself is
+nginx's (hostlib.webfront); this module only makes and reads PEM with `cryptography`.
+
+    DATA_DIR/tls/  root:tarn 0710   key.pem 0600 (nginx's master reads it as root), cert.pem 0640 (the web shows it)
+"""
+
+import datetime
+import ipaddress
+import os
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+from django.conf import settings
+
+from appliance import datadir
+from hostlib import webfront
+
+FOLDER = "tls"
+KEY, CERT = "key.pem", "cert.pem"
+# Browsers refuse a server certificate valid for more than 398 days (CA/Browser Forum); a self-signed one is
+# trusted by hand anyway, but an admin's browser would still say why, so stay within it.
+LIFETIME = datetime.timedelta(days=397)
+
+
+@dataclass(frozen=True)
+class CertInfo:
+    """What the admin is shown of a certificate."""
+
+    subject: str
+    issuer: str
+    names: tuple[str, ...]  # the SANs: DNS names, then addresses
+    not_before: datetime.datetime
+    not_after: datetime.datetime
+    fingerprint: str  # SHA-256 of the DER, as AB:CD:…
+    self_signed: bool
+
+    def days_left(self, now: datetime.datetime | None = None) -> int:
+        return (self.not_after - (now or datetime.datetime.now(datetime.UTC))).days
+
+
+def fingerprint(cert: x509.Certificate) -> str:
+    return cert.fingerprint(hashes.SHA256()).hex(":").upper()
+
+
+def describe(pem: bytes) -> CertInfo:
+    """The first certificate in pem, read (ValueError if there is none)."""
+    cert = x509.load_pem_x509_certificate(pem)
+    try:
+        sans = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+        names = (*sans.get_values_for_type(x509.DNSName), *map(str, sans.get_values_for_type(x509.IPAddress)))
+    except x509.ExtensionNotFound:
+        names = ()
+    return CertInfo(
+        subject=cert.subject.rfc4514_string(),
+        issuer=cert.issuer.rfc4514_string(),
+        names=tuple(names),
+        not_before=cert.not_valid_before_utc,
+        not_after=cert.not_valid_after_utc,
+        fingerprint=fingerprint(cert),
+        self_signed=cert.issuer == cert.subject,
+    )
+
+
+def local_names() -> tuple[list[str], list[str]]:
+    """This machine's names (its host name, the fully qualified one if it has one, localhost) and addresses
+    (loopback and every address a local interface has), for a certificate that fits how the LAN reaches it."""
+    names = []
+    for name in (socket.gethostname(), socket.getfqdn(), "localhost"):
+        if name and name not in names and _dns_name(name):
+            names.append(name)
+    addresses = ["127.0.0.1", "::1"]
+    for address in _interface_addresses():
+        if address not in addresses:
+            addresses.append(address)
+    return names, addresses
+
+
+def _dns_name(name: str) -> bool:
+    labels = name.rstrip(".").split(".")
+    return len(name) <= 253 and all(
+        0 < len(label) <= 63 and label.replace("-", "").isalnum() and label.isascii() for label in labels
+    )
+
+
+def _interface_addresses() -> list[str]:
+    """The addresses of this machine's interfaces (the host name's addresses, and the one a route to the LAN
+    leaves from; nothing is sent)."""
+    found = []
+    try:
+        found += [info[4][0] for info in socket.getaddrinfo(socket.gethostname(), None)]
+    except OSError:
+        pass
+    for family, probe in ((socket.AF_INET, "192.0.2.1"), (socket.AF_INET6, "2001:db8::1")):
+        try:
+            with socket.socket(family, socket.SOCK_DGRAM) as s:
+                s.connect((probe, 9))  # UDP: picks the source address a packet would leave from, sends nothing
+                found.append(s.getsockname()[0])
+        except OSError:
+            pass
+    out = []
+    for address in found:
+        try:
+            ip = ipaddress.ip_address(address.split("%")[0])
+        except ValueError:
+            continue
+        if not ip.is_link_local and not ip.is_unspecified:
+            out.append(str(ip))
+    return out
+
+
+def self_signed(names: list[str], addresses: list[str], *, now: datetime.datetime | None = None) -> tuple[bytes, bytes]:
+    """A new ECDSA P-256 key and a self-signed certificate for names and addresses: (cert PEM, key PEM)."""
+    if not names:
+        raise ValueError("a certificate needs at least one name")
+    now = now or datetime.datetime.now(datetime.UTC)
+    key = ec.generate_private_key(ec.SECP256R1())
+    subject = x509.Name(
+        [x509.NameAttribute(NameOID.COMMON_NAME, names[0]), x509.NameAttribute(NameOID.ORGANIZATION_NAME, "Tarn")]
+    )
+    sans = [x509.DNSName(n) for n in names] + [x509.IPAddress(ipaddress.ip_address(a)) for a in addresses]
+    public = key.public_key()
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(subject)
+        .public_key(public)
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))  # a client whose clock is a little behind
+        .not_valid_after(now + LIFETIME)
+        .add_extension(x509.SubjectAlternativeName(sans), critical=False)
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .add_extension(
+            x509.KeyUsage(
+                digital_signature=True,
+                content_commitment=False,
+                key_encipherment=False,
+                data_encipherment=False,
+                key_agreement=False,
+                key_cert_sign=False,
+                crl_sign=False,
+                encipher_only=False,
+                decipher_only=False,
+            ),
+            critical=True,
+        )
+        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(public), critical=False)
+        .sign(key, hashes.SHA256())
+    )
+    key_pem = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+    return cert.public_bytes(serialization.Encoding.PEM), key_pem
+
+
+def paths() -> tuple[Path, Path]:
+    """(cert, key) in the data dir's tls/ (its folder checked when it exists)."""
+    folder = datadir.key_folder(FOLDER)
+    return folder / CERT, folder / KEY
+
+
+def current() -> CertInfo | None:
+    """The certificate in use, or None before the first start made one."""
+    cert, _ = paths()
+    try:
+        return describe(datadir.key_file(cert, private=False).read_bytes())
+    except FileNotFoundError:
+        return None
+
+
+def ensure_certificate() -> tuple[CertInfo, bool]:
+    """The certificate in use, made (with its key) if there is none yet: (its description, made now). Run as root
+    by `make run` before the web starts."""
+    cert, key = paths()
+    if cert.exists() and key.exists():
+        datadir.key_file(key)
+        return describe(datadir.key_file(cert, private=False).read_bytes()), False
+    cert.parent.mkdir(mode=datadir.KEY_FOLDERS[FOLDER], exist_ok=True)
+    datadir.check(cert.parent, folder=True)
+    cert_pem, key_pem = self_signed(*local_names())
+    _write(key, key_pem, 0o600)
+    _write(cert, cert_pem, 0o640)
+    return describe(cert_pem), True
+
+
+def _write(path: Path, data: bytes, mode: int) -> None:
+    """path with data, atomically (a new file renamed over it), made with its final mode."""
+    tmp = path.with_name(f".{path.name}.new")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def front(*, user: str = "", hsts: bool = False) -> webfront.Front:
+    """The HTTPS front's settings: its ports (TARN_HTTPS_PORT, TARN_HTTP_PORT), this certificate, the web's socket."""
+    cert, key = paths()
+    return webfront.Front(
+        https_port=settings.TARN_HTTPS_PORT,
+        http_port=settings.TARN_HTTP_PORT,
+        cert=str(cert),
+        key=str(key),
+        upstream=str(web_socket()),
+        pid_file=str(cert.parent / "nginx.pid"),
+        # In tls/ (root's): nginx, started as root, makes its temporary folders there and gives them to its workers'
+        # user; in a folder the web's user may write, that user could plant a link where one is made and have root
+        # hand it whatever the link points to.
+        temp_dir=str(cert.parent / "nginx"),
+        user=user,
+        hsts=hsts,
+    )
+
+
+def web_socket() -> Path:
+    """The Unix socket the web (gunicorn) listens on and the front sends to: in run/, the web's group's folder."""
+    return settings.DATA_DIR / datadir.RUN / "web.sock"
+
+
+def front_conf() -> Path:
+    return paths()[0].parent / "nginx.conf"
+
+
+def front_install(*, user: str = "", reload: bool = True) -> bool:
+    """The front's configuration rendered and, once nginx accepted it, written (and nginx reloaded if it runs)."""
+    f = front(user=user)
+    Path(f.temp_dir).mkdir(mode=0o711, exist_ok=True)
+    datadir.check(Path(f.temp_dir), folder=True)
+    return webfront.install(str(front_conf()), webfront.render(f), reload=reload)

@@ -1,0 +1,215 @@
+"""The HTTPS front as make run starts it, as root on a throw-away data dir: the certificate made at the first start,
+nginx in front of the unprivileged web on its Unix socket. Real TLS handshakes from this process: TLS 1.2 and 1.3
+served, older refused; plain HTTP only redirects (and answers /healthz); the cookies Secure; no HSTS until the admin
+trusts the certificate; a new certificate served after a reload with the web's workers untouched; a configuration
+nginx refuses changes nothing."""
+
+import hashlib
+import http.client
+import os
+import shutil
+import signal
+import socket
+import sqlite3
+import ssl
+import subprocess
+import sys
+import time
+import urllib.parse
+from pathlib import Path
+
+import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives.asymmetric import ec
+
+from appliance import tls
+from hostlib.configfiles import ConfigRejected
+from hostlib.webfront import install
+from tests.conftest import require
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.integration
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _manage(env, *argv) -> str:
+    done = subprocess.run(
+        [sys.executable, "manage.py", *argv], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def _context(*, maximum=None, minimum=None) -> ssl.SSLContext:
+    """A client that takes any certificate (the test compares fingerprints itself), within the versions given."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    if maximum:
+        context.maximum_version = maximum
+    if minimum:
+        context.minimum_version = minimum
+    return context
+
+
+def _served_fingerprint(port: int) -> str:
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as raw:
+        with _context().wrap_socket(raw) as tls:
+            return hashlib.sha256(tls.getpeercert(binary_form=True)).digest().hex(":").upper()
+
+
+def _get(port: int, path: str, *, headers=None, method="GET", body=None, tls=True):
+    if tls:
+        conn = http.client.HTTPSConnection("127.0.0.1", port, timeout=20, context=_context())
+    else:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
+    conn.request(method, path, body=body, headers={"Host": f"nas.example:{port}", **(headers or {})})
+    response = conn.getresponse()
+    return response, response.read()
+
+
+def _pids(pid: int) -> set[int]:
+    return {pid, *(int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split())}
+
+
+@pytest.fixture(scope="module")
+def front(tmp_path_factory):
+    """Tarn behind its front, started as scripts/run.sh does (no workers: the front and the web are under test)."""
+    require(os.geteuid() == 0, "the front starts as root (ports, the key), the web drops to the user tarn")
+    require(shutil.which("nginx") is not None, "nginx is missing (scripts/setup.sh installs it)")
+    data = tmp_path_factory.mktemp("front") / "data"
+    https_port, http_port = _free_port(), _free_port()
+    env = {
+        **{k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "TARN_BIND")},
+        "TARN_DATA_DIR": str(data),
+        "DJANGO_SETTINGS_MODULE": "tarn.settings",
+        "TARN_ADMIN_PASSWORD": "correct horse battery",
+        "TARN_HTTPS": "true",
+        "TARN_FRONT": "true",
+        "TARN_HTTPS_PORT": str(https_port),
+        "TARN_HTTP_PORT": str(http_port),
+        "TARN_WEB_WORKERS": "2",
+    }
+    _manage(env, "tarn_layout")
+    _manage(env, "migrate", "--noinput", "-v0")
+    _manage(env, "tarn_admin")
+    said = _manage(env, "tarn_front", "--user", "tarn")
+    subprocess.run(["scripts/web.sh", "prepare"], cwd=ROOT, env=env, check=True, timeout=120)
+    web = subprocess.Popen(["scripts/web.sh", "serve"], cwd=ROOT, env=env, start_new_session=True)
+    nginx = subprocess.Popen(["nginx", "-c", str(data / "tls" / "nginx.conf")], start_new_session=True)
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            if _get(http_port, "/healthz", tls=False)[0].status == 200:
+                break
+        except OSError:
+            pass
+        assert web.poll() is None and nginx.poll() is None, "the web or the front exited"
+        assert time.monotonic() < deadline, "no answer on /healthz in 60 s"
+        time.sleep(0.3)
+    yield {"data": data, "env": env, "https": https_port, "http": http_port, "said": said, "web": web}
+    for process in (nginx, web):
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=30)
+
+
+def test_the_first_start_makes_a_p256_certificate_and_prints_its_fingerprint_which_the_front_serves(front):
+    cert = x509.load_pem_x509_certificate((front["data"] / "tls" / "cert.pem").read_bytes())
+    assert isinstance(cert.public_key(), ec.EllipticCurvePublicKey) and cert.public_key().curve.name == "secp256r1"
+    sans = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert "localhost" in sans.get_values_for_type(x509.DNSName) and socket.gethostname() in sans.get_values_for_type(
+        x509.DNSName
+    )
+    assert "127.0.0.1" in map(str, sans.get_values_for_type(x509.IPAddress))
+    served = _served_fingerprint(front["https"])
+    assert f"SHA-256 fingerprint: {served}" in front["said"]
+    key = front["data"] / "tls" / "key.pem"
+    assert key.stat().st_mode & 0o777 == 0o600 and key.stat().st_uid == 0
+
+
+def test_only_tls_1_2_and_1_3_are_served(front):
+    for version in (ssl.TLSVersion.TLSv1_2, ssl.TLSVersion.TLSv1_3):
+        context = _context(minimum=version, maximum=version)
+        with socket.create_connection(("127.0.0.1", front["https"]), timeout=10) as raw:
+            with context.wrap_socket(raw) as tls:
+                assert tls.version() == version.name.replace("v1_", "v1.").replace("TLSv1.", "TLSv1.")
+    context = _context(maximum=ssl.TLSVersion.TLSv1_1)
+    context.set_ciphers("ALL:@SECLEVEL=0")  # this client would take TLS 1.1 if the server offered it
+    with socket.create_connection(("127.0.0.1", front["https"]), timeout=10) as raw:
+        with pytest.raises(ssl.SSLError):
+            context.wrap_socket(raw)
+
+
+def test_plain_http_redirects_to_https_and_answers_only_healthz(front):
+    response, _ = _get(front["http"], "/pools/?x=1", tls=False)
+    assert response.status == 301
+    assert response.getheader("Location") == f"https://nas.example:{front['https']}/pools/?x=1"
+    response, body = _get(front["http"], "/healthz", tls=False)
+    assert response.status == 200 and body == b"ok"
+    response, _ = _get(front["http"], "/login/", tls=False, method="POST", body=b"username=admin")
+    assert response.status == 301, "a form sent in clear goes nowhere"
+
+
+def test_over_https_the_cookies_are_secure_and_there_is_no_hsts_until_the_certificate_is_trusted(front):
+    response, body = _get(front["https"], "/login/")
+    assert response.status == 200 and b"csrfmiddlewaretoken" in body
+    cookie = response.getheader("Set-Cookie")
+    assert cookie.startswith("csrftoken=") and "Secure" in cookie
+    assert response.getheader("Strict-Transport-Security") is None
+    assert response.getheader("Server") == "nginx", "server_tokens off: no version"
+
+
+def test_a_login_from_behind_the_front_is_counted_against_the_clients_address_not_one_it_claims(front):
+    response, body = _get(front["https"], "/login/")
+    token = body.decode().split('name="csrfmiddlewaretoken" value="', 1)[1].split('"', 1)[0]
+    cookie = response.getheader("Set-Cookie").split(";", 1)[0]
+    form = urllib.parse.urlencode({"csrfmiddlewaretoken": token, "username": "admin", "password": "wrong"})
+    headers = {
+        "Cookie": cookie,
+        "Content-Type": "application/x-www-form-urlencoded",
+        "Origin": f"https://nas.example:{front['https']}",
+        "Referer": f"https://nas.example:{front['https']}/login/",
+        "X-Real-IP": "203.0.113.9",  # claimed by the client: the front replaces it
+    }
+    response, body = _get(front["https"], "/login/", method="POST", body=form, headers=headers)
+    assert response.status == 200 and b"Wrong username or password" in body, (response.status, body[:300])
+    with sqlite3.connect(front["data"] / "db" / "tarn.sqlite3") as db:
+        addresses = {row[0] for row in db.execute("SELECT address FROM appliance_loginattempts")}
+    assert addresses == {"127.0.0.1"}, addresses
+
+
+def test_a_new_certificate_is_served_after_a_reload_and_a_refused_one_changes_nothing(front):
+    data, conf = front["data"], front["data"] / "tls" / "nginx.conf"
+    web_pids = _pids(front["web"].pid)
+    before = _served_fingerprint(front["https"])
+
+    # A key that does not fit the certificate: nginx refuses the configuration; the front serves the old one.
+    cert_pem, _ = tls.self_signed(["other.example"], [])
+    _, stray_key = tls.self_signed(["other.example"], [])
+    (data / "tls" / "new-cert.pem").write_bytes(cert_pem)
+    (data / "tls" / "new-key.pem").write_bytes(stray_key)
+    text = conf.read_text()
+    bad = text.replace(str(data / "tls" / "cert.pem"), str(data / "tls" / "new-cert.pem"))
+    bad = bad.replace(str(data / "tls" / "key.pem"), str(data / "tls" / "new-key.pem"))
+    with pytest.raises(ConfigRejected, match="key values mismatch|SSL_CTX_use_PrivateKey"):
+        install(str(conf), bad)
+    assert conf.read_text() == text and not (data / "tls" / "nginx.conf.candidate").exists()
+    assert _served_fingerprint(front["https"]) == before
+
+    # The matching key: written, nginx reloaded, the new certificate served; gunicorn's processes are the same.
+    cert_pem, key_pem = tls.self_signed(["other.example"], [])
+    (data / "tls" / "new-cert.pem").write_bytes(cert_pem)
+    (data / "tls" / "new-key.pem").write_bytes(key_pem)
+    assert install(str(conf), bad) is True
+    expected = tls.describe(cert_pem).fingerprint
+    deadline = time.monotonic() + 20
+    while _served_fingerprint(front["https"]) != expected:
+        assert time.monotonic() < deadline, "the reloaded front still serves the old certificate"
+        time.sleep(0.2)
+    assert _pids(front["web"].pid) == web_pids, "the web's workers were not restarted"
+    assert _get(front["https"], "/healthz")[0].status == 200
