@@ -2,14 +2,19 @@
 read back for the page and the banner (subject, SANs, issuer, validity, SHA-256 fingerprint). The TLS itself is
 nginx's (hostlib.webfront); this module only makes and reads PEM with `cryptography`.
 
-    DATA_DIR/tls/  root:tarn 0710   key.pem 0600 (nginx's master reads it as root), cert.pem 0640 (the web shows it)
+    DATA_DIR/tls/  root:tarn 0710   key.pem 0600 (nginx's master reads it as root), cert.pem 0640 (the web shows it),
+                                    front.json 0640 (what is served: tls.State), nginx.conf 0640, nginx/ (its temp)
+A certificate switched to later (imported, from ACME) is written as cert-<fingerprint>.pem and key-<…>.pem, and
+front.json names it once nginx took it.
 """
 
 import datetime
 import ipaddress
+import json
 import os
+import re
 import socket
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from cryptography import x509
@@ -159,10 +164,47 @@ def self_signed(names: list[str], addresses: list[str], *, now: datetime.datetim
     return cert.public_bytes(serialization.Encoding.PEM), key_pem
 
 
+def folder() -> Path:
+    """The data dir's tls/ (checked when it exists)."""
+    return datadir.key_folder(FOLDER)
+
+
+@dataclass(frozen=True)
+class State:
+    """What the front serves, kept in tls/front.json (root writes it; the web reads it to show the page): the
+    certificate and key files (in tls/), whether HSTS is sent (the admin said the certificate is trusted), and the
+    user the front's workers run as."""
+
+    cert: str = CERT
+    key: str = KEY
+    hsts: bool = False
+    user: str = ""
+
+
+STATE = "front.json"
+_FILE_NAME = re.compile(r"(cert|key)(-[0-9a-f]{16})?\.pem")
+
+
+def state() -> State:
+    try:
+        raw = json.loads(datadir.key_file(folder() / STATE, private=False).read_text())
+    except FileNotFoundError:
+        return State()
+    found = State(
+        cert=str(raw.get("cert", CERT)),
+        key=str(raw.get("key", KEY)),
+        hsts=raw.get("hsts") is True,
+        user=str(raw.get("user", "")),
+    )
+    if not (_FILE_NAME.fullmatch(found.cert) and _FILE_NAME.fullmatch(found.key)):
+        raise datadir.LayoutError(f"Refused: {folder() / STATE} names files Tarn does not make; {datadir.FIX}.")
+    return found
+
+
 def paths() -> tuple[Path, Path]:
-    """(cert, key) in the data dir's tls/ (its folder checked when it exists)."""
-    folder = datadir.key_folder(FOLDER)
-    return folder / CERT, folder / KEY
+    """(cert, key) the front serves, in tls/."""
+    current_state, base = state(), folder()
+    return base / current_state.cert, base / current_state.key
 
 
 def current() -> CertInfo | None:
@@ -174,48 +216,66 @@ def current() -> CertInfo | None:
         return None
 
 
+def current_chain() -> bytes:
+    """The PEM the front serves (the certificate, then its intermediates)."""
+    return datadir.key_file(paths()[0], private=False).read_bytes()
+
+
 def ensure_certificate() -> tuple[CertInfo, bool]:
     """The certificate in use, made (with its key) if there is none yet: (its description, made now). Run as root
     by `make run` before the web starts."""
+    base = folder()
+    if not base.exists():
+        base.mkdir(mode=datadir.KEY_FOLDERS[FOLDER])
+    datadir.check(base, folder=True)
     cert, key = paths()
     if cert.exists() and key.exists():
         datadir.key_file(key)
         return describe(datadir.key_file(cert, private=False).read_bytes()), False
-    cert.parent.mkdir(mode=datadir.KEY_FOLDERS[FOLDER], exist_ok=True)
-    datadir.check(cert.parent, folder=True)
     cert_pem, key_pem = self_signed(*local_names())
-    _write(key, key_pem, 0o600)
-    _write(cert, cert_pem, 0o640)
+    _write(base / KEY, key_pem, 0o600)
+    _write(base / CERT, cert_pem, 0o640)
+    _save(State(user=state().user, hsts=False))  # a new self-signed certificate is trusted by no one yet
     return describe(cert_pem), True
 
 
 def _write(path: Path, data: bytes, mode: int) -> None:
-    """path with data, atomically (a new file renamed over it), made with its final mode."""
+    """path with data, atomically (a new file renamed over it), made with its final mode; a file the web may read
+    (mode 0640) gets its folder's group."""
     tmp = path.with_name(f".{path.name}.new")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
     with os.fdopen(fd, "wb") as f:
+        if mode & 0o040:
+            os.fchown(f.fileno(), -1, os.stat(path.parent).st_gid)
+        os.fchmod(f.fileno(), mode)
         f.write(data)
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
 
 
-def front(*, user: str = "", hsts: bool = False) -> webfront.Front:
-    """The HTTPS front's settings: its ports (TARN_HTTPS_PORT, TARN_HTTP_PORT), this certificate, the web's socket."""
-    cert, key = paths()
+def _save(new: State) -> None:
+    _write(folder() / STATE, (json.dumps(asdict(new), indent=1) + "\n").encode(), 0o640)
+
+
+def front(s: State | None = None) -> webfront.Front:
+    """The HTTPS front's settings: its ports (TARN_HTTPS_PORT, TARN_HTTP_PORT), the certificate in s (the state in
+    use by default), the web's socket."""
+    s = s or state()
+    base = folder()
     return webfront.Front(
         https_port=settings.TARN_HTTPS_PORT,
         http_port=settings.TARN_HTTP_PORT,
-        cert=str(cert),
-        key=str(key),
+        cert=str(base / s.cert),
+        key=str(base / s.key),
         upstream=str(web_socket()),
-        pid_file=str(cert.parent / "nginx.pid"),
+        pid_file=str(base / "nginx.pid"),
         # In tls/ (root's): nginx, started as root, makes its temporary folders there and gives them to its workers'
         # user; in a folder the web's user may write, that user could plant a link where one is made and have root
         # hand it whatever the link points to.
-        temp_dir=str(cert.parent / "nginx"),
-        user=user,
-        hsts=hsts,
+        temp_dir=str(base / "nginx"),
+        user=s.user,
+        hsts=s.hsts,
     )
 
 
@@ -225,12 +285,53 @@ def web_socket() -> Path:
 
 
 def front_conf() -> Path:
-    return paths()[0].parent / "nginx.conf"
+    return folder() / "nginx.conf"
+
+
+def _install(s: State, *, reload: bool = True) -> bool:
+    """The front's configuration for s, written once nginx accepted it (and nginx reloaded if it runs); then s is
+    the state. nginx refusing it (ConfigRejected) leaves the configuration, the state and the running front as
+    they were."""
+    f = front(s)
+    temp = Path(f.temp_dir)
+    if not temp.exists():
+        temp.mkdir(mode=0o711)
+    datadir.check(temp, folder=True)
+    changed = webfront.install(str(front_conf()), webfront.render(f), reload=reload)
+    _save(s)
+    return changed
 
 
 def front_install(*, user: str = "", reload: bool = True) -> bool:
-    """The front's configuration rendered and, once nginx accepted it, written (and nginx reloaded if it runs)."""
-    f = front(user=user)
-    Path(f.temp_dir).mkdir(mode=0o711, exist_ok=True)
-    datadir.check(Path(f.temp_dir), folder=True)
-    return webfront.install(str(front_conf()), webfront.render(f), reload=reload)
+    """At start (manage.py tarn_front): the configuration for the state kept, with the workers' user given."""
+    return _install(replace(state(), user=user), reload=reload)
+
+
+def trust_set(trusted: bool) -> bool:
+    """HSTS on (the admin said the browsers trust the certificate) or off; the front reloaded."""
+    return _install(replace(state(), hsts=trusted))
+
+
+def switch(cert_pem: bytes, key_pem: bytes) -> CertInfo:
+    """Serve this certificate (its chain after it) and key from now on: written beside the one in use under new
+    names, the front's configuration pointing at them accepted by nginx and reloaded, then the files no longer
+    served removed. If nginx refuses, the new files go and the old certificate stays live (ConfigRejected).
+    HSTS goes off with a certificate browsers have not trusted yet (a self-signed one); it stays for one a CA
+    signed."""
+    info = describe(cert_pem)
+    tag = info.fingerprint.replace(":", "").lower()[:16]
+    base, before = folder(), state()
+    new = replace(before, cert=f"cert-{tag}.pem", key=f"key-{tag}.pem", hsts=before.hsts and not info.self_signed)
+    if (new.cert, new.key) == (before.cert, before.key):
+        return info
+    _write(base / new.key, key_pem, 0o600)
+    _write(base / new.cert, cert_pem, 0o640)
+    try:
+        _install(new)
+    except Exception:
+        for name in (new.cert, new.key):
+            (base / name).unlink(missing_ok=True)
+        raise
+    for name in (before.cert, before.key):
+        (base / name).unlink(missing_ok=True)
+    return info

@@ -24,7 +24,6 @@ from cryptography.hazmat.primitives.asymmetric import ec
 
 from appliance import tls
 from hostlib.configfiles import ConfigRejected
-from hostlib.webfront import install
 from tests.conftest import require
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -183,33 +182,42 @@ def test_a_login_from_behind_the_front_is_counted_against_the_clients_address_no
     assert addresses == {"127.0.0.1"}, addresses
 
 
-def test_a_new_certificate_is_served_after_a_reload_and_a_refused_one_changes_nothing(front):
-    data, conf = front["data"], front["data"] / "tls" / "nginx.conf"
+def test_a_new_certificate_is_served_after_a_reload_and_a_refused_one_changes_nothing(front, settings):
+    """What the certificates page's switch does (appliance.tls.switch), as the root worker runs it."""
+    settings.DATA_DIR, settings.TARN_HTTPS_PORT, settings.TARN_HTTP_PORT = front["data"], front["https"], front["http"]
+    folder, conf = front["data"] / "tls", front["data"] / "tls" / "nginx.conf"
     web_pids = _pids(front["web"].pid)
-    before = _served_fingerprint(front["https"])
+    before, text, files = _served_fingerprint(front["https"]), conf.read_text(), sorted(os.listdir(folder))
 
     # A key that does not fit the certificate: nginx refuses the configuration; the front serves the old one.
     cert_pem, _ = tls.self_signed(["other.example"], [])
     _, stray_key = tls.self_signed(["other.example"], [])
-    (data / "tls" / "new-cert.pem").write_bytes(cert_pem)
-    (data / "tls" / "new-key.pem").write_bytes(stray_key)
-    text = conf.read_text()
-    bad = text.replace(str(data / "tls" / "cert.pem"), str(data / "tls" / "new-cert.pem"))
-    bad = bad.replace(str(data / "tls" / "key.pem"), str(data / "tls" / "new-key.pem"))
     with pytest.raises(ConfigRejected, match="key values mismatch|SSL_CTX_use_PrivateKey"):
-        install(str(conf), bad)
-    assert conf.read_text() == text and not (data / "tls" / "nginx.conf.candidate").exists()
-    assert _served_fingerprint(front["https"]) == before
+        tls.switch(cert_pem, stray_key)
+    assert conf.read_text() == text and sorted(os.listdir(folder)) == files, "nothing left behind"
+    assert _served_fingerprint(front["https"]) == before == tls.current().fingerprint
 
     # The matching key: written, nginx reloaded, the new certificate served; gunicorn's processes are the same.
     cert_pem, key_pem = tls.self_signed(["other.example"], [])
-    (data / "tls" / "new-cert.pem").write_bytes(cert_pem)
-    (data / "tls" / "new-key.pem").write_bytes(key_pem)
-    assert install(str(conf), bad) is True
-    expected = tls.describe(cert_pem).fingerprint
+    expected = tls.switch(cert_pem, key_pem).fingerprint
     deadline = time.monotonic() + 20
     while _served_fingerprint(front["https"]) != expected:
         assert time.monotonic() < deadline, "the reloaded front still serves the old certificate"
         time.sleep(0.2)
+    assert tls.current().fingerprint == expected and not (folder / "cert.pem").exists(), "the old one removed"
     assert _pids(front["web"].pid) == web_pids, "the web's workers were not restarted"
     assert _get(front["https"], "/healthz")[0].status == 200
+
+    # The admin says the certificate is trusted: HSTS from the next answer on; and off again.
+    tls.trust_set(True)
+    deadline = time.monotonic() + 20
+    while _get(front["https"], "/healthz")[0].getheader("Strict-Transport-Security") is None:
+        assert time.monotonic() < deadline, "no HSTS after the reload"
+        time.sleep(0.2)
+    assert _get(front["https"], "/healthz")[0].getheader("Strict-Transport-Security").startswith("max-age=31536000")
+    assert _get(front["http"], "/healthz", tls=False)[0].getheader("Strict-Transport-Security") is None
+    tls.trust_set(False)
+    deadline = time.monotonic() + 20
+    while _get(front["https"], "/healthz")[0].getheader("Strict-Transport-Security") is not None:
+        assert time.monotonic() < deadline, "HSTS still sent"
+        time.sleep(0.2)
