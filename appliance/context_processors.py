@@ -36,6 +36,7 @@ NAV = [
         "System",
         [
             ("Hosts", "host-list"),
+            ("Certificates", "certificate-page"),  # admins only (ADMIN_ONLY)
             ("Analytics", "analytics"),
             ("Benchmarks", "benchmark-list"),
             ("Operations", "operation-list"),
@@ -44,7 +45,7 @@ NAV = [
     ),
 ]
 
-ADMIN_ONLY = {"backup-list"}  # a backup holds every secret Tarn keeps
+ADMIN_ONLY = {"backup-list", "certificate-page"}  # a backup holds every secret Tarn keeps; the HTTPS key
 
 
 class NavLink(NamedTuple):

@@ -16,4 +16,5 @@ urlpatterns = [
     path("", include("health.api.urls")),
     path("", include("encryption.api.urls")),
     path("", include("backups.api.urls")),
+    path("", include("certificates.api.urls")),
 ]

@@ -49,6 +49,7 @@ INSTALLED_APPS = [
     "health.apps.HealthConfig",
     "encryption.apps.EncryptionConfig",
     "backups.apps.BackupsConfig",
+    "certificates.apps.CertificatesConfig",
 ]
 
 MIDDLEWARE = [

@@ -15,6 +15,7 @@ urlpatterns = [
     path("health/", include("health.urls")),
     path("encryption/", include("encryption.urls")),
     path("backups/", include("backups.urls")),
+    path("certificates/", include("certificates.urls")),
     path("", include("analytics.urls")),
     path("", include("analytics.metrics_urls")),
     path("api/v1/", include(("tarn.api", "api"))),

@@ -128,6 +128,8 @@ API = {
     "backup-check": ["api:config-backup-check"],
     "backup-restore": ["api:config-backup-restore"],
     "backup-delete": ["api:config-backup-delete"],
+    "certificate-import": ["api:certificate-import"],
+    "certificate-trust": ["api:certificate-trust"],
 }
 
 # Page actions that change only the browser's session or the person's own sign-in: an API client names the host in

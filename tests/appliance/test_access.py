@@ -340,6 +340,12 @@ ROLES: dict[str, tuple[str, str] | None] = {
     "/api/v1/config-backups/<pk>/delete/": (ADMIN, ADMIN),
     "/api/v1/config-backups/<pk>/download/": (ADMIN, ADMIN),
     "/api/v1/config-backup-schedule/": (ADMIN, ADMIN),
+    "/certificates/": (ADMIN, ADMIN),
+    "/certificates/import/": (ADMIN, ADMIN),
+    "/certificates/trust/": (ADMIN, ADMIN),
+    "/api/v1/certificate/": (ADMIN, ADMIN),
+    "/api/v1/certificate/import/": (ADMIN, ADMIN),
+    "/api/v1/certificate/trust/": (ADMIN, ADMIN),
 }
 
 

@@ -1,9 +1,10 @@
 """The fresh confirmation every secret step asks for (appliance.auth.fresh): making, checking, restoring and downloading
 a configuration backup, a new schedule passphrase, a key export and its download, a role dropped from the two-factor
-policy. With a session whose last confirmation is an hour old each is refused, page (sent to the confirmation) and
+policy, a certificate (and its key) to serve. With a session whose last confirmation is an hour old each is refused, page (sent to the confirmation) and
 API (403 saying what to do), and nothing changes; right after a confirmation (a code, or the password for an admin
 with no second factor) it runs; an API token passes (it was made with a fresh factor)."""
 
+import datetime
 import time
 
 import pyotp
@@ -17,6 +18,7 @@ from backups import services as backup_services
 from backups.models import Backup, BackupSchedule
 from encryption.models import KeyExport
 from pools.models import Dataset, Pool
+from tests.certificates.pki import Pki
 from tests.conftest import PASSWORD
 from tests.support.fresh import make_fresh, make_stale
 
@@ -59,6 +61,8 @@ def _state():
     )
 
 
+_PKI = Pki(datetime.datetime.now(datetime.UTC))  # the service checks against the clock
+CERTIFICATE = {"name": "nas.example.org", "certificate": _PKI.full.decode(), "private_key": _PKI.key.decode()}
 SCHEDULE = {"every": "day", "weekday": 6, "day": 1, "hour": 1, "keep": 7}
 
 
@@ -73,6 +77,7 @@ def pages(s):
         ("post", "/encryption/export/", {"roots": ["tank/k"], "confirm": "tank/k"} | _export_passphrase()),
         ("post", f"/encryption/exports/{e.pk}/download/", {}),
         ("post", "/account/two-factor/policy/", {"required_roles": []}),
+        ("post", "/certificates/import/", CERTIFICATE),
     ]
 
 
@@ -85,7 +90,8 @@ def apis(s):
         ("post", f"/api/v1/config-backups/{b.pk}/restore/", {"passphrase": PASS, "confirm": b.name}),
         ("get", f"/api/v1/config-backups/{b.pk}/download/", None),
         ("post", "/api/v1/encryption-roots/export/", {"host": "nas1", "confirm": "nas1"} | _export_passphrase()),
-        ("post", f"/api/v1/key-exports/{e.pk}/download/", {}),
+        ("post", "/api/v1/certificate/import/", CERTIFICATE),
+        ("post", f"/api/v1/key-exports/{e.pk}/download/", {}),  # last: the token's pass skips it (taken already)
     ]
 
 

@@ -4,6 +4,7 @@ served, older refused; plain HTTP only redirects (and answers /healthz); the coo
 trusts the certificate; a new certificate served after a reload with the web's workers untouched; a configuration
 nginx refuses changes nothing."""
 
+import datetime
 import hashlib
 import http.client
 import os
@@ -21,13 +22,18 @@ from pathlib import Path
 import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.serialization import Encoding
 
 from appliance import tls
+from certificates import services
 from hostlib.configfiles import ConfigRejected
+from tests.certificates.pki import Pki, pem
 from tests.conftest import require
 
 ROOT = Path(__file__).resolve().parents[2]
-pytestmark = pytest.mark.integration
+# All marked django_db (one needs the database), so pytest-django keeps them in this order: the first start's
+# certificate is looked at before a test switches to another.
+pytestmark = [pytest.mark.integration, pytest.mark.django_db]
 
 
 def _free_port() -> int:
@@ -72,6 +78,20 @@ def _get(port: int, path: str, *, headers=None, method="GET", body=None, tls=Tru
     return response, response.read()
 
 
+def _settles(probe, expected, what: str, seconds: float = 20) -> None:
+    """probe() gives expected five times in a row: after a reload nginx's old workers finish what they hold and stop
+    taking connections, so for a moment either may answer."""
+    deadline, row = time.monotonic() + seconds, 0
+    while row < 5:
+        row = row + 1 if probe() == expected else 0
+        assert time.monotonic() < deadline, what
+        time.sleep(0.05 if row else 0.2)
+
+
+def _hsts(port: int):
+    return _get(port, "/healthz")[0].getheader("Strict-Transport-Security")
+
+
 def _pids(pid: int) -> set[int]:
     return {pid, *(int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split())}
 
@@ -111,14 +131,17 @@ def front(tmp_path_factory):
         assert web.poll() is None and nginx.poll() is None, "the web or the front exited"
         assert time.monotonic() < deadline, "no answer on /healthz in 60 s"
         time.sleep(0.3)
-    yield {"data": data, "env": env, "https": https_port, "http": http_port, "said": said, "web": web}
+    first = (
+        data / "tls" / "cert.pem"
+    ).read_bytes()  # the tests below may switch to others (pytest-django runs db tests first)
+    yield {"data": data, "env": env, "https": https_port, "http": http_port, "said": said, "web": web, "first": first}
     for process in (nginx, web):
         os.killpg(process.pid, signal.SIGTERM)
         process.wait(timeout=30)
 
 
 def test_the_first_start_makes_a_p256_certificate_and_prints_its_fingerprint_which_the_front_serves(front):
-    cert = x509.load_pem_x509_certificate((front["data"] / "tls" / "cert.pem").read_bytes())
+    cert = x509.load_pem_x509_certificate(front["first"])
     assert isinstance(cert.public_key(), ec.EllipticCurvePublicKey) and cert.public_key().curve.name == "secp256r1"
     sans = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
     assert "localhost" in sans.get_values_for_type(x509.DNSName) and socket.gethostname() in sans.get_values_for_type(
@@ -200,24 +223,43 @@ def test_a_new_certificate_is_served_after_a_reload_and_a_refused_one_changes_no
     # The matching key: written, nginx reloaded, the new certificate served; gunicorn's processes are the same.
     cert_pem, key_pem = tls.self_signed(["other.example"], [])
     expected = tls.switch(cert_pem, key_pem).fingerprint
-    deadline = time.monotonic() + 20
-    while _served_fingerprint(front["https"]) != expected:
-        assert time.monotonic() < deadline, "the reloaded front still serves the old certificate"
-        time.sleep(0.2)
+    _settles(
+        lambda: _served_fingerprint(front["https"]), expected, "the reloaded front still serves the old certificate"
+    )
     assert tls.current().fingerprint == expected and not (folder / "cert.pem").exists(), "the old one removed"
     assert _pids(front["web"].pid) == web_pids, "the web's workers were not restarted"
     assert _get(front["https"], "/healthz")[0].status == 200
 
     # The admin says the certificate is trusted: HSTS from the next answer on; and off again.
     tls.trust_set(True)
-    deadline = time.monotonic() + 20
-    while _get(front["https"], "/healthz")[0].getheader("Strict-Transport-Security") is None:
-        assert time.monotonic() < deadline, "no HSTS after the reload"
-        time.sleep(0.2)
-    assert _get(front["https"], "/healthz")[0].getheader("Strict-Transport-Security").startswith("max-age=31536000")
+    _settles(lambda: _hsts(front["https"]), "max-age=31536000; includeSubDomains", "no HSTS after the reload")
     assert _get(front["http"], "/healthz", tls=False)[0].getheader("Strict-Transport-Security") is None
     tls.trust_set(False)
-    deadline = time.monotonic() + 20
-    while _get(front["https"], "/healthz")[0].getheader("Strict-Transport-Security") is not None:
-        assert time.monotonic() < deadline, "HSTS still sent"
-        time.sleep(0.2)
+    _settles(lambda: _hsts(front["https"]), None, "HSTS still sent")
+
+
+def test_an_imported_chain_is_served_whole_by_the_operation_and_a_refused_one_leaves_the_front_alone(
+    front, settings, run_queued, admin_user
+):
+    """The certificates page's import, as its Operation runs it (the runner checks again, then switches)."""
+    settings.DATA_DIR, settings.TARN_HTTPS_PORT, settings.TARN_HTTP_PORT = front["data"], front["https"], front["http"]
+    pki = Pki(datetime.datetime.now(datetime.UTC))
+    before = _served_fingerprint(front["https"])
+    op = run_queued(
+        services.certificate_import_start,
+        user=admin_user,
+        certificate=pki.full,
+        private_key=pki.key,
+        name="nas.example.org",
+    )
+    assert op.status == "succeeded", (op.message, op.log)
+    expected = tls.describe(pki.full).fingerprint
+    _settles(lambda: _served_fingerprint(front["https"]), expected, "the imported certificate is not served")
+    assert expected != before and "Serving CN=nas.example.org" in op.message
+    with socket.create_connection(("127.0.0.1", front["https"]), timeout=10) as raw:
+        with _context().wrap_socket(raw) as conn:
+            chain = conn.get_unverified_chain()  # Python 3.13: what the server sent, in order
+    assert [hashlib.sha256(c).hexdigest() for c in chain] == [
+        hashlib.sha256(x509.load_pem_x509_certificate(p).public_bytes(Encoding.DER)).hexdigest()
+        for p in (pem(pki.server[0]), pem(pki.intermediate[0]), pem(pki.root[0]))
+    ], "the chain is served whole, in order"

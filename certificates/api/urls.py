@@ -1,0 +1,11 @@
+"""Certificates API routes (mounted under /api/v1/)."""
+
+from django.urls import path
+
+from certificates.api import views
+
+urlpatterns = [
+    path("certificate/", views.CertificateView.as_view(), name="certificate"),
+    path("certificate/import/", views.CertificateImportView.as_view(), name="certificate-import"),
+    path("certificate/trust/", views.CertificateTrustView.as_view(), name="certificate-trust"),
+]

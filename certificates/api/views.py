@@ -1,0 +1,60 @@
+"""Certificates API (admins only): the certificate in use; import one in its place; HSTS on or off."""
+
+from dataclasses import asdict
+
+from django.http import Http404
+from drf_spectacular.utils import extend_schema
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from appliance.api.base import ACCEPTED, accepted, valid
+from appliance.auth.fresh import fresh_factor
+from appliance.choices import Role
+from certificates import selectors, services
+from certificates.api import serializers as s
+
+
+class CertificateView(APIView):
+    """The certificate Tarn's HTTPS front serves."""
+
+    tarn_read_role = Role.ADMIN
+    tarn_write_role = Role.ADMIN
+
+    @extend_schema(responses=s.CertificateSerializer)
+    def get(self, request):
+        current = selectors.certificate_current()
+        if current is None:
+            raise Http404("No certificate yet: make run makes one at its first start.")
+        return Response(s.CertificateSerializer({**asdict(current), "hsts": selectors.front_state().hsts}).data)
+
+
+class CertificateImportView(APIView):
+    """Serve this certificate and key (checked first: the chain, the key, the name)."""
+
+    tarn_read_role = Role.ADMIN
+    tarn_write_role = Role.ADMIN
+
+    @extend_schema(request=s.CertificateImportRequest, responses=ACCEPTED)
+    @fresh_factor
+    def post(self, request):
+        d = valid(s.CertificateImportRequest, request).validated_data
+        return accepted(
+            services.certificate_import_start(
+                user=request.user,
+                certificate=d["certificate"].encode("ascii", "replace"),
+                private_key=d["private_key"].encode("ascii", "replace"),
+                name=d["name"].strip(),
+            )
+        )
+
+
+class CertificateTrustView(APIView):
+    """HSTS on (browsers trust the certificate) or off."""
+
+    tarn_read_role = Role.ADMIN
+    tarn_write_role = Role.ADMIN
+
+    @extend_schema(request=s.CertificateTrustRequest, responses=ACCEPTED)
+    def post(self, request):
+        d = valid(s.CertificateTrustRequest, request).validated_data
+        return accepted(services.certificate_trust_start(user=request.user, trusted=d["trusted"]))

@@ -1,0 +1,61 @@
+from django import forms
+
+from certificates.choices import PEM_MAX
+
+
+def _pem(label: str, help_text: str, **attrs) -> forms.CharField:
+    return forms.CharField(
+        label=label,
+        required=False,
+        strip=False,
+        max_length=PEM_MAX,
+        widget=forms.Textarea(attrs={"rows": 6, "spellcheck": "false", "class": "mono", **attrs}),
+        help_text=help_text,
+    )
+
+
+class ImportForm(forms.Form):
+    """A certificate (with its chain) and its key, pasted or as files, and the name browsers use to reach Tarn."""
+
+    name = forms.CharField(
+        max_length=253,
+        help_text="The host name (or address) people type to reach Tarn: the certificate must name it.",
+    )
+    certificate = _pem("Certificate and chain (PEM)", "The server's certificate first, then each one that signed it.")
+    certificate_file = forms.FileField(required=False, label="…or a file", allow_empty_file=False)
+    private_key = _pem(
+        "Private key (PEM)", "Unencrypted. Sent to the worker, which alone writes it (0600, root).", autocomplete="off"
+    )
+    private_key_file = forms.FileField(required=False, label="…or a file", allow_empty_file=False)
+
+    def _read(self, text_field: str, file_field: str, what: str) -> bytes:
+        upload, text = self.cleaned_data.get(file_field), self.cleaned_data.get(text_field) or ""
+        if upload is not None:
+            if upload.size > PEM_MAX:
+                self.add_error(file_field, f"{upload.size >> 10} KiB: {what} in PEM is at most {PEM_MAX >> 10} KiB.")
+                return b""
+            data = upload.read(PEM_MAX + 1)
+        else:
+            data = text.encode("utf-8", "replace")
+        if not data.strip():
+            self.add_error(text_field, f"Paste {what} or choose its file.")
+            return b""
+        if not data.isascii():
+            self.add_error(file_field if upload is not None else text_field, "PEM is ASCII text: this is not PEM.")
+            return b""
+        return data
+
+    def clean(self):
+        cleaned = super().clean()
+        cleaned["certificate_pem"] = self._read("certificate", "certificate_file", "the certificate")
+        cleaned["private_key_pem"] = self._read("private_key", "private_key_file", "the key")
+        return cleaned
+
+    def values(self) -> dict:
+        """What the service takes."""
+        d = self.cleaned_data
+        return {"certificate": d["certificate_pem"], "private_key": d["private_key_pem"], "name": d["name"].strip()}
+
+
+class TrustForm(forms.Form):
+    trusted = forms.BooleanField(required=False)

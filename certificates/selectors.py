@@ -1,0 +1,17 @@
+"""What the certificates page reads: the certificate the front serves and whether HSTS is on (appliance.tls's
+files), and the recent certificate operations."""
+
+from appliance import tls
+from appliance.models import Operation
+
+
+def certificate_current() -> tls.CertInfo | None:
+    return tls.current()
+
+
+def front_state() -> tls.State:
+    return tls.state()
+
+
+def recent_operations(limit: int = 10):
+    return Operation.objects.filter(kind__startswith="certificates.").select_related("user").order_by("-id")[:limit]

@@ -1,0 +1,228 @@
+"""The certificate the HTTPS front serves: one imported in place of the self-signed one (its chain and key checked
+here, before anything is queued, and again by the worker), and whether browsers trust it (HSTS). The switch itself
+is appliance.tls's; the worker runs as root, the only one that may write the key."""
+
+import datetime
+import ipaddress
+import re
+import warnings
+from functools import cache
+
+from cryptography import x509
+from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
+from cryptography.utils import CryptographyDeprecationWarning
+from django.core.exceptions import ValidationError
+
+from appliance import tls
+from appliance.operations import Tracker, operation_runner, operation_start
+from certificates.choices import CHAIN_MAX, PEM_MAX, SYSTEM_CAS
+
+BLOCK = re.compile(rb"-----BEGIN ([A-Z0-9 ]+)-----\r?\n(.*?)-----END \1-----\r?\n?", re.DOTALL)
+KEY_LABELS = (b"PRIVATE KEY", b"EC PRIVATE KEY", b"RSA PRIVATE KEY")
+
+
+def _blocks(data: bytes, field: str) -> list[tuple[bytes, bytes]]:
+    """The PEM blocks in data, as (label, whole block); refused (naming field) when anything but whitespace lies
+    outside them: a file with text after its last block was cut or joined wrong, so Tarn does not guess."""
+    if len(data) > PEM_MAX:
+        raise ValidationError(
+            {field: f"{len(data) >> 10} KiB: a certificate chain or key in PEM is at most {PEM_MAX >> 10} KiB."}
+        )
+    found, end = [], 0
+    for match in BLOCK.finditer(data):
+        if data[end : match.start()].strip():
+            raise ValidationError({field: "There is text outside the PEM blocks (-----BEGIN … -----END …)."})
+        found.append((match.group(1), match.group(0)))
+        end = match.end()
+    if data[end:].strip():
+        raise ValidationError({field: "There is text after the last PEM block (-----END …-----)."})
+    if not found:
+        raise ValidationError({field: "No PEM block (-----BEGIN …-----) in it."})
+    return found
+
+
+def _names(cert: x509.Certificate) -> tuple[list[str], list[str]]:
+    try:
+        sans = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    except x509.ExtensionNotFound:
+        return [], []
+    return sans.get_values_for_type(x509.DNSName), [str(a) for a in sans.get_values_for_type(x509.IPAddress)]
+
+
+def covers(cert: x509.Certificate, name: str) -> bool:
+    """Does the certificate's SAN name this host name or address (a wildcard covering one leftmost label)? The
+    subject's CN is not looked at: browsers stopped reading it."""
+    dns, addresses = _names(cert)
+    try:
+        return str(ipaddress.ip_address(name)) in addresses
+    except ValueError:
+        pass
+    name = name.lower().rstrip(".")
+    for pattern in (d.lower().rstrip(".") for d in dns):
+        if pattern == name:
+            return True
+        if (
+            pattern.startswith("*.")
+            and "." in name
+            and name.split(".", 1)[1] == pattern[2:]
+            and pattern.count(".") >= 2
+        ):
+            return True
+    return False
+
+
+@cache
+def _system_cas() -> dict[bytes, list[x509.Certificate]]:
+    """The trusted CAs of this machine (Debian's ca-certificates), by subject."""
+    by_subject: dict[bytes, list[x509.Certificate]] = {}
+    try:
+        with open(SYSTEM_CAS, "rb") as f, warnings.catch_warnings():
+            warnings.simplefilter("ignore", CryptographyDeprecationWarning)  # an old root's serial; it is not used
+            for cert in x509.load_pem_x509_certificates(f.read()):
+                by_subject.setdefault(cert.subject.public_bytes(), []).append(cert)
+    except (OSError, ValueError):
+        pass
+    return by_subject
+
+
+def _issued_by(cert: x509.Certificate, issuer: x509.Certificate) -> bool:
+    try:
+        cert.verify_directly_issued_by(issuer)
+        return True
+    except (ValueError, TypeError, InvalidSignature, UnsupportedAlgorithm):
+        return False
+
+
+def _when(moment: datetime.datetime) -> str:
+    return f"{moment:%Y-%m-%d %H:%M} UTC"
+
+
+def certificate_check(
+    *, certificate: bytes, private_key: bytes, name: str, now: datetime.datetime | None = None
+) -> tls.CertInfo:
+    """The rules for a certificate to serve, every one with the field it concerns: the chain (the server's
+    certificate first, then each one that signed the one before) is certificates only, each in date, each signed
+    by the next, ending at a CA this machine trusts or at a root given with it; the key is one unencrypted private
+    key, of the server's certificate; its SAN covers the name browsers will use. Returns what the page will show."""
+    now = now or datetime.datetime.now(datetime.UTC)
+    blocks = _blocks(certificate, "certificate")
+    if [label for label, _ in blocks if label in KEY_LABELS or label.endswith(b"PRIVATE KEY")]:
+        raise ValidationError({"certificate": "It holds a private key: give the key in its own field."})
+    if [label for label, _ in blocks if label != b"CERTIFICATE"]:
+        raise ValidationError({"certificate": "Only CERTIFICATE blocks: the server's certificate, then its chain."})
+    if len(blocks) > CHAIN_MAX:
+        raise ValidationError({"certificate": f"{len(blocks)} certificates: a chain has at most {CHAIN_MAX}."})
+    try:
+        chain = [x509.load_pem_x509_certificate(block) for _, block in blocks]
+    except ValueError:
+        raise ValidationError(
+            {"certificate": "A CERTIFICATE block that is not a certificate (cut or damaged?)."}
+        ) from None
+
+    keys = _blocks(private_key, "private_key")
+    if len(keys) != 1:
+        raise ValidationError({"private_key": f"{len(keys)} PEM blocks: give exactly one private key."})
+    label, block = keys[0]
+    if label == b"ENCRYPTED PRIVATE KEY" or b"Proc-Type: 4,ENCRYPTED" in block:
+        raise ValidationError(
+            {
+                "private_key": "The key is protected by a passphrase: nginx cannot open it on its own. "
+                "Remove it (openssl pkey -in key.pem -out plain.pem) and give that."
+            }
+        )
+    if label not in KEY_LABELS:
+        raise ValidationError({"private_key": f"A {label.decode()} block, not a private key."})
+    try:
+        key = serialization.load_pem_private_key(block, password=None)
+    except (ValueError, TypeError, UnsupportedAlgorithm):
+        raise ValidationError({"private_key": "Not a private key Tarn can read (cut or damaged?)."}) from None
+    if isinstance(key, rsa.RSAPrivateKey) and key.key_size < 2048:
+        raise ValidationError({"private_key": f"An RSA key of {key.key_size} bits: at least 2048."})
+    if not isinstance(key, rsa.RSAPrivateKey | ec.EllipticCurvePrivateKey | ed25519.Ed25519PrivateKey):
+        raise ValidationError({"private_key": "An RSA or ECDSA key (P-256, P-384)."})
+
+    leaf = chain[0]
+    if leaf.public_key().public_bytes(
+        serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
+    ) != key.public_key().public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo):
+        raise ValidationError({"private_key": "This key is not the certificate's: its public half differs."})
+
+    for i, cert in enumerate(chain):
+        which = "The certificate" if i == 0 else f"Certificate {i + 1} of the chain ({cert.subject.rfc4514_string()})"
+        if cert.not_valid_after_utc < now:
+            raise ValidationError({"certificate": f"{which} expired on {_when(cert.not_valid_after_utc)}."})
+        if cert.not_valid_before_utc > now:
+            raise ValidationError({"certificate": f"{which} is not valid until {_when(cert.not_valid_before_utc)}."})
+    for cert, issuer in zip(chain, chain[1:], strict=False):
+        if not _issued_by(cert, issuer):
+            raise ValidationError(
+                {
+                    "certificate": f"The chain is out of order or broken: {issuer.subject.rfc4514_string()} "
+                    f"did not sign {cert.subject.rfc4514_string()}. Give the server's certificate first, "
+                    "then each one that signed the one before."
+                }
+            )
+    last = chain[-1]
+    if not (last.issuer == last.subject and _issued_by(last, last)):
+        anchors = _system_cas().get(last.issuer.public_bytes(), [])
+        if not any(_issued_by(last, ca) for ca in anchors):
+            raise ValidationError(
+                {
+                    "certificate": f"The chain is incomplete: the certificate of "
+                    f"{last.issuer.rfc4514_string()}, which signed {last.subject.rfc4514_string()}, is "
+                    "missing (add the intermediate certificate your CA gave you after this one)."
+                }
+            )
+
+    if not name:
+        raise ValidationError({"name": "Give the name (or address) browsers use to reach Tarn."})
+    if not covers(leaf, name):
+        dns, addresses = _names(leaf)
+        raise ValidationError(
+            {"name": f"The certificate is not for {name}: it names {', '.join(dns + addresses) or 'nothing (no SAN)'}."}
+        )
+    return tls.describe(certificate)
+
+
+def certificate_import_start(*, user, certificate: bytes, private_key: bytes, name: str):
+    """Serve this certificate and key once checked: an Operation (the key goes to the worker as its secret, never
+    into a row or a queue in clear)."""
+    info = certificate_check(certificate=certificate, private_key=private_key, name=name)
+    return operation_start(
+        kind="certificates.import",
+        host=None,
+        user=user,
+        secret=private_key.decode("ascii"),
+        params={"certificate": certificate.decode("ascii"), "name": name, "fingerprint": info.fingerprint},
+    )
+
+
+@operation_runner("certificates.import", lock="tls", queue="default")
+def certificate_import_run(tracker: Tracker) -> None:
+    p = tracker.op.params
+    if not tracker.secret:
+        raise ValidationError("The key did not reach the worker (the queue restarted?): import it again.")
+    certificate, private_key = p["certificate"].encode("ascii"), tracker.secret.encode("ascii")
+    certificate_check(certificate=certificate, private_key=private_key, name=p["name"])  # the rules again, as root
+    tracker.progress(30, "Checked: the chain, the key and the name")
+    info = tls.switch(certificate, private_key)
+    tracker.progress(100, f"Serving {info.subject} (SHA-256 {info.fingerprint}), valid until {_when(info.not_after)}")
+
+
+def certificate_trust_start(*, user, trusted: bool):
+    """HSTS on (browsers trust the certificate: they will insist on HTTPS for a year) or off."""
+    return operation_start(kind="certificates.trust", host=None, user=user, params={"trusted": bool(trusted)})
+
+
+@operation_runner("certificates.trust", lock="tls", queue="default")
+def certificate_trust_run(tracker: Tracker) -> None:
+    trusted = tracker.op.params["trusted"] is True
+    tls.trust_set(trusted)
+    tracker.progress(
+        100,
+        "HSTS on: browsers that reached Tarn over HTTPS will insist on HTTPS for a year"
+        if trusted
+        else "HSTS off (a browser that saw it keeps it until it expires)",
+    )

@@ -1,0 +1,146 @@
+"""Issue 41: a certificate to serve is checked before anything is queued, each refusal naming its field: the key is
+the certificate's, one unencrypted key; the chain is certificates only, in date, each signed by the next, ending at a
+root given or a CA this machine trusts; the SAN covers the name browsers use."""
+
+import pytest
+from django.core.exceptions import ValidationError
+
+from certificates import services
+from certificates.choices import PEM_MAX
+from tests.certificates.pki import DAY, NOW, Pki, key_pem, make, pem, rsa_key
+
+
+@pytest.fixture(scope="module")
+def pki():
+    return Pki()
+
+
+def refused(**kw) -> dict[str, list[str]]:
+    kw.setdefault("now", NOW)
+    with pytest.raises(ValidationError) as caught:
+        services.certificate_check(**kw)
+    return caught.value.message_dict
+
+
+def test_a_complete_chain_with_its_key_for_its_name_passes(pki):
+    info = services.certificate_check(certificate=pki.full, private_key=pki.key, name="nas.example.org", now=NOW)
+    assert info.subject == "CN=nas.example.org" and info.issuer == "CN=Test Intermediate" and not info.self_signed
+    assert info.names == ("nas.example.org", "*.lan.example.org", "192.0.2.10")
+
+
+@pytest.mark.parametrize(
+    ("name", "ok"),
+    [
+        ("NAS.example.org", True),
+        ("nas.example.org.", True),
+        ("tarn.lan.example.org", True),  # the wildcard covers one label
+        ("a.b.lan.example.org", False),
+        ("lan.example.org", False),
+        ("192.0.2.10", True),
+        ("192.0.2.11", False),
+        ("other.example.org", False),
+    ],
+)
+def test_the_san_must_cover_the_name(pki, name, ok):
+    if ok:
+        services.certificate_check(certificate=pki.full, private_key=pki.key, name=name, now=NOW)
+    else:
+        errors = refused(certificate=pki.full, private_key=pki.key, name=name)
+        assert list(errors) == ["name"] and f"not for {name}" in errors["name"][0]
+        assert "nas.example.org, *.lan.example.org, 192.0.2.10" in errors["name"][0]
+
+
+def test_a_key_that_is_not_the_certificates_is_refused(pki):
+    other = key_pem(make("x")[1])
+    errors = refused(certificate=pki.full, private_key=other, name="nas.example.org")
+    assert errors == {"private_key": ["This key is not the certificate's: its public half differs."]}
+
+
+def test_a_pem_with_two_keys_or_an_encrypted_one_or_no_key_is_refused(pki):
+    errors = refused(certificate=pki.full, private_key=pki.key + pki.key, name="nas.example.org")
+    assert errors == {"private_key": ["2 PEM blocks: give exactly one private key."]}
+    errors = refused(certificate=pki.full, private_key=key_pem(pki.server[1], b"pass"), name="nas.example.org")
+    assert "protected by a passphrase" in errors["private_key"][0]
+    errors = refused(certificate=pki.full, private_key=pem(pki.root[0]), name="nas.example.org")
+    assert errors == {"private_key": ["A CERTIFICATE block, not a private key."]}
+    errors = refused(certificate=pki.full, private_key=b"", name="nas.example.org")
+    assert "No PEM block" in errors["private_key"][0]
+
+
+def test_garbage_before_between_or_after_the_blocks_is_refused(pki):
+    for bad in (
+        b"hello\n" + pki.full,
+        pki.full + b"trailing garbage\n",
+        pki.chain(pki.server[0]) + b"x\n" + pem(pki.root[0]),
+    ):
+        errors = refused(certificate=bad, private_key=pki.key, name="nas.example.org")
+        assert list(errors) == ["certificate"] and "text" in errors["certificate"][0], errors
+    damaged = pki.full.replace(b"\n", b"\nAAAA", 3)
+    errors = refused(certificate=damaged, private_key=pki.key, name="nas.example.org")
+    assert "not a certificate" in errors["certificate"][0]
+    errors = refused(certificate=pki.full + pki.key, private_key=pki.key, name="nas.example.org")
+    assert errors == {"certificate": ["It holds a private key: give the key in its own field."]}
+
+
+def test_a_one_mib_paste_is_refused_before_it_is_read(pki):
+    big = pki.full + b"\n" * (1 << 20)
+    errors = refused(certificate=big, private_key=pki.key, name="nas.example.org")
+    assert errors == {
+        "certificate": [f"{len(big) >> 10} KiB: a certificate chain or key in PEM is at most {PEM_MAX >> 10} KiB."]
+    }
+
+
+def test_a_chain_missing_its_intermediate_is_incomplete(pki):
+    errors = refused(certificate=pki.chain(pki.server[0], pki.root[0]), private_key=pki.key, name="nas.example.org")
+    assert "out of order or broken: CN=Test Root CA did not sign CN=nas.example.org" in errors["certificate"][0]
+    errors = refused(certificate=pki.chain(pki.server[0]), private_key=pki.key, name="nas.example.org")
+    assert errors["certificate"][0].startswith("The chain is incomplete: the certificate of CN=Test Intermediate")
+
+
+def test_a_chain_out_of_order_is_refused(pki):
+    wrong = pki.chain(pki.server[0], pki.root[0], pki.intermediate[0])
+    assert "out of order" in refused(certificate=wrong, private_key=pki.key, name="nas.example.org")["certificate"][0]
+
+
+def test_a_chain_may_end_at_a_ca_this_machine_trusts(pki, monkeypatch, tmp_path):
+    bundle = tmp_path / "ca-certificates.crt"
+    bundle.write_bytes(pem(pki.root[0]))
+    monkeypatch.setattr(services, "SYSTEM_CAS", str(bundle))
+    services._system_cas.cache_clear()
+    try:
+        chain = pki.chain(pki.server[0], pki.intermediate[0])
+        services.certificate_check(certificate=chain, private_key=pki.key, name="nas.example.org", now=NOW)
+        errors = refused(certificate=pki.chain(pki.server[0]), private_key=pki.key, name="nas.example.org")
+        assert "incomplete" in errors["certificate"][0], "an intermediate is never looked up, only roots"
+    finally:
+        services._system_cas.cache_clear()
+
+
+def test_an_expired_or_not_yet_valid_certificate_is_refused(pki):
+    errors = refused(certificate=pki.full, private_key=pki.key, name="nas.example.org", now=NOW + 61 * DAY)
+    assert errors["certificate"][0].startswith("The certificate expired on 2027-01-28")
+    errors = refused(certificate=pki.full, private_key=pki.key, name="nas.example.org", now=NOW - 31 * DAY)
+    assert errors["certificate"][0].startswith("The certificate is not valid until 2026-10-30")
+    old = make("Old Intermediate", issuer=pki.root, ca=True, end=NOW - DAY)
+    server = make("nas.example.org", issuer=old, dns=["nas.example.org"])
+    errors = refused(
+        certificate=pki.chain(server[0], old[0], pki.root[0]), private_key=key_pem(server[1]), name="nas.example.org"
+    )
+    assert errors["certificate"][0].startswith("Certificate 2 of the chain (CN=Old Intermediate) expired on")
+
+
+def test_a_weak_rsa_key_is_refused_a_strong_one_passes(pki):
+    for bits, ok in ((1024, False), (2048, True)):
+        key = rsa_key(bits)
+        server = make("nas.example.org", issuer=pki.intermediate, key=key, dns=["nas.example.org"])
+        kw = {"certificate": pki.chain(server[0], pki.intermediate[0], pki.root[0]), "private_key": key_pem(key)}
+        if ok:
+            services.certificate_check(**kw, name="nas.example.org", now=NOW)
+        else:
+            assert refused(**kw, name="nas.example.org") == {"private_key": ["An RSA key of 1024 bits: at least 2048."]}
+
+
+def test_a_self_signed_certificate_is_its_own_root(pki):
+    cert, key = make("nas.example.org", dns=["nas.example.org"])
+    info = services.certificate_check(certificate=pem(cert), private_key=key_pem(key), name="nas.example.org", now=NOW)
+    assert info.self_signed
