@@ -6,3 +6,6 @@ from django.apps import AppConfig
 
 class CertificatesConfig(AppConfig):
     name = "certificates"
+
+    def ready(self):
+        import certificates.alerts  # noqa: F401, PLC0415 - registers its alert rules with analytics (hooks load in ready())
