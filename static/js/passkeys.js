@@ -106,7 +106,14 @@
       }
       window.location.assign(done.next || "/");
     } catch (exc) {
-      if (error) error.textContent = exc.message || String(exc);
+      if (!error) return;
+      if (exc && exc.name === "NotAllowedError") {
+        // Cancelled, timed out, or no passkey of this address: the browser does not say which (on purpose).
+        error.textContent = "No passkey was used. A passkey works only at the address it was registered at (" +
+          window.location.hostname + " here); cancelled or timed out, try again.";
+      } else {
+        error.textContent = exc.message || String(exc);
+      }
     }
   }
 

@@ -40,7 +40,10 @@ def test_thirty_days_before_a_warning_seven_days_before_a_critical_alert_a_new_c
     _serve(data, 20)
     assert _active(NOW) == {"certificate_expiring"}
     alert = Alert.objects.get(rule="certificate_expiring")
-    assert alert.host is None and "nas.example.org, 192.0.2.10 expires in 20 days (on 2026-12-19 12:00 UTC)" in alert.message
+    assert (
+        alert.host is None
+        and "nas.example.org, 192.0.2.10 expires in 20 days (on 2026-12-19 12:00 UTC)" in alert.message
+    )
     _serve(data, 5)
     assert _active(NOW) == {"certificate_expiring", "certificate_expiring_soon"}
     assert Alert.objects.get(rule="certificate_expiring_soon").level == "critical"

@@ -8,13 +8,9 @@ import datetime
 import hashlib
 import http.client
 import os
-import shutil
-import signal
 import socket
 import sqlite3
 import ssl
-import subprocess
-import sys
 import time
 import urllib.parse
 from pathlib import Path
@@ -28,26 +24,12 @@ from appliance import tls
 from certificates import services
 from hostlib.configfiles import ConfigRejected
 from tests.certificates.pki import Pki, pem
-from tests.conftest import require
+from tests.support.front import running_front
 
 ROOT = Path(__file__).resolve().parents[2]
 # All marked django_db (one needs the database), so pytest-django keeps them in this order: the first start's
 # certificate is looked at before a test switches to another.
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _manage(env, *argv) -> str:
-    done = subprocess.run(
-        [sys.executable, "manage.py", *argv], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout
 
 
 def _context(*, maximum=None, minimum=None) -> ssl.SSLContext:
@@ -98,46 +80,8 @@ def _pids(pid: int) -> set[int]:
 
 @pytest.fixture(scope="module")
 def front(tmp_path_factory):
-    """Tarn behind its front, started as scripts/run.sh does (no workers: the front and the web are under test)."""
-    require(os.geteuid() == 0, "the front starts as root (ports, the key), the web drops to the user tarn")
-    require(shutil.which("nginx") is not None, "nginx is missing (scripts/setup.sh installs it)")
-    data = tmp_path_factory.mktemp("front") / "data"
-    https_port, http_port = _free_port(), _free_port()
-    env = {
-        **{k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "TARN_BIND")},
-        "TARN_DATA_DIR": str(data),
-        "DJANGO_SETTINGS_MODULE": "tarn.settings",
-        "TARN_ADMIN_PASSWORD": "correct horse battery",
-        "TARN_HTTPS": "true",
-        "TARN_FRONT": "true",
-        "TARN_HTTPS_PORT": str(https_port),
-        "TARN_HTTP_PORT": str(http_port),
-        "TARN_WEB_WORKERS": "2",
-    }
-    _manage(env, "tarn_layout")
-    _manage(env, "migrate", "--noinput", "-v0")
-    _manage(env, "tarn_admin")
-    said = _manage(env, "tarn_front", "--user", "tarn")
-    subprocess.run(["scripts/web.sh", "prepare"], cwd=ROOT, env=env, check=True, timeout=120)
-    web = subprocess.Popen(["scripts/web.sh", "serve"], cwd=ROOT, env=env, start_new_session=True)
-    nginx = subprocess.Popen(["nginx", "-c", str(data / "tls" / "nginx.conf")], start_new_session=True)
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if _get(http_port, "/healthz", tls=False)[0].status == 200:
-                break
-        except OSError:
-            pass
-        assert web.poll() is None and nginx.poll() is None, "the web or the front exited"
-        assert time.monotonic() < deadline, "no answer on /healthz in 60 s"
-        time.sleep(0.3)
-    first = (
-        data / "tls" / "cert.pem"
-    ).read_bytes()  # the tests below may switch to others (pytest-django runs db tests first)
-    yield {"data": data, "env": env, "https": https_port, "http": http_port, "said": said, "web": web, "first": first}
-    for process in (nginx, web):
-        os.killpg(process.pid, signal.SIGTERM)
-        process.wait(timeout=30)
+    with running_front(tmp_path_factory.mktemp("front") / "data") as started:
+        yield started
 
 
 def test_the_first_start_makes_a_p256_certificate_and_prints_its_fingerprint_which_the_front_serves(front):
