@@ -3,7 +3,9 @@
     DATA_DIR/        root:tarn 2750  the web enters it and reads; only root adds, removes or renames entries
       db/            root:tarn 2770  SQLite: the web writes the database (and its -wal, -shm), so it needs the folder
       uploads/       root:tarn 2770  backup files uploaded through the web, until restored or a day old
-      run/           root:tarn 2770  web.sock (gunicorn's; the HTTPS front sends to it)
+      sock/          root:tarn-sock 2770  web.sock: the web (gunicorn) listens, the HTTPS front's workers send to it
+      front/         root:tarn-front 0750  the front's temporary files (nginx makes its folders there, its workers'):
+                                     the web can neither read what passes through the front nor plant a link there
       secret_key     root:tarn 0640
       static/        root:tarn 2750
       vault/         root:tarn 0710  identity.age 0600, backup.key 0600, recipient.txt 0640
@@ -13,7 +15,7 @@
 
 Why: a folder the web may write is a folder whose entries it may rename. The data dir was 2770, so the web's user
 could move vault/ aside and put its own in its place, and the root workers would then seal keys to a recipient it
-chose, or log in to a NAS with a key it planted. Now only db/, uploads/ and run/ are the web's; before a key in a key folder
+chose, or log in to a NAS with a key it planted. Now only db/, uploads/ and sock/ are the web's; before a key in a key folder
 is used, the folder and the data dir above it are checked (owned by root, or by this process's own user when Tarn
 does not run as root; writable by their owner alone; not a link), and so is the key file. `make run` sets this
 layout (manage.py tarn_layout), moving an older install's files once."""
@@ -30,7 +32,8 @@ from hostlib.errors import HostError
 
 DB = "db"
 UPLOADS = "uploads"
-RUN = "run"  # the web's socket (the HTTPS front sends requests to it)
+SOCK = "sock"  # the web's socket (the HTTPS front sends requests to it)
+FRONT = "front"  # the HTTPS front's temporary files
 DATABASE_FILES = ("tarn.sqlite3", "tarn.sqlite3-wal", "tarn.sqlite3-shm")
 KEY_FOLDERS = {"vault": 0o710, "ssh": 0o710, "backups": 0o2750, "tls": 0o710}
 PRIVATE_FILES = {"vault": ("identity.age", "backup.key"), "ssh": ("id_ed25519",), "tls": ("key.pem",)}
@@ -119,19 +122,23 @@ def web_folder(name: str) -> Path:
 # --- setting the layout (manage.py tarn_layout, as root before anything else runs) --------------------------------
 
 
-def layout(group: str = "") -> list[str]:
+def layout(group: str = "", *, sock_group: str = "", front_group: str = "") -> list[str]:
     """Make the data dir's folders, give each its owner and mode, and move an older install's files (the database
     from the data dir to db/, uploads from backups/ to uploads/) once. Returns what it changed, for the log.
-    group: the web's group (as root); without it (or not root) only the modes are set."""
+    group: the web's group (as root); without it (or not root) only the modes are set. sock_group, front_group: the
+    groups of sock/ (the web and the front's workers) and front/ (the front's workers), the same way."""
     done: list[str] = []
     root = os.geteuid() == 0
     gid = _gid(group) if group and root else -1
     data = settings.DATA_DIR
     data.mkdir(parents=True, exist_ok=True)
     _fix(data, 0o2750, gid, done, take=root)
-    for name in (DB, UPLOADS, RUN):
+    for name in (DB, UPLOADS):
         (data / name).mkdir(exist_ok=True)
         _fix(data / name, 0o2770, gid, done, take=root)
+    for name, mode, of in ((SOCK, 0o2770, sock_group), (FRONT, 0o750, front_group)):
+        (data / name).mkdir(exist_ok=True)
+        _fix(data / name, mode, _gid(of) if of and root else -1, done, take=root)
     _move_database(data, done)
     for name in DATABASE_FILES:
         if (data / DB / name).exists():

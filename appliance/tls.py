@@ -3,7 +3,7 @@ read back for the page and the banner (subject, SANs, issuer, validity, SHA-256 
 nginx's (hostlib.webfront); this module only makes and reads PEM with `cryptography`.
 
     DATA_DIR/tls/  root:tarn 0710   key.pem 0600 (nginx's master reads it as root), cert.pem 0640 (the web shows it),
-                                    front.json 0640 (what is served: tls.State), nginx.conf 0640, nginx/ (its temp)
+                                    front.json 0640 (what is served: tls.State), nginx.conf 0640, nginx.pid
 A certificate switched to later (imported, from ACME) is written as cert-<fingerprint>.pem and key-<…>.pem, and
 front.json names it once nginx took it.
 """
@@ -12,6 +12,7 @@ import datetime
 import ipaddress
 import json
 import os
+import pwd
 import re
 import socket
 from dataclasses import asdict, dataclass, replace
@@ -227,6 +228,7 @@ def ensure_certificate() -> tuple[CertInfo, bool]:
     base = folder()
     if not base.exists():
         base.mkdir(mode=datadir.KEY_FOLDERS[FOLDER])
+        os.chmod(base, datadir.KEY_FOLDERS[FOLDER])  # whatever the umask
     datadir.check(base, folder=True)
     cert, key = paths()
     if cert.exists() and key.exists():
@@ -270,18 +272,24 @@ def front(s: State | None = None) -> webfront.Front:
         key=str(base / s.key),
         upstream=str(web_socket()),
         pid_file=str(base / "nginx.pid"),
-        # In tls/ (root's): nginx, started as root, makes its temporary folders there and gives them to its workers'
-        # user; in a folder the web's user may write, that user could plant a link where one is made and have root
-        # hand it whatever the link points to.
-        temp_dir=str(base / "nginx"),
+        # front/ (root's, the workers' group): nginx, started as root, makes its temporary folders there and gives
+        # them to its workers' user; in a folder the web's user may write, that user could plant a link where one is
+        # made and have root hand it whatever the link points to.
+        temp_dir=str(settings.DATA_DIR / datadir.FRONT),
         user=s.user,
         hsts=s.hsts,
+        listen=("0.0.0.0", "[::]") if _ipv6() else ("0.0.0.0",),
     )
 
 
+def _ipv6() -> bool:
+    """Does this kernel do IPv6 (else nginx cannot listen on [::] and would not start)?"""
+    return socket.has_ipv6 and os.path.exists("/proc/net/if_inet6")
+
+
 def web_socket() -> Path:
-    """The Unix socket the web (gunicorn) listens on and the front sends to: in run/, the web's group's folder."""
-    return settings.DATA_DIR / datadir.RUN / "web.sock"
+    """The Unix socket the web (gunicorn) listens on and the front sends to: in sock/, shared by the two only."""
+    return settings.DATA_DIR / datadir.SOCK / "web.sock"
 
 
 def front_conf() -> Path:
@@ -293,9 +301,17 @@ def _install(s: State, *, reload: bool = True) -> bool:
     the state. nginx refusing it (ConfigRejected) leaves the configuration, the state and the running front as
     they were."""
     f = front(s)
+    if f.user:
+        try:
+            pwd.getpwnam(f.user)
+        except KeyError:
+            raise datadir.LayoutError(
+                f"There is no user {f.user} (the HTTPS front's workers'): scripts/web.sh prepare makes it."
+            ) from None
     temp = Path(f.temp_dir)
     if not temp.exists():
-        temp.mkdir(mode=0o711)
+        temp.mkdir(mode=0o750)
+        os.chmod(temp, 0o750)
     datadir.check(temp, folder=True)
     changed = webfront.install(str(front_conf()), webfront.render(f), reload=reload)
     _save(s)
@@ -312,16 +328,16 @@ def trust_set(trusted: bool) -> bool:
     return _install(replace(state(), hsts=trusted))
 
 
-def switch(cert_pem: bytes, key_pem: bytes) -> CertInfo:
+def switch(cert_pem: bytes, key_pem: bytes, *, keep_hsts: bool = False) -> CertInfo:
     """Serve this certificate (its chain after it) and key from now on: written beside the one in use under new
     names, the front's configuration pointing at them accepted by nginx and reloaded, then the files no longer
     served removed. If nginx refuses, the new files go and the old certificate stays live (ConfigRejected).
-    HSTS goes off with a certificate browsers have not trusted yet (a self-signed one); it stays for one a CA
-    signed."""
+    HSTS goes off unless keep_hsts (the new chain ends at a CA this machine trusts, so browsers do too): a browser
+    told to insist on HTTPS refuses, with no way past, a certificate it does not trust."""
     info = describe(cert_pem)
     tag = info.fingerprint.replace(":", "").lower()[:16]
     base, before = folder(), state()
-    new = replace(before, cert=f"cert-{tag}.pem", key=f"key-{tag}.pem", hsts=before.hsts and not info.self_signed)
+    new = replace(before, cert=f"cert-{tag}.pem", key=f"key-{tag}.pem", hsts=before.hsts and keep_hsts)
     if (new.cert, new.key) == (before.cert, before.key):
         return info
     _write(base / new.key, key_pem, 0o600)

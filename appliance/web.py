@@ -12,11 +12,13 @@ from django.utils.http import url_has_allowed_host_and_scheme
 
 
 def client_address(request) -> str | None:
-    """The client's address, for the login limits and the audit: behind Tarn's HTTPS front (TARN_FRONT) the one
-    the front saw, which it puts in X-Real-IP in place of anything the client sent; else the connection's."""
-    if settings.TARN_FRONT:
+    """The client's address, for the login limits and the audit: behind Tarn's HTTPS front (TARN_FRONT, the request
+    on the web's Unix socket, where gunicorn gives no address) the one the front saw, which it puts in X-Real-IP in
+    place of anything the client sent; else the connection's (a header on a TCP connection is anyone's to send)."""
+    remote = request.META.get("REMOTE_ADDR") or ""
+    if settings.TARN_FRONT and not remote:
         return request.META.get("HTTP_X_REAL_IP") or None
-    return request.META.get("REMOTE_ADDR") or None
+    return remote or None
 
 
 def host_follow(request, host_id: int | None) -> None:

@@ -51,6 +51,18 @@ class ImportForm(forms.Form):
         cleaned["private_key_pem"] = self._read("private_key", "private_key_file", "the key")
         return cleaned
 
+    def without_key(self) -> "ImportForm":
+        """The form to show again: what was typed, but never the key (a page is kept by the browser, its cache and
+        the front's buffers); asked for again."""
+        data = self.data.copy()
+        had_key = bool(data.get("private_key", "").strip()) or bool(self.files.get("private_key_file"))
+        data["private_key"] = ""
+        again = ImportForm(data)
+        again._errors = self.errors
+        if had_key and "private_key" not in self.errors:
+            again._errors["private_key"] = again.error_class(["Give the key again: Tarn never sends it back."])
+        return again
+
     def values(self) -> dict:
         """What the service takes."""
         d = self.cleaned_data

@@ -6,38 +6,60 @@ import datetime
 import ipaddress
 import re
 import warnings
+from dataclasses import dataclass
 from functools import cache
 
 from cryptography import x509
 from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.utils import CryptographyDeprecationWarning
+from cryptography.x509.oid import ExtendedKeyUsageOID
+from cryptography.x509.verification import PolicyBuilder, Store, VerificationError
 from django.core.exceptions import ValidationError
 
 from appliance import tls
 from appliance.operations import Tracker, operation_runner, operation_start
 from certificates.choices import CHAIN_MAX, PEM_MAX, SYSTEM_CAS
 
-BLOCK = re.compile(rb"-----BEGIN ([A-Z0-9 ]+)-----\r?\n(.*?)-----END \1-----\r?\n?", re.DOTALL)
+BEGIN = re.compile(rb"-----BEGIN ([A-Z0-9 ]{1,40})-----")
 KEY_LABELS = (b"PRIVATE KEY", b"EC PRIVATE KEY", b"RSA PRIVATE KEY")
+EC_CURVES = ("secp256r1", "secp384r1")  # what browsers take (P-256, P-384)
 
 
 def _blocks(data: bytes, field: str) -> list[tuple[bytes, bytes]]:
-    """The PEM blocks in data, as (label, whole block); refused (naming field) when anything but whitespace lies
-    outside them: a file with text after its last block was cut or joined wrong, so Tarn does not guess."""
+    """The PEM blocks in data, as (label, whole block), read line by line (linear in the input); refused (naming
+    field) when anything but blank lines lies outside them: a file with text around its blocks was cut or joined
+    wrong, so Tarn does not guess."""
     if len(data) > PEM_MAX:
         raise ValidationError(
             {field: f"{len(data) >> 10} KiB: a certificate chain or key in PEM is at most {PEM_MAX >> 10} KiB."}
         )
-    found, end = [], 0
-    for match in BLOCK.finditer(data):
-        if data[end : match.start()].strip():
-            raise ValidationError({field: "There is text outside the PEM blocks (-----BEGIN … -----END …)."})
-        found.append((match.group(1), match.group(0)))
-        end = match.end()
-    if data[end:].strip():
-        raise ValidationError({field: "There is text after the last PEM block (-----END …-----)."})
+    data = data.removeprefix(b"\xef\xbb\xbf")  # a BOM some editors write
+    found: list[tuple[bytes, bytes]] = []
+    label, lines = b"", []
+    for raw in data.split(b"\n"):
+        line = raw.strip()
+        if not lines:
+            if not line:
+                continue
+            begin = BEGIN.fullmatch(line)
+            if begin is None:
+                raise ValidationError({field: "There is text outside the PEM blocks (-----BEGIN … -----END …)."})
+            label, lines = begin.group(1), [line]
+            continue
+        lines.append(line)
+        if line.startswith(b"-----END "):
+            if line != b"-----END " + label + b"-----":
+                raise ValidationError(
+                    {field: f"A {label.decode()} block ends as another one ({line.decode(errors='replace')[:60]})."}
+                )
+            found.append((label, b"\n".join(lines) + b"\n"))
+            label, lines = b"", []
+        elif line.startswith(b"-----"):
+            raise ValidationError({field: f"A {label.decode()} block is not closed before the next one begins."})
+    if lines:
+        raise ValidationError({field: f"The {label.decode()} block has no END line (cut short?)."})
     if not found:
         raise ValidationError({field: "No PEM block (-----BEGIN …-----) in it."})
     return found
@@ -87,6 +109,19 @@ def _system_cas() -> dict[bytes, list[x509.Certificate]]:
     return by_subject
 
 
+def _certificate(block: bytes, i: int) -> x509.Certificate:
+    """One certificate, read whole now (its extensions and key are parsed lazily: a damaged one would fail later,
+    past the checks)."""
+    which = "The certificate" if i == 0 else f"Certificate {i + 1} of the chain"
+    try:
+        cert = x509.load_pem_x509_certificate(block)
+        cert.extensions  # noqa: B018 - parsed here, so a malformed extension is refused here
+        cert.public_key()
+    except (ValueError, UnsupportedAlgorithm, x509.DuplicateExtension) as exc:
+        raise ValidationError({"certificate": f"{which} cannot be read (cut or damaged?): {str(exc)[:120]}"}) from None
+    return cert
+
+
 def _issued_by(cert: x509.Certificate, issuer: x509.Certificate) -> bool:
     try:
         cert.verify_directly_issued_by(issuer)
@@ -101,12 +136,13 @@ def _when(moment: datetime.datetime) -> str:
 
 def certificate_check(
     *, certificate: bytes, private_key: bytes, name: str, now: datetime.datetime | None = None
-) -> tls.CertInfo:
+) -> "Checked":
     """The rules for a certificate to serve, every one with the field it concerns: the chain (the server's
     certificate first, then each one that signed the one before) is certificates only, each in date, each signed
     by the next, ending at a CA this machine trusts or at a root given with it; the key is one unencrypted private
     key, of the server's certificate; its SAN covers the name browsers will use. Returns what the page will show."""
     now = now or datetime.datetime.now(datetime.UTC)
+    _host_name(name)  # the name's shape first: a bad one is said even when the PEM is wrong too
     blocks = _blocks(certificate, "certificate")
     if [label for label, _ in blocks if label in KEY_LABELS or label.endswith(b"PRIVATE KEY")]:
         raise ValidationError({"certificate": "It holds a private key: give the key in its own field."})
@@ -114,14 +150,9 @@ def certificate_check(
         raise ValidationError({"certificate": "Only CERTIFICATE blocks: the server's certificate, then its chain."})
     if len(blocks) > CHAIN_MAX:
         raise ValidationError({"certificate": f"{len(blocks)} certificates: a chain has at most {CHAIN_MAX}."})
-    try:
-        chain = [x509.load_pem_x509_certificate(block) for _, block in blocks]
-    except ValueError:
-        raise ValidationError(
-            {"certificate": "A CERTIFICATE block that is not a certificate (cut or damaged?)."}
-        ) from None
+    chain = [_certificate(block, i) for i, (_, block) in enumerate(blocks)]
 
-    keys = _blocks(private_key, "private_key")
+    keys = [k for k in _blocks(private_key, "private_key") if k[0] != b"EC PARAMETERS"]  # openssl ecparam -genkey
     if len(keys) != 1:
         raise ValidationError({"private_key": f"{len(keys)} PEM blocks: give exactly one private key."})
     label, block = keys[0]
@@ -140,8 +171,12 @@ def certificate_check(
         raise ValidationError({"private_key": "Not a private key Tarn can read (cut or damaged?)."}) from None
     if isinstance(key, rsa.RSAPrivateKey) and key.key_size < 2048:
         raise ValidationError({"private_key": f"An RSA key of {key.key_size} bits: at least 2048."})
-    if not isinstance(key, rsa.RSAPrivateKey | ec.EllipticCurvePrivateKey | ed25519.Ed25519PrivateKey):
-        raise ValidationError({"private_key": "An RSA or ECDSA key (P-256, P-384)."})
+    if not isinstance(key, rsa.RSAPrivateKey | ec.EllipticCurvePrivateKey) or (
+        isinstance(key, ec.EllipticCurvePrivateKey) and key.curve.name not in EC_CURVES
+    ):
+        raise ValidationError(
+            {"private_key": "An RSA (2048 bits or more) or ECDSA (P-256, P-384) key: what browsers take."}
+        )
 
     leaf = chain[0]
     if leaf.public_key().public_bytes(
@@ -165,37 +200,102 @@ def certificate_check(
                 }
             )
     last = chain[-1]
-    if not (last.issuer == last.subject and _issued_by(last, last)):
-        anchors = _system_cas().get(last.issuer.public_bytes(), [])
-        if not any(_issued_by(last, ca) for ca in anchors):
-            raise ValidationError(
-                {
-                    "certificate": f"The chain is incomplete: the certificate of "
-                    f"{last.issuer.rfc4514_string()}, which signed {last.subject.rfc4514_string()}, is "
-                    "missing (add the intermediate certificate your CA gave you after this one)."
-                }
-            )
+    given_root = last.issuer == last.subject and _issued_by(last, last)
+    system_anchors = (
+        [] if given_root else [ca for ca in _system_cas().get(last.issuer.public_bytes(), []) if _issued_by(last, ca)]
+    )
+    if not given_root and not system_anchors:
+        raise ValidationError(
+            {
+                "certificate": f"The chain is incomplete: the certificate of "
+                f"{last.issuer.rfc4514_string()}, which signed {last.subject.rfc4514_string()}, is "
+                "missing (add the intermediate certificate your CA gave you after this one)."
+            }
+        )
 
-    if not name:
-        raise ValidationError({"name": "Give the name (or address) browsers use to reach Tarn."})
+    name = _host_name(name)
     if not covers(leaf, name):
         dns, addresses = _names(leaf)
         raise ValidationError(
             {"name": f"The certificate is not for {name}: it names {', '.join(dns + addresses) or 'nothing (no SAN)'}."}
         )
-    return tls.describe(certificate)
+    _browsers_accept(chain, name, anchors=[last] if given_root else system_anchors, now=now)
+    return Checked(tls.describe(certificate), public=not given_root)
+
+
+@dataclass(frozen=True)
+class Checked:
+    """A certificate that passed: what the page shows, and whether it chains to a CA this machine trusts (public:
+    browsers trust it without being told; HSTS may stay on when it replaces the one in use)."""
+
+    info: tls.CertInfo
+    public: bool
+
+
+def _host_name(name: str) -> str:
+    """The name browsers will use: an IP address, or a DNS name (an internationalised one in its xn-- form)."""
+    name = (name or "").strip().rstrip(".")
+    if not name:
+        raise ValidationError({"name": "Give the name (or address) browsers use to reach Tarn."})
+    try:
+        return str(ipaddress.ip_address(name.strip("[]")))
+    except ValueError:
+        pass
+    try:
+        ascii_name = name.encode("idna").decode("ascii").lower()
+    except UnicodeError:
+        ascii_name = ""
+    labels = ascii_name.split(".")
+    if (
+        not ascii_name
+        or len(ascii_name) > 253
+        or not all(re.fullmatch(r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?", x) for x in labels)
+    ):
+        raise ValidationError({"name": "A host name (letters, digits, hyphens, dots) or an IP address."})
+    return ascii_name
+
+
+def _browsers_accept(chain: list[x509.Certificate], name: str, *, anchors, now) -> None:
+    """The rules browsers apply past signatures and dates (cryptography's verifier: RFC 5280 and the CA/Browser
+    Forum's profile): issuers are CAs allowed to sign, the server's certificate is not a CA and may serve TLS, the name
+    matches. A self-signed server certificate (its own anchor) is looked at by hand: verifiers take only CAs as
+    anchors."""
+    leaf = chain[0]
+    if len(chain) == 1 and leaf.issuer == leaf.subject:
+        try:
+            ca = leaf.extensions.get_extension_for_class(x509.BasicConstraints).value.ca
+        except x509.ExtensionNotFound:
+            ca = False
+        try:
+            usages = list(leaf.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value)
+        except x509.ExtensionNotFound:
+            usages = [ExtendedKeyUsageOID.SERVER_AUTH]
+        if ca:
+            raise ValidationError({"certificate": "It is a CA's certificate (CA:TRUE), not a server's."})
+        if ExtendedKeyUsageOID.SERVER_AUTH not in usages:
+            raise ValidationError({"certificate": "Its extended key usage does not allow a TLS server (serverAuth)."})
+        return
+    try:
+        subject = x509.IPAddress(ipaddress.ip_address(name))
+    except ValueError:
+        subject = x509.DNSName(name)
+    verifier = PolicyBuilder().store(Store(anchors)).time(now).build_server_verifier(subject)
+    try:
+        verifier.verify(leaf, chain[1:])
+    except VerificationError as exc:
+        raise ValidationError({"certificate": f"Browsers would refuse this chain: {str(exc)[:300]}"}) from None
 
 
 def certificate_import_start(*, user, certificate: bytes, private_key: bytes, name: str):
     """Serve this certificate and key once checked: an Operation (the key goes to the worker as its secret, never
     into a row or a queue in clear)."""
-    info = certificate_check(certificate=certificate, private_key=private_key, name=name)
+    checked = certificate_check(certificate=certificate, private_key=private_key, name=name)
     return operation_start(
         kind="certificates.import",
         host=None,
         user=user,
         secret=private_key.decode("ascii"),
-        params={"certificate": certificate.decode("ascii"), "name": name, "fingerprint": info.fingerprint},
+        params={"certificate": certificate.decode("ascii"), "name": name, "fingerprint": checked.info.fingerprint},
     )
 
 
@@ -205,10 +305,14 @@ def certificate_import_run(tracker: Tracker) -> None:
     if not tracker.secret:
         raise ValidationError("The key did not reach the worker (the queue restarted?): import it again.")
     certificate, private_key = p["certificate"].encode("ascii"), tracker.secret.encode("ascii")
-    certificate_check(certificate=certificate, private_key=private_key, name=p["name"])  # the rules again, as root
+    checked = certificate_check(certificate=certificate, private_key=private_key, name=p["name"])  # again, as root
     tracker.progress(30, "Checked: the chain, the key and the name")
-    info = tls.switch(certificate, private_key)
-    tracker.progress(100, f"Serving {info.subject} (SHA-256 {info.fingerprint}), valid until {_when(info.not_after)}")
+    hsts_before = tls.state().hsts
+    info = tls.switch(certificate, private_key, keep_hsts=checked.public)
+    said = f"Serving {info.subject} (SHA-256 {info.fingerprint}), valid until {_when(info.not_after)}"
+    if hsts_before and not checked.public:
+        said += "; HSTS turned off: browsers do not trust this certificate's CA by themselves (turn it on again once they do)"
+    tracker.progress(100, said)
 
 
 def certificate_trust_start(*, user, trusted: bool):

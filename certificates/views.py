@@ -2,6 +2,7 @@
 in its place."""
 
 from django.conf import settings
+from django.http.request import split_domain_port
 from django.shortcuts import render
 from django.views.decorators.http import require_GET, require_POST
 
@@ -21,7 +22,8 @@ def _page(request, status=200, import_form=None):
         "state": selectors.front_state(),
         "front": settings.TARN_FRONT,
         "operations": selectors.recent_operations(),
-        "import_form": import_form or ImportForm(initial={"name": request.get_host().rsplit(":", 1)[0].strip("[]")}),
+        "import_form": import_form
+        or ImportForm(initial={"name": split_domain_port(request.get_host())[0].strip("[]")}),
     }
     return render(request, "certificates/certificate_page.html", context, status=status)
 
@@ -41,11 +43,12 @@ def certificate_import(request):
         started = start_on_form(form, services.certificate_import_start, user=request.user, **form.values())
         if started:
             return started
-    return _page(request, status=400, import_form=form)
+    return _page(request, status=400, import_form=form.without_key())
 
 
 @requires(**ADMIN)
 @require_POST
+@fresh_factor  # HSTS on makes a certificate browsers do not trust a wall for a year
 def certificate_trust(request):
     form = TrustForm(request.POST)
     form.is_valid()

@@ -48,14 +48,14 @@ esac
 
 $py manage.py tarn_refresh_facts
 $py manage.py tarn_identity >/dev/null
+scripts/web.sh prepare  # the web runs as the unprivileged user tarn (the front's workers as tarn-front); workers root
 fingerprint=""
 if [ "$TARN_FRONT" = true ]; then
   # The certificate (made at the first start) and the front's configuration, checked by nginx before it is written.
-  front=$($py manage.py tarn_front --user "${TARN_WEB_USER:-tarn}")
+  front=$($py manage.py tarn_front --user "${TARN_FRONT_USER:-tarn-front}")
   echo "$front"
   fingerprint=$(echo "$front" | sed -n 's/^SHA-256 fingerprint: //p')
 fi
-scripts/web.sh prepare  # the web runs as the unprivileged user tarn; the workers below stay root
 
 hostq=$($py manage.py tarn_queues hosts)
 benchq=$($py manage.py tarn_queues bench)
@@ -64,7 +64,7 @@ celery=(.venv/bin/celery -A tarn)
 umask 0007  # what the root workers write in the data dir stays readable by the web's group, and by no one else
 trap 'trap - INT TERM EXIT; echo; echo "Stopping Tarn…"; kill -- $(jobs -p) 2>/dev/null; wait' INT TERM EXIT
 if [ "$TARN_FRONT" = true ]; then
-  scripts/web.sh serve &  # on its Unix socket, run/web.sock
+  TARN_BIND="unix:$data/sock/web.sock" scripts/web.sh serve &  # its socket only: the front is the way in
   nginx -c "$data/tls/nginx.conf" &  # in the foreground of its own (daemon off), reloaded by Tarn on a new certificate
 else
   TARN_BIND=$bind scripts/web.sh serve &

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The web server runs unprivileged; only the workers that run host commands are root.
 #   scripts/web.sh prepare   as root: make the user `tarn`, give it what the web needs and nothing more
-#   scripts/web.sh serve     start gunicorn (as `tarn` when started by root) on TARN_BIND, by default the Unix socket
-#                            run/web.sock in the data dir, which the HTTPS front (nginx, scripts/run.sh) sends to
+#   scripts/web.sh serve     start gunicorn (as `tarn` when started by root) on TARN_BIND (comma-separated for more than
+#                            one), by default the Unix socket
+#                            sock/web.sock in the data dir, which the HTTPS front (nginx, scripts/run.sh) sends to
 #   scripts/web.sh deliver   start the Celery worker that delivers alerts (e-mail, webhooks to addresses an admin
 #                            typed), as `tarn` too: it talks to the outside world, so it never holds the SSH key
 # What `tarn` gets: read of the code, the venv and its Python (traverse-only ACLs on directories that hide them,
@@ -13,54 +14,72 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 WEB_USER=${TARN_WEB_USER:-tarn}
+FRONT_USER=${TARN_FRONT_USER:-tarn-front}  # the HTTPS front's workers (nginx): not the web, which must not read them
+SOCK_GROUP=${TARN_SOCK_GROUP:-tarn-sock}   # the web's socket: the web (makes it) and the front (sends to it)
 data=${TARN_DATA_DIR:-$PWD/var}
 py=.venv/bin/python
 export DJANGO_SETTINGS_MODULE=${DJANGO_SETTINGS_MODULE:-tarn.settings}
 
 say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
 die() { printf 'tarn web: %s\n' "$*" >&2; exit 1; }
-as_web() { setpriv --reuid="$WEB_USER" --regid="$WEB_USER" --init-groups -- env HOME="$data" "$@"; }
+as_user() { local user=$1; shift; setpriv --reuid="$user" --regid="$user" --init-groups -- env HOME="$data" "$@"; }
+as_web() { as_user "$WEB_USER" "$@"; }
 
-# Each directory on the way to $1 that $WEB_USER cannot enter gets a traverse-only ACL entry for its group.
+# Each directory on the way to $2 that user $1 cannot enter gets a traverse-only ACL entry for its group.
 reach() {
-  local path=$1 d=""
+  local user=$1 path=$2 d=""
   local IFS=/
   for part in ${path#/}; do
     d="$d/$part"
     [ -d "$d" ] || break
-    if ! as_web test -x "$d"; then
+    if ! as_user "$user" test -x "$d"; then
       command -v setfacl >/dev/null || die "setfacl is missing (apt-get install acl)"
-      setfacl -m "g:$WEB_USER:x" "$d"
-      say "Group $WEB_USER may now pass through $d (x only: it cannot list it)"
+      setfacl -m "g:$user:x" "$d"
+      say "Group $user may now pass through $d (x only: it cannot list it)"
     fi
   done
 }
 
+system_user() {
+  id -u "$1" >/dev/null 2>&1 && return 0
+  say "Creating the unprivileged user $1 ($2)"
+  useradd --system --user-group --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$1"
+}
+
 prepare() {
   [ "$(id -u)" = 0 ] || return 0  # not root: everything runs as this user already
-  if ! id -u "$WEB_USER" >/dev/null 2>&1; then
-    say "Creating the unprivileged user $WEB_USER for the web server"
-    useradd --system --user-group --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$WEB_USER"
-  fi
-  # The data dir is root's (2750 root:tarn): the web writes only db/ (SQLite) and uploads/, and reads the secret key,
-  # the public keys (ssh/id_ed25519.pub; vault/recipient.txt, to seal an escrowed key) and the backups made here.
-  "$py" manage.py tarn_layout --group "$WEB_USER"
-  reach "$PWD"
+  system_user "$WEB_USER" "the web server"
+  # The front's workers hold the TLS key in memory and may be reached from the network: a user of their own, sharing
+  # with the web only the group of its socket (a process can read the memory of another of its own user's).
+  system_user "$FRONT_USER" "the HTTPS front's workers"
+  getent group "$SOCK_GROUP" >/dev/null || groupadd --system "$SOCK_GROUP"
+  for user in "$WEB_USER" "$FRONT_USER"; do
+    id -nG "$user" | tr ' ' '\n' | grep -qx "$SOCK_GROUP" || usermod -aG "$SOCK_GROUP" "$user"
+  done
+  # The data dir is root's (2750 root:tarn): the web writes only db/ (SQLite), uploads/ and sock/ (its socket), and
+  # reads the secret key, the public keys (ssh/id_ed25519.pub; vault/recipient.txt, to seal an escrowed key) and the
+  # backups made here. The front's user passes through it to sock/ and front/ (its temporary files) only.
+  "$py" manage.py tarn_layout --group "$WEB_USER" --sock-group "$SOCK_GROUP" --front-group "$FRONT_USER"
+  reach "$WEB_USER" "$PWD"
   if ! as_web test -r "$PWD"; then  # Python lists the checkout to import from it (a clone in a 0700 mktemp dir)
     setfacl -m "g:$WEB_USER:rx" "$PWD"
     say "Group $WEB_USER may now read the checkout $PWD"
   fi
-  reach "$data"
-  reach "$(sed -n 's/^home = //p' .venv/pyvenv.cfg)"
+  reach "$WEB_USER" "$data"
+  reach "$FRONT_USER" "$data"
+  reach "$WEB_USER" "$(sed -n 's/^home = //p' .venv/pyvenv.cfg)"
   local err
   err=$(as_web "$py" -c 'import django; django.setup(); from django.db import connection; connection.ensure_connection()' 2>&1) \
     || die "user $WEB_USER cannot start Tarn's web: ${err##*$'\n'}"
 }
 
 serve() {
-  local bind=${TARN_BIND:-unix:$data/run/web.sock}
-  local web=(.venv/bin/gunicorn tarn.wsgi -b "$bind" --workers "${TARN_WEB_WORKERS:-4}"
-    --threads "${TARN_WEB_THREADS:-2}" --umask 0007 --access-logfile - --error-logfile - --log-level warning
+  local binds=() b
+  IFS=, read -ra list <<<"${TARN_BIND:-unix:$data/sock/web.sock}"  # several, comma-separated (make perf https)
+  for b in "${list[@]}"; do binds+=(-b "$b"); done
+  local web=(.venv/bin/gunicorn tarn.wsgi "${binds[@]}" --workers "${TARN_WEB_WORKERS:-4}"
+    --threads "${TARN_WEB_THREADS:-2}" --access-logfile - --error-logfile - --log-level warning
+    --umask 0  # the socket only (gunicorn gives it the web's group): its folder, sock/, decides who may use it
     --no-control-socket)  # gunicorn's runtime control socket: unused, and $HOME/.gunicorn is not the web's to write
   umask 0007
   if [ "$(id -u)" = 0 ]; then exec setpriv --reuid="$WEB_USER" --regid="$WEB_USER" --init-groups -- \

@@ -55,6 +55,7 @@ class CertificateTrustView(APIView):
     tarn_write_role = Role.ADMIN
 
     @extend_schema(request=s.CertificateTrustRequest, responses=ACCEPTED)
+    @fresh_factor
     def post(self, request):
         d = valid(s.CertificateTrustRequest, request).validated_data
         return accepted(services.certificate_trust_start(user=request.user, trusted=d["trusted"]))

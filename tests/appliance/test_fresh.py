@@ -1,6 +1,6 @@
 """The fresh confirmation every secret step asks for (appliance.auth.fresh): making, checking, restoring and downloading
 a configuration backup, a new schedule passphrase, a key export and its download, a role dropped from the two-factor
-policy, a certificate (and its key) to serve. With a session whose last confirmation is an hour old each is refused, page (sent to the confirmation) and
+policy, a certificate (and its key) to serve, HSTS turned on. With a session whose last confirmation is an hour old each is refused, page (sent to the confirmation) and
 API (403 saying what to do), and nothing changes; right after a confirmation (a code, or the password for an admin
 with no second factor) it runs; an API token passes (it was made with a fresh factor)."""
 
@@ -78,6 +78,7 @@ def pages(s):
         ("post", f"/encryption/exports/{e.pk}/download/", {}),
         ("post", "/account/two-factor/policy/", {"required_roles": []}),
         ("post", "/certificates/import/", CERTIFICATE),
+        ("post", "/certificates/trust/", {"trusted": "on"}),
     ]
 
 
@@ -91,6 +92,7 @@ def apis(s):
         ("get", f"/api/v1/config-backups/{b.pk}/download/", None),
         ("post", "/api/v1/encryption-roots/export/", {"host": "nas1", "confirm": "nas1"} | _export_passphrase()),
         ("post", "/api/v1/certificate/import/", CERTIFICATE),
+        ("post", "/api/v1/certificate/trust/", {"trusted": True}),
         ("post", f"/api/v1/key-exports/{e.pk}/download/", {}),  # last: the token's pass skips it (taken already)
     ]
 

@@ -6,7 +6,19 @@ import ipaddress
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
-from cryptography.x509.oid import NameOID
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+USAGES = (
+    "digital_signature",
+    "content_commitment",
+    "key_encipherment",
+    "data_encipherment",
+    "key_agreement",
+    "key_cert_sign",
+    "crl_sign",
+    "encipher_only",
+    "decipher_only",
+)
 
 NOW = datetime.datetime(2026, 11, 29, 12, 0, tzinfo=datetime.UTC)
 DAY = datetime.timedelta(days=1)
@@ -31,6 +43,7 @@ def make(
     ips=(),
     start=NOW - 30 * DAY,
     end=NOW + 60 * DAY,
+    eku=None,
 ):
     """(certificate, key): signed by issuer (a (certificate, key) pair), or self-signed."""
     key = key or ec.generate_private_key(ec.SECP256R1())
@@ -49,6 +62,18 @@ def make(
     sans = [x509.DNSName(d) for d in dns] + [x509.IPAddress(ipaddress.ip_address(i)) for i in ips]
     if sans:
         builder = builder.add_extension(x509.SubjectAlternativeName(sans), critical=False)
+    builder = builder.add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
+    if issuer_cert is not None:
+        aki = x509.AuthorityKeyIdentifier.from_issuer_public_key(issuer_key.public_key())
+        builder = builder.add_extension(aki, critical=False)
+    usage = dict.fromkeys(USAGES, False) | (
+        {"key_cert_sign": True, "crl_sign": True} if ca else {"digital_signature": True}
+    )
+    builder = builder.add_extension(x509.KeyUsage(**usage), critical=True)
+    if eku is not None:
+        builder = builder.add_extension(x509.ExtendedKeyUsage(eku), critical=False)
+    elif not ca:
+        builder = builder.add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
     return builder.sign(issuer_key, hashes.SHA256()), key
 
 

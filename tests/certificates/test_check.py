@@ -2,7 +2,13 @@
 the certificate's, one unencrypted key; the chain is certificates only, in date, each signed by the next, ending at a
 root given or a CA this machine trusts; the SAN covers the name browsers use."""
 
+import time
+
 import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec, ed25519
+from cryptography.x509.oid import ExtendedKeyUsageOID, ExtensionOID, NameOID
 from django.core.exceptions import ValidationError
 
 from certificates import services
@@ -23,7 +29,9 @@ def refused(**kw) -> dict[str, list[str]]:
 
 
 def test_a_complete_chain_with_its_key_for_its_name_passes(pki):
-    info = services.certificate_check(certificate=pki.full, private_key=pki.key, name="nas.example.org", now=NOW)
+    checked = services.certificate_check(certificate=pki.full, private_key=pki.key, name="nas.example.org", now=NOW)
+    info = checked.info
+    assert not checked.public, "its root came with it: browsers do not know it by themselves"
     assert info.subject == "CN=nas.example.org" and info.issuer == "CN=Test Intermediate" and not info.self_signed
     assert info.names == ("nas.example.org", "*.lan.example.org", "192.0.2.10")
 
@@ -77,7 +85,7 @@ def test_garbage_before_between_or_after_the_blocks_is_refused(pki):
         assert list(errors) == ["certificate"] and "text" in errors["certificate"][0], errors
     damaged = pki.full.replace(b"\n", b"\nAAAA", 3)
     errors = refused(certificate=damaged, private_key=pki.key, name="nas.example.org")
-    assert "not a certificate" in errors["certificate"][0]
+    assert errors["certificate"][0].startswith("The certificate cannot be read (cut or damaged?)")
     errors = refused(certificate=pki.full + pki.key, private_key=pki.key, name="nas.example.org")
     assert errors == {"certificate": ["It holds a private key: give the key in its own field."]}
 
@@ -109,7 +117,8 @@ def test_a_chain_may_end_at_a_ca_this_machine_trusts(pki, monkeypatch, tmp_path)
     services._system_cas.cache_clear()
     try:
         chain = pki.chain(pki.server[0], pki.intermediate[0])
-        services.certificate_check(certificate=chain, private_key=pki.key, name="nas.example.org", now=NOW)
+        checked = services.certificate_check(certificate=chain, private_key=pki.key, name="nas.example.org", now=NOW)
+        assert checked.public, "a CA this machine trusts: browsers do too, HSTS may stay"
         errors = refused(certificate=pki.chain(pki.server[0]), private_key=pki.key, name="nas.example.org")
         assert "incomplete" in errors["certificate"][0], "an intermediate is never looked up, only roots"
     finally:
@@ -142,5 +151,89 @@ def test_a_weak_rsa_key_is_refused_a_strong_one_passes(pki):
 
 def test_a_self_signed_certificate_is_its_own_root(pki):
     cert, key = make("nas.example.org", dns=["nas.example.org"])
-    info = services.certificate_check(certificate=pem(cert), private_key=key_pem(key), name="nas.example.org", now=NOW)
-    assert info.self_signed
+    checked = services.certificate_check(
+        certificate=pem(cert), private_key=key_pem(key), name="nas.example.org", now=NOW
+    )
+    assert checked.info.self_signed and not checked.public
+
+
+def test_a_damaged_extension_is_a_field_error_not_a_crash(pki):
+    """Found in review: a malformed SAN was parsed lazily, past the checks, and made a 500."""
+    key = make("x")[1]
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "nas.example.org")])
+    bad_san = x509.UnrecognizedExtension(ExtensionOID.SUBJECT_ALTERNATIVE_NAME, b"\x30\x03\x02\x01\x00")
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(1)
+        .not_valid_before(NOW - DAY)
+        .not_valid_after(NOW + DAY)
+        .add_extension(bad_san, critical=False)
+        .sign(key, hashes.SHA256())
+    )
+    errors = refused(certificate=pem(cert), private_key=key_pem(key), name="nas.example.org")
+    assert list(errors) == ["certificate"] and errors["certificate"][0].startswith("The certificate cannot be read")
+
+
+def test_what_browsers_refuse_past_the_signatures_is_refused(pki):
+    """Found in review: signatures alone let through a leaf signed by a leaf, a CA as the server, a client-only
+    certificate."""
+    under_leaf = make("nas.example.org", issuer=pki.server, dns=["nas.example.org"])
+    chain = pki.chain(under_leaf[0], pki.server[0], pki.intermediate[0], pki.root[0])
+    errors = refused(certificate=chain, private_key=key_pem(under_leaf[1]), name="nas.example.org")
+    assert errors["certificate"][0].startswith("Browsers would refuse this chain"), errors
+    as_ca = make("nas.example.org", issuer=pki.intermediate, ca=True, dns=["nas.example.org"])
+    chain = pki.chain(as_ca[0], pki.intermediate[0], pki.root[0])
+    errors = refused(certificate=chain, private_key=key_pem(as_ca[1]), name="nas.example.org")
+    assert errors["certificate"][0].startswith("Browsers would refuse this chain"), errors
+    client = make(
+        "nas.example.org", issuer=pki.intermediate, dns=["nas.example.org"], eku=[ExtendedKeyUsageOID.CLIENT_AUTH]
+    )
+    chain = pki.chain(client[0], pki.intermediate[0], pki.root[0])
+    errors = refused(certificate=chain, private_key=key_pem(client[1]), name="nas.example.org")
+    assert errors["certificate"][0].startswith("Browsers would refuse this chain"), errors
+
+
+@pytest.mark.parametrize("key", [ec.generate_private_key(ec.SECP256K1()), ed25519.Ed25519PrivateKey.generate()])
+def test_keys_browsers_do_not_take_are_refused(pki, key):
+    cert, _ = make("nas.example.org", issuer=pki.intermediate, key=key, dns=["nas.example.org"])
+    errors = refused(
+        certificate=pki.chain(cert, pki.intermediate[0], pki.root[0]), private_key=key_pem(key), name="nas.example.org"
+    )
+    assert errors == {"private_key": ["An RSA (2048 bits or more) or ECDSA (P-256, P-384) key: what browsers take."]}
+
+
+def test_pem_is_read_in_linear_time():
+    """Found in review: a regular expression took ~60 s on 256 KiB of BEGIN lines with no END."""
+    hostile = b"-----BEGIN CERTIFICATE-----\n" * ((PEM_MAX - 1) // 28)
+    started = time.monotonic()
+    errors = refused(certificate=hostile, private_key=b"", name="nas.example.org")
+    assert time.monotonic() - started < 1 and "not closed" in errors["certificate"][0]
+    errors = refused(certificate=b"-----BEGIN CERTIFICATE-----\nAAAA\n", private_key=b"", name="nas.example.org")
+    assert errors["certificate"] == ["The CERTIFICATE block has no END line (cut short?)."]
+
+
+def test_what_openssl_and_editors_write_is_taken(pki):
+    """openssl ecparam -genkey writes EC PARAMETERS before the key; some editors start a file with a BOM; CRLF."""
+    params = b"-----BEGIN EC PARAMETERS-----\nBggqhkjOPQMBBw==\n-----END EC PARAMETERS-----\n"
+    key = pki.server[1].private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL, serialization.NoEncryption()
+    )
+    crlf = b"\xef\xbb\xbf" + pki.full.replace(b"\n", b"\r\n")
+    services.certificate_check(certificate=crlf, private_key=params + key, name="nas.example.org", now=NOW)
+
+
+@pytest.mark.parametrize(
+    ("name", "said"),
+    [("*", "A host name"), ("nas example", "A host name"), ("", "Give the name"), ("a" * 64 + ".org", "A host name")],
+)
+def test_a_name_that_is_no_host_name_is_refused(pki, name, said):
+    errors = refused(certificate=pki.full, private_key=pki.key, name=name)
+    assert list(errors) == ["name"] and errors["name"][0].startswith(said)
+
+
+def test_an_internationalised_name_is_matched_in_its_ascii_form():
+    cert, key = make("nas", dns=["nås.example.org".encode("idna").decode()])
+    services.certificate_check(certificate=pem(cert), private_key=key_pem(key), name="nås.example.org", now=NOW)

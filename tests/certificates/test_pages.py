@@ -52,11 +52,15 @@ def test_a_key_that_is_not_the_certificates_is_said_under_the_key_and_nothing_is
     form = response.context["import_form"]
     assert form.errors["private_key"] == ["This key is not the certificate's: its public half differs."]
     assert form["name"].value() == "nas.example.org", "what was typed stays"
+    assert other.splitlines()[1] not in response.content.decode(), "never the key: the page is kept by the browser"
 
 
 def test_a_name_the_certificate_does_not_cover_is_said_under_the_name(admin_client, data, pki):
     response = _post(admin_client, pki, name="nas.other.org")
-    assert response.status_code == 400 and "not for nas.other.org" in response.context["import_form"].errors["name"][0]
+    errors = response.context["import_form"].errors
+    assert response.status_code == 400 and "not for nas.other.org" in errors["name"][0]
+    assert errors["private_key"] == ["Give the key again: Tarn never sends it back."]
+    assert pki.key.decode().splitlines()[1] not in response.content.decode()
 
 
 def test_a_one_mib_file_is_refused_by_its_size(admin_client, data, pki):

@@ -5,12 +5,15 @@ trusts the certificate; a new certificate served after a reload with the web's w
 nginx refuses changes nothing."""
 
 import datetime
+import grp
 import hashlib
 import http.client
 import os
+import pwd
 import socket
 import sqlite3
 import ssl
+import subprocess
 import time
 import urllib.parse
 from pathlib import Path
@@ -96,6 +99,21 @@ def test_the_first_start_makes_a_p256_certificate_and_prints_its_fingerprint_whi
     assert f"SHA-256 fingerprint: {served}" in front["said"]
     key = front["data"] / "tls" / "key.pem"
     assert key.stat().st_mode & 0o777 == 0o600 and key.stat().st_uid == 0
+
+
+def test_the_fronts_workers_are_a_user_of_their_own_whose_memory_the_web_cannot_read(front):
+    """Found in review: with the web's user, a compromised web could read the key out of a worker's memory."""
+    master = int((front["data"] / "tls" / "nginx.pid").read_text())
+    workers = [int(c) for c in Path(f"/proc/{master}/task/{master}/children").read_text().split()]
+    front_uid, web = pwd.getpwnam("tarn-front").pw_uid, pwd.getpwnam("tarn")
+    assert workers and all(Path(f"/proc/{w}").stat().st_uid == front_uid for w in workers)
+    as_tarn = ["setpriv", "--reuid=tarn", "--regid=tarn", "--init-groups", "--"]
+    peek = subprocess.run(
+        [*as_tarn, "python3", "-c", f"open('/proc/{workers[0]}/mem', 'rb').read(1)"], capture_output=True, text=True
+    )
+    assert peek.returncode != 0 and "Permission denied" in peek.stderr, peek.stderr
+    assert "tarn-front" not in {g.gr_name for g in grp.getgrall() if web.pw_name in g.gr_mem}, "the web is not in it"
+    assert oct((front["data"] / "front").stat().st_mode & 0o7777) == "0o750"
 
 
 def test_only_tls_1_2_and_1_3_are_served(front):
@@ -189,6 +207,7 @@ def test_an_imported_chain_is_served_whole_by_the_operation_and_a_refused_one_le
     settings.DATA_DIR, settings.TARN_HTTPS_PORT, settings.TARN_HTTP_PORT = front["data"], front["https"], front["http"]
     pki = Pki(datetime.datetime.now(datetime.UTC))
     before = _served_fingerprint(front["https"])
+    tls.trust_set(True)  # HSTS on: the new chain's root came with it, browsers do not trust it by themselves
     op = run_queued(
         services.certificate_import_start,
         user=admin_user,
@@ -197,6 +216,8 @@ def test_an_imported_chain_is_served_whole_by_the_operation_and_a_refused_one_le
         name="nas.example.org",
     )
     assert op.status == "succeeded", (op.message, op.log)
+    assert "HSTS turned off" in op.message and tls.state().hsts is False
+    _settles(lambda: _hsts(front["https"]), None, "HSTS still sent for a certificate browsers do not trust")
     expected = tls.describe(pki.full).fingerprint
     _settles(lambda: _served_fingerprint(front["https"]), expected, "the imported certificate is not served")
     assert expected != before and "Serving CN=nas.example.org" in op.message

@@ -10,6 +10,7 @@ from tests.perf import (
     encryption,
     foundation,
     health,
+    https,
     lab,
     replication,
     shares,
@@ -30,6 +31,7 @@ GROUPS = {
     "health": health.CHECKS,
     "encryption": encryption.CHECKS,
     "backups": backups.CHECKS,
+    "https": https.CHECKS,
 }
 # Checks run only when named (`encryption.check`: a tiny version of the group, to see that its path works).
 QUICK = {"encryption": encryption.QUICK}

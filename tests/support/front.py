@@ -55,8 +55,9 @@ def running_front(data: Path, **extra_env):
     manage(env, "tarn_layout")
     manage(env, "migrate", "--noinput", "-v0")
     manage(env, "tarn_admin")
-    said = manage(env, "tarn_front", "--user", "tarn")
     subprocess.run(["scripts/web.sh", "prepare"], cwd=ROOT, env=env, check=True, timeout=120, capture_output=True)
+    said = manage(env, "tarn_front", "--user", "tarn-front")  # after prepare, as make run: it makes the user
+    env.setdefault("TARN_BIND", f"unix:{data}/sock/web.sock")
     web = subprocess.Popen(["scripts/web.sh", "serve"], cwd=ROOT, env=env, start_new_session=True)
     nginx = subprocess.Popen(["nginx", "-c", str(data / "tls" / "nginx.conf")], start_new_session=True)
     try:

@@ -1,0 +1,186 @@
+"""Issue 41 figures: what the HTTPS front costs. The dashboard's p95 at 50 clients through the front (TLS, nginx)
+against plain HTTP straight to the same gunicorn, alternated so the machine's noise falls on both; a new
+connection's TLS handshake against a TCP connect; and a scan of what the front accepts: every protocol version
+and every cipher suite this machine's OpenSSL knows, offered one at a time."""
+
+import json
+import socket
+import ssl
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tests.perf.foundation import ROOT, admin_session_cookie, wrk
+
+# sslyze pins cryptography < 47 (Tarn has 50, through webauthn): it gets a venv of its own, made on first use.
+SSLYZE = "sslyze==6.3.1"
+SSLYZE_VENV = ROOT / ".venv-sslyze"
+
+# What a scan must find for every accepted TLS 1.2 suite: forward secrecy (ECDHE or DHE key exchange, never static
+# RSA or anonymous) and AEAD (GCM, ChaCha20-Poly1305, CCM; never CBC with SHA-1 or SHA-2, RC4, 3DES or NULL).
+FORWARD_SECRET = ("ECDHE-ECDSA-", "ECDHE-RSA-", "DHE-RSA-")
+AEAD = ("GCM", "CHACHA20", "CCM")
+
+
+def _front():
+    """The front over the perf data dir (its database holds the perf admin's session), gunicorn also on TCP."""
+    from django.conf import settings
+
+    from tests.support.front import free_port, running_front
+
+    admin_session_cookie()  # migrates the perf database first: the front's start then finds it ready
+    port = free_port()
+    socket_path = settings.DATA_DIR / "sock" / "web.sock"
+    started = running_front(settings.DATA_DIR, TARN_BIND=f"unix:{socket_path},127.0.0.1:{port}")
+    return started, port
+
+
+def dashboard_overhead(clients=50, rounds=2, seconds=30):
+    cookie = admin_session_cookie()
+    front_cm, plain_port = _front()
+    with front_cm as front:
+        plain, tls = [], []
+        for _ in range(rounds):  # alternated: HTTP, HTTPS, HTTP, HTTPS
+            plain.append(
+                wrk(f"http://127.0.0.1:{plain_port}/", cookie, clients=clients, pause_ms=1000, seconds=seconds)
+            )
+            tls.append(
+                wrk(f"https://127.0.0.1:{front['https']}/", cookie, clients=clients, pause_ms=1000, seconds=seconds)
+            )
+        p_plain, p_tls = statistics.median(r[0] for r in plain), statistics.median(r[0] for r in tls)
+        yield "dashboard_p95_50_clients_http", p_plain, "ms", "plain HTTP to gunicorn, as before the front"
+        yield "dashboard_p95_50_clients_https", p_tls, "ms", "through the front: TLS 1.3, nginx, the Unix socket"
+        yield "https_over_http_p95_ratio", p_tls / p_plain, "x", "goal <= 1.10"
+        yield "https_failed_requests", sum(r[2] for r in tls), "count", "goal 0"
+        yield from handshake_cost(front["https"])
+        yield from tls_scan(front["https"])
+        yield from sslyze_scan(front["https"])
+
+
+def _client(**versions) -> ssl.SSLContext:
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
+    for attribute, value in versions.items():
+        setattr(context, attribute, value)
+    return context
+
+
+def handshake_cost(port: int, n: int = 200):
+    """Full handshakes (no resumption: a new client context each time) against bare TCP connects."""
+
+    def tcp():
+        with socket.create_connection(("127.0.0.1", port), timeout=10):
+            pass
+
+    def tls():
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as raw, _client().wrap_socket(raw):
+            pass
+
+    for fn in (tcp, tls):
+        fn()
+    samples = {"tcp": [], "tls": []}
+    for _ in range(n):
+        for name, fn in (("tcp", tcp), ("tls", tls)):
+            started = time.perf_counter()
+            fn()
+            samples[name].append((time.perf_counter() - started) * 1000)
+    tcp_ms, tls_ms = statistics.median(samples["tcp"]), statistics.median(samples["tls"])
+    yield (
+        "tls_handshake_median",
+        tls_ms - tcp_ms,
+        "ms",
+        "a new connection's TLS 1.3 handshake (ECDSA P-256), over TCP's",
+    )
+    yield "tcp_connect_median", tcp_ms, "ms", "informational"
+
+
+def _accepted(port: int, **context) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as raw, _client(**context).wrap_socket(raw):
+            return True
+    except (ssl.SSLError, ConnectionResetError):
+        return False
+
+
+def tls_scan(port: int):
+    """Every protocol this OpenSSL can speak (SECLEVEL 0: the client offers what it can), then each TLS 1.2 suite
+    alone: what the front accepts. Printed, and counted against WEAK."""
+    protocols = []
+    for version in (ssl.TLSVersion.TLSv1, ssl.TLSVersion.TLSv1_1, ssl.TLSVersion.TLSv1_2, ssl.TLSVersion.TLSv1_3):
+        context = _client(minimum_version=version, maximum_version=version)
+        try:
+            context.set_ciphers("ALL:@SECLEVEL=0")
+        except ssl.SSLError:
+            pass
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as raw:
+            try:
+                with context.wrap_socket(raw):
+                    protocols.append(version.name)
+            except (ssl.SSLError, ConnectionResetError):
+                pass
+    suites = []
+    probe = _client(maximum_version=ssl.TLSVersion.TLSv1_2)
+    probe.set_ciphers("ALL:COMPLEMENTOFALL:@SECLEVEL=0")
+    for suite in (c["name"] for c in probe.get_ciphers() if c["protocol"] == "TLSv1.2"):
+        context = _client(maximum_version=ssl.TLSVersion.TLSv1_2)
+        try:
+            context.set_ciphers(f"{suite}:@SECLEVEL=0")
+        except ssl.SSLError:
+            continue
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as raw:
+            try:
+                with context.wrap_socket(raw):
+                    suites.append(suite)
+            except (ssl.SSLError, ConnectionResetError):
+                pass
+    print(f"# protocols accepted: {', '.join(protocols)}")
+    print(f"# TLS 1.2 suites accepted: {', '.join(suites)}")
+    old = [p for p in protocols if p in ("TLSv1", "TLSv1_1")]
+    weak = [s for s in suites if not s.startswith(FORWARD_SECRET) or not any(a in s for a in AEAD)]
+    yield "tls_protocols_below_1_2", len(old), "count", "goal 0"
+    yield "tls_weak_suites", len(weak), "count", f"goal 0{': ' + ', '.join(weak) if weak else ''}"
+
+
+CHECKS = [dashboard_overhead]
+
+
+def _sslyze() -> Path:
+    tool = SSLYZE_VENV / "bin" / "sslyze"
+    if not tool.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(SSLYZE_VENV)], check=True, timeout=120)
+        pip = [str(SSLYZE_VENV / "bin" / "pip"), "install", "-q", "--disable-pip-version-check", SSLYZE]
+        subprocess.run(pip, check=True, timeout=600)
+    return tool
+
+
+def sslyze_scan(port: int):
+    """sslyze (from PyPI) on the front: the protocols it finds accepted, and any accepted suite that is weak."""
+    out = subprocess.run(
+        [str(_sslyze()), "--json_out=-", "--quiet", f"127.0.0.1:{port}"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    result = json.loads(out.stdout)["server_scan_results"][0]["scan_result"]
+    accepted = {
+        proto: [s["cipher_suite"]["name"] for s in (result[key]["result"] or {}).get("accepted_cipher_suites", [])]
+        for proto, key in (
+            ("SSLv2", "ssl_2_0_cipher_suites"),
+            ("SSLv3", "ssl_3_0_cipher_suites"),
+            ("TLSv1.0", "tls_1_0_cipher_suites"),
+            ("TLSv1.1", "tls_1_1_cipher_suites"),
+            ("TLSv1.2", "tls_1_2_cipher_suites"),
+            ("TLSv1.3", "tls_1_3_cipher_suites"),
+        )
+    }
+    print(f"# sslyze: accepted {', '.join(f'{p} ({len(s)} suites)' for p, s in accepted.items() if s)}")
+    old = [p for p in ("SSLv2", "SSLv3", "TLSv1.0", "TLSv1.1") if accepted[p]]
+    # sslyze names suites as IANA does (TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256)
+    weak = [
+        s for s in accepted["TLSv1.2"] if not s.startswith(("TLS_ECDHE_", "TLS_DHE_")) or not any(a in s for a in AEAD)
+    ]
+    yield "sslyze_protocols_below_1_2", len(old), "count", f"goal 0{': ' + ', '.join(old) if old else ''}"
+    yield "sslyze_weak_suites", len(weak), "count", f"goal 0{': ' + ', '.join(weak) if weak else ''}"
