@@ -26,6 +26,7 @@ from django.conf import settings
 
 from appliance import datadir
 from hostlib import webfront
+from hostlib.configfiles import ConfigRejected
 
 FOLDER = "tls"
 KEY, CERT = "key.pem", "cert.pem"
@@ -313,8 +314,10 @@ def _install(s: State, *, reload: bool = True) -> bool:
         temp.mkdir(mode=0o750)
         os.chmod(temp, 0o750)
     datadir.check(temp, folder=True)
-    changed = webfront.install(str(front_conf()), webfront.render(f), reload=reload)
-    _save(s)
+    changed = webfront.install(str(front_conf()), webfront.render(f), reload=False)
+    _save(s)  # the configuration names s's files from here on, whatever the reload does
+    if reload:
+        webfront.reload_running(str(front_conf()))
     return changed
 
 
@@ -344,7 +347,7 @@ def switch(cert_pem: bytes, key_pem: bytes, *, keep_hsts: bool = False) -> CertI
     _write(base / new.cert, cert_pem, 0o640)
     try:
         _install(new)
-    except Exception:
+    except ConfigRejected:  # refused before anything was written: the new files go, the old ones stay named
         for name in (new.cert, new.key):
             (base / name).unlink(missing_ok=True)
         raise

@@ -5,6 +5,7 @@ not touched). Why nginx and not gunicorn's own TLS: one process both answers pla
 ACME's challenges) and serves TLS, buffers slow clients in front of gunicorn's few threads, and switches to a new
 certificate with `nginx -s reload` without dropping a request; its TLS is the code every distribution maintains."""
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,8 +52,24 @@ def _redirect_target(f: Front) -> str:
     return "https://$host" + ("" if f.https_port == 443 else f":{f.https_port}") + "$request_uri"
 
 
+USER = re.compile(r"[a-z_][a-z0-9_-]{0,31}")
+PATH = re.compile(r"/[A-Za-z0-9_./+-]{0,400}")  # nothing nginx would read as syntax: no space, quote, ; { } $ #
+
+
+def _checked(f: Front) -> None:
+    """Every value that goes into the file, against a strict pattern (they come from settings and root's data dir,
+    but a config file is no place to find out)."""
+    bad = [n for n in ("cert", "key", "upstream", "pid_file", "temp_dir") if not PATH.fullmatch(getattr(f, n))]
+    bad += ["user"] if f.user and not USER.fullmatch(f.user) else []
+    bad += [n for n in ("https_port", "http_port") if not 0 < getattr(f, n) < 65536]
+    bad += ["listen"] if not set(f.listen) <= {"0.0.0.0", "[::]", "127.0.0.1", "[::1]"} else []
+    if bad or f.https_port == f.http_port:
+        raise ValueError(f"the front's settings cannot go into nginx.conf: {', '.join(bad) or 'one port for both'}")
+
+
 def render(f: Front) -> str:
     """The whole nginx.conf (nginx started with -c on it, in the foreground)."""
+    _checked(f)
     to_web = (
         "proxy_pass http://tarn_web;\n"
         "            proxy_http_version 1.1;\n"
@@ -164,8 +181,17 @@ def install(conf: str, text: str, *, reload: bool = True) -> bool:
     finally:
         t.remove_file(candidate)
     t.write_file(conf, text, mode=0o640)
-    if reload and running(conf):
-        t.run(["nginx", "-s", "reload", "-c", conf], mutating=True, timeout=TIMEOUT)
+    if reload:
+        reload_running(conf)
+    return True
+
+
+def reload_running(conf: str) -> bool:
+    """`nginx -s reload` for the front started on conf, if it runs (True then): its old workers finish their
+    requests, new ones take the new configuration."""
+    if not running(conf):
+        return False
+    _transport(str(Path(conf).parent)).run(["nginx", "-s", "reload", "-c", conf], mutating=True, timeout=TIMEOUT)
     return True
 
 

@@ -138,3 +138,19 @@ def test_behind_the_front_a_login_counts_against_the_address_the_front_saw(setti
     settings.TARN_FRONT = False  # without the front, a header any client can send means nothing
     assert client_address(request) is None
     assert client_address(over_tcp) == "192.0.2.8"
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"user": "tarn; daemon on"},
+        {"cert": "/var/tarn/tls/cert.pem; include /etc/shadow"},
+        {"upstream": "relative/web.sock"},
+        {"https_port": 0},
+        {"http_port": 443},
+        {"listen": ("0.0.0.0:80 default",)},
+    ],
+)
+def test_a_value_that_would_be_nginx_syntax_is_refused_before_a_file_is_written(bad):
+    with pytest.raises(ValueError, match="cannot go into nginx.conf"):
+        webfront.render(_front(**bad))
