@@ -354,3 +354,51 @@ def switch(cert_pem: bytes, key_pem: bytes, *, keep_hsts: bool = False) -> CertI
     for name in (before.cert, before.key):
         (base / name).unlink(missing_ok=True)
     return info
+
+
+# --- a certificate signing request: the key made here (root), the request handed to a CA -------------------------
+
+REQUEST_KEY, REQUEST = "request-key.pem", "request.csr"
+
+
+def request_make(names: list[str], addresses: list[str]) -> bytes:
+    """A new ECDSA P-256 key (kept in tls/, 0600, for the certificate the CA will send back) and a request for these
+    names and addresses (tls/request.csr, which the page offers). Replaces an earlier request. Run as root."""
+    if not names and not addresses:
+        raise ValueError("a request needs at least one name")
+    key = ec.generate_private_key(ec.SECP256R1())
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, (names or addresses)[0])])
+    sans = [x509.DNSName(n) for n in names] + [x509.IPAddress(ipaddress.ip_address(a)) for a in addresses]
+    csr = (
+        x509.CertificateSigningRequestBuilder()
+        .subject_name(subject)
+        .add_extension(x509.SubjectAlternativeName(sans), critical=False)
+        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+        .sign(key, hashes.SHA256())
+    )
+    base = folder()
+    key_pem = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+    _write(base / REQUEST_KEY, key_pem, 0o600)
+    pem = csr.public_bytes(serialization.Encoding.PEM)
+    _write(base / REQUEST, pem, 0o640)
+    return pem
+
+
+def request_pem() -> bytes | None:
+    """The pending request (the web reads it to offer it), or None."""
+    try:
+        return datadir.key_file(folder() / REQUEST, private=False).read_bytes()
+    except FileNotFoundError:
+        return None
+
+
+def request_key() -> bytes:
+    """The pending request's key (root only)."""
+    return datadir.key_file(folder() / REQUEST_KEY).read_bytes()
+
+
+def request_clear() -> None:
+    for name in (REQUEST, REQUEST_KEY):
+        (folder() / name).unlink(missing_ok=True)

@@ -24,11 +24,14 @@ class ImportForm(forms.Form):
     certificate = _pem("Certificate and chain (PEM)", "The server's certificate first, then each one that signed it.")
     certificate_file = forms.FileField(required=False, label="…or a file", allow_empty_file=False)
     private_key = _pem(
-        "Private key (PEM)", "Unencrypted. Sent to the worker, which alone writes it (0600, root).", autocomplete="off"
+        "Private key (PEM)",
+        "Unencrypted. Sent to the worker, which alone writes it (0600, root). Leave it empty for the certificate your CA "
+        "sent back for the request made here.",
+        autocomplete="off",
     )
     private_key_file = forms.FileField(required=False, label="…or a file", allow_empty_file=False)
 
-    def _read(self, text_field: str, file_field: str, what: str) -> bytes:
+    def _read(self, text_field: str, file_field: str, what: str, *, required: bool = True) -> bytes:
         upload, text = self.cleaned_data.get(file_field), self.cleaned_data.get(text_field) or ""
         if upload is not None:
             if upload.size > PEM_MAX:
@@ -38,7 +41,8 @@ class ImportForm(forms.Form):
         else:
             data = text.encode("utf-8", "replace")
         if not data.strip():
-            self.add_error(text_field, f"Paste {what} or choose its file.")
+            if required:
+                self.add_error(text_field, f"Paste {what} or choose its file.")
             return b""
         if not data.isascii():
             self.add_error(file_field if upload is not None else text_field, "PEM is ASCII text: this is not PEM.")
@@ -48,7 +52,8 @@ class ImportForm(forms.Form):
     def clean(self):
         cleaned = super().clean()
         cleaned["certificate_pem"] = self._read("certificate", "certificate_file", "the certificate")
-        cleaned["private_key_pem"] = self._read("private_key", "private_key_file", "the key")
+        # No key: the certificate answers the request made here (the service says what is missing otherwise).
+        cleaned["private_key_pem"] = self._read("private_key", "private_key_file", "the key", required=False)
         return cleaned
 
     def without_key(self) -> "ImportForm":
@@ -67,6 +72,15 @@ class ImportForm(forms.Form):
         """What the service takes."""
         d = self.cleaned_data
         return {"certificate": d["certificate_pem"], "private_key": d["private_key_pem"], "name": d["name"].strip()}
+
+
+class RequestForm(forms.Form):
+    names = forms.CharField(
+        max_length=2000,
+        widget=forms.TextInput(attrs={"size": 60}),
+        help_text="Host names and addresses the certificate must name, separated by spaces or commas (the first is "
+        "its CN).",
+    )
 
 
 class TrustForm(forms.Form):

@@ -13,5 +13,11 @@ def front_state() -> tls.State:
     return tls.state()
 
 
+def request_pem() -> str | None:
+    """The pending certificate signing request (PEM), if one was made here."""
+    pem = tls.request_pem()
+    return pem.decode("ascii") if pem else None
+
+
 def recent_operations(limit: int = 10):
     return Operation.objects.filter(kind__startswith="certificates.").select_related("user").order_by("-id")[:limit]

@@ -134,24 +134,12 @@ def _when(moment: datetime.datetime) -> str:
     return f"{moment:%Y-%m-%d %H:%M} UTC"
 
 
-def certificate_check(
-    *, certificate: bytes, private_key: bytes, name: str, now: datetime.datetime | None = None
-) -> "Checked":
-    """The rules for a certificate to serve, every one with the field it concerns: the chain (the server's
-    certificate first, then each one that signed the one before) is certificates only, each in date, each signed
-    by the next, ending at a CA this machine trusts or at a root given with it; the key is one unencrypted private
-    key, of the server's certificate; its SAN covers the name browsers will use. Returns what the page will show."""
-    now = now or datetime.datetime.now(datetime.UTC)
-    _host_name(name)  # the name's shape first: a bad one is said even when the PEM is wrong too
-    blocks = _blocks(certificate, "certificate")
-    if [label for label, _ in blocks if label in KEY_LABELS or label.endswith(b"PRIVATE KEY")]:
-        raise ValidationError({"certificate": "It holds a private key: give the key in its own field."})
-    if [label for label, _ in blocks if label != b"CERTIFICATE"]:
-        raise ValidationError({"certificate": "Only CERTIFICATE blocks: the server's certificate, then its chain."})
-    if len(blocks) > CHAIN_MAX:
-        raise ValidationError({"certificate": f"{len(blocks)} certificates: a chain has at most {CHAIN_MAX}."})
-    chain = [_certificate(block, i) for i, (_, block) in enumerate(blocks)]
+def _spki(public) -> bytes:
+    return public.public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
 
+
+def _private_key(private_key: bytes):
+    """One unencrypted RSA (>= 2048) or P-256/P-384 key from the PEM given, or a refusal naming the field."""
     keys = [k for k in _blocks(private_key, "private_key") if k[0] != b"EC PARAMETERS"]  # openssl ecparam -genkey
     if len(keys) != 1:
         raise ValidationError({"private_key": f"{len(keys)} PEM blocks: give exactly one private key."})
@@ -177,12 +165,49 @@ def certificate_check(
         raise ValidationError(
             {"private_key": "An RSA (2048 bits or more) or ECDSA (P-256, P-384) key: what browsers take."}
         )
+    return key
+
+
+def certificate_check(
+    *,
+    certificate: bytes,
+    private_key: bytes,
+    name: str,
+    now: datetime.datetime | None = None,
+    request: x509.CertificateSigningRequest | None = None,
+) -> "Checked":
+    """The rules for a certificate to serve, every one with the field it concerns: the chain (the server's
+    certificate first, then each one that signed the one before) is certificates only, each in date, each signed
+    by the next, ending at a CA this machine trusts or at a root given with it; the key is one unencrypted private
+    key, of the server's certificate (or none, for the certificate a CA sent back for the request made here: its
+    public key must be the request's); its SAN covers the name browsers will use. Returns what the page will show."""
+    now = now or datetime.datetime.now(datetime.UTC)
+    _host_name(name)  # the name's shape first: a bad one is said even when the PEM is wrong too
+    blocks = _blocks(certificate, "certificate")
+    if [label for label, _ in blocks if label in KEY_LABELS or label.endswith(b"PRIVATE KEY")]:
+        raise ValidationError({"certificate": "It holds a private key: give the key in its own field."})
+    if [label for label, _ in blocks if label != b"CERTIFICATE"]:
+        raise ValidationError({"certificate": "Only CERTIFICATE blocks: the server's certificate, then its chain."})
+    if len(blocks) > CHAIN_MAX:
+        raise ValidationError({"certificate": f"{len(blocks)} certificates: a chain has at most {CHAIN_MAX}."})
+    chain = [_certificate(block, i) for i, (_, block) in enumerate(blocks)]
 
     leaf = chain[0]
-    if leaf.public_key().public_bytes(
-        serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
-    ) != key.public_key().public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo):
-        raise ValidationError({"private_key": "This key is not the certificate's: its public half differs."})
+    if private_key.strip() or request is None:
+        key = _private_key(private_key) if private_key.strip() else None
+        if key is None:
+            raise ValidationError(
+                {
+                    "private_key": "Paste the key or choose its file (or make a request on this page, whose key Tarn keeps)."
+                }
+            )
+        public = key.public_key()
+        key_said = "This key is not the certificate's: its public half differs."
+    else:  # the certificate a CA sent back for the request made here: its key is the request's
+        public = request.public_key()
+        key_said = "This certificate is not for the request made here (another key): give its own key."
+    if _spki(leaf.public_key()) != _spki(public):
+        raise ValidationError({"private_key": key_said})
 
     for i, cert in enumerate(chain):
         which = "The certificate" if i == 0 else f"Certificate {i + 1} of the chain ({cert.subject.rfc4514_string()})"
@@ -286,33 +311,101 @@ def _browsers_accept(chain: list[x509.Certificate], name: str, *, anchors, now) 
         raise ValidationError({"certificate": f"Browsers would refuse this chain: {str(exc)[:300]}"}) from None
 
 
+def _request() -> x509.CertificateSigningRequest | None:
+    pem = tls.request_pem()
+    return x509.load_pem_x509_csr(pem) if pem else None
+
+
 def certificate_import_start(*, user, certificate: bytes, private_key: bytes, name: str):
     """Serve this certificate and key once checked: an Operation (the key goes to the worker as its secret, never
-    into a row or a queue in clear)."""
-    checked = certificate_check(certificate=certificate, private_key=private_key, name=name)
+    into a row or a queue in clear). No key: the certificate a CA sent back for the request made here."""
+    checked = certificate_check(certificate=certificate, private_key=private_key, name=name, request=_request())
     return operation_start(
         kind="certificates.import",
         host=None,
         user=user,
-        secret=private_key.decode("ascii"),
-        params={"certificate": certificate.decode("ascii"), "name": name, "fingerprint": checked.info.fingerprint},
+        secret=private_key.decode("ascii") if private_key.strip() else None,
+        params={
+            "certificate": certificate.decode("ascii"),
+            "name": name,
+            "fingerprint": checked.info.fingerprint,
+            "from_request": not private_key.strip(),
+        },
     )
 
 
 @operation_runner("certificates.import", lock="tls", queue="default")
 def certificate_import_run(tracker: Tracker) -> None:
     p = tracker.op.params
-    if not tracker.secret:
+    if p.get("from_request"):
+        try:
+            private_key = tls.request_key()
+        except FileNotFoundError:
+            raise ValidationError(
+                "The request's key is gone (another request replaced it?): make a new request."
+            ) from None
+    elif tracker.secret:
+        private_key = tracker.secret.encode("ascii")
+    else:
         raise ValidationError("The key did not reach the worker (the queue restarted?): import it again.")
-    certificate, private_key = p["certificate"].encode("ascii"), tracker.secret.encode("ascii")
+    certificate = p["certificate"].encode("ascii")
     checked = certificate_check(certificate=certificate, private_key=private_key, name=p["name"])  # again, as root
     tracker.progress(30, "Checked: the chain, the key and the name")
     hsts_before = tls.state().hsts
     info = tls.switch(certificate, private_key, keep_hsts=checked.public)
+    if p.get("from_request"):
+        tls.request_clear()
     said = f"Serving {info.subject} (SHA-256 {info.fingerprint}), valid until {_when(info.not_after)}"
     if hsts_before and not checked.public:
         said += "; HSTS turned off: browsers do not trust this certificate's CA by themselves (turn it on again once they do)"
     tracker.progress(100, said)
+
+
+def request_names(text: str) -> tuple[list[str], list[str]]:
+    """The names and addresses typed for a request (commas, spaces or lines between them): each checked."""
+    found = [part for part in re.split(r"[\s,]+", text or "") if part]
+    if not found:
+        raise ValidationError({"names": "Give at least one host name or address."})
+    if len(found) > 20:
+        raise ValidationError({"names": f"{len(found)} names: at most 20."})
+    names, addresses = [], []
+    for part in found:
+        try:
+            one = _host_name(part)
+        except ValidationError:
+            raise ValidationError({"names": f"{part[:60]}: not a host name or an IP address."}) from None
+        target = addresses if _is_address(one) else names
+        if one not in target:
+            target.append(one)
+    return names, addresses
+
+
+def _is_address(name: str) -> bool:
+    try:
+        ipaddress.ip_address(name)
+        return True
+    except ValueError:
+        return False
+
+
+def certificate_request_start(*, user, names: str):
+    """A new key kept here and a request for these names to hand to a CA: an Operation (root writes the key)."""
+    dns, addresses = request_names(names)
+    return operation_start(
+        kind="certificates.request", host=None, user=user, params={"names": dns, "addresses": addresses}
+    )
+
+
+@operation_runner("certificates.request", lock="tls", queue="default")
+def certificate_request_run(tracker: Tracker) -> None:
+    p = tracker.op.params
+    dns, addresses = request_names(" ".join([*p["names"], *p["addresses"]]))  # the rules again, as root
+    tls.request_make(dns, addresses)
+    tracker.progress(
+        100,
+        f"A request for {', '.join(dns + addresses)}: download it from the Certificates page and give it to your CA; "
+        "its key stays here (import the certificate the CA sends back without a key)",
+    )
 
 
 def certificate_trust_start(*, user, trusted: bool):

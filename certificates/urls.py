@@ -6,4 +6,6 @@ urlpatterns = [
     path("", views.certificate_page, name="certificate-page"),
     path("import/", views.certificate_import, name="certificate-import"),
     path("trust/", views.certificate_trust, name="certificate-trust"),
+    path("request/", views.certificate_request, name="certificate-request"),
+    path("request.csr", views.certificate_request_download, name="certificate-request-download"),
 ]

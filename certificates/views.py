@@ -2,6 +2,7 @@
 in its place."""
 
 from django.conf import settings
+from django.http import Http404, HttpResponse
 from django.http.request import split_domain_port
 from django.shortcuts import render
 from django.views.decorators.http import require_GET, require_POST
@@ -11,19 +12,22 @@ from appliance.auth.fresh import fresh_factor
 from appliance.choices import Role
 from appliance.web import start_on_form
 from certificates import selectors, services
-from certificates.forms import ImportForm, TrustForm
+from certificates.forms import ImportForm, RequestForm, TrustForm
 
 ADMIN = {"write": Role.ADMIN, "read": Role.ADMIN}
 
 
-def _page(request, status=200, import_form=None):
+def _page(request, status=200, import_form=None, request_form=None):
+    current = selectors.certificate_current()
+    host = split_domain_port(request.get_host())[0].strip("[]")
     context = {
-        "current": selectors.certificate_current(),
+        "current": current,
+        "request_pem": selectors.request_pem(),
+        "request_form": request_form or RequestForm(initial={"names": " ".join(current.names) if current else host}),
         "state": selectors.front_state(),
         "front": settings.TARN_FRONT,
         "operations": selectors.recent_operations(),
-        "import_form": import_form
-        or ImportForm(initial={"name": split_domain_port(request.get_host())[0].strip("[]")}),
+        "import_form": import_form or ImportForm(initial={"name": host}),
     }
     return render(request, "certificates/certificate_page.html", context, status=status)
 
@@ -44,6 +48,28 @@ def certificate_import(request):
         if started:
             return started
     return _page(request, status=400, import_form=form.without_key())
+
+
+@requires(**ADMIN)
+@require_POST
+def certificate_request(request):
+    form = RequestForm(request.POST)
+    if form.is_valid():
+        started = start_on_form(form, services.certificate_request_start, user=request.user, **form.cleaned_data)
+        if started:
+            return started
+    return _page(request, status=400, request_form=form)
+
+
+@requires(**ADMIN)
+@require_GET
+def certificate_request_download(request):
+    pem = selectors.request_pem()
+    if pem is None:
+        raise Http404("No request: make one on the Certificates page.")
+    response = HttpResponse(pem, content_type="application/pkcs10")
+    response["Content-Disposition"] = 'attachment; filename="tarn.csr"'
+    return response
 
 
 @requires(**ADMIN)

@@ -130,6 +130,7 @@ API = {
     "backup-delete": ["api:config-backup-delete"],
     "certificate-import": ["api:certificate-import"],
     "certificate-trust": ["api:certificate-trust"],
+    "certificate-request": ["api:certificate-request"],
 }
 
 # Page actions that change only the browser's session or the person's own sign-in: an API client names the host in

@@ -21,7 +21,21 @@ class CertificateImportRequest(serializers.Serializer):
     certificate = serializers.CharField(
         max_length=PEM_MAX, trim_whitespace=False, help_text="PEM: the server's certificate, then its chain."
     )
-    private_key = serializers.CharField(max_length=PEM_MAX, trim_whitespace=False, help_text="PEM, unencrypted.")
+    private_key = serializers.CharField(
+        max_length=PEM_MAX,
+        trim_whitespace=False,
+        required=False,
+        allow_blank=True,
+        help_text="PEM, unencrypted; empty for the certificate a CA sent back for the request made on Tarn.",
+    )
+
+
+class CertificateRequestRequest(serializers.Serializer):
+    names = serializers.CharField(max_length=2000, help_text="Host names and addresses, separated by spaces or commas.")
+
+
+class CertificateRequestSerializer(serializers.Serializer):
+    csr = serializers.CharField(help_text="The pending certificate signing request (PEM); its key stays on Tarn.")
 
 
 class CertificateTrustRequest(serializers.Serializer):

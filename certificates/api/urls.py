@@ -8,4 +8,5 @@ urlpatterns = [
     path("certificate/", views.CertificateView.as_view(), name="certificate"),
     path("certificate/import/", views.CertificateImportView.as_view(), name="certificate-import"),
     path("certificate/trust/", views.CertificateTrustView.as_view(), name="certificate-trust"),
+    path("certificate/request/", views.CertificateRequestView.as_view(), name="certificate-request"),
 ]

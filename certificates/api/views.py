@@ -42,10 +42,29 @@ class CertificateImportView(APIView):
             services.certificate_import_start(
                 user=request.user,
                 certificate=d["certificate"].encode("ascii", "replace"),
-                private_key=d["private_key"].encode("ascii", "replace"),
+                private_key=d.get("private_key", "").encode("ascii", "replace"),
                 name=d["name"].strip(),
             )
         )
+
+
+class CertificateRequestView(APIView):
+    """A certificate signing request: its key made and kept on Tarn, the request to give a CA."""
+
+    tarn_read_role = Role.ADMIN
+    tarn_write_role = Role.ADMIN
+
+    @extend_schema(responses=s.CertificateRequestSerializer)
+    def get(self, request):
+        pem = selectors.request_pem()
+        if pem is None:
+            raise Http404("No request yet.")
+        return Response(s.CertificateRequestSerializer({"csr": pem}).data)
+
+    @extend_schema(request=s.CertificateRequestRequest, responses=ACCEPTED)
+    def post(self, request):
+        d = valid(s.CertificateRequestRequest, request).validated_data
+        return accepted(services.certificate_request_start(user=request.user, names=d["names"]))
 
 
 class CertificateTrustView(APIView):

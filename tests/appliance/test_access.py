@@ -346,6 +346,9 @@ ROLES: dict[str, tuple[str, str] | None] = {
     "/api/v1/certificate/": (ADMIN, ADMIN),
     "/api/v1/certificate/import/": (ADMIN, ADMIN),
     "/api/v1/certificate/trust/": (ADMIN, ADMIN),
+    "/api/v1/certificate/request/": (ADMIN, ADMIN),
+    "/certificates/request/": (ADMIN, ADMIN),
+    "/certificates/request.csr": (ADMIN, ADMIN),
 }
 
 

@@ -72,7 +72,9 @@ def test_a_pem_with_two_keys_or_an_encrypted_one_or_no_key_is_refused(pki):
     errors = refused(certificate=pki.full, private_key=pem(pki.root[0]), name="nas.example.org")
     assert errors == {"private_key": ["A CERTIFICATE block, not a private key."]}
     errors = refused(certificate=pki.full, private_key=b"", name="nas.example.org")
-    assert "No PEM block" in errors["private_key"][0]
+    assert errors["private_key"][0].startswith("Paste the key or choose its file")
+    errors = refused(certificate=pki.full, private_key=b"just words", name="nas.example.org")
+    assert "text outside the PEM blocks" in errors["private_key"][0]
 
 
 def test_garbage_before_between_or_after_the_blocks_is_refused(pki):

@@ -6,11 +6,14 @@ import datetime
 import json
 
 import pytest
+from cryptography import x509
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from appliance import tls
 from appliance.models import AuditEntry, Operation
-from tests.certificates.pki import Pki, key_pem, make
+from certificates import services
+from tests.certificates.certificate_helpers import sign_request
+from tests.certificates.pki import Pki, key_pem, make, pem
 
 pytestmark = pytest.mark.django_db
 
@@ -72,11 +75,10 @@ def test_a_one_mib_file_is_refused_by_its_size(admin_client, data, pki):
     assert response.context["import_form"].errors["certificate_file"][0].endswith("is at most 256 KiB.")
 
 
-def test_nothing_given_asks_for_both(admin_client, data):
+def test_nothing_given_asks_for_the_certificate(admin_client, data):
     response = admin_client.post("/certificates/import/", {"name": "nas.example.org"})
     errors = response.context["import_form"].errors
     assert errors["certificate"] == ["Paste the certificate or choose its file."]
-    assert errors["private_key"] == ["Paste the key or choose its file."]
 
 
 def test_an_accepted_certificate_is_an_operation_whose_key_is_nowhere_in_clear(admin_client, data, pki):
@@ -111,3 +113,44 @@ def test_the_api_reads_the_certificate_and_refuses_a_bad_import_by_field(admin_c
     bad = {"name": "nas.example.org", "certificate": pki.full.decode(), "private_key": pki.key.decode() * 2}
     response = admin_client.post("/api/v1/certificate/import/", bad, content_type="application/json")
     assert response.status_code == 400 and "private_key" in response.json() and not Operation.objects.exists()
+
+
+def test_a_request_is_an_operation_its_names_checked_and_the_certificate_for_it_imports_without_a_key(
+    admin_client, data, pki, run_queued, admin_user
+):
+    """The CSR path: names refused by field; the request made by the (root) runner, its key kept in tls/ (0600) and
+    never shown; the certificate a CA signs for it is accepted with the key field empty, one for another key is not."""
+    tls.ensure_certificate()
+    response = admin_client.post("/certificates/request/", {"names": "nas.example.org bad_name"})
+    assert response.status_code == 400 and not Operation.objects.exists()
+    assert response.context["request_form"].errors["names"] == ["bad_name: not a host name or an IP address."]
+    op = run_queued(services.certificate_request_start, user=admin_user, names="nas.example.org, 192.0.2.10")
+    assert op.status == "succeeded", op.message
+    key = data / "tls" / "request-key.pem"
+    assert key.stat().st_mode & 0o777 == 0o600
+    page = admin_client.get("/certificates/").content.decode()
+    assert "BEGIN CERTIFICATE REQUEST" in page and "request-key" not in page and "PRIVATE KEY" not in page
+    csr = admin_client.get("/certificates/request.csr")
+    assert csr["Content-Disposition"] == 'attachment; filename="tarn.csr"'
+    request = x509.load_pem_x509_csr(csr.content)
+    sans = request.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert sans.get_values_for_type(x509.DNSName) == ["nas.example.org"]
+    assert [str(a) for a in sans.get_values_for_type(x509.IPAddress)] == ["192.0.2.10"]
+
+    signed = sign_request(pki, request)
+    chain = signed + pem(pki.intermediate[0]) + pem(pki.root[0])
+    form = {"name": "nas.example.org", "certificate": chain.decode(), "private_key": ""}
+    response = admin_client.post("/certificates/import/", form)
+    op = Operation.objects.get(kind="certificates.import")
+    assert response.status_code == 302 and op.params["from_request"] is True
+    # a certificate for another key, with the key field empty: refused under the key
+    response = admin_client.post("/certificates/import/", form | {"certificate": pki.full.decode()})
+    errors = response.context["import_form"].errors
+    assert errors["private_key"] == [
+        "This certificate is not for the request made here (another key): give its own key."
+    ]
+
+
+def test_without_a_request_an_empty_key_is_asked_for(admin_client, data, pki):
+    response = _post(admin_client, pki, private_key="")
+    assert response.context["import_form"].errors["private_key"][0].startswith("Paste the key or choose its file")

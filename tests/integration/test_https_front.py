@@ -26,6 +26,7 @@ from cryptography.hazmat.primitives.serialization import Encoding
 from appliance import tls
 from certificates import services
 from hostlib.configfiles import ConfigRejected
+from tests.certificates.certificate_helpers import sign_request
 from tests.certificates.pki import Pki, pem
 from tests.support.front import running_front
 
@@ -228,3 +229,21 @@ def test_an_imported_chain_is_served_whole_by_the_operation_and_a_refused_one_le
         hashlib.sha256(x509.load_pem_x509_certificate(p).public_bytes(Encoding.DER)).hexdigest()
         for p in (pem(pki.server[0]), pem(pki.intermediate[0]), pem(pki.root[0]))
     ], "the chain is served whole, in order"
+
+
+def test_a_request_made_here_comes_back_signed_and_is_served_with_the_key_that_never_left(
+    front, settings, run_queued, admin_user
+):
+    settings.DATA_DIR, settings.TARN_HTTPS_PORT, settings.TARN_HTTP_PORT = front["data"], front["https"], front["http"]
+    pki = Pki(datetime.datetime.now(datetime.UTC))
+    op = run_queued(services.certificate_request_start, user=admin_user, names="nas.example.org")
+    assert op.status == "succeeded", op.message
+    signed = sign_request(pki, x509.load_pem_x509_csr(tls.request_pem()))
+    chain = signed + pem(pki.intermediate[0]) + pem(pki.root[0])
+    op = run_queued(
+        services.certificate_import_start, user=admin_user, certificate=chain, private_key=b"", name="nas.example.org"
+    )
+    assert op.status == "succeeded", (op.message, op.log)
+    expected = tls.describe(chain).fingerprint
+    _settles(lambda: _served_fingerprint(front["https"]), expected, "the certificate for the request is not served")
+    assert tls.request_pem() is None and not (front["data"] / "tls" / "request-key.pem").exists(), "the request is done"
