@@ -110,7 +110,9 @@ def tarn_served():
         web.wait(10)
 
 
-def wrk(url: str, cookie: str, *, clients: int, pause_ms: int, seconds: int) -> tuple[float, float, float]:
+def wrk(
+    url: str, cookie: str, *, clients: int, pause_ms: int, seconds: int, headers: tuple[str, ...] = ()
+) -> tuple[float, float, float]:
     """wrk (C) as the load, so the 2 cores serve Tarn, not the load generator: (p95 ms, req/s, errors)."""
     out = subprocess.run(
         [
@@ -118,6 +120,7 @@ def wrk(url: str, cookie: str, *, clients: int, pause_ms: int, seconds: int) -> 
             "-t2",
             f"-c{clients}",
             f"-d{seconds}s",
+            *(arg for header in headers for arg in ("-H", header)),
             "-H",
             f"Cookie: {cookie}",
             "-s",
