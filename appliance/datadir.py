@@ -109,6 +109,22 @@ def key_file(path: Path, *, private: bool = True) -> Path:
     return check(path, private=private)
 
 
+def write_file(path: Path, data: bytes, mode: int) -> None:
+    """A key folder's file (a key, a certificate, a state file) with data, atomically (a new file renamed over it,
+    never through a link), made with its final mode whatever the umask; one the web may read (0640) gets its
+    folder's group."""
+    tmp = path.with_name(f".{path.name}.new")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
+    with os.fdopen(fd, "wb") as f:
+        if mode & 0o040:
+            os.fchown(f.fileno(), -1, os.stat(path.parent).st_gid)
+        os.fchmod(f.fileno(), mode)
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
 def web_folder(name: str) -> Path:
     """db/ or uploads/: the web writes there, so only that it is a real folder of root's (or of this user) is checked;
     what root reads from it is checked file by file."""

@@ -79,7 +79,7 @@ def local_names() -> tuple[list[str], list[str]]:
     (loopback and every address a local interface has), for a certificate that fits how the LAN reaches it."""
     names = []
     for name in (socket.gethostname(), socket.getfqdn(), "localhost"):
-        if name and name not in names and _dns_name(name):
+        if name and name not in names and dns_name(name):
             names.append(name)
     addresses = ["127.0.0.1", "::1"]
     for address in _interface_addresses():
@@ -88,11 +88,13 @@ def local_names() -> tuple[list[str], list[str]]:
     return names, addresses
 
 
-def _dns_name(name: str) -> bool:
-    labels = name.rstrip(".").split(".")
-    return len(name) <= 253 and all(
-        0 < len(label) <= 63 and label.replace("-", "").isalnum() and label.isascii() for label in labels
-    )
+LABEL = re.compile(r"[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?")
+
+
+def dns_name(name: str) -> bool:
+    """An ASCII DNS name a certificate may carry: labels of letters, digits and inner hyphens, 253 at most."""
+    name = name.rstrip(".")
+    return 0 < len(name) <= 253 and all(LABEL.fullmatch(label) for label in name.split("."))
 
 
 def _interface_addresses() -> list[str]:
@@ -236,29 +238,14 @@ def ensure_certificate() -> tuple[CertInfo, bool]:
         datadir.key_file(key)
         return describe(datadir.key_file(cert, private=False).read_bytes()), False
     cert_pem, key_pem = self_signed(*local_names())
-    _write(base / KEY, key_pem, 0o600)
-    _write(base / CERT, cert_pem, 0o640)
+    datadir.write_file(base / KEY, key_pem, 0o600)
+    datadir.write_file(base / CERT, cert_pem, 0o640)
     _save(State(user=state().user, hsts=False))  # a new self-signed certificate is trusted by no one yet
     return describe(cert_pem), True
 
 
-def _write(path: Path, data: bytes, mode: int) -> None:
-    """path with data, atomically (a new file renamed over it), made with its final mode; a file the web may read
-    (mode 0640) gets its folder's group."""
-    tmp = path.with_name(f".{path.name}.new")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
-    with os.fdopen(fd, "wb") as f:
-        if mode & 0o040:
-            os.fchown(f.fileno(), -1, os.stat(path.parent).st_gid)
-        os.fchmod(f.fileno(), mode)
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-
-
 def _save(new: State) -> None:
-    _write(folder() / STATE, (json.dumps(asdict(new), indent=1) + "\n").encode(), 0o640)
+    datadir.write_file(folder() / STATE, (json.dumps(asdict(new), indent=1) + "\n").encode(), 0o640)
 
 
 def front(s: State | None = None) -> webfront.Front:
@@ -343,8 +330,8 @@ def switch(cert_pem: bytes, key_pem: bytes, *, keep_hsts: bool = False) -> CertI
     new = replace(before, cert=f"cert-{tag}.pem", key=f"key-{tag}.pem", hsts=before.hsts and keep_hsts)
     if (new.cert, new.key) == (before.cert, before.key):
         return info
-    _write(base / new.key, key_pem, 0o600)
-    _write(base / new.cert, cert_pem, 0o640)
+    datadir.write_file(base / new.key, key_pem, 0o600)
+    datadir.write_file(base / new.cert, cert_pem, 0o640)
     try:
         _install(new)
     except ConfigRejected:  # refused before anything was written: the new files go, the old ones stay named
@@ -380,9 +367,9 @@ def request_make(names: list[str], addresses: list[str]) -> bytes:
     key_pem = key.private_bytes(
         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
     )
-    _write(base / REQUEST_KEY, key_pem, 0o600)
+    datadir.write_file(base / REQUEST_KEY, key_pem, 0o600)
     pem = csr.public_bytes(serialization.Encoding.PEM)
-    _write(base / REQUEST, pem, 0o640)
+    datadir.write_file(base / REQUEST, pem, 0o640)
     return pem
 
 

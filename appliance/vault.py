@@ -32,16 +32,9 @@ def ensure_identity() -> Path:
     if not os.path.lexists(identity):
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         key = x25519.Identity.generate()
-        _create(folder / "recipient.txt", f"{key.to_public()}\n", 0o640)
-        _create(identity, f"{key}\n", 0o600)
+        datadir.write_file(folder / "recipient.txt", f"{key.to_public()}\n".encode(), 0o640)
+        datadir.write_file(identity, f"{key}\n".encode(), 0o600)
     return _checked(identity, private=True)
-
-
-def _create(path: Path, text: str, mode: int) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, mode)
-    with os.fdopen(fd, "w") as fh:
-        os.fchmod(fh.fileno(), mode)  # whatever the umask
-        fh.write(text)
 
 
 def _checked(path: Path, *, private: bool) -> Path:

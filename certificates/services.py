@@ -270,12 +270,7 @@ def _host_name(name: str) -> str:
         ascii_name = name.encode("idna").decode("ascii").lower()
     except UnicodeError:
         ascii_name = ""
-    labels = ascii_name.split(".")
-    if (
-        not ascii_name
-        or len(ascii_name) > 253
-        or not all(re.fullmatch(r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?", x) for x in labels)
-    ):
+    if not tls.dns_name(ascii_name):
         raise ValidationError({"name": "A host name (letters, digits, hyphens, dots) or an IP address."})
     return ascii_name
 

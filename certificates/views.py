@@ -10,7 +10,7 @@ from django.views.decorators.http import require_GET, require_POST
 from appliance.auth import requires
 from appliance.auth.fresh import fresh_factor
 from appliance.choices import Role
-from appliance.web import start_on_form
+from appliance.web import start_on_form, start_or_back
 from certificates import selectors, services
 from certificates.forms import ImportForm, RequestForm, TrustForm
 
@@ -77,7 +77,6 @@ def certificate_request_download(request):
 @fresh_factor  # HSTS on makes a certificate browsers do not trust a wall for a year
 def certificate_trust(request):
     form = TrustForm(request.POST)
-    form.is_valid()
-    return start_on_form(
-        form, services.certificate_trust_start, user=request.user, trusted=form.cleaned_data["trusted"]
-    )
+    form.is_valid()  # a checkbox: always valid, absent is off
+    trusted = form.cleaned_data["trusted"]
+    return start_or_back(request, services.certificate_trust_start, "certificate-page", trusted=trusted)

@@ -57,7 +57,7 @@ def test_no_name_no_certificate():
 
 def test_this_machines_names_are_dns_names_and_its_addresses_include_loopback():
     names, addresses = tls.local_names()
-    assert "localhost" in names and all(tls._dns_name(n) for n in names)
+    assert "localhost" in names and all(tls.dns_name(n) for n in names)
     assert "127.0.0.1" in addresses and "::1" in addresses
     assert not [a for a in addresses if a.startswith("fe80")], "link-local addresses name no one else's route"
 
