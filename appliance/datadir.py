@@ -36,11 +36,15 @@ SOCK = "sock"  # the web's socket (the HTTPS front sends requests to it)
 FRONT = "front"  # the HTTPS front's temporary files
 DATABASE_FILES = ("tarn.sqlite3", "tarn.sqlite3-wal", "tarn.sqlite3-shm")
 KEY_FOLDERS = {"vault": 0o710, "ssh": 0o710, "backups": 0o2750, "tls": 0o710}
-PRIVATE_FILES = {"vault": ("identity.age", "backup.key"), "ssh": ("id_ed25519",), "tls": ("key.pem", "request-key.pem")}
+PRIVATE_FILES = {
+    "vault": ("identity.age", "backup.key"),
+    "ssh": ("id_ed25519",),
+    "tls": ("key.pem", "request-key.pem", "acme-account.pem"),
+}
 PUBLIC_FILES = {
     "vault": ("recipient.txt",),
     "ssh": ("id_ed25519.pub",),
-    "tls": ("cert.pem", "nginx.conf", "front.json"),
+    "tls": ("cert.pem", "nginx.conf", "front.json", "request.csr"),
 }
 FIX = "run `make run` as root (it sets the data dir's layout), or find out who changed it"
 

@@ -267,6 +267,7 @@ def front(s: State | None = None) -> webfront.Front:
         user=s.user,
         hsts=s.hsts,
         listen=("0.0.0.0", "[::]") if _ipv6() else ("0.0.0.0",),
+        challenges=str(challenge_folder()),
     )
 
 
@@ -348,27 +349,37 @@ def switch(cert_pem: bytes, key_pem: bytes, *, keep_hsts: bool = False) -> CertI
 REQUEST_KEY, REQUEST = "request-key.pem", "request.csr"
 
 
-def request_make(names: list[str], addresses: list[str]) -> bytes:
-    """A new ECDSA P-256 key (kept in tls/, 0600, for the certificate the CA will send back) and a request for these
-    names and addresses (tls/request.csr, which the page offers). Replaces an earlier request. Run as root."""
+def new_key() -> tuple[ec.EllipticCurvePrivateKey, bytes]:
+    """A new ECDSA P-256 key, and its PEM (PKCS#8, unencrypted: nginx reads it at start)."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    return key, key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+
+
+def csr(key: ec.EllipticCurvePrivateKey, names: list[str], addresses: list[str]) -> bytes:
+    """A certificate signing request (PEM) for names and addresses, signed with key; the first is its CN."""
     if not names and not addresses:
         raise ValueError("a request needs at least one name")
-    key = ec.generate_private_key(ec.SECP256R1())
     subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, (names or addresses)[0])])
     sans = [x509.DNSName(n) for n in names] + [x509.IPAddress(ipaddress.ip_address(a)) for a in addresses]
-    csr = (
+    request = (
         x509.CertificateSigningRequestBuilder()
         .subject_name(subject)
         .add_extension(x509.SubjectAlternativeName(sans), critical=False)
         .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
         .sign(key, hashes.SHA256())
     )
+    return request.public_bytes(serialization.Encoding.PEM)
+
+
+def request_make(names: list[str], addresses: list[str]) -> bytes:
+    """A new ECDSA P-256 key (kept in tls/, 0600, for the certificate the CA will send back) and a request for these
+    names and addresses (tls/request.csr, which the page offers). Replaces an earlier request. Run as root."""
+    key, key_pem = new_key()
+    pem = csr(key, names, addresses)
     base = folder()
-    key_pem = key.private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-    )
     datadir.write_file(base / REQUEST_KEY, key_pem, 0o600)
-    pem = csr.public_bytes(serialization.Encoding.PEM)
     datadir.write_file(base / REQUEST, pem, 0o640)
     return pem
 
@@ -389,3 +400,50 @@ def request_key() -> bytes:
 def request_clear() -> None:
     for name in (REQUEST, REQUEST_KEY):
         (folder() / name).unlink(missing_ok=True)
+
+
+# --- ACME: the account's key, and the HTTP-01 answers the front serves on its HTTP port ----------------------------
+
+ACME_ACCOUNT_KEY = "acme-account.pem"
+CHALLENGES = "acme"  # in front/ (root's, the front's workers' group): they read the answers, only root writes them
+
+
+def acme_account_key() -> bytes:
+    """The ACME account's key (tls/acme-account.pem, 0600, root's), made the first time (P-256). One key for every
+    directory: an account is the key, each CA knows it by its own URL."""
+    path = folder() / ACME_ACCOUNT_KEY
+    try:
+        return datadir.key_file(path).read_bytes()
+    except FileNotFoundError:
+        _, pem = new_key()
+        datadir.write_file(path, pem, 0o600)
+        return pem
+
+
+def challenge_folder() -> Path:
+    return settings.DATA_DIR / datadir.FRONT / CHALLENGES
+
+
+def challenge_put(token: str, answer: str) -> None:
+    """An HTTP-01 answer (the key authorization) at /.well-known/acme-challenge/<token> on the front's HTTP port.
+    The token comes from the CA: only a base64url name of webfront's pattern becomes a file."""
+    if not re.fullmatch(webfront.TOKEN, token) or not re.fullmatch(r"[A-Za-z0-9_.-]{1,300}", answer):
+        raise ValueError("the CA's challenge token is not base64url")
+    base = challenge_folder()
+    front_dir = base.parent
+    datadir.check(front_dir, folder=True)
+    if not base.exists():
+        base.mkdir(mode=0o750)
+        os.chown(base, -1, front_dir.stat().st_gid)
+        os.chmod(base, 0o750)
+    datadir.check(base, folder=True)
+    datadir.write_file(base / token, answer.encode("ascii"), 0o640)
+
+
+def challenges_clear() -> None:
+    """Every answer gone (once the order is done, whatever its end)."""
+    base = challenge_folder()
+    if base.is_dir() and not base.is_symlink():
+        for path in base.iterdir():
+            if re.fullmatch(webfront.TOKEN, path.name) or path.name.startswith("."):
+                path.unlink(missing_ok=True)

@@ -1,10 +1,11 @@
 """The certificates app's alert rules: the certificate the front serves runs out (30 days before, then 7: both
-thresholds the admin may change). Asked at every evaluation from the certificate file; raised once, cleared by a
+thresholds the admin may change); ACME's renewal failed three times in a row. Asked at every evaluation from the certificate file; raised once, cleared by a
 certificate that lasts longer. About Tarn itself, not a host: registered tarn-wide (analytics.hooks)."""
 
 from analytics.choices import Level, Rule
 from analytics.hooks import alert_source
 from certificates import selectors
+from certificates.choices import ACME_FAILURES_ALERT
 
 EXPIRING = Rule(
     "certificate_expiring",
@@ -44,3 +45,29 @@ def certificate_expiring(*, host, now, active):
                 else f"expires in {days} day{'s' if days != 1 else ''} ({when})"
             )
             yield rule.key, "HTTPS certificate", f"The certificate for {', '.join(current.names[:3])} {said}."
+
+
+RENEWAL_FAILING = Rule(
+    "certificate_renewal_failing",
+    "ACME renewal failing",
+    Level.WARNING,
+    ACME_FAILURES_ALERT,
+    "failed tries",
+    1,
+    20,
+    "ACME failed this many times in a row to renew the certificate (it tries every few hours): the certificate in use "
+    "stays until it runs out. The Certificates page shows the CA's last words.",
+)
+
+
+@alert_source(RENEWAL_FAILING, tarn_wide=True)
+def certificate_renewal_failing(*, host, now, active):
+    acme = selectors.acme_setting()
+    rule = active.get(RENEWAL_FAILING.key)
+    if acme is None or rule is None or not acme.renew or acme.failures < rule.threshold:
+        return
+    yield (
+        RENEWAL_FAILING.key,
+        "HTTPS certificate",
+        f"ACME failed {acme.failures} times in a row for {', '.join(acme.names[:3])}: {acme.last_error[:300]}",
+    )

@@ -1,6 +1,6 @@
 from django import forms
 
-from certificates.choices import PEM_MAX
+from certificates.choices import LETS_ENCRYPT, PEM_MAX
 
 
 def _pem(label: str, help_text: str, **attrs) -> forms.CharField:
@@ -85,3 +85,33 @@ class RequestForm(forms.Form):
 
 class TrustForm(forms.Form):
     trusted = forms.BooleanField(required=False)
+
+
+class AcmeForm(forms.Form):
+    """A certificate from an ACME CA: where, for which names, and the terms agreed."""
+
+    directory = forms.URLField(
+        label="ACME directory",
+        max_length=500,
+        assume_scheme="https",
+        initial=LETS_ENCRYPT,
+        help_text="Let's Encrypt's by default; your office's CA (step-ca, …) gives its own.",
+    )
+    names = forms.CharField(
+        max_length=2000,
+        widget=forms.TextInput(attrs={"size": 60}),
+        help_text="DNS names that reach this machine on port 80 (the CA fetches its challenge there), separated by "
+        "spaces or commas; the first is the certificate's CN.",
+    )
+    email = forms.EmailField(
+        required=False, help_text="Optional: the CA writes here about the account (expiry notices, changes)."
+    )
+    roots = _pem(
+        "Private CA's certificates (PEM)",
+        "Only for your own CA: its root (and the CA its directory's HTTPS uses). Leave empty for a public CA.",
+    )
+    agree = forms.BooleanField(required=False, label="I agree to the CA's terms of service")
+
+    def values(self) -> dict:
+        d = self.cleaned_data
+        return {k: d[k] for k in ("directory", "names", "email", "roots", "agree")}

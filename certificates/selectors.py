@@ -3,6 +3,7 @@ files), and the recent certificate operations."""
 
 from appliance import tls
 from appliance.models import Operation
+from certificates.models import Acme
 
 
 def certificate_current() -> tls.CertInfo | None:
@@ -21,3 +22,8 @@ def request_pem() -> str | None:
 
 def recent_operations(limit: int = 10):
     return Operation.objects.filter(kind__startswith="certificates.").select_related("user").order_by("-id")[:limit]
+
+
+def acme_setting() -> Acme | None:
+    """ACME's row (where the certificate comes from, how its renewals went), or None before the admin asked."""
+    return Acme.objects.filter(pk=1).first()

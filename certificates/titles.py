@@ -9,5 +9,6 @@ operation_titles(
         "certificates.import": Title("Serve the certificate for {name}", **PAGE),
         "certificates.trust": Title("Say whether browsers trust the certificate", **PAGE),
         "certificates.request": Title("Make a certificate request (its key kept here)", **PAGE),
+        "certificates.acme": Title("Get a certificate from the ACME CA", **PAGE),
     }
 )

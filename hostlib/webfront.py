@@ -46,12 +46,14 @@ class Front:
     hsts: bool = False
     upload_path: str = "/backups/upload/"  # streamed to the web unbuffered and unlimited: the web sets the limit
     listen: tuple[str, ...] = ("0.0.0.0", "[::]")
+    challenges: str = ""  # ACME's HTTP-01 answers, served on the HTTP port (a folder only root writes)
 
 
 def _redirect_target(f: Front) -> str:
     return "https://$host" + ("" if f.https_port == 443 else f":{f.https_port}") + "$request_uri"
 
 
+TOKEN = "[A-Za-z0-9_-]{16,128}"  # an ACME HTTP-01 token (Let's Encrypt's are 43 characters)
 USER = re.compile(r"[a-z_][a-z0-9_-]{0,31}")
 PATH = re.compile(r"/[A-Za-z0-9_./+-]{0,400}")  # nothing nginx would read as syntax: no space, quote, ; { } $ #
 
@@ -60,6 +62,7 @@ def _checked(f: Front) -> None:
     """Every value that goes into the file, against a strict pattern (they come from settings and root's data dir,
     but a config file is no place to find out)."""
     bad = [n for n in ("cert", "key", "upstream", "pid_file", "temp_dir") if not PATH.fullmatch(getattr(f, n))]
+    bad += ["challenges"] if f.challenges and not PATH.fullmatch(f.challenges) else []
     bad += ["user"] if f.user and not USER.fullmatch(f.user) else []
     bad += [n for n in ("https_port", "http_port") if not 0 < getattr(f, n) < 65536]
     bad += ["listen"] if not set(f.listen) <= {"0.0.0.0", "[::]", "127.0.0.1", "[::1]"} else []
@@ -88,6 +91,15 @@ def render(f: Front) -> str:
         else "        # no HSTS: the admin has not said the certificate is trusted yet\n"
     )
     user = f"user {f.user};\n" if f.user else ""
+    # A token is base64url (RFC 8555 8.3): only such a name is looked up, as a file in the folder, as plain text.
+    challenges = (
+        f'        location ~ "^/\\.well-known/acme-challenge/({TOKEN})$" {{\n'
+        "            default_type text/plain;\n"
+        f"            alias {f.challenges}/$1;\n"
+        "        }\n"
+        if f.challenges
+        else ""
+    )
     return f"""# Written by Tarn (manage.py tarn_front) from its settings; edits here are replaced on the next start.
 {user}daemon off;
 worker_processes auto;
@@ -115,10 +127,10 @@ http {{
         keepalive 16;
     }}
 
-    # Plain HTTP: a redirect to HTTPS, and /healthz for a monitor that cannot do TLS.
+    # Plain HTTP: a redirect to HTTPS, /healthz for a monitor that cannot do TLS, and ACME's HTTP-01 answers.
     server {{
 {http_listen}
-        location = /healthz {{
+{challenges}        location = /healthz {{
             {to_web.format(scheme="http")}
         }}
         location / {{

@@ -77,6 +77,21 @@ if [ ! -e "node_modules/.tarn-$lockhash" ]; then
   touch "node_modules/.tarn-$lockhash"
 fi
 
+# --- pebble: Let's Encrypt's test ACME server, for the ACME tests (built from the Go module proxy) -------------
+PEBBLE_VERSION=v2.10.3
+if [ "$mode" = test ]; then
+  pebble_dir=/usr/local/lib/tarn-test/pebble-$PEBBLE_VERSION
+  if [ ! -x "$pebble_dir/pebble" ] || [ ! -x "$pebble_dir/pebble-challtestsrv" ]; then
+    go=$(command -v go || echo /usr/local/go/bin/go)
+    [ -x "$go" ] || die "Go (1.22 or newer) is needed to build pebble, the ACME tests' CA: install it from go.dev"
+    say "Building pebble $PEBBLE_VERSION (Let's Encrypt's test ACME server, for the ACME tests)"
+    mkdir -p "$pebble_dir"
+    GOBIN="$pebble_dir" GOFLAGS=-mod=mod "$go" install \
+      "github.com/letsencrypt/pebble/v2/cmd/pebble@$PEBBLE_VERSION" \
+      "github.com/letsencrypt/pebble/v2/cmd/pebble-challtestsrv@$PEBBLE_VERSION"
+  fi
+fi
+
 # --- Redis ----------------------------------------------------------------------------------------
 if ! redis-cli -u "${REDIS_URL:-redis://127.0.0.1:6379/0}" ping >/dev/null 2>&1; then
   say "Starting Redis"

@@ -256,6 +256,7 @@ CELERY_BEAT_SCHEDULE = {
     "backup-uploads-retention": {"task": "backups.tasks.uploads_prune", "schedule": 86400.0},
     "key-exports-expiry": {"task": "encryption.tasks.key_exports_prune", "schedule": 3600.0},
     "series-rollups": {"task": "analytics.tasks.series_maintain", "schedule": 300.0},
+    "certificate-renewal": {"task": "certificates.tasks.acme_renew_due", "schedule": 3600.0},
 }
 
 LOGGING = {

@@ -131,6 +131,8 @@ API = {
     "certificate-import": ["api:certificate-import"],
     "certificate-trust": ["api:certificate-trust"],
     "certificate-request": ["api:certificate-request"],
+    "certificate-acme": ["api:certificate-acme"],
+    "certificate-acme-stop": ["api:certificate-acme-stop"],
 }
 
 # Page actions that change only the browser's session or the person's own sign-in: an API client names the host in

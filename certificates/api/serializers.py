@@ -40,3 +40,30 @@ class CertificateRequestSerializer(serializers.Serializer):
 
 class CertificateTrustRequest(serializers.Serializer):
     trusted = serializers.BooleanField()
+
+
+class AcmeRequest(serializers.Serializer):
+    directory = serializers.URLField(max_length=500, help_text="The CA's ACME directory (https://).")
+    names = serializers.CharField(max_length=2000, help_text="DNS names reaching this machine on port 80.")
+    email = serializers.EmailField(required=False, allow_blank=True, default="")
+    roots = serializers.CharField(
+        max_length=PEM_MAX,
+        required=False,
+        allow_blank=True,
+        default="",
+        trim_whitespace=False,
+        help_text="PEM: a private CA's certificates; empty for a public CA.",
+    )
+    agree = serializers.BooleanField(help_text="The CA's terms of service are agreed to.")
+
+
+class AcmeSerializer(serializers.Serializer):
+    directory = serializers.CharField()
+    names = serializers.ListField(child=serializers.CharField())
+    email = serializers.CharField()
+    account = serializers.CharField(help_text="The account's URL at the directory, once made.")
+    renew = serializers.BooleanField()
+    renew_after = serializers.DateTimeField(allow_null=True)
+    issued_at = serializers.DateTimeField(allow_null=True)
+    failures = serializers.IntegerField(help_text="Failed tries in a row.")
+    last_error = serializers.CharField()

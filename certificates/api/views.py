@@ -78,3 +78,35 @@ class CertificateTrustView(APIView):
     def post(self, request):
         d = valid(s.CertificateTrustRequest, request).validated_data
         return accepted(services.certificate_trust_start(user=request.user, trusted=d["trusted"]))
+
+
+class AcmeView(APIView):
+    """A certificate from an ACME CA, renewed at 2/3 of its lifetime: its state, or order one now."""
+
+    tarn_read_role = Role.ADMIN
+    tarn_write_role = Role.ADMIN
+
+    @extend_schema(responses=s.AcmeSerializer)
+    def get(self, request):
+        acme = selectors.acme_setting()
+        if acme is None:
+            raise Http404("ACME is not set up.")
+        return Response(s.AcmeSerializer(acme).data)
+
+    @extend_schema(request=s.AcmeRequest, responses=ACCEPTED)
+    @fresh_factor
+    def post(self, request):
+        d = valid(s.AcmeRequest, request).validated_data
+        return accepted(services.acme_start(user=request.user, **d))
+
+
+class AcmeStopView(APIView):
+    """No more renewals."""
+
+    tarn_read_role = Role.ADMIN
+    tarn_write_role = Role.ADMIN
+
+    @extend_schema(request=None, responses={204: None})
+    def post(self, request):
+        services.acme_stop(user=request.user)
+        return Response(status=204)

@@ -349,6 +349,10 @@ ROLES: dict[str, tuple[str, str] | None] = {
     "/api/v1/certificate/request/": (ADMIN, ADMIN),
     "/certificates/request/": (ADMIN, ADMIN),
     "/certificates/request.csr": (ADMIN, ADMIN),
+    "/certificates/acme/": (ADMIN, ADMIN),
+    "/certificates/acme/stop/": (ADMIN, ADMIN),
+    "/api/v1/certificate/acme/": (ADMIN, ADMIN),
+    "/api/v1/certificate/acme/stop/": (ADMIN, ADMIN),
 }
 
 

@@ -58,7 +58,7 @@ FREE_TEXT = {
 # comments, which go into Samba's file and are checked by hostlib.configfiles.TEXT (direction controls included):
 # refused by their own checks (test_names_with_their_own_pattern_refuse_direction_controls_too).
 OWN_PATTERN = {
-    "certificates.forms.ImportForm.name",  # a host name or an IP address (certificates.services._host_name)
+    "certificates.forms.ImportForm.name",  # a host name or an IP address (certificates.services.host_name)
     "certificates.api.serializers.CertificateImportRequest.name",
     "appliance.forms.HostForm.name",
     "appliance.api.serializers.HostCreateSerializer.name",

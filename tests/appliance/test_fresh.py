@@ -31,6 +31,7 @@ def secrets(settings, tmp_path, admin_user):
     """A backup checked already (its file on disk), a host with an encryption root and a key export of it, a
     two-factor policy."""
     settings.DATA_DIR = tmp_path
+    settings.TARN_FRONT = True  # ACME answers the CA on the front's port 80
     backup = Backup.objects.create(
         name="tarn-20261128-010000-abcdef.tarnbackup",
         origin="manual",
@@ -63,6 +64,7 @@ def _state():
 
 _PKI = Pki(datetime.datetime.now(datetime.UTC))  # the service checks against the clock
 CERTIFICATE = {"name": "nas.example.org", "certificate": _PKI.full.decode(), "private_key": _PKI.key.decode()}
+ACME = {"directory": "https://acme.lab.test/dir", "names": "nas.lab.test", "email": "", "roots": "", "agree": "on"}
 SCHEDULE = {"every": "day", "weekday": 6, "day": 1, "hour": 1, "keep": 7}
 
 
@@ -79,6 +81,7 @@ def pages(s):
         ("post", "/account/two-factor/policy/", {"required_roles": []}),
         ("post", "/certificates/import/", CERTIFICATE),
         ("post", "/certificates/trust/", {"trusted": "on"}),
+        ("post", "/certificates/acme/", ACME),
     ]
 
 
@@ -93,6 +96,7 @@ def apis(s):
         ("post", "/api/v1/encryption-roots/export/", {"host": "nas1", "confirm": "nas1"} | _export_passphrase()),
         ("post", "/api/v1/certificate/import/", CERTIFICATE),
         ("post", "/api/v1/certificate/trust/", {"trusted": True}),
+        ("post", "/api/v1/certificate/acme/", ACME | {"agree": True}),
         ("post", f"/api/v1/key-exports/{e.pk}/download/", {}),  # last: the token's pass skips it (taken already)
     ]
 

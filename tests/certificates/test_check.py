@@ -13,6 +13,7 @@ from django.core.exceptions import ValidationError
 
 from certificates import services
 from certificates.choices import PEM_MAX
+from certificates.services import check
 from tests.certificates.pki import DAY, NOW, Pki, key_pem, make, pem, rsa_key
 
 
@@ -115,8 +116,8 @@ def test_a_chain_out_of_order_is_refused(pki):
 def test_a_chain_may_end_at_a_ca_this_machine_trusts(pki, monkeypatch, tmp_path):
     bundle = tmp_path / "ca-certificates.crt"
     bundle.write_bytes(pem(pki.root[0]))
-    monkeypatch.setattr(services, "SYSTEM_CAS", str(bundle))
-    services._system_cas.cache_clear()
+    monkeypatch.setattr(check, "SYSTEM_CAS", str(bundle))
+    check._system_cas.cache_clear()
     try:
         chain = pki.chain(pki.server[0], pki.intermediate[0])
         checked = services.certificate_check(certificate=chain, private_key=pki.key, name="nas.example.org", now=NOW)
@@ -124,7 +125,7 @@ def test_a_chain_may_end_at_a_ca_this_machine_trusts(pki, monkeypatch, tmp_path)
         errors = refused(certificate=pki.chain(pki.server[0]), private_key=pki.key, name="nas.example.org")
         assert "incomplete" in errors["certificate"][0], "an intermediate is never looked up, only roots"
     finally:
-        services._system_cas.cache_clear()
+        check._system_cas.cache_clear()
 
 
 def test_an_expired_or_not_yet_valid_certificate_is_refused(pki):
@@ -239,3 +240,36 @@ def test_a_name_that_is_no_host_name_is_refused(pki, name, said):
 def test_an_internationalised_name_is_matched_in_its_ascii_form():
     cert, key = make("nas", dns=["nås.example.org".encode("idna").decode()])
     services.certificate_check(certificate=pem(cert), private_key=key_pem(key), name="nås.example.org", now=NOW)
+
+
+def test_a_chain_may_end_at_a_private_cas_root_given_with_it_which_is_no_public_ca(pki):
+    """ACME from an office's CA: the chain it sends ends at an intermediate; the root given for that CA anchors it."""
+    chain = pki.chain(pki.server[0], pki.intermediate[0])
+    roots = check.roots_read(pem(pki.root[0]).decode())
+    checked = services.certificate_check(
+        certificate=chain, private_key=pki.key, name="nas.example.org", now=NOW, roots=roots
+    )
+    assert not checked.public, "a private CA: browsers do not trust it by themselves"
+    errors = refused(certificate=chain, private_key=pki.key, name="nas.example.org")
+    assert "incomplete" in errors["certificate"][0], "without the root it is refused"
+
+
+@pytest.mark.parametrize(
+    "text, said",
+    [
+        ("not pem", "outside the PEM blocks"),
+        ("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n", "never a key"),
+        ("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n", "cannot be read"),
+        ("é", "ASCII"),
+    ],
+)
+def test_a_private_cas_roots_are_ca_certificates_only(text, said):
+    with pytest.raises(ValidationError) as caught:
+        check.roots_read(text)
+    assert said in caught.value.message_dict["roots"][0]
+
+
+def test_a_server_certificate_is_no_root(pki):
+    with pytest.raises(ValidationError) as caught:
+        check.roots_read(pem(pki.server[0]).decode())
+    assert "is not a CA's (CA:TRUE)" in caught.value.message_dict["roots"][0]

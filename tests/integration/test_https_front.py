@@ -14,7 +14,6 @@ import socket
 import sqlite3
 import ssl
 import subprocess
-import time
 import urllib.parse
 from pathlib import Path
 
@@ -28,7 +27,7 @@ from certificates import services
 from hostlib.configfiles import ConfigRejected
 from tests.certificates.certificate_helpers import sign_request
 from tests.certificates.pki import Pki, pem
-from tests.support.front import running_front
+from tests.support.front import running_front, settles
 
 ROOT = Path(__file__).resolve().parents[2]
 # All marked django_db (one needs the database), so pytest-django keeps them in this order: the first start's
@@ -62,16 +61,6 @@ def _get(port: int, path: str, *, headers=None, method="GET", body=None, tls=Tru
     conn.request(method, path, body=body, headers={"Host": f"nas.example:{port}", **(headers or {})})
     response = conn.getresponse()
     return response, response.read()
-
-
-def _settles(probe, expected, what: str, seconds: float = 20) -> None:
-    """probe() gives expected five times in a row: after a reload nginx's old workers finish what they hold and stop
-    taking connections, so for a moment either may answer."""
-    deadline, row = time.monotonic() + seconds, 0
-    while row < 5:
-        row = row + 1 if probe() == expected else 0
-        assert time.monotonic() < deadline, what
-        time.sleep(0.05 if row else 0.2)
 
 
 def _hsts(port: int):
@@ -186,7 +175,7 @@ def test_a_new_certificate_is_served_after_a_reload_and_a_refused_one_changes_no
     # The matching key: written, nginx reloaded, the new certificate served; gunicorn's processes are the same.
     cert_pem, key_pem = tls.self_signed(["other.example"], [])
     expected = tls.switch(cert_pem, key_pem).fingerprint
-    _settles(
+    settles(
         lambda: _served_fingerprint(front["https"]), expected, "the reloaded front still serves the old certificate"
     )
     assert tls.current().fingerprint == expected and not (folder / "cert.pem").exists(), "the old one removed"
@@ -195,10 +184,10 @@ def test_a_new_certificate_is_served_after_a_reload_and_a_refused_one_changes_no
 
     # The admin says the certificate is trusted: HSTS from the next answer on; and off again.
     tls.trust_set(True)
-    _settles(lambda: _hsts(front["https"]), "max-age=31536000; includeSubDomains", "no HSTS after the reload")
+    settles(lambda: _hsts(front["https"]), "max-age=31536000; includeSubDomains", "no HSTS after the reload")
     assert _get(front["http"], "/healthz", tls=False)[0].getheader("Strict-Transport-Security") is None
     tls.trust_set(False)
-    _settles(lambda: _hsts(front["https"]), None, "HSTS still sent")
+    settles(lambda: _hsts(front["https"]), None, "HSTS still sent")
 
 
 def test_an_imported_chain_is_served_whole_by_the_operation_and_a_refused_one_leaves_the_front_alone(
@@ -218,9 +207,9 @@ def test_an_imported_chain_is_served_whole_by_the_operation_and_a_refused_one_le
     )
     assert op.status == "succeeded", (op.message, op.log)
     assert "HSTS turned off" in op.message and tls.state().hsts is False
-    _settles(lambda: _hsts(front["https"]), None, "HSTS still sent for a certificate browsers do not trust")
+    settles(lambda: _hsts(front["https"]), None, "HSTS still sent for a certificate browsers do not trust")
     expected = tls.describe(pki.full).fingerprint
-    _settles(lambda: _served_fingerprint(front["https"]), expected, "the imported certificate is not served")
+    settles(lambda: _served_fingerprint(front["https"]), expected, "the imported certificate is not served")
     assert expected != before and "Serving CN=nas.example.org" in op.message
     with socket.create_connection(("127.0.0.1", front["https"]), timeout=10) as raw:
         with _context().wrap_socket(raw) as conn:
@@ -245,5 +234,5 @@ def test_a_request_made_here_comes_back_signed_and_is_served_with_the_key_that_n
     )
     assert op.status == "succeeded", (op.message, op.log)
     expected = tls.describe(chain).fingerprint
-    _settles(lambda: _served_fingerprint(front["https"]), expected, "the certificate for the request is not served")
+    settles(lambda: _served_fingerprint(front["https"]), expected, "the certificate for the request is not served")
     assert tls.request_pem() is None and not (front["data"] / "tls" / "request-key.pem").exists(), "the request is done"

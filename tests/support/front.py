@@ -85,3 +85,13 @@ def running_front(data: Path, **extra_env):
         for process in (nginx, web):
             os.killpg(process.pid, signal.SIGTERM)
             process.wait(timeout=30)
+
+
+def settles(probe, expected, what: str, seconds: float = 20) -> None:
+    """probe() gives expected five times in a row: after a reload nginx's old workers finish what they hold and stop
+    taking connections, so for a moment either may answer."""
+    deadline, row = time.monotonic() + seconds, 0
+    while row < 5:
+        row = row + 1 if probe() == expected else 0
+        assert time.monotonic() < deadline, what
+        time.sleep(0.05 if row else 0.2)

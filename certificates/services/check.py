@@ -1,6 +1,5 @@
-"""The certificate the HTTPS front serves: one imported in place of the self-signed one (its chain and key checked
-here, before anything is queued, and again by the worker), and whether browsers trust it (HSTS). The switch itself
-is appliance.tls's; the worker runs as root, the only one that may write the key."""
+"""The rules for a certificate the front may serve (imported, or sent by an ACME CA): its chain, its key, its name,
+checked with `cryptography` before anything is queued, and again by the worker."""
 
 import datetime
 import ipaddress
@@ -19,7 +18,6 @@ from cryptography.x509.verification import PolicyBuilder, Store, VerificationErr
 from django.core.exceptions import ValidationError
 
 from appliance import tls
-from appliance.operations import Tracker, operation_runner, operation_start
 from certificates.choices import CHAIN_MAX, PEM_MAX, SYSTEM_CAS
 
 BEGIN = re.compile(rb"-----BEGIN ([A-Z0-9 ]{1,40})-----")
@@ -130,7 +128,7 @@ def _issued_by(cert: x509.Certificate, issuer: x509.Certificate) -> bool:
         return False
 
 
-def _when(moment: datetime.datetime) -> str:
+def when_said(moment: datetime.datetime) -> str:
     return f"{moment:%Y-%m-%d %H:%M} UTC"
 
 
@@ -175,6 +173,7 @@ def certificate_check(
     name: str,
     now: datetime.datetime | None = None,
     request: x509.CertificateSigningRequest | None = None,
+    roots: tuple[x509.Certificate, ...] = (),
 ) -> "Checked":
     """The rules for a certificate to serve, every one with the field it concerns: the chain (the server's
     certificate first, then each one that signed the one before) is certificates only, each in date, each signed
@@ -182,7 +181,7 @@ def certificate_check(
     key, of the server's certificate (or none, for the certificate a CA sent back for the request made here: its
     public key must be the request's); its SAN covers the name browsers will use. Returns what the page will show."""
     now = now or datetime.datetime.now(datetime.UTC)
-    _host_name(name)  # the name's shape first: a bad one is said even when the PEM is wrong too
+    host_name(name)  # the name's shape first: a bad one is said even when the PEM is wrong too
     blocks = _blocks(certificate, "certificate")
     if [label for label, _ in blocks if label in KEY_LABELS or label.endswith(b"PRIVATE KEY")]:
         raise ValidationError({"certificate": "It holds a private key: give the key in its own field."})
@@ -212,9 +211,11 @@ def certificate_check(
     for i, cert in enumerate(chain):
         which = "The certificate" if i == 0 else f"Certificate {i + 1} of the chain ({cert.subject.rfc4514_string()})"
         if cert.not_valid_after_utc < now:
-            raise ValidationError({"certificate": f"{which} expired on {_when(cert.not_valid_after_utc)}."})
+            raise ValidationError({"certificate": f"{which} expired on {when_said(cert.not_valid_after_utc)}."})
         if cert.not_valid_before_utc > now:
-            raise ValidationError({"certificate": f"{which} is not valid until {_when(cert.not_valid_before_utc)}."})
+            raise ValidationError(
+                {"certificate": f"{which} is not valid until {when_said(cert.not_valid_before_utc)}."}
+            )
     for cert, issuer in zip(chain, chain[1:], strict=False):
         if not _issued_by(cert, issuer):
             raise ValidationError(
@@ -229,7 +230,8 @@ def certificate_check(
     system_anchors = (
         [] if given_root else [ca for ca in _system_cas().get(last.issuer.public_bytes(), []) if _issued_by(last, ca)]
     )
-    if not given_root and not system_anchors:
+    own_anchors = [] if given_root else [ca for ca in roots if ca.subject == last.issuer and _issued_by(last, ca)]
+    if not given_root and not system_anchors and not own_anchors:
         raise ValidationError(
             {
                 "certificate": f"The chain is incomplete: the certificate of "
@@ -238,14 +240,14 @@ def certificate_check(
             }
         )
 
-    name = _host_name(name)
+    name = host_name(name)
     if not covers(leaf, name):
         dns, addresses = _names(leaf)
         raise ValidationError(
             {"name": f"The certificate is not for {name}: it names {', '.join(dns + addresses) or 'nothing (no SAN)'}."}
         )
-    _browsers_accept(chain, name, anchors=[last] if given_root else system_anchors, now=now)
-    return Checked(tls.describe(certificate), public=not given_root)
+    _browsers_accept(chain, name, anchors=[last] if given_root else system_anchors + own_anchors, now=now)
+    return Checked(tls.describe(certificate), public=bool(system_anchors))
 
 
 @dataclass(frozen=True)
@@ -257,7 +259,7 @@ class Checked:
     public: bool
 
 
-def _host_name(name: str) -> str:
+def host_name(name: str) -> str:
     """The name browsers will use: an IP address, or a DNS name (an internationalised one in its xn-- form)."""
     name = (name or "").strip().rstrip(".")
     if not name:
@@ -306,115 +308,30 @@ def _browsers_accept(chain: list[x509.Certificate], name: str, *, anchors, now) 
         raise ValidationError({"certificate": f"Browsers would refuse this chain: {str(exc)[:300]}"}) from None
 
 
-def _request() -> x509.CertificateSigningRequest | None:
-    pem = tls.request_pem()
-    return x509.load_pem_x509_csr(pem) if pem else None
-
-
-def certificate_import_start(*, user, certificate: bytes, private_key: bytes, name: str):
-    """Serve this certificate and key once checked: an Operation (the key goes to the worker as its secret, never
-    into a row or a queue in clear). No key: the certificate a CA sent back for the request made here."""
-    checked = certificate_check(certificate=certificate, private_key=private_key, name=name, request=_request())
-    return operation_start(
-        kind="certificates.import",
-        host=None,
-        user=user,
-        secret=private_key.decode("ascii") if private_key.strip() else None,
-        params={
-            "certificate": certificate.decode("ascii"),
-            "name": name,
-            "fingerprint": checked.info.fingerprint,
-            "from_request": not private_key.strip(),
-        },
-    )
-
-
-@operation_runner("certificates.import", lock="tls", queue="default")
-def certificate_import_run(tracker: Tracker) -> None:
-    p = tracker.op.params
-    if p.get("from_request"):
+def roots_read(text: str) -> tuple[x509.Certificate, ...]:
+    """A private CA's certificates (PEM, for ACME from an office's CA): CA certificates only (CA:TRUE), which TLS to
+    its directory and the chains it issues may end at."""
+    if not (text or "").strip():
+        return ()
+    if not text.isascii():
+        raise ValidationError({"roots": "PEM is ASCII text: this is not PEM."})
+    blocks = _blocks(text.encode("ascii"), "roots")
+    if [label for label, _ in blocks if label != b"CERTIFICATE"]:
+        raise ValidationError({"roots": "Only CERTIFICATE blocks: the CA's certificates, never a key."})
+    if len(blocks) > CHAIN_MAX:
+        raise ValidationError({"roots": f"{len(blocks)} certificates: at most {CHAIN_MAX}."})
+    found = []
+    for i, (_, block) in enumerate(blocks):
         try:
-            private_key = tls.request_key()
-        except FileNotFoundError:
-            raise ValidationError(
-                "The request's key is gone (another request replaced it?): make a new request."
-            ) from None
-    elif tracker.secret:
-        private_key = tracker.secret.encode("ascii")
-    else:
-        raise ValidationError("The key did not reach the worker (the queue restarted?): import it again.")
-    certificate = p["certificate"].encode("ascii")
-    checked = certificate_check(certificate=certificate, private_key=private_key, name=p["name"])  # again, as root
-    tracker.progress(30, "Checked: the chain, the key and the name")
-    hsts_before = tls.state().hsts
-    info = tls.switch(certificate, private_key, keep_hsts=checked.public)
-    if p.get("from_request"):
-        tls.request_clear()
-    said = f"Serving {info.subject} (SHA-256 {info.fingerprint}), valid until {_when(info.not_after)}"
-    if hsts_before and not checked.public:
-        said += "; HSTS turned off: browsers do not trust this certificate's CA by themselves (turn it on again once they do)"
-    tracker.progress(100, said)
-
-
-def request_names(text: str) -> tuple[list[str], list[str]]:
-    """The names and addresses typed for a request (commas, spaces or lines between them): each checked."""
-    found = [part for part in re.split(r"[\s,]+", text or "") if part]
-    if not found:
-        raise ValidationError({"names": "Give at least one host name or address."})
-    if len(found) > 20:
-        raise ValidationError({"names": f"{len(found)} names: at most 20."})
-    names, addresses = [], []
-    for part in found:
-        try:
-            one = _host_name(part)
+            cert = _certificate(block, i)
         except ValidationError:
-            raise ValidationError({"names": f"{part[:60]}: not a host name or an IP address."}) from None
-        target = addresses if _is_address(one) else names
-        if one not in target:
-            target.append(one)
-    return names, addresses
-
-
-def _is_address(name: str) -> bool:
-    try:
-        ipaddress.ip_address(name)
-        return True
-    except ValueError:
-        return False
-
-
-def certificate_request_start(*, user, names: str):
-    """A new key kept here and a request for these names to hand to a CA: an Operation (root writes the key)."""
-    dns, addresses = request_names(names)
-    return operation_start(
-        kind="certificates.request", host=None, user=user, params={"names": dns, "addresses": addresses}
-    )
-
-
-@operation_runner("certificates.request", lock="tls", queue="default")
-def certificate_request_run(tracker: Tracker) -> None:
-    p = tracker.op.params
-    dns, addresses = request_names(" ".join([*p["names"], *p["addresses"]]))  # the rules again, as root
-    tls.request_make(dns, addresses)
-    tracker.progress(
-        100,
-        f"A request for {', '.join(dns + addresses)}: download it from the Certificates page and give it to your CA; "
-        "its key stays here (import the certificate the CA sends back without a key)",
-    )
-
-
-def certificate_trust_start(*, user, trusted: bool):
-    """HSTS on (browsers trust the certificate: they will insist on HTTPS for a year) or off."""
-    return operation_start(kind="certificates.trust", host=None, user=user, params={"trusted": bool(trusted)})
-
-
-@operation_runner("certificates.trust", lock="tls", queue="default")
-def certificate_trust_run(tracker: Tracker) -> None:
-    trusted = tracker.op.params["trusted"] is True
-    tls.trust_set(trusted)
-    tracker.progress(
-        100,
-        "HSTS on: browsers that reached Tarn over HTTPS will insist on HTTPS for a year"
-        if trusted
-        else "HSTS off (a browser that saw it keeps it until it expires)",
-    )
+            raise ValidationError({"roots": f"Certificate {i + 1} cannot be read (cut or damaged?)."}) from None
+        try:
+            ca = cert.extensions.get_extension_for_class(x509.BasicConstraints).value.ca
+        except x509.ExtensionNotFound:
+            ca = False
+        if not ca:
+            subject = cert.subject.rfc4514_string()[:100]
+            raise ValidationError({"roots": f"Certificate {i + 1} ({subject}) is not a CA's (CA:TRUE)."})
+        found.append(cert)
+    return tuple(found)

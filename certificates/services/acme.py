@@ -1,0 +1,138 @@
+"""A certificate from an ACME CA (Let's Encrypt, or an office's own: step-ca, …) for the front, and its renewal at
+2/3 of its lifetime while it is the one served. The admin's choices are kept in the one Acme row; the order runs as
+an Operation in the root worker (certificates.acme_order); a failure leaves the certificate in use as it was, counts
+in the row, and three in a row raise an alert (certificates.alerts)."""
+
+import re
+from datetime import timedelta
+from urllib.parse import urlsplit
+
+from cryptography import x509
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from appliance import tls
+from appliance.operations import Tracker, operation_runner, operation_start
+from certificates import acme_order
+from certificates.choices import ACME_RENEW_AT, ACME_RETRY_HOURS
+from certificates.models import Acme
+from certificates.services.check import certificate_check, covers, roots_read, when_said
+
+NAMES_MAX = 20
+
+
+def acme_names(text: str) -> list[str]:
+    """The DNS names typed (spaces, commas or lines between them): each one a name the CA can reach over HTTP."""
+    found = [part.rstrip(".") for part in re.split(r"[\s,]+", text or "") if part]
+    if not found:
+        raise ValidationError({"names": "Give the DNS name people use to reach Tarn."})
+    if len(found) > NAMES_MAX:
+        raise ValidationError({"names": f"{len(found)} names: at most {NAMES_MAX}."})
+    names = []
+    for part in found:
+        shown = part[:60]
+        if part.startswith("*"):
+            raise ValidationError({"names": f"{shown}: a wildcard needs DNS-01; Tarn proves each name over HTTP."})
+        try:
+            name = part.encode("idna").decode("ascii").lower()
+        except UnicodeError:
+            name = ""
+        if not tls.dns_name(name) or re.fullmatch(r"[0-9.]+|.*:.*", part):
+            raise ValidationError({"names": f"{shown}: not a DNS name (ACME here proves names, not addresses)."})
+        if name not in names:
+            names.append(name)
+    return names
+
+
+def _directory(url: str) -> str:
+    url = (url or "").strip()
+    parts = urlsplit(url)
+    if parts.scheme != "https" or not parts.hostname or parts.username or parts.password:
+        raise ValidationError({"directory": "The CA's ACME directory: an https:// URL."})
+    return url
+
+
+def acme_start(*, user, directory: str, email: str, names: str, roots: str = "", agree: bool = False):
+    """Keep the admin's choices and order a certificate now: an Operation. A new directory means a new account."""
+    if not settings.TARN_FRONT:
+        raise ValidationError(
+            "ACME needs Tarn's HTTPS front: the CA checks each name on its port 80 (make run as root starts it)."
+        )
+    directory, names_, _ = _directory(directory), acme_names(names), roots_read(roots)
+    if not agree:
+        raise ValidationError({"agree": "Ordering from a CA means agreeing to its terms of service: tick the box."})
+    with transaction.atomic():
+        row, _ = Acme.objects.select_for_update().get_or_create(pk=1, defaults={"directory": directory})
+        if row.account_directory != directory:
+            row.account, row.account_directory = "", ""
+        row.directory, row.email, row.names, row.roots, row.renew = directory, email.strip(), names_, roots, True
+        row.save()
+        return operation_start(kind="certificates.acme", host=None, user=user, params={"renewal": False})
+
+
+def acme_stop(*, user=None) -> bool:
+    """No more renewals (the certificate in use stays until it runs out or another replaces it)."""
+    return bool(Acme.objects.filter(pk=1, renew=True).update(renew=False))
+
+
+def acme_renew_due(now=None) -> bool:
+    """Beat, hourly: order the renewal once 2/3 of the certificate's lifetime has passed, while the certificate ACME
+    gave is the one served; after a failure, again ACME_RETRY_HOURS later."""
+    now = now or timezone.now()
+    row = Acme.objects.filter(pk=1, renew=True).exclude(fingerprint="").first()
+    if row is None or row.renew_after is None or now < row.renew_after:
+        return False
+    if row.failures and row.tried_at and now - row.tried_at < timedelta(hours=ACME_RETRY_HOURS):
+        return False
+    current = tls.current()
+    if current is None or current.fingerprint != row.fingerprint:
+        return False  # another certificate is served (imported since): not ACME's to replace
+    try:
+        operation_start(kind="certificates.acme", host=None, user=None, params={"renewal": True})
+    except ValidationError:  # one is running
+        return False
+    return True
+
+
+@operation_runner("certificates.acme", lock="tls", queue="default")
+def acme_run(tracker: Tracker) -> None:
+    row = Acme.objects.get(pk=1)
+    Acme.objects.filter(pk=1).update(tried_at=timezone.now())
+    try:
+        names, roots = acme_names(" ".join(row.names)), roots_read(row.roots)  # the rules again, as root
+        account = row.account if row.account_directory == row.directory else ""
+        issued = acme_order.obtain(
+            directory=row.directory,
+            email=row.email,
+            names=names,
+            roots=row.roots,
+            account=account,
+            progress=tracker.progress,
+        )
+        Acme.objects.filter(pk=1).update(account=issued.account, account_directory=row.directory)
+        tracker.progress(80, "Issued: checking the chain, the key and the names")
+        checked = certificate_check(certificate=issued.chain, private_key=issued.key, name=names[0], roots=roots)
+        leaf = x509.load_pem_x509_certificate(issued.chain)
+        missing = [n for n in names[1:] if not covers(leaf, n)]
+        if missing:
+            raise ValidationError(f"The CA's certificate does not name {', '.join(missing)}.")
+        hsts_before = tls.state().hsts
+        info = tls.switch(issued.chain, issued.key, keep_hsts=checked.public)
+    except Exception as exc:
+        said = "; ".join(exc.messages) if isinstance(exc, ValidationError) else str(exc) or type(exc).__name__
+        Acme.objects.filter(pk=1).update(failures=F("failures") + 1, last_error=said[:1000])
+        raise
+    renew_after = info.not_before + (info.not_after - info.not_before) * ACME_RENEW_AT
+    Acme.objects.filter(pk=1).update(
+        fingerprint=info.fingerprint, issued_at=timezone.now(), renew_after=renew_after, failures=0, last_error=""
+    )
+    said = (
+        f"Serving {', '.join(info.names[:4])} from {info.issuer} (SHA-256 {info.fingerprint}), valid until {when_said(info.not_after)}; "
+        f"renewed from {when_said(renew_after)}"
+    )
+    if hsts_before and not checked.public:
+        said += "; HSTS turned off: browsers do not trust this CA by themselves (turn it on again once they do)"
+    tracker.progress(100, said)
