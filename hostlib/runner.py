@@ -89,6 +89,9 @@ ALLOWED_TOOLS = frozenset(
         "networkctl",
         "tc",
         "ssh-keygen",  # a replication pair's key, made on the sending NAS
+        "apt-get",  # updates (hostlib.updates): simulated, then applied as a unit on the host
+        "apt-mark",  # a kernel without its zfs module held
+        "dpkg",  # --audit: an update cut short, repaired with --configure -a
     }
 )
 # Directories write_file may touch (config Tarn owns). Kernel parameters are not files: see kernel.py.

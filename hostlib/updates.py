@@ -1,0 +1,253 @@
+"""Package updates on a NAS (Debian, OpenZFS from zfs-dkms) and the guard that keeps its pools: what apt would do
+(simulated, never guessed from package lists), which of it is a security update, a kernel or ZFS; and, before
+anything is installed and again before a reboot is offered, whether every kernel that would boot has a ZFS module
+built for it whose version is the userland tools'. A kernel that would not is held (`apt-mark hold`), with the
+reason, so the update installs the rest. Never `zpool upgrade`: that is the admin's, on a pool's own page.
+
+What a host prints is parsed here (captured output in tests/fixtures/host/updates/); the commands are argv lists
+through the transport, LC_ALL=C."""
+
+import re
+from dataclasses import dataclass, field
+
+from hostlib.errors import CommandFailed
+from hostlib.facts import parse_zfs_version
+from hostlib.runner import Transport
+
+# "Inst name [old] (new origin, origin [arch]) []": the old version only for an upgrade, the trailing [] when apt
+# lists what it breaks; origins are "Label:version/suite" (Debian-Security:12/oldstable-security).
+INST = re.compile(
+    r"Inst (?P<name>[a-z0-9][a-z0-9+.-]*)(?: \[(?P<old>[^\]]+)\])? \((?P<new>\S+) (?P<origins>.*) \[(?P<arch>[a-z0-9-]+)\]\)"
+)
+REMV = re.compile(r"Remv (?P<name>[a-z0-9][a-z0-9+.-]*)(?: \[(?P<old>[^\]]+)\])?")
+KERNEL = re.compile(r"linux-image-(?P<release>[0-9][a-z0-9.+-]*?)(?:-unsigned)?")  # not the metapackage
+HEADERS = re.compile(r"linux-headers-(?P<release>[0-9][a-z0-9.+-]*)")
+ZFS = re.compile(r"(zfs-dkms|zfsutils-linux|zfs-zed|zfs-initramfs|zfs-dracut|zfs-modules-.*|spl-dkms|spl|"
+                 r"lib(zfs|zpool|nvpair|uutil)[0-9]+linux)")  # fmt: skip
+KERNEL_META = ("linux-image-amd64", "linux-image-arm64", "linux-image-cloud-amd64", "linux-image-rt-amd64")
+RELEASE = re.compile(r"[0-9][a-z0-9.+_-]{0,80}")
+APT_TIMEOUT = 600.0
+
+
+@dataclass(frozen=True)
+class Pending:
+    """One package apt would install or upgrade."""
+
+    name: str
+    old: str  # "" when it comes new
+    new: str
+    origins: tuple[str, ...]
+    arch: str
+
+    @property
+    def security(self) -> bool:
+        return any(o.split(":", 1)[0].endswith("-Security") or o.endswith("-security") for o in self.origins)
+
+    @property
+    def kernel(self) -> str:
+        """The kernel release this package is the image of (it would boot), or ""."""
+        found = KERNEL.fullmatch(self.name)
+        return found["release"] if found and not self.name.endswith("-dbg") else ""
+
+    @property
+    def zfs(self) -> bool:
+        return bool(ZFS.fullmatch(self.name))
+
+
+@dataclass(frozen=True)
+class Simulation:
+    pending: tuple[Pending, ...]
+    removed: tuple[str, ...]
+
+    @property
+    def kernels(self) -> list[str]:
+        """The kernels the update would install (each would boot)."""
+        return [p.kernel for p in self.pending if p.kernel]
+
+    def get(self, name: str) -> Pending | None:
+        return next((p for p in self.pending if p.name == name), None)
+
+
+def parse_simulation(text: str) -> Simulation:
+    """`apt-get -s full-upgrade`: its Inst and Remv lines (Conf lines repeat the Inst ones)."""
+    pending, removed = [], []
+    for line in text.splitlines():
+        if line.startswith("Inst "):
+            found = INST.match(line)
+            if found is None:
+                raise ValueError(f"apt printed an Inst line Tarn cannot read: {line[:200]}")
+            origins = tuple(o.strip() for o in found["origins"].split(",") if o.strip())
+            pending.append(Pending(found["name"], found["old"] or "", found["new"], origins, found["arch"]))
+        elif line.startswith("Remv "):
+            found = REMV.match(line)
+            if found:
+                removed.append(found["name"])
+    return Simulation(tuple(pending), tuple(removed))
+
+
+def upstream(version: str) -> str:
+    """The upstream part of a Debian version (2.3.2 of 2.3.2-2~bpo12+2; an epoch dropped): what the module's and the
+    tools' ABI follow (a Debian revision only repackages)."""
+    version = version.split(":", 1)[-1]
+    return version.rsplit("-", 1)[0] if "-" in version else version
+
+
+def parse_dkms_status(text: str) -> dict[str, dict[str, str]]:
+    """`dkms status zfs`: {module version: {kernel release: state}} ("zfs/2.3.2, 6.1.0-56-amd64, x86_64: installed";
+    dkms 2's "zfs, 2.3.2, …" too); a version only added (no kernel) has {}."""
+    found: dict[str, dict[str, str]] = {}
+    for line in text.splitlines():
+        head, _, state = line.partition(": ")
+        parts = [p.strip() for p in head.replace("/", ", ", 1).split(",")]
+        if len(parts) < 2 or parts[0] != "zfs":
+            continue
+        kernels = found.setdefault(parts[1], {})
+        if len(parts) >= 3:
+            kernels[parts[2]] = state.strip().split(" ")[0]
+    return found
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the guard says of one kernel that would boot."""
+
+    release: str
+    module: str  # the zfs module's version built for it ("" for none), or what DKMS will build
+    ok: bool
+    why: str
+
+
+@dataclass(frozen=True)
+class Guard:
+    userland: str  # the zfs tools' version after the update
+    verdicts: tuple[Verdict, ...]
+    hold: tuple[str, ...] = field(default=())  # packages to hold so that no kernel without its module comes
+
+    @property
+    def ok(self) -> bool:
+        return all(v.ok for v in self.verdicts)
+
+
+def guard_before(
+    *,
+    simulation: Simulation,
+    userland: str,
+    installed_kernels: list[str],
+    modules: dict[str, str],
+    dkms_sources: set[str],
+    headers: set[str],
+) -> Guard:
+    """Before anything is installed. userland: the zfs tools' version now; modules: {kernel: zfs module version} for
+    the kernels installed; dkms_sources: the zfs versions DKMS has the source of (/usr/src/zfs-<v>); headers: the
+    kernels whose headers are installed. After the update the tools are the upgrade's version; each kernel that would
+    boot must then have a module of that version: built already (kept only if the tools stay), or built by DKMS at
+    install (its source of that version present or coming with zfs-dkms, and the kernel's headers there or
+    coming)."""
+    tools = simulation.get("zfsutils-linux")
+    after = tools.new if tools else userland
+    dkms = simulation.get("zfs-dkms")
+    sources = {upstream(v) for v in dkms_sources} | ({upstream(dkms.new)} if dkms else set())
+    coming_headers = {m["release"] for p in simulation.pending if (m := HEADERS.fullmatch(p.name))}
+    verdicts, hold = [], []
+    for release in sorted(set(installed_kernels) | set(simulation.kernels)):
+        built = modules.get(release, "")
+        if built and upstream(built) == upstream(after):
+            verdicts.append(Verdict(release, built, True, f"zfs {built} is built for it"))
+            continue
+        if upstream(after) in sources and (release in headers or release in coming_headers):
+            verdicts.append(Verdict(release, after, True, f"DKMS builds zfs {upstream(after)} for it at install"))
+            continue
+        if built:
+            why = f"its zfs module is {built}, the tools would be {after}, and DKMS cannot build {upstream(after)}"
+        elif upstream(after) not in sources:
+            why = f"no zfs module is built for it and DKMS has no zfs {upstream(after)} source to build one"
+        else:
+            why = f"no zfs module is built for it and its headers (linux-headers-{release}) are not installed"
+        new = release in simulation.kernels
+        verdicts.append(Verdict(release, built, False, why))
+        if new:
+            hold += [p.name for p in simulation.pending if p.kernel == release or p.name in KERNEL_META]
+        elif tools and upstream(tools.new) != upstream(userland):
+            hold += [p.name for p in simulation.pending if p.zfs]  # the tools stay at the modules' version
+    return Guard(after, tuple(verdicts), tuple(dict.fromkeys(hold)))
+
+
+def guard_after(*, userland: str, kernels: list[str], modules: dict[str, str]) -> Guard:
+    """Before a reboot is offered: each kernel in /boot has a zfs module of the tools' version."""
+    verdicts = []
+    for release in sorted(kernels):
+        built = modules.get(release, "")
+        if built and upstream(built) == upstream(userland):
+            verdicts.append(Verdict(release, built, True, f"zfs {built} is built for it"))
+        elif built:
+            verdicts.append(Verdict(release, built, False, f"its zfs module is {built}, the tools are {userland}"))
+        else:
+            verdicts.append(Verdict(release, "", False, "it has no zfs module: booted, no pool would import"))
+    return Guard(userland, tuple(verdicts))
+
+
+# --- what the host says ---------------------------------------------------------------------------------------
+
+
+def simulate(t: Transport) -> Simulation:
+    """What `apt-get full-upgrade` would do now (from the package lists the host has: refresh them first)."""
+    done = t.run(["apt-get", "-s", "-o", "Debug::NoLocking=1", "full-upgrade"], timeout=120, max_output=4 << 20)
+    return parse_simulation(done.stdout)
+
+
+def boot_kernels(t: Transport) -> list[str]:
+    """The kernel releases in /boot (vmlinuz-<release>): each may boot."""
+    done = t.run(["find", "-P", "/boot", "-maxdepth", "1", "-name", "vmlinuz-*", "-printf", "%f\\n"], check=False)
+    out = []
+    for name in done.stdout.split():
+        release = name.removeprefix("vmlinuz-")
+        if RELEASE.fullmatch(release):
+            out.append(release)
+    return out
+
+
+def module_version(t: Transport, release: str) -> str:
+    """The zfs module's version built for that kernel, or "" (modinfo finds none)."""
+    if not RELEASE.fullmatch(release):
+        raise ValueError(f"not a kernel release: {release[:80]}")
+    done = t.run(["modinfo", "-k", release, "-F", "version", "--", "zfs"], check=False)
+    return done.stdout.strip() if done.returncode == 0 else ""
+
+
+def userland_version(t: Transport) -> str:
+    user, _ = parse_zfs_version(t.run(["zfs", "version"], check=False).stdout)
+    return user
+
+
+def dkms_sources(t: Transport) -> set[str]:
+    """The zfs versions DKMS has a source tree of (/usr/src/zfs-<version>/dkms.conf): what it can build."""
+    done = t.run(["find", "-P", "/usr/src", "-maxdepth", "2", "-path", "/usr/src/zfs-*/dkms.conf"], check=False)
+    return {m[1] for m in re.finditer(r"/usr/src/zfs-([0-9][a-z0-9.+~-]*)/dkms\.conf", done.stdout)}
+
+
+def header_kernels(t: Transport) -> set[str]:
+    done = t.run(
+        ["find", "-P", "/usr/src", "-maxdepth", "1", "-name", "linux-headers-*", "-printf", "%f\\n"], check=False
+    )
+    return {m["release"] for name in done.stdout.split() if (m := HEADERS.fullmatch(name))}
+
+
+def held(t: Transport) -> list[str]:
+    return t.run(["apt-mark", "showhold"], check=False).stdout.split()
+
+
+def hold(t: Transport, packages: list[str]) -> None:
+    if packages:
+        bad = [p for p in packages if not re.fullmatch(r"[a-z0-9][a-z0-9+.-]{0,100}", p)]
+        if bad:
+            raise ValueError(f"not package names: {bad[:3]}")
+        t.run(["apt-mark", "hold", "--", *packages], mutating=True)
+
+
+def dpkg_interrupted(t: Transport) -> bool:
+    """`dpkg --audit` names packages left half-installed or unconfigured (an update cut short)."""
+    try:
+        done = t.run(["dpkg", "--audit"], check=False)
+    except CommandFailed:
+        return False
+    return bool(done.stdout.strip())
