@@ -10,9 +10,11 @@ Runs in the worker, as root (the account's key and the certificate's key are roo
 import datetime
 import re
 import tempfile
+import time
 from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 import josepy as jose
 import requests
@@ -28,21 +30,49 @@ USER_AGENT = "Tarn (acme-python)"
 
 
 class _Capped(HTTPAdapter):
-    """Reads at most ACME_ANSWER_MAX bytes of any answer: a directory that streams without end is refused, not
-    held in memory."""
+    """What Tarn asks of a CA: HTTPS to the directory's own host and port only (every URL in its answers is the CA's
+    word: it may not send the root worker elsewhere, nor redirect it), at most ACME_ANSWER_MAX bytes per answer, and
+    the whole order within its deadline (a server that drips one byte at a time is cut off)."""
+
+    def __init__(self, origin: str, deadline: float):
+        super().__init__()
+        self.origin, self.deadline = origin, deadline
 
     def send(self, request, **kwargs):
+        if not self.origin:
+            raise requests.exceptions.RequestException("an ACME directory is asked over https:// only")
+        if _origin(request.url) != self.origin:
+            raise requests.exceptions.RequestException(
+                f"the CA sent Tarn to {_said(request.url, 120)}, not to its directory's https://{self.origin}"
+            )
         kwargs["stream"] = True
         response = super().send(request, **kwargs)
-        body = response.raw.read(ACME_ANSWER_MAX + 1, decode_content=True)
-        response.close()
+        body = bytearray()
+        try:
+            while len(body) <= ACME_ANSWER_MAX:
+                if time.monotonic() > self.deadline:
+                    raise requests.exceptions.RequestException("the CA took longer than the order may")
+                chunk = response.raw.read1(65536, decode_content=True)
+                if not chunk:
+                    break
+                body += chunk
+        finally:
+            response.close()
         if len(body) > ACME_ANSWER_MAX:
             raise requests.exceptions.RequestException(
-                f"{request.url[:200]} answered more than {ACME_ANSWER_MAX >> 10} KiB"
+                f"{_said(request.url, 120)} answered more than {ACME_ANSWER_MAX >> 10} KiB"
             )
-        response._content = body
+        response._content = bytes(body)
         response._content_consumed = True
         return response
+
+
+def _origin(url: str) -> str:
+    """host:port of an https URL ("" for any other scheme)."""
+    parts = urlsplit(url)
+    if parts.scheme != "https" or not parts.hostname:
+        return ""
+    return f"{parts.hostname.lower()}:{parts.port or 443}"
 
 
 @dataclass(frozen=True)
@@ -71,13 +101,15 @@ def _trust(roots: str):
         yield bundle.name
 
 
-def _network(account_key: bytes, verify: str) -> client.ClientNetwork:
+def _network(account_key: bytes, verify: str, directory: str, deadline: float) -> client.ClientNetwork:
     key = serialization.load_pem_private_key(account_key, password=None)
     net = client.ClientNetwork(
         jose.JWKEC(key=key), alg=jose.ES256, verify_ssl=verify, user_agent=USER_AGENT, timeout=ACME_TIMEOUT
     )
-    for scheme in ("https://", "http://"):
-        net.session.mount(scheme, _Capped())
+    adapter = _Capped(_origin(directory), deadline)
+    for scheme in ("https://", "http://"):  # plain HTTP too goes through the check, which refuses it
+        net.session.mount(scheme, adapter)
+    net.session.max_redirects = 0
     return net
 
 
@@ -97,6 +129,14 @@ def _account(acme: client.ClientV2, email: str, known: str) -> str:
     except errors.ConflictError as exc:  # this key has an account there already: its URL
         _known(acme, exc.location)
         return exc.location
+
+
+def _matches(order: messages.OrderResource, names: list[str]) -> None:
+    """The order is for the names asked, no more (no answer is served for a name nobody asked for)."""
+    asked = sorted(names)
+    got = sorted(str(i.value).lower() for i in order.body.identifiers)
+    if got != asked or len(order.authorizations) > len(names):
+        raise ValidationError(f"The CA made an order for other names ({_said(', '.join(got), 200)}): refused.")
 
 
 def _challenge(authz: messages.AuthorizationResource) -> messages.ChallengeBody:
@@ -136,9 +176,10 @@ def obtain(
     deadline: float = 120,
 ) -> Issued:
     """A certificate for names from the CA at directory: raises ValidationError with what to tell the admin."""
+    started = time.monotonic()
     try:
         with _trust(roots) as verify:
-            net = _network(tls.acme_account_key(), verify)
+            net = _network(tls.acme_account_key(), verify, directory, started + deadline + 30)
             key, key_pem = tls.new_key()  # the certificate's: it goes to the front with the chain
             csr = tls.csr(key, names, [])
             progress(10, f"Asking the ACME directory {_said(directory, 200)}")
@@ -150,8 +191,10 @@ def obtain(
             except messages.Error as exc:
                 if exc.code != "accountDoesNotExist" or not account:
                     raise
+                acme.net.account = None  # a new account is asked for with the key itself, never with the old URL
                 account = _account(acme, email, "")  # the CA forgot the account (a test CA restarted): a new one
                 order = acme.new_order(csr)
+            _matches(order, names)
             for authz in order.authorizations:
                 if authz.body.status == messages.STATUS_VALID:
                     continue  # proved lately: the CA remembers
@@ -160,13 +203,15 @@ def obtain(
                 tls.challenge_put(body.chall.encode("token"), answer)
                 acme.answer_challenge(body, response)
             progress(50, "Answers served on port 80; the CA is checking them")
-            until = datetime.datetime.now() + datetime.timedelta(seconds=deadline)
+            until = datetime.datetime.now() + datetime.timedelta(
+                seconds=max(1.0, deadline - (time.monotonic() - started))
+            )
             order = acme.poll_and_finalize(order, deadline=until)
     except errors.ValidationError as exc:
         raise ValidationError(_failed(exc)) from None
     except errors.TimeoutError:
         raise ValidationError(f"The CA did not finish the order within {deadline:.0f} s; the next try starts over.")
-    except messages.Error as exc:
+    except (messages.Error, errors.IssuanceError) as exc:
         raise ValidationError(f"The CA refused: {_said(exc, 500)}") from None
     except requests.exceptions.SSLError as exc:
         raise ValidationError(
@@ -174,8 +219,12 @@ def obtain(
         ) from None
     except requests.exceptions.RequestException as exc:
         raise ValidationError(f"The ACME server did not answer: {_said(exc, 300)}") from None
-    except (errors.Error, jose.DeserializationError, ValueError, KeyError) as exc:
+    except ValidationError:
+        raise
+    except (errors.Error, jose.DeserializationError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ValidationError(f"The ACME server's answer makes no sense: {_said(exc, 300)}") from None
+    except (RecursionError, OverflowError, OSError) as exc:
+        raise ValidationError(f"The ACME server's answer makes no sense ({type(exc).__name__}).") from None
     finally:
         tls.challenges_clear()
     chain = order.fullchain_pem or ""

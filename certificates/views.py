@@ -105,6 +105,7 @@ def certificate_acme(request):
 
 @requires(**ADMIN)
 @require_POST
+@fresh_factor  # without renewals the certificate runs out
 def certificate_acme_stop(request):
     if services.acme_stop(user=request.user):
         messages.success(request, "ACME renewals stopped: the certificate in use stays until it runs out.")

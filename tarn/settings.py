@@ -265,5 +265,9 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env_str("TARN_LOG_LEVEL", "INFO") or "INFO"},
-    "loggers": {"django.db.backends": {"level": "WARNING"}},
+    # acme logs every JWS payload and answer at DEBUG (the account's contact, the CA's words): never below INFO
+    "loggers": {
+        n: {"level": "WARNING" if n == "django.db.backends" else "INFO"}
+        for n in ("django.db.backends", "acme", "urllib3")
+    },
 }

@@ -67,3 +67,7 @@ class AcmeSerializer(serializers.Serializer):
     issued_at = serializers.DateTimeField(allow_null=True)
     failures = serializers.IntegerField(help_text="Failed tries in a row.")
     last_error = serializers.CharField()
+
+
+class AcmeStopSerializer(serializers.Serializer):
+    renew = serializers.BooleanField()

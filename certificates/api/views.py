@@ -106,7 +106,8 @@ class AcmeStopView(APIView):
     tarn_read_role = Role.ADMIN
     tarn_write_role = Role.ADMIN
 
-    @extend_schema(request=None, responses={204: None})
+    @extend_schema(request=None, responses=s.AcmeStopSerializer)
+    @fresh_factor
     def post(self, request):
         services.acme_stop(user=request.user)
-        return Response(status=204)
+        return Response({"renew": False})

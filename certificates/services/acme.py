@@ -17,7 +17,7 @@ from django.utils import timezone
 from appliance import tls
 from appliance.operations import Tracker, operation_runner, operation_start
 from certificates import acme_order
-from certificates.choices import ACME_RENEW_AT, ACME_RETRY_HOURS
+from certificates.choices import ACME_MIN_DAYS, ACME_RENEW_AT, ACME_RETRY_HOURS
 from certificates.models import Acme
 from certificates.services.check import certificate_check, covers, roots_read, when_said
 
@@ -99,40 +99,68 @@ def acme_renew_due(now=None) -> bool:
 
 @operation_runner("certificates.acme", lock="tls", queue="default")
 def acme_run(tracker: Tracker) -> None:
-    row = Acme.objects.get(pk=1)
+    renewal = tracker.op.params.get("renewal") is True
     Acme.objects.filter(pk=1).update(tried_at=timezone.now())
     try:
-        names, roots = acme_names(" ".join(row.names)), roots_read(row.roots)  # the rules again, as root
-        account = row.account if row.account_directory == row.directory else ""
+        row = Acme.objects.filter(pk=1).first()
+        if row is None:
+            raise ValidationError("ACME is not set up (its settings were removed): order again from the page.")
+        # the rules again, as root; a renewal only while ACME's certificate is still the one served (an import may
+        # have come between the hour's check and now)
+        names, roots, directory = acme_names(" ".join(row.names)), roots_read(row.roots), _directory(row.directory)
+        before = tls.current()
+        if renewal and (not row.renew or before is None or before.fingerprint != row.fingerprint):
+            raise ValidationError("Not renewed: the certificate served is no longer the one ACME gave.")
         issued = acme_order.obtain(
-            directory=row.directory,
+            directory=directory,
             email=row.email,
             names=names,
             roots=row.roots,
-            account=account,
+            account=row.account if row.account_directory == directory else "",
             progress=tracker.progress,
         )
-        Acme.objects.filter(pk=1).update(account=issued.account, account_directory=row.directory)
+        Acme.objects.filter(pk=1).update(account=issued.account, account_directory=directory)
         tracker.progress(80, "Issued: checking the chain, the key and the names")
-        checked = certificate_check(certificate=issued.chain, private_key=issued.key, name=names[0], roots=roots)
-        leaf = x509.load_pem_x509_certificate(issued.chain)
-        missing = [n for n in names[1:] if not covers(leaf, n)]
-        if missing:
-            raise ValidationError(f"The CA's certificate does not name {', '.join(missing)}.")
-        hsts_before = tls.state().hsts
+        checked = certificate_check(
+            certificate=issued.chain, private_key=issued.key, name=names[0], roots=roots, anchored=True
+        )
+        _fits(issued.chain, names, checked, before, renewal)
         info = tls.switch(issued.chain, issued.key, keep_hsts=checked.public)
     except Exception as exc:
-        said = "; ".join(exc.messages) if isinstance(exc, ValidationError) else str(exc) or type(exc).__name__
+        said = "; ".join(exc.messages) if isinstance(exc, ValidationError) else _plain(exc)
         Acme.objects.filter(pk=1).update(failures=F("failures") + 1, last_error=said[:1000])
         raise
     renew_after = info.not_before + (info.not_after - info.not_before) * ACME_RENEW_AT
     Acme.objects.filter(pk=1).update(
         fingerprint=info.fingerprint, issued_at=timezone.now(), renew_after=renew_after, failures=0, last_error=""
     )
-    said = (
-        f"Serving {', '.join(info.names[:4])} from {info.issuer} (SHA-256 {info.fingerprint}), valid until {when_said(info.not_after)}; "
-        f"renewed from {when_said(renew_after)}"
+    tracker.progress(
+        100,
+        f"Serving {', '.join(info.names[:4])} from {info.issuer} (SHA-256 {info.fingerprint}), valid until "
+        f"{when_said(info.not_after)}; renewed from {when_said(renew_after)}",
     )
-    if hsts_before and not checked.public:
-        said += "; HSTS turned off: browsers do not trust this CA by themselves (turn it on again once they do)"
-    tracker.progress(100, said)
+
+
+def _fits(chain: bytes, names: list[str], checked, before, renewal: bool) -> None:
+    """What the CA sent may replace the certificate in use: it names every name, lasts a day at least (and longer
+    than the one it renews), and keeps HSTS on if it is on (a certificate browsers do not trust by themselves
+    would turn it off, and with it the protection against a downgrade)."""
+    leaf = x509.load_pem_x509_certificate(chain)
+    missing = [n for n in names if not covers(leaf, n)]
+    if missing:
+        raise ValidationError(f"The CA's certificate does not name {', '.join(missing)}.")
+    info = checked.info
+    if info.not_after - timezone.now() < timedelta(days=ACME_MIN_DAYS):
+        raise ValidationError(f"The CA's certificate ends {when_said(info.not_after)}: too soon to serve.")
+    if renewal and before is not None and info.not_after <= before.not_after:
+        raise ValidationError("The CA's certificate ends no later than the one it would renew: kept the one in use.")
+    if tls.state().hsts and not checked.public:
+        raise ValidationError(
+            "HSTS is on and browsers would not trust this CA by themselves: kept the certificate in use (turn HSTS "
+            "off first to serve a private CA's)."
+        )
+
+
+def _plain(exc: Exception) -> str:
+    text = re.sub(r"[^\x20-\x7e]+", " ", str(exc)).strip()[:300]
+    return text or type(exc).__name__

@@ -174,6 +174,7 @@ def certificate_check(
     now: datetime.datetime | None = None,
     request: x509.CertificateSigningRequest | None = None,
     roots: tuple[x509.Certificate, ...] = (),
+    anchored: bool = False,
 ) -> "Checked":
     """The rules for a certificate to serve, every one with the field it concerns: the chain (the server's
     certificate first, then each one that signed the one before) is certificates only, each in date, each signed
@@ -190,6 +191,8 @@ def certificate_check(
     if len(blocks) > CHAIN_MAX:
         raise ValidationError({"certificate": f"{len(blocks)} certificates: a chain has at most {CHAIN_MAX}."})
     chain = [_certificate(block, i) for i, (_, block) in enumerate(blocks)]
+    if anchored and len(chain) > 1 and chain[-1].issuer == chain[-1].subject:
+        chain.pop()  # a CA's own root, sent along: trusted only if Debian or the admin trusts it (below)
 
     leaf = chain[0]
     if private_key.strip() or request is None:
@@ -227,6 +230,8 @@ def certificate_check(
             )
     last = chain[-1]
     given_root = last.issuer == last.subject and _issued_by(last, last)
+    if given_root and anchored:
+        raise ValidationError({"certificate": "The CA sent a certificate that signed itself: refused."})
     system_anchors = (
         [] if given_root else [ca for ca in _system_cas().get(last.issuer.public_bytes(), []) if _issued_by(last, ca)]
     )

@@ -16,6 +16,7 @@ from appliance import twofactor
 from appliance.models import Host, Operation, TotpDevice, TwoFactorPolicy
 from backups import services as backup_services
 from backups.models import Backup, BackupSchedule
+from certificates.models import Acme
 from encryption.models import KeyExport
 from pools.models import Dataset, Pool
 from tests.certificates.pki import Pki
@@ -59,6 +60,7 @@ def _state():
         KeyExport.objects.count(),
         TwoFactorPolicy.objects.get().required_roles,
         schedule.recipient if schedule else "",
+        Acme.objects.filter(renew=True).count(),
     )
 
 
@@ -82,6 +84,7 @@ def pages(s):
         ("post", "/certificates/import/", CERTIFICATE),
         ("post", "/certificates/trust/", {"trusted": "on"}),
         ("post", "/certificates/acme/", ACME),
+        ("post", "/certificates/acme/stop/", {}),
     ]
 
 
@@ -97,6 +100,7 @@ def apis(s):
         ("post", "/api/v1/certificate/import/", CERTIFICATE),
         ("post", "/api/v1/certificate/trust/", {"trusted": True}),
         ("post", "/api/v1/certificate/acme/", ACME | {"agree": True}),
+        ("post", "/api/v1/certificate/acme/stop/", {}),
         ("post", f"/api/v1/key-exports/{e.pk}/download/", {}),  # last: the token's pass skips it (taken already)
     ]
 

@@ -5,6 +5,7 @@ raise an alert; a directory that answers without end is cut at 1 MiB; the front 
 
 import datetime
 import http.server
+import ssl
 import threading
 
 import pytest
@@ -18,6 +19,7 @@ from certificates import acme_order, services
 from certificates.models import Acme
 from certificates.services.acme import acme_names
 from hostlib import webfront
+from tests.support.pebble import listener_pki
 
 pytestmark = pytest.mark.django_db
 NOW = datetime.datetime(2026, 11, 29, 12, 0, tzinfo=datetime.UTC)
@@ -146,8 +148,15 @@ def test_three_failed_tries_in_a_row_raise_an_alert_with_the_cas_words(data):
     assert not Alert.objects.filter(rule="certificate_renewal_failing", cleared_at__isnull=True).exists()
 
 
-class _Endless(http.server.BaseHTTPRequestHandler):
+class _Hostile(http.server.BaseHTTPRequestHandler):
+    """A directory that answers without end (/endless), or sends the client elsewhere (/away)."""
+
     def do_GET(self):  # noqa: N802 - http.server's name
+        if self.path == "/away":
+            self.send_response(302)
+            self.send_header("Location", "https://127.0.0.1:1/dir")
+            self.end_headers()
+            return
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.end_headers()
@@ -160,23 +169,55 @@ class _Endless(http.server.BaseHTTPRequestHandler):
         pass
 
 
-def test_a_directory_that_answers_without_end_is_cut_at_a_mebibyte(data):
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Endless)
+@pytest.fixture
+def hostile(tmp_path):
+    """The hostile directory over HTTPS, its CA's PEM (what the admin would give as the private CA's)."""
+    ca = listener_pki(tmp_path)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(tmp_path / "cert.pem", tmp_path / "key.pem")
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Hostile)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        with pytest.raises(ValidationError) as caught:
-            acme_order.obtain(
-                directory=f"http://127.0.0.1:{server.server_port}/dir",
-                email="",
-                names=["nas.lab.test"],
-                roots="",
-                account="",
-                progress=lambda *_: None,
-            )
-    finally:
-        server.shutdown()
-    assert "The ACME server did not answer" in caught.value.messages[0]
-    assert "answered more than 1024 KiB" in caught.value.messages[0]
+    yield f"https://127.0.0.1:{server.server_port}", ca.decode()
+    server.shutdown()
+
+
+def _obtain(directory: str, roots: str = "") -> list[str]:
+    with pytest.raises(ValidationError) as caught:
+        acme_order.obtain(
+            directory=directory, email="", names=["nas.lab.test"], roots=roots, account="", progress=lambda *_: None
+        )
+    return caught.value.messages
+
+
+def test_a_directory_that_answers_without_end_is_cut_at_a_mebibyte(data, hostile):
+    base, ca = hostile
+    said = _obtain(f"{base}/endless", ca)[0]
+    assert said.startswith("The ACME server did not answer") and "answered more than 1024 KiB" in said
+
+
+def test_the_ca_cannot_send_tarn_elsewhere_nor_over_plain_http(data, hostile):
+    base, ca = hostile
+    said = _obtain(f"{base}/away", ca)[0]
+    assert said.startswith("The ACME server did not answer") and "redirect" in said.lower(), said
+    said = _obtain("http://127.0.0.1:9/dir")[0]
+    assert "an ACME directory is asked over https:// only" in said, said
+
+
+def test_without_its_roots_a_private_directorys_https_is_not_trusted(data, hostile):
+    base, _ = hostile
+    said = _obtain(f"{base}/endless")[0]
+    assert said.startswith("The ACME directory's certificate is not trusted"), said
+
+
+def test_a_renewal_queued_before_an_import_does_not_replace_the_import(data, run_queued):
+    from appliance.operations import operation_start  # noqa: PLC0415
+
+    _issued(data, days_in=70)
+    Acme.objects.filter(pk=1).update(fingerprint="AB:CD")  # an import came in between
+    op = run_queued(operation_start, kind="certificates.acme", host=None, user=None, params={"renewal": True})
+    assert op.status == "failed" and op.message == "Not renewed: the certificate served is no longer the one ACME gave."
+    assert Acme.objects.get().failures == 1
 
 
 def test_the_front_serves_tokens_from_the_challenge_folder_and_nothing_else():

@@ -11,6 +11,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, ed25519
 from cryptography.x509.oid import ExtendedKeyUsageOID, ExtensionOID, NameOID
 from django.core.exceptions import ValidationError
 
+from appliance import tls
 from certificates import services
 from certificates.choices import PEM_MAX
 from certificates.services import check
@@ -273,3 +274,19 @@ def test_a_server_certificate_is_no_root(pki):
     with pytest.raises(ValidationError) as caught:
         check.roots_read(pem(pki.server[0]).decode())
     assert "is not a CA's (CA:TRUE)" in caught.value.message_dict["roots"][0]
+
+
+def test_an_acme_chain_ends_at_a_ca_trusted_here_never_at_a_root_the_ca_sends_along(pki):
+    """What an ACME CA sends is checked anchored: its own root, sent along, is dropped; the chain must then end at
+    Debian's CAs or the roots the admin gave."""
+    sent = pki.chain(pki.server[0], pki.intermediate[0], pki.root[0])
+    errors = refused(certificate=sent, private_key=pki.key, name="nas.example.org", anchored=True)
+    assert "The chain is incomplete" in errors["certificate"][0], "a root it made up is no anchor"
+    roots = check.roots_read(pem(pki.root[0]).decode())
+    checked = services.certificate_check(
+        certificate=sent, private_key=pki.key, name="nas.example.org", now=NOW, roots=roots, anchored=True
+    )
+    assert not checked.public
+    alone = tls.self_signed(["nas.example.org"], [], now=NOW)
+    errors = refused(certificate=alone[0], private_key=alone[1], name="nas.example.org", anchored=True)
+    assert errors["certificate"] == ["The CA sent a certificate that signed itself: refused."]

@@ -207,3 +207,27 @@ def test_the_challenge_folder_is_roots_and_the_fronts_workers_read_it_only(here,
     tls.challenges_clear()
     with pytest.raises(ValueError):
         tls.challenge_put("../../tls/key", "x")
+
+
+def test_an_account_the_ca_forgot_is_made_again_and_hsts_on_keeps_a_private_cas_certificate_out(
+    here, pebble, run_queued, admin_user
+):
+    op = _order(run_queued, admin_user, pebble)
+    assert op.status == "succeeded", op.message
+    known = Acme.objects.get().account
+    forgotten = known.rsplit("/", 1)[0] + "/999999"  # an account URL this CA never made (as after its restart)
+    Acme.objects.filter(pk=1).update(account=forgotten)
+    op = _order(run_queued, admin_user, pebble)
+    assert op.status == "succeeded", op.message
+    assert Acme.objects.get().account == known, "the key's own account, found again by the key"
+
+    served = Acme.objects.get().fingerprint
+    tls.trust_set(True)
+    try:
+        op = _order(run_queued, admin_user, pebble)
+        assert op.status == "failed" and op.message.startswith("HSTS is on and browsers would not trust this CA"), (
+            op.message
+        )
+        assert tls.current().fingerprint == served and tls.state().hsts, "the certificate in use and HSTS stay"
+    finally:
+        tls.trust_set(False)

@@ -35,7 +35,7 @@ def _pem(cert: x509.Certificate) -> bytes:
     return cert.public_bytes(serialization.Encoding.PEM)
 
 
-def _listener_pki(folder: Path) -> bytes:
+def listener_pki(folder: Path) -> bytes:
     """A CA and, signed by it, a certificate for 127.0.0.1 and localhost (pebble's HTTPS): the CA's PEM."""
     now = datetime.datetime.now(datetime.UTC)
     ca_key, key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
@@ -110,7 +110,7 @@ def running_pebble(folder: Path, *, http_port: int, validity_days: int = 90):
     for tool in ("pebble", "pebble-challtestsrv"):
         require((BIN / tool).exists(), f"{BIN / tool} is missing (scripts/setup.sh test builds it)")
     folder.mkdir(parents=True, exist_ok=True)
-    listener_ca = _listener_pki(folder)
+    listener_ca = listener_pki(folder)
     port, management, dns, dns_management = free_port(), free_port(), free_port(), free_port()
     config = {
         "pebble": {
