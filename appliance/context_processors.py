@@ -37,6 +37,7 @@ NAV = [
         [
             ("Hosts", "host-list"),
             ("Certificates", "certificate-page"),  # admins only (ADMIN_ONLY)
+            ("Updates", "updates-page"),  # admins only (ADMIN_ONLY)
             ("Analytics", "analytics"),
             ("Benchmarks", "benchmark-list"),
             ("Operations", "operation-list"),
@@ -45,7 +46,7 @@ NAV = [
     ),
 ]
 
-ADMIN_ONLY = {"backup-list", "certificate-page"}  # a backup holds every secret Tarn keeps; the HTTPS key
+ADMIN_ONLY = {"backup-list", "certificate-page", "updates-page"}  # every secret Tarn keeps; the HTTPS key; root's apt
 
 
 class NavLink(NamedTuple):

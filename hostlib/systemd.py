@@ -66,19 +66,41 @@ SANDBOX = (
 )
 
 
-def start(t: Transport, unit: str, argv: list[str], *, description: str, writable: tuple[str, ...] = ()) -> None:
+def start(
+    t: Transport,
+    unit: str,
+    argv: list[str],
+    *,
+    description: str,
+    writable: tuple[str, ...] = (),
+    env: dict[str, str] | None = None,
+    log: str = "",
+) -> None:
     """Run argv now as the transient service `unit`, detached from Tarn: it outlives a worker or an SSH link. Not
     collected on failure, so service_state can tell a failure from a success (reset_failed cleans it up). With
-    writable folders it runs in SANDBOX, those folders the only ones it may write."""
-    sandbox = []
+    writable folders it runs in SANDBOX, those folders the only ones it may write. env: its environment's
+    additions; log: a file its output is appended to."""
+    extra = []
     if writable:
         paths = " ".join(_folder(p) for p in writable)
-        sandbox = [f"--property={p}" for p in SANDBOX] + [f"--property=ReadWritePaths={paths}"]
+        extra = [f"--property={p}" for p in SANDBOX] + [f"--property=ReadWritePaths={paths}"]
+    for name, value in (env or {}).items():
+        if not re.fullmatch(r"[A-Z_][A-Z0-9_]{0,40}", name) or not re.fullmatch(r"[A-Za-z0-9_.:/=-]{0,200}", value):
+            raise ValueError(f"not an environment variable for a unit: {name[:40]!r}")
+        extra.append(f"--setenv={name}={value}")
+    if log:
+        extra += [f"--property=StandardOutput=append:{_file(log)}", f"--property=StandardError=append:{_file(log)}"]
     t.run(
-        ["systemd-run", f"--unit={_unit(unit)}", f"--description={description}", *sandbox, "--", *argv],
+        ["systemd-run", f"--unit={_unit(unit)}", f"--description={description}", *extra, "--", *argv],
         mutating=True,
         timeout=30,
     )
+
+
+def _file(path: str) -> str:
+    if not re.fullmatch(r"/var/log/tarn-[a-z]+-[0-9]{1,12}\.log", path):
+        raise ValueError(f"not a Tarn log file: {path[:80]!r}")
+    return path
 
 
 def _folder(path: str) -> str:

@@ -10,6 +10,7 @@ through the transport, LC_ALL=C."""
 import re
 from dataclasses import dataclass, field
 
+from hostlib import systemd
 from hostlib.errors import CommandFailed
 from hostlib.facts import parse_zfs_version
 from hostlib.runner import Transport
@@ -251,3 +252,103 @@ def dpkg_interrupted(t: Transport) -> bool:
     except CommandFailed:
         return False
     return bool(done.stdout.strip())
+
+
+def reboot_required(t: Transport) -> bool:
+    """Debian's flag: a package asked for a reboot (/run/reboot-required)."""
+    done = t.run(["find", "-P", "/run", "-maxdepth", "1", "-name", "reboot-required"], check=False)
+    return bool(done.stdout.strip())
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What the guard needs of a host, and what the page shows."""
+
+    simulation: Simulation
+    userland: str
+    kernels: list[str]  # in /boot
+    modules: dict[str, str]  # kernel → its zfs module's version
+    sources: set[str]  # zfs versions DKMS can build
+    headers: set[str]  # kernels whose headers are installed
+    held: list[str]
+    interrupted: bool
+    reboot: bool
+
+    def guard(self) -> Guard:
+        return guard_before(
+            simulation=self.simulation,
+            userland=self.userland,
+            installed_kernels=self.kernels,
+            modules=self.modules,
+            dkms_sources=self.sources,
+            headers=self.headers,
+        )
+
+    def guard_now(self) -> Guard:
+        return guard_after(userland=self.userland, kernels=self.kernels, modules=self.modules)
+
+
+def read_facts(t: Transport) -> Facts:
+    kernels = boot_kernels(t)
+    return Facts(
+        simulation=simulate(t),
+        userland=userland_version(t),
+        kernels=kernels,
+        modules={k: module_version(t, k) for k in kernels},
+        sources=dkms_sources(t),
+        headers=header_kernels(t),
+        held=held(t),
+        interrupted=dpkg_interrupted(t),
+        reboot=reboot_required(t),
+    )
+
+
+def refresh_lists(t: Transport) -> None:
+    """`apt-get update`: the package lists from the host's sources (what the simulation reads)."""
+    t.run(["apt-get", "update", "-q"], mutating=True, timeout=300)
+
+
+# The update itself runs on the host as a unit of its own (it outlives the worker and the SSH link: a dpkg cut in the
+# middle is what this avoids), its output in /var/log/tarn-<what>-<operation>.log, kept.
+NONINTERACTIVE = {"DEBIAN_FRONTEND": "noninteractive", "APT_LISTCHANGES_FRONTEND": "none"}
+UPGRADE = [
+    "apt-get", "-y", "-q", "-o", "Dpkg::Options::=--force-confdef", "-o", "Dpkg::Options::=--force-confold",
+    "full-upgrade",
+]  # fmt: skip
+REPAIR = ["dpkg", "--configure", "-a"]
+
+
+def unit_name(what: str, operation: int) -> str:
+    return f"tarn-{what}-{int(operation)}"
+
+
+def log_path(what: str, operation: int) -> str:
+    return f"/var/log/{unit_name(what, operation)}.log"
+
+
+def unit_start(t: Transport, what: str, operation: int) -> str:
+    """Start the upgrade ("updates") or dpkg's repair ("repair") as a unit; returns its log's path."""
+    argv = {"updates": UPGRADE, "repair": REPAIR}[what]
+    log = log_path(what, operation)
+    systemd.start(
+        t, unit_name(what, operation), argv, description=f"Tarn: {' '.join(argv[:3])}", env=NONINTERACTIVE, log=log
+    )
+    return log
+
+
+def unit_state(t: Transport, what: str, operation: int) -> str:
+    """running, succeeded or failed."""
+    active, result = systemd.service_state(t, unit_name(what, operation))
+    if active in ("active", "activating", "deactivating", "reloading"):
+        return "running"
+    return "succeeded" if result in ("success", "") and active != "failed" else "failed"
+
+
+def log_read(t: Transport, path: str, *, limit: int = 1 << 20) -> str:
+    return t.run(["cat", "--", path], check=False, max_output=limit).stdout
+
+
+def log_progress(text: str, steps: int) -> int:
+    """Percent of the packages unpacked and set up, by apt's own lines."""
+    done = sum(line.startswith(("Unpacking ", "Setting up ")) for line in text.splitlines())
+    return min(99, int(100 * done / max(1, 2 * steps)))

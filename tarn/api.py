@@ -17,4 +17,5 @@ urlpatterns = [
     path("", include("encryption.api.urls")),
     path("", include("backups.api.urls")),
     path("", include("certificates.api.urls")),
+    path("", include("updates.api.urls")),
 ]

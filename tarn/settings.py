@@ -50,6 +50,7 @@ INSTALLED_APPS = [
     "encryption.apps.EncryptionConfig",
     "backups.apps.BackupsConfig",
     "certificates.apps.CertificatesConfig",
+    "updates.apps.UpdatesConfig",
 ]
 
 MIDDLEWARE = [

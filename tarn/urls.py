@@ -16,6 +16,7 @@ urlpatterns = [
     path("encryption/", include("encryption.urls")),
     path("backups/", include("backups.urls")),
     path("certificates/", include("certificates.urls")),
+    path("updates/", include("updates.urls")),
     path("", include("analytics.urls")),
     path("", include("analytics.metrics_urls")),
     path("api/v1/", include(("tarn.api", "api"))),

@@ -133,6 +133,8 @@ API = {
     "certificate-request": ["api:certificate-request"],
     "certificate-acme": ["api:certificate-acme"],
     "certificate-acme-stop": ["api:certificate-acme-stop"],
+    "updates-check": ["api:host-updates-check"],
+    "updates-apply": ["api:host-updates-apply"],
 }
 
 # Page actions that change only the browser's session or the person's own sign-in: an API client names the host in

@@ -65,7 +65,7 @@ class AcmeSerializer(serializers.Serializer):
     renew = serializers.BooleanField()
     renew_after = serializers.DateTimeField(allow_null=True)
     issued_at = serializers.DateTimeField(allow_null=True)
-    failures = serializers.IntegerField(help_text="Failed tries in a row.")
+    failures = serializers.IntegerField(read_only=True, help_text="Failed tries in a row.")
     last_error = serializers.CharField()
 
 

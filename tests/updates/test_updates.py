@@ -1,0 +1,140 @@
+"""Issue 41, item 4: a host's updates on a FakeHost (apt's simulation as captured on a Debian 12 machine, the zfs
+version as captured in the lab guest; nothing runs: the lab proves the effects). The check keeps what apt would
+install with its flags and the guard's verdicts; the update repairs an interrupted dpkg first, holds the kernel the
+guard refuses, runs apt as a unit on the host with its log kept, and asks the guard again over /boot; two updates
+on one host are refused; the page shows it all to admins only."""
+
+from pathlib import Path
+
+import pytest
+
+from appliance.models import Host, Operation
+from appliance.operations import TargetBusy
+from tests.support.runners import FakeHost, captured
+from updates import services
+from updates.models import HostUpdates
+
+pytestmark = pytest.mark.django_db
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "host" / "updates"
+NOW_KERNEL, NEW_KERNEL = "6.1.0-56-amd64", "6.1.0-57-amd64"
+ZFS = captured("zfs_module_version.txt").strip()  # the lab guest's module: 2.3.2-2~bpo12+2
+SIMULATE = ("apt-get", "-s", "-o", "Debug::NoLocking=1", "full-upgrade")
+BOOT = ("find", "-P", "/boot")
+
+
+@pytest.fixture
+def nas(db):
+    return Host.objects.create(name="nas1", address="10.0.0.5", facts={"zfs_version": f"zfs-{ZFS}"})
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    """The lab guest's case: 6.1.0-56 with zfs built by DKMS, whose sources are gone; a new kernel on offer."""
+    host = FakeHost().install(monkeypatch)
+    host.answer(*SIMULATE, stdout=(FIXTURES / "apt_install_kernel.txt").read_text())
+    host.answer(*BOOT, stdout=f"vmlinuz-{NOW_KERNEL}\n")
+    host.answer("modinfo", "-k", NOW_KERNEL, stdout=f"{ZFS}\n")
+    host.answer("modinfo", "-k", NEW_KERNEL, returncode=1, stderr="modinfo: ERROR: Module zfs not found.\n")
+    host.answer("find", "-P", "/usr/src", "-maxdepth", "1", stdout=f"linux-headers-{NOW_KERNEL}\n")
+    host.answer("systemctl", "show", stdout="ActiveState=inactive\nResult=success\n")
+    return host
+
+
+def test_a_check_keeps_what_apt_would_install_and_the_guards_verdicts(fake, nas, run_queued, admin_user):
+    op = run_queued(services.updates_check_start, host=nas, user=admin_user)
+    assert op.status == "succeeded", op.message
+    assert fake.mutations == [["apt-get", "update", "-q"]], "a check changes nothing but the package lists"
+    row = HostUpdates.objects.get(host=nas)
+    names = [p["name"] for p in row.pending]
+    inst = [
+        line.split()[1]
+        for line in (FIXTURES / "apt_install_kernel.txt").read_text().splitlines()
+        if line[:5] == "Inst "
+    ]
+    assert names == inst and len(names) == 28, "every Inst line, in apt's order"
+    image = next(p for p in row.pending if p["name"] == f"linux-image-{NEW_KERNEL}")
+    assert image == {
+        "name": f"linux-image-{NEW_KERNEL}",
+        "old": "",
+        "new": "6.1.192-3",
+        "origins": ["Debian-Security:12/oldstable-security"],
+        "security": True,
+        "kernel": NEW_KERNEL,
+        "zfs": False,
+    }
+    assert row.guard["ok"] is False and row.guard["hold"] == [f"linux-image-{NEW_KERNEL}", "linux-image-amd64"]
+    assert [(v["release"], v["ok"]) for v in row.guard["verdicts"]] == [(NOW_KERNEL, True), (NEW_KERNEL, False)]
+    assert f"kernel: linux-image-{NEW_KERNEL}" in op.message and "the guard would hold" in op.message
+
+
+def test_an_update_repairs_dpkg_first_holds_the_refused_kernel_and_runs_apt_as_a_unit(
+    fake, nas, run_queued, admin_user
+):
+    run_queued(services.updates_check_start, host=nas, user=admin_user)
+    fake.reset()
+    fake.answer("dpkg", "--audit", stdout="The following packages are only half configured:\n zfs-zed\n")
+    fake.answer("cat", "--", stdout="Unpacking cpio (2.13+dfsg-7.1) ...\nSetting up cpio (2.13+dfsg-7.1) ...\n")
+    op = run_queued(services.updates_apply_start, host=nas, user=admin_user)
+    assert op.status == "succeeded", (op.message, op.log)
+    units = [a for a in fake.mutations if a[0] == "systemd-run"]
+    repair, upgrade = units
+    assert repair[1] == f"--unit=tarn-repair-{op.pk}" and repair[-3:] == ["dpkg", "--configure", "-a"]
+    assert "--setenv=DEBIAN_FRONTEND=noninteractive" in upgrade
+    assert f"--property=StandardOutput=append:/var/log/tarn-updates-{op.pk}.log" in upgrade
+    assert upgrade[upgrade.index("--") + 1 :] == [
+        "apt-get", "-y", "-q", "-o", "Dpkg::Options::=--force-confdef", "-o", "Dpkg::Options::=--force-confold",
+        "full-upgrade",
+    ]  # fmt: skip
+    order = [a[:2] for a in fake.mutations]
+    hold = ["apt-mark", "hold", "--", f"linux-image-{NEW_KERNEL}", "linux-image-amd64"]
+    assert hold in fake.mutations
+    assert (
+        order.index(repair[:2]) < order.index(["apt-get", "update"]) < order.index(hold[:2]) < order.index(upgrade[:2])
+    )
+    assert f"held linux-image-{NEW_KERNEL}, linux-image-amd64: no zfs module is built for it" in op.message
+    assert "guard: 6.1.0-57-amd64: refused: no zfs module is built for it and DKMS has no zfs 2.3.2" in op.log
+    assert "Setting up cpio (2.13+dfsg-7.1) ..." in op.log, "apt's log kept"
+    row = HostUpdates.objects.get(host=nas)
+    assert row.boot["ok"] is True and row.boot["verdicts"][0]["release"] == NOW_KERNEL
+
+
+def test_a_failed_apt_fails_the_update_with_the_end_of_its_log(fake, nas, run_queued, admin_user):
+    run_queued(services.updates_check_start, host=nas, user=admin_user)
+    fake.answer("systemctl", "show", stdout="ActiveState=failed\nResult=exit-code\n")
+    fake.answer("cat", "--", stdout="Setting up zfs-zed ...\nE: Sub-process /usr/bin/dpkg returned an error code (1)\n")
+    op = run_queued(services.updates_apply_start, host=nas, user=admin_user)
+    assert op.status == "failed"
+    assert op.message.startswith("apt-get failed: Setting up zfs-zed ... / E: Sub-process /usr/bin/dpkg returned")
+    assert f"(the whole log: /var/log/tarn-updates-{op.pk}.log)" in op.message
+
+
+def test_after_the_update_a_kernel_in_boot_without_its_module_means_do_not_reboot(fake, nas, run_queued, admin_user):
+    run_queued(services.updates_check_start, host=nas, user=admin_user)
+    fake.answer(*BOOT, stdout=f"vmlinuz-{NOW_KERNEL}\nvmlinuz-{NEW_KERNEL}\n")  # it came in anyway (held too late)
+    op = run_queued(services.updates_apply_start, host=nas, user=admin_user)
+    assert op.status == "succeeded", op.message
+    assert f"do not reboot: {NEW_KERNEL}: it has no zfs module: booted, no pool would import" in op.message
+    assert HostUpdates.objects.get(host=nas).boot["ok"] is False
+
+
+def test_two_updates_on_one_host_and_an_update_before_a_check_are_refused(nas, admin_user, fake):
+    with pytest.raises(Exception) as caught:
+        services.updates_apply_start(host=nas, user=admin_user)
+    assert caught.value.message_dict["host"] == ["Check nas1 for updates first: Tarn shows what it would install."]
+    HostUpdates.objects.create(host=nas, checked_at="2026-11-29T12:00:00Z")
+    services.updates_apply_start(host=nas, user=admin_user)
+    with pytest.raises(TargetBusy):
+        services.updates_apply_start(host=nas, user=admin_user)
+    with pytest.raises(TargetBusy):
+        services.updates_check_start(host=nas, user=admin_user)
+    assert Operation.objects.count() == 1
+
+
+def test_the_page_shows_the_guard_and_the_pending_packages(fake, nas, run_queued, admin_user, admin_client):
+    admin_client.post("/hosts/switch/", {"host": nas.pk})
+    assert "Not checked yet" in admin_client.get("/updates/").content.decode()
+    run_queued(services.updates_check_start, host=nas, user=admin_user)
+    page = admin_client.get("/updates/").content.decode()
+    assert "no zfs module is built for it and DKMS has no zfs 2.3.2 source" in page
+    assert f"<code>linux-image-{NEW_KERNEL}</code>" in page and "(new)" in page and "security" in page
+    assert page.index(f"<code>linux-image-{NEW_KERNEL}</code>") < page.index("<code>cpio</code>"), "kernels first"

@@ -1,0 +1,23 @@
+from rest_framework import serializers
+
+from updates.models import HostUpdates
+
+
+class HostUpdatesSerializer(serializers.ModelSerializer):
+    host = serializers.CharField(source="host.name")
+    security = serializers.IntegerField(read_only=True, help_text="Updates from a security archive.")
+
+    class Meta:
+        model = HostUpdates
+        fields = [
+            "host",
+            "checked_at",
+            "pending",
+            "removed",
+            "security",
+            "guard",
+            "held",
+            "interrupted",
+            "reboot",
+            "boot",
+        ]
