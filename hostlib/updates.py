@@ -18,7 +18,8 @@ from hostlib.runner import Transport
 # "Inst name [old] (new origin, origin [arch]) []": the old version only for an upgrade, the trailing [] when apt
 # lists what it breaks; origins are "Label:version/suite" (Debian-Security:12/oldstable-security).
 INST = re.compile(
-    r"Inst (?P<name>[a-z0-9][a-z0-9+.-]*)(?: \[(?P<old>[^\]]+)\])? \((?P<new>\S+) (?P<origins>.*) \[(?P<arch>[a-z0-9-]+)\]\)"
+    r"Inst (?P<name>[a-z0-9][a-z0-9+.-]*)(?: \[(?P<old>[^\]]+)\])? "
+    r"\((?P<new>\S+)(?: (?P<origins>.*?))? \[(?P<arch>[a-z0-9-]+)\]\)"
 )
 REMV = re.compile(r"Remv (?P<name>[a-z0-9][a-z0-9+.-]*)(?: \[(?P<old>[^\]]+)\])?")
 KERNEL = re.compile(r"linux-image-(?P<release>[0-9][a-z0-9.+-]*?)(?:-unsigned)?")  # not the metapackage
@@ -77,7 +78,7 @@ def parse_simulation(text: str) -> Simulation:
             found = INST.match(line)
             if found is None:
                 raise ValueError(f"apt printed an Inst line Tarn cannot read: {line[:200]}")
-            origins = tuple(o.strip() for o in found["origins"].split(",") if o.strip())
+            origins = tuple(o.strip() for o in (found["origins"] or "").split(",") if o.strip())
             pending.append(Pending(found["name"], found["old"] or "", found["new"], origins, found["arch"]))
         elif line.startswith("Remv "):
             found = REMV.match(line)

@@ -17,6 +17,7 @@ command -v npm >/dev/null || pkgs+=(nodejs npm)
 if [ "$mode" = test ]; then
   # chromium for browser tests, a real sshd for the SSH transport tests, wrk for make perf, PostgreSQL.
   pkgs+=(chromium openssh-server fonts-dejavu-core wrk postgresql)
+  pkgs+=(dpkg-dev apt-utils)  # the updates lab tests build a Debian repository (dpkg-deb, apt-ftparchive)
 fi
 if [ "$mode" = test ] || [ "$mode" = lab ] || [ "${TARN_LAB:-0}" != 0 ]; then
   # The lab guest (QEMU, image build) and the clients tests use against it from this machine.

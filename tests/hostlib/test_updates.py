@@ -164,3 +164,8 @@ def test_after_the_update_a_kernel_without_its_module_means_no_reboot_is_offered
     assert by[NOW_KERNEL].ok
     assert by[NEW_KERNEL].why == "it has no zfs module: booted, no pool would import"
     assert by["6.1.0-55-amd64"].why == "its zfs module is 2.3.1-1, the tools are 2.3.2-2~bpo12+2"
+
+
+def test_an_inst_line_without_an_origin_is_read_too():
+    found = updates.parse_simulation("Inst tool [1.0] (2.0 [all])\n")
+    assert found.pending[0].origins == () and found.pending[0].new == "2.0" and not found.pending[0].security
