@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 from hostlib import systemd
-from hostlib.errors import CommandFailed
+from hostlib.errors import CommandFailed, HostError
 from hostlib.facts import parse_zfs_version
 from hostlib.runner import Transport
 
@@ -353,3 +353,51 @@ def log_progress(text: str, steps: int) -> int:
     """Percent of the packages unpacked and set up, by apt's own lines."""
     done = sum(line.startswith(("Unpacking ", "Setting up ")) for line in text.splitlines())
     return min(99, int(100 * done / max(1, 2 * steps)))
+
+
+# --- the reboot, and what came back -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Storage:
+    """What a host's ZFS shows: its imported pools, and the encryption roots whose key is not loaded."""
+
+    pools: tuple[str, ...]
+    locked: tuple[str, ...]
+
+
+def parse_storage(pools: str, datasets: str) -> Storage:
+    """`zpool list -H -o name` and `zfs list -H -o name,encryptionroot,keystatus`."""
+    locked = []
+    for line in datasets.splitlines():
+        parts = line.split("\t")
+        if len(parts) == 3 and parts[0] == parts[1] and parts[2] == "unavailable":
+            locked.append(parts[0])
+    return Storage(tuple(pools.split()), tuple(locked))
+
+
+def storage(t: Transport) -> Storage:
+    pools = t.run(["zpool", "list", "-H", "-o", "name"], check=False).stdout
+    datasets = t.run(
+        ["zfs", "list", "-H", "-t", "filesystem,volume", "-o", "name,encryptionroot,keystatus"],
+        check=False,
+        max_output=16 << 20,
+    ).stdout
+    return parse_storage(pools, datasets)
+
+
+def reboot(t: Transport) -> None:
+    """`systemctl reboot`: the connection may drop before it answers (that is the reboot, not a failure)."""
+    try:
+        t.run(["systemctl", "reboot"], mutating=True, timeout=30, check=False)
+    except HostError:
+        pass
+
+
+def boot_id(t: Transport) -> str:
+    """The kernel's id of this boot (a new one after a reboot)."""
+    return t.read_file("/proc/sys/kernel/random/boot_id").strip()
+
+
+def running_kernel(t: Transport) -> str:
+    return t.run(["uname", "-r"]).stdout.strip()

@@ -135,6 +135,7 @@ API = {
     "certificate-acme-stop": ["api:certificate-acme-stop"],
     "updates-check": ["api:host-updates-check"],
     "updates-apply": ["api:host-updates-apply"],
+    "updates-reboot": ["api:host-updates-reboot"],
 }
 
 # Page actions that change only the browser's session or the person's own sign-in: an API client names the host in

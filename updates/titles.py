@@ -8,5 +8,6 @@ operation_titles(
     {
         "updates.check": Title("Check for updates", **PAGE),
         "updates.apply": Title("Install the updates (the guard first)", **PAGE),
+        "updates.reboot": Title("Reboot, then report the pools", **PAGE),
     }
 )

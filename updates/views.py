@@ -1,5 +1,5 @@
 """The updates page (admins only): the current host's pending packages, security ones, kernels and ZFS marked, the
-guard's verdict for each kernel that would boot, and the buttons to check and to install."""
+guard's verdict for each kernel that would boot, and the buttons to check, to install and to reboot."""
 
 from django.shortcuts import render
 from django.views.decorators.http import require_GET, require_POST
@@ -7,25 +7,31 @@ from django.views.decorators.http import require_GET, require_POST
 from appliance.auth import requires
 from appliance.choices import Role
 from appliance.selectors import host_current
-from appliance.web import start_or_back
+from appliance.web import start_on_form, start_or_back
 from updates import selectors, services
+from updates.forms import RebootForm
 
 ADMIN = {"write": Role.ADMIN, "read": Role.ADMIN}
+
+
+def _page(request, reboot_form=None):
+    host = host_current(request)
+    row = selectors.host_updates(host)
+    order = lambda p: (not p["kernel"], not p["zfs"], not p["security"], p["name"])  # noqa: E731
+    context = {
+        "host": host,
+        "row": row,
+        "pending": sorted(row.pending, key=order) if row else [],
+        "operations": selectors.recent_operations(host),
+        "reboot_form": reboot_form or RebootForm(),
+    }
+    return render(request, "updates/updates_page.html", context, status=400 if reboot_form else 200)
 
 
 @requires(**ADMIN)
 @require_GET
 def updates_page(request):
-    host = host_current(request)
-    row = selectors.host_updates(host)
-    pending = (
-        sorted(row.pending, key=lambda p: (not p["kernel"], not p["zfs"], not p["security"], p["name"])) if row else []
-    )
-    return render(
-        request,
-        "updates/updates_page.html",
-        {"host": host, "row": row, "pending": pending, "operations": selectors.recent_operations(host)},
-    )
+    return _page(request)
 
 
 @requires(**ADMIN)
@@ -38,3 +44,16 @@ def updates_check(request):
 @require_POST
 def updates_apply(request):
     return start_or_back(request, services.updates_apply_start, "updates-page", host=host_current(request))
+
+
+@requires(**ADMIN)
+@require_POST
+def updates_reboot(request):
+    form = RebootForm(request.POST)
+    if form.is_valid():
+        started = start_on_form(
+            form, services.updates_reboot_start, host=host_current(request), user=request.user, **form.cleaned_data
+        )
+        if started:
+            return started
+    return _page(request, reboot_form=form)

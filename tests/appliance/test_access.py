@@ -353,6 +353,8 @@ ROLES: dict[str, tuple[str, str] | None] = {
     "/updates/": (ADMIN, ADMIN),
     "/updates/check/": (ADMIN, ADMIN),
     "/updates/apply/": (ADMIN, ADMIN),
+    "/updates/reboot/": (ADMIN, ADMIN),
+    "/api/v1/hosts/<pk>/updates/reboot/": (ADMIN, ADMIN),
     "/api/v1/hosts/<pk>/updates/": (ADMIN, ADMIN),
     "/api/v1/hosts/<pk>/updates/check/": (ADMIN, ADMIN),
     "/api/v1/hosts/<pk>/updates/apply/": (ADMIN, ADMIN),

@@ -9,6 +9,7 @@ import pytest
 
 from appliance.models import Operation
 from tests.support import debrepo
+from tests.support.lab import close_shared_connections
 from updates import services
 from updates.models import HostUpdates
 
@@ -90,3 +91,24 @@ def test_dpkg_cut_short_is_repaired_before_anything_else(pointed, lab_host, run_
     assert op.log.index("tarn-repair-") < op.log.index("guard:"), "the repair came first"
     assert guest.sh("dpkg --audit").strip() == "" and _version(guest, debrepo.TOOL) == "2.0"
     assert not Operation.objects.filter(kind="updates.apply", status="failed").exists()
+
+
+def test_the_reboot_comes_back_with_its_pools_and_says_which_roots_are_still_locked(
+    pointed, lab_host, run_queued, admin_user
+):
+    guest = pointed
+    guest.sh(
+        "zpool create -f tank /dev/disk/by-id/virtio-zfsdisk1 && "
+        "printf 'correct horse battery staple' | zfs create -o encryption=on -o keyformat=passphrase tank/secret"
+    )
+    run_queued(services.updates_check_start, host=lab_host, user=admin_user)
+    op = run_queued(services.updates_apply_start, host=lab_host, user=admin_user)
+    assert op.status == "succeeded", op.message
+    boot = guest.sh("cat /proc/sys/kernel/random/boot_id").strip()
+    op = run_queued(services.updates_reboot_start, host=lab_host, user=admin_user, confirm="lab")
+    close_shared_connections()
+    assert op.status == "succeeded", (op.message, op.log)
+    assert guest.sh("cat /proc/sys/kernel/random/boot_id").strip() != boot, "it did reboot"
+    assert "pools tank imported" in op.message
+    assert op.message.endswith("encryption roots still locked: tank/secret (unlock them on the Encryption page)")
+    assert guest.sh("zfs get -H -o value keystatus tank/secret").strip() == "unavailable"

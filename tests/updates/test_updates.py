@@ -7,6 +7,7 @@ on one host are refused; the page shows it all to admins only."""
 from pathlib import Path
 
 import pytest
+from django.core.exceptions import ValidationError
 
 from appliance.models import Host, Operation
 from appliance.operations import TargetBusy
@@ -138,3 +139,57 @@ def test_the_page_shows_the_guard_and_the_pending_packages(fake, nas, run_queued
     assert "no zfs module is built for it and DKMS has no zfs 2.3.2 source" in page
     assert f"<code>linux-image-{NEW_KERNEL}</code>" in page and "(new)" in page and "security" in page
     assert page.index(f"<code>linux-image-{NEW_KERNEL}</code>") < page.index("<code>cpio</code>"), "kernels first"
+
+
+BOOT_ID = ("cat", "--", "/proc/sys/kernel/random/boot_id")
+
+
+@pytest.fixture
+def rebootable(fake, nas, run_queued, admin_user, monkeypatch):
+    """Updated, the guard fine over /boot; the host answers a new boot id once `systemctl reboot` ran."""
+    monkeypatch.setattr("updates.services.POLL_SECONDS", 0.01)
+    run_queued(services.updates_check_start, host=nas, user=admin_user)
+    run_queued(services.updates_apply_start, host=nas, user=admin_user)
+    fake.answer(*BOOT_ID, stdout="11111111-aaaa\n")
+    fake.answer("zpool", "list", stdout="tank\nbackup\n")
+    fake.answer("zfs", "list", stdout="tank\t-\t-\ntank/k\ttank/k\tavailable\n")
+    fake.answer("uname", "-r", stdout=f"{NOW_KERNEL}\n")
+
+    def rebooted(_argv):
+        fake.answer(*BOOT_ID, stdout="22222222-bbbb\n")
+        fake.answer("zfs", "list", stdout="tank\t-\t-\ntank/k\ttank/k\tunavailable\n")
+
+    fake.on("systemctl", "reboot", call=rebooted)
+    return fake
+
+
+def test_the_reboot_waits_for_the_host_and_reports_its_pools_and_the_locked_roots(
+    rebootable, nas, run_queued, admin_user
+):
+    op = run_queued(services.updates_reboot_start, host=nas, user=admin_user, confirm="nas1")
+    assert op.status == "succeeded", (op.message, op.log)
+    assert ["systemctl", "reboot"] in rebootable.mutations
+    assert op.message.startswith(f"Back after 0 s on {NOW_KERNEL}: pools tank, backup imported; ")
+    assert op.message.endswith("encryption roots still locked: tank/k (unlock them on the Encryption page)")
+
+
+def test_a_pool_missing_after_the_reboot_fails_it(rebootable, nas, run_queued, admin_user):
+    rebootable.on("systemctl", "reboot", call=lambda _argv: rebootable.answer("zpool", "list", stdout="tank\n"))
+    op = run_queued(services.updates_reboot_start, host=nas, user=admin_user, confirm="nas1")
+    assert op.status == "failed" and op.message.endswith("; NOT imported: backup"), op.message
+
+
+def test_no_reboot_without_the_name_typed_or_with_a_kernel_lacking_its_module(fake, nas, run_queued, admin_user):
+    with pytest.raises(ValidationError) as caught:
+        services.updates_reboot_start(host=nas, user=admin_user, confirm="nas1")
+    assert "Install the updates on nas1 first" in caught.value.message_dict["host"][0]
+    run_queued(services.updates_check_start, host=nas, user=admin_user)
+    fake.answer(*BOOT, stdout=f"vmlinuz-{NOW_KERNEL}\nvmlinuz-{NEW_KERNEL}\n")
+    run_queued(services.updates_apply_start, host=nas, user=admin_user)
+    with pytest.raises(ValidationError) as caught:
+        services.updates_reboot_start(host=nas, user=admin_user, confirm="nas")
+    assert caught.value.message_dict["confirm"] == ["Type nas1 to reboot it."]
+    with pytest.raises(ValidationError) as caught:
+        services.updates_reboot_start(host=nas, user=admin_user, confirm="nas1")
+    assert "Not offered: a kernel in /boot has no ZFS module" in caught.value.message_dict["host"][0]
+    assert not Operation.objects.filter(kind="updates.reboot").exists()

@@ -1,5 +1,6 @@
 from rest_framework import serializers
 
+from appliance.api.serializers import ConfirmField
 from updates.models import HostUpdates
 
 
@@ -21,3 +22,7 @@ class HostUpdatesSerializer(serializers.ModelSerializer):
             "reboot",
             "boot",
         ]
+
+
+class RebootRequest(serializers.Serializer):
+    confirm = ConfirmField(help_text="The host's name, typed.", max_length=40)

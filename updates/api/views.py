@@ -6,11 +6,11 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from appliance.api.base import ACCEPTED, accepted
+from appliance.api.base import ACCEPTED, accepted, valid
 from appliance.choices import Role
 from appliance.models import Host
 from updates import selectors, services
-from updates.api.serializers import HostUpdatesSerializer
+from updates.api.serializers import HostUpdatesSerializer, RebootRequest
 
 
 class _Admin(APIView):
@@ -39,3 +39,13 @@ class HostUpdatesApplyView(_Admin):
     @extend_schema(request=None, responses=ACCEPTED)
     def post(self, request, pk):
         return accepted(services.updates_apply_start(host=get_object_or_404(Host, pk=pk), user=request.user))
+
+
+class HostRebootView(_Admin):
+    """Reboot once the guard found every kernel in /boot with its module; the operation reports the pools."""
+
+    @extend_schema(request=RebootRequest, responses=ACCEPTED)
+    def post(self, request, pk):
+        d = valid(RebootRequest, request).validated_data
+        host = get_object_or_404(Host, pk=pk)
+        return accepted(services.updates_reboot_start(host=host, user=request.user, confirm=d["confirm"]))

@@ -9,10 +9,12 @@ from dataclasses import asdict
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
+from appliance.checks import confirmed
 from appliance.operations import Tracker, operation_runner, operation_start
 from hostlib import updates
+from hostlib.errors import HostError
 from hostlib.runner import Transport
-from updates.choices import APPLY_SECONDS, LOG_LINES, POLL_SECONDS
+from updates.choices import APPLY_SECONDS, BOOT_SECONDS, LOG_LINES, POLL_SECONDS
 from updates.models import HostUpdates
 
 
@@ -26,6 +28,18 @@ def updates_apply_start(*, host, user):
     if not HostUpdates.objects.filter(host=host, checked_at__isnull=False).exists():
         raise ValidationError({"host": f"Check {host.name} for updates first: Tarn shows what it would install."})
     return operation_start(kind="updates.apply", host=host, user=user, seconds=APPLY_SECONDS)
+
+
+def updates_reboot_start(*, host, user, confirm: str):
+    """Reboot the host once the guard found every kernel in /boot with its module: an Operation that waits for the
+    host to come back and reports its pools and the encryption roots still locked. The host's name typed."""
+    confirmed(confirm, host.name, f"Type {host.name} to reboot it.")
+    row = HostUpdates.objects.filter(host=host).first()
+    if row is None or not row.boot.get("verdicts"):
+        raise ValidationError({"host": f"Install the updates on {host.name} first: the guard then looks at /boot."})
+    if not row.boot.get("ok"):
+        raise ValidationError({"host": "Not offered: a kernel in /boot has no ZFS module of the tools' version."})
+    return operation_start(kind="updates.reboot", host=host, user=user)
 
 
 def _pending(simulation: updates.Simulation) -> list[dict]:
@@ -140,3 +154,53 @@ def updates_apply_run(tracker: Tracker) -> None:
     elif row.reboot:
         said += f"; a reboot is needed, and every kernel in /boot has zfs {after.userland}"
     tracker.progress(100, said)
+
+
+@operation_runner("updates.reboot", lock="updates")
+def updates_reboot_run(tracker: Tracker) -> None:
+    host, t = tracker.op.host, tracker.transport()
+    facts = updates.read_facts(t)
+    guard = facts.guard_now()
+    if not guard.ok:  # asked again now: /boot may have changed since the update
+        bad = "; ".join(f"{v.release}: {v.why}" for v in guard.verdicts if not v.ok)
+        raise ValidationError(f"Not rebooted: {bad}")
+    before, boot = updates.storage(t), updates.boot_id(t)
+    tracker.log(f"before: pools {', '.join(before.pools) or 'none'}; locked roots {', '.join(before.locked) or 'none'}")
+    tracker.progress(10, f"Rebooting {host.name}")
+    updates.reboot(t)
+    started = time.monotonic()
+    while True:
+        time.sleep(POLL_SECONDS * 2)
+        try:
+            if updates.boot_id(t) != boot:
+                break
+        except HostError:
+            pass  # down, or booting
+        waited = time.monotonic() - started
+        if waited > BOOT_SECONDS:
+            raise ValidationError(f"{host.name} did not come back within {BOOT_SECONDS} s of the reboot.")
+        tracker.progress(10 + min(70, int(70 * waited / BOOT_SECONDS)), f"Waiting for {host.name} ({waited:.0f} s)")
+    took = time.monotonic() - started
+    tracker.progress(85, "Back: looking at its pools")
+    after, kernel = _settled(t, before.pools), updates.running_kernel(t)
+    missing = [p for p in before.pools if p not in after.pools]
+    said = f"Back after {took:.0f} s on {kernel}: pools {', '.join(after.pools) or 'none'} imported"
+    if after.locked:
+        said += f"; encryption roots still locked: {', '.join(after.locked)} (unlock them on the Encryption page)"
+    if missing:
+        raise ValidationError(f"{said}; NOT imported: {', '.join(missing)}")
+    facts = updates.read_facts(t)
+    _keep(host, facts, boot=_guard(facts.guard_now()))
+    tracker.progress(100, said)
+
+
+def _settled(t: Transport, expected: tuple[str, ...]) -> updates.Storage:
+    """The pools once the boot's imports are done (zfs-import runs early, but a slow one may still be at it): asked
+    again for a while as long as one imported before is missing."""
+    found = updates.storage(t)
+    for _ in range(10):
+        if set(expected) <= set(found.pools):
+            break
+        time.sleep(POLL_SECONDS)
+        found = updates.storage(t)
+    return found
