@@ -92,6 +92,7 @@ ALLOWED_TOOLS = frozenset(
         "apt-get",  # updates (hostlib.updates): simulated, then applied as a unit on the host
         "apt-mark",  # a kernel without its zfs module held
         "dpkg",  # --audit: an update cut short, repaired with --configure -a
+        "tail",  # the end of an update's log
     }
 )
 # Directories write_file may touch (config Tarn owns). Kernel parameters are not files: see kernel.py.

@@ -75,11 +75,13 @@ def start(
     writable: tuple[str, ...] = (),
     env: dict[str, str] | None = None,
     log: str = "",
+    keep: bool = False,
 ) -> None:
     """Run argv now as the transient service `unit`, detached from Tarn: it outlives a worker or an SSH link. Not
     collected on failure, so service_state can tell a failure from a success (reset_failed cleans it up). With
     writable folders it runs in SANDBOX, those folders the only ones it may write. env: its environment's
-    additions; log: a file its output is appended to."""
+    additions; log: a new file its output goes to; keep: it stays loaded once done (RemainAfterExit), its result
+    readable until it is stopped."""
     extra = []
     if writable:
         paths = " ".join(_folder(p) for p in writable)
@@ -89,7 +91,9 @@ def start(
             raise ValueError(f"not an environment variable for a unit: {name[:40]!r}")
         extra.append(f"--setenv={name}={value}")
     if log:
-        extra += [f"--property=StandardOutput=append:{_file(log)}", f"--property=StandardError=append:{_file(log)}"]
+        extra += [f"--property=StandardOutput=truncate:{_file(log)}", f"--property=StandardError=append:{_file(log)}"]
+    if keep:
+        extra.append("--property=RemainAfterExit=yes")
     t.run(
         ["systemd-run", f"--unit={_unit(unit)}", f"--description={description}", *extra, "--", *argv],
         mutating=True,
@@ -98,7 +102,7 @@ def start(
 
 
 def _file(path: str) -> str:
-    if not re.fullmatch(r"/var/log/tarn-[a-z]+-[0-9]{1,12}\.log", path):
+    if not re.fullmatch(r"/var/log/tarn-[a-z]+-[0-9]{1,12}(-[0-9]{1,12})?\.log", path):
         raise ValueError(f"not a Tarn log file: {path[:80]!r}")
     return path
 

@@ -18,15 +18,19 @@ from hostlib.runner import Transport
 # "Inst name [old] (new origin, origin [arch]) []": the old version only for an upgrade, the trailing [] when apt
 # lists what it breaks; origins are "Label:version/suite" (Debian-Security:12/oldstable-security).
 INST = re.compile(
-    r"Inst (?P<name>[a-z0-9][a-z0-9+.-]*)(?: \[(?P<old>[^\]]+)\])? "
+    r"Inst (?P<name>[a-z0-9][a-z0-9+.-]*(?::[a-z0-9-]+)?)(?: \[(?P<old>[^\]]+)\])? "
     r"\((?P<new>\S+)(?: (?P<origins>.*?))? \[(?P<arch>[a-z0-9-]+)\]\)"
 )
-REMV = re.compile(r"Remv (?P<name>[a-z0-9][a-z0-9+.-]*)(?: \[(?P<old>[^\]]+)\])?")
+REMV = re.compile(r"Remv (?P<name>[a-z0-9][a-z0-9+.-]*(?::[a-z0-9-]+)?)(?: \[(?P<old>[^\]]+)\])?")
 KERNEL = re.compile(r"linux-image-(?P<release>[0-9][a-z0-9.+-]*?)(?:-unsigned)?")  # not the metapackage
 HEADERS = re.compile(r"linux-headers-(?P<release>[0-9][a-z0-9.+-]*)")
 ZFS = re.compile(r"(zfs-dkms|zfsutils-linux|zfs-zed|zfs-initramfs|zfs-dracut|zfs-modules-.*|spl-dkms|spl|"
                  r"lib(zfs|zpool|nvpair|uutil)[0-9]+linux)")  # fmt: skip
-KERNEL_META = ("linux-image-amd64", "linux-image-arm64", "linux-image-cloud-amd64", "linux-image-rt-amd64")
+KERNEL_META = tuple(
+    f"linux-image-{flavour}"
+    for flavour in ("amd64", "arm64", "cloud-amd64", "cloud-arm64", "rt-amd64", "rt-arm64", "686-pae", "arm64-16k")
+)
+KERNELS_MAX = 50  # kernels in /boot Tarn asks about one by one
 RELEASE = re.compile(r"[0-9][a-z0-9.+_-]{0,80}")
 APT_TIMEOUT = 600.0
 
@@ -148,6 +152,12 @@ def guard_before(
     tools = simulation.get("zfsutils-linux")
     after = tools.new if tools else userland
     dkms = simulation.get("zfs-dkms")
+    if not after:  # no ZFS tools on this host: no pool to keep, nothing to hold
+        return Guard("", ())
+    if dkms and upstream(dkms.new) != upstream(after):
+        why = f"zfs-dkms would build zfs {upstream(dkms.new)} while the tools would be {after}"
+        zfs = tuple(p.name for p in simulation.pending if p.zfs)
+        return Guard(after, tuple(Verdict(k, modules.get(k, ""), False, why) for k in sorted(installed_kernels)), zfs)
     sources = {upstream(v) for v in dkms_sources} | ({upstream(dkms.new)} if dkms else set())
     coming_headers = {m["release"] for p in simulation.pending if (m := HEADERS.fullmatch(p.name))}
     verdicts, hold = [], []
@@ -175,7 +185,12 @@ def guard_before(
 
 
 def guard_after(*, userland: str, kernels: list[str], modules: dict[str, str]) -> Guard:
-    """Before a reboot is offered: each kernel in /boot has a zfs module of the tools' version."""
+    """Before a reboot is offered: each kernel in /boot has a zfs module of the tools' version (none found in /boot:
+    no reboot offered either)."""
+    if not userland:
+        return Guard("", ())
+    if not kernels:
+        return Guard(userland, (Verdict("(none)", "", False, "no kernel found in /boot"),))
     verdicts = []
     for release in sorted(kernels):
         built = modules.get(release, "")
@@ -203,8 +218,11 @@ def boot_kernels(t: Transport) -> list[str]:
     out = []
     for name in done.stdout.split():
         release = name.removeprefix("vmlinuz-")
-        if RELEASE.fullmatch(release):
-            out.append(release)
+        if not RELEASE.fullmatch(release):
+            raise ValueError(f"/boot holds {name[:100]!r}: not a kernel release Tarn can ask about")
+        out.append(release)
+    if len(out) > KERNELS_MAX:
+        raise ValueError(f"/boot holds {len(out)} kernels: at most {KERNELS_MAX} are asked about; remove old ones")
     return out
 
 
@@ -311,42 +329,76 @@ def refresh_lists(t: Transport) -> None:
 
 # The update itself runs on the host as a unit of its own (it outlives the worker and the SSH link: a dpkg cut in the
 # middle is what this avoids), its output in /var/log/tarn-<what>-<operation>.log, kept.
-NONINTERACTIVE = {"DEBIAN_FRONTEND": "noninteractive", "APT_LISTCHANGES_FRONTEND": "none"}
+NONINTERACTIVE = {"DEBIAN_FRONTEND": "noninteractive", "APT_LISTCHANGES_FRONTEND": "none", "LC_ALL": "C"}
 UPGRADE = [
-    "apt-get", "-y", "-q", "-o", "Dpkg::Options::=--force-confdef", "-o", "Dpkg::Options::=--force-confold",
-    "full-upgrade",
+    "apt-get", "-y", "-q", "-o", "DPkg::Lock::Timeout=300", "-o", "Dpkg::Options::=--force-confdef",
+    "-o", "Dpkg::Options::=--force-confold", "full-upgrade",
 ]  # fmt: skip
 REPAIR = ["dpkg", "--configure", "-a"]
+UNIT_GLOBS = ("tarn-updates-*", "tarn-repair-*")
+LOG_TAIL = 1 << 20  # bytes of a unit's log read back (the whole file stays on the host)
 
 
-def unit_name(what: str, operation: int) -> str:
-    return f"tarn-{what}-{int(operation)}"
+def unit_name(what: str, operation: int, tag: int) -> str:
+    """tarn-<what>-<operation>-<tag>: the tag (random) keeps apart two Tarns, or one restored from a backup, whose
+    operation numbers meet on the same NAS."""
+    return f"tarn-{what}-{int(operation)}-{int(tag)}"
 
 
-def log_path(what: str, operation: int) -> str:
-    return f"/var/log/{unit_name(what, operation)}.log"
+def log_path(unit: str) -> str:
+    return f"/var/log/{unit}.log"
 
 
-def unit_start(t: Transport, what: str, operation: int) -> str:
-    """Start the upgrade ("updates") or dpkg's repair ("repair") as a unit; returns its log's path."""
+def unit_start(t: Transport, what: str, unit: str) -> str:
+    """Start the upgrade ("updates") or dpkg's repair ("repair") as the unit; returns its log's path (a new file)."""
     argv = {"updates": UPGRADE, "repair": REPAIR}[what]
-    log = log_path(what, operation)
+    log = log_path(unit)
     systemd.start(
-        t, unit_name(what, operation), argv, description=f"Tarn: {' '.join(argv[:3])}", env=NONINTERACTIVE, log=log
+        t,
+        unit,
+        argv,
+        description=f"Tarn: {' '.join(argv[:3])}",
+        env=NONINTERACTIVE,
+        log=log,
+        keep=True,
     )
     return log
 
 
-def unit_state(t: Transport, what: str, operation: int) -> str:
-    """running, succeeded or failed."""
-    active, result = systemd.service_state(t, unit_name(what, operation))
-    if active in ("active", "activating", "deactivating", "reloading"):
+def units_active(t: Transport) -> list[str]:
+    """Tarn's update or repair units still running on the host (a worker lost while one ran leaves it going)."""
+    argv = ["systemctl", "list-units", "--no-legend", "--plain", "--state=active", "--", *UNIT_GLOBS]
+    done = t.run(argv, check=False, timeout=30)
+    return [line.split()[0].removesuffix(".service") for line in done.stdout.splitlines() if line.strip()]
+
+
+def unit_state(t: Transport, unit: str) -> str:
+    """running, succeeded, failed, or unknown (systemd did not say: ask again). The unit stays loaded once done
+    (RemainAfterExit), so a success is seen as one, never taken from a unit that is simply gone."""
+    argv = ["systemctl", "show", "-p", "LoadState", "-p", "ActiveState", "-p", "SubState", "-p", "Result", "--"]
+    done = t.run([*argv, f"{unit}.service"], check=False, timeout=30)
+    values = dict(line.partition("=")[::2] for line in done.stdout.splitlines())
+    if done.returncode != 0 or values.get("LoadState") != "loaded":
+        return "unknown"
+    active, sub, result = values.get("ActiveState"), values.get("SubState"), values.get("Result")
+    if active == "failed" or (active == "active" and sub == "exited" and result != "success"):
+        return "failed"
+    if active == "active" and sub == "exited" and result == "success":
+        return "succeeded"
+    if active in ("activating", "active", "deactivating", "reloading"):
         return "running"
-    return "succeeded" if result in ("success", "") and active != "failed" else "failed"
+    return "unknown"  # inactive without a result: not started yet, or stopped by someone
 
 
-def log_read(t: Transport, path: str, *, limit: int = 1 << 20) -> str:
-    return t.run(["cat", "--", path], check=False, max_output=limit).stdout
+def unit_forget(t: Transport, unit: str) -> None:
+    """Unload a finished unit (its log stays)."""
+    t.run(["systemctl", "stop", "--", f"{unit}.service"], mutating=True, check=False, timeout=30)
+    t.run(["systemctl", "reset-failed", "--", f"{unit}.service"], mutating=True, check=False, timeout=30)
+
+
+def log_read(t: Transport, path: str) -> str:
+    """The end of a unit's log (at most LOG_TAIL bytes)."""
+    return t.run(["tail", "-c", str(LOG_TAIL), "--", path], check=False, max_output=LOG_TAIL + 4096).stdout
 
 
 def log_progress(text: str, steps: int) -> int:

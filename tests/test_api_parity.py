@@ -136,6 +136,7 @@ API = {
     "updates-check": ["api:host-updates-check"],
     "updates-apply": ["api:host-updates-apply"],
     "updates-reboot": ["api:host-updates-reboot"],
+    "updates-rollout": ["api:updates-rollout"],
 }
 
 # Page actions that change only the browser's session or the person's own sign-in: an API client names the host in

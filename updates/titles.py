@@ -9,5 +9,6 @@ operation_titles(
         "updates.check": Title("Check for updates", **PAGE),
         "updates.apply": Title("Install the updates (the guard first)", **PAGE),
         "updates.reboot": Title("Reboot, then report the pools", **PAGE),
+        "updates.rollout": Title("Update the hosts one at a time (the first as the canary)", **PAGE),
     }
 )

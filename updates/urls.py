@@ -7,4 +7,5 @@ urlpatterns = [
     path("check/", views.updates_check, name="updates-check"),
     path("apply/", views.updates_apply, name="updates-apply"),
     path("reboot/", views.updates_reboot, name="updates-reboot"),
+    path("rollout/", views.updates_rollout, name="updates-rollout"),
 ]

@@ -9,12 +9,12 @@ from appliance.choices import Role
 from appliance.selectors import host_current
 from appliance.web import start_on_form, start_or_back
 from updates import selectors, services
-from updates.forms import RebootForm
+from updates.forms import RebootForm, RolloutForm
 
 ADMIN = {"write": Role.ADMIN, "read": Role.ADMIN}
 
 
-def _page(request, reboot_form=None):
+def _page(request, reboot_form=None, rollout_form=None):
     host = host_current(request)
     row = selectors.host_updates(host)
     order = lambda p: (not p["kernel"], not p["zfs"], not p["security"], p["name"])  # noqa: E731
@@ -24,8 +24,11 @@ def _page(request, reboot_form=None):
         "pending": sorted(row.pending, key=order) if row else [],
         "operations": selectors.recent_operations(host),
         "reboot_form": reboot_form or RebootForm(),
+        "rollout_form": rollout_form or RolloutForm(),
+        "checked": selectors.checked_hosts(),
     }
-    return render(request, "updates/updates_page.html", context, status=400 if reboot_form else 200)
+    status = 400 if reboot_form or rollout_form else 200
+    return render(request, "updates/updates_page.html", context, status=status)
 
 
 @requires(**ADMIN)
@@ -57,3 +60,16 @@ def updates_reboot(request):
         if started:
             return started
     return _page(request, reboot_form=form)
+
+
+@requires(**ADMIN)
+@require_POST
+def updates_rollout(request):
+    form = RolloutForm(request.POST)
+    if form.is_valid():
+        started = start_on_form(
+            form, services.updates_rollout_start, user=request.user, hosts=list(form.cleaned_data["hosts"])
+        )
+        if started:
+            return started
+    return _page(request, rollout_form=form)

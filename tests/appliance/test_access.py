@@ -354,6 +354,8 @@ ROLES: dict[str, tuple[str, str] | None] = {
     "/updates/check/": (ADMIN, ADMIN),
     "/updates/apply/": (ADMIN, ADMIN),
     "/updates/reboot/": (ADMIN, ADMIN),
+    "/updates/rollout/": (ADMIN, ADMIN),
+    "/api/v1/updates/rollout/": (ADMIN, ADMIN),
     "/api/v1/hosts/<pk>/updates/reboot/": (ADMIN, ADMIN),
     "/api/v1/hosts/<pk>/updates/": (ADMIN, ADMIN),
     "/api/v1/hosts/<pk>/updates/check/": (ADMIN, ADMIN),

@@ -169,3 +169,57 @@ def test_after_the_update_a_kernel_without_its_module_means_no_reboot_is_offered
 def test_an_inst_line_without_an_origin_is_read_too():
     found = updates.parse_simulation("Inst tool [1.0] (2.0 [all])\n")
     assert found.pending[0].origins == () and found.pending[0].new == "2.0" and not found.pending[0].security
+
+
+def test_a_foreign_architectures_package_is_read_with_its_architecture():
+    found = updates.parse_simulation("Inst libc6:i386 [2.36-9] (2.36-9+deb12u10 Debian:12.15/oldstable [i386])\n")
+    assert found.pending[0].name == "libc6:i386" and found.pending[0].arch == "i386"
+
+
+def test_a_host_without_zfs_has_nothing_for_the_guard_to_keep():
+    guard = guard_before(
+        simulation=_kernel_update(),
+        userland="",
+        installed_kernels=[NOW_KERNEL],
+        modules={},
+        dkms_sources=set(),
+        headers=set(),
+    )
+    assert guard.ok and guard.hold == () and guard.verdicts == ()
+    assert guard_after(userland="", kernels=[NOW_KERNEL], modules={}).ok
+
+
+def test_zfs_dkms_building_another_version_than_the_tools_holds_zfs():
+    dkms = Pending("zfs-dkms", ZFS, "2.3.4-1~bpo12+1", (), "all")
+    guard = guard_before(
+        simulation=Simulation((dkms,), ()),
+        userland=ZFS,
+        installed_kernels=[NOW_KERNEL],
+        modules={NOW_KERNEL: ZFS},
+        dkms_sources={ZFS},
+        headers={NOW_KERNEL},
+    )
+    assert not guard.ok and guard.hold == ("zfs-dkms",)
+    assert guard.verdicts[0].why == "zfs-dkms would build zfs 2.3.4 while the tools would be 2.3.2-2~bpo12+2"
+
+
+def test_no_kernel_in_boot_offers_no_reboot():
+    guard = guard_after(userland=ZFS, kernels=[], modules={})
+    assert not guard.ok and guard.verdicts[0].why == "no kernel found in /boot"
+
+
+@pytest.mark.parametrize(
+    "shown, state",
+    [
+        ("LoadState=loaded\nActiveState=active\nSubState=running\nResult=success\n", "running"),
+        ("LoadState=loaded\nActiveState=active\nSubState=exited\nResult=success\n", "succeeded"),
+        ("LoadState=loaded\nActiveState=failed\nSubState=failed\nResult=exit-code\n", "failed"),
+        ("LoadState=not-found\nActiveState=inactive\nSubState=dead\nResult=success\n", "unknown"),
+        ("", "unknown"),
+    ],
+)
+def test_what_systemd_says_of_a_unit(shown, state):
+    from tests.support.runners import FakeHost  # noqa: PLC0415
+
+    fake = FakeHost().answer("systemctl", "show", stdout=shown)
+    assert updates.unit_state(fake.transport(), "tarn-updates-1-2") == state

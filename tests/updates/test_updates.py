@@ -4,6 +4,7 @@ install with its flags and the guard's verdicts; the update repairs an interrupt
 guard refuses, runs apt as a unit on the host with its log kept, and asks the guard again over /boot; two updates
 on one host are refused; the page shows it all to admins only."""
 
+import re
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,8 @@ NOW_KERNEL, NEW_KERNEL = "6.1.0-56-amd64", "6.1.0-57-amd64"
 ZFS = captured("zfs_module_version.txt").strip()  # the lab guest's module: 2.3.2-2~bpo12+2
 SIMULATE = ("apt-get", "-s", "-o", "Debug::NoLocking=1", "full-upgrade")
 BOOT = ("find", "-P", "/boot")
+DONE = "LoadState=loaded\nActiveState=active\nSubState=exited\nResult=success\n"  # RemainAfterExit, succeeded
+FAILED = "LoadState=loaded\nActiveState=failed\nSubState=failed\nResult=exit-code\n"
 
 
 @pytest.fixture
@@ -37,7 +40,15 @@ def fake(monkeypatch):
     host.answer("modinfo", "-k", NOW_KERNEL, stdout=f"{ZFS}\n")
     host.answer("modinfo", "-k", NEW_KERNEL, returncode=1, stderr="modinfo: ERROR: Module zfs not found.\n")
     host.answer("find", "-P", "/usr/src", "-maxdepth", "1", stdout=f"linux-headers-{NOW_KERNEL}\n")
-    host.answer("systemctl", "show", stdout="ActiveState=inactive\nResult=success\n")
+    host.answer("systemctl", "show", stdout=DONE)
+
+    def held(argv):  # as apt does: a held package is kept back, the rest still comes
+        names = set(argv[argv.index("--") + 1 :])
+        text = next(r.stdout for r in reversed(host.rules) if r.prefix == SIMULATE)
+        kept = [line for line in text.splitlines() if not (line[:5] in ("Inst ", "Conf ") and line.split()[1] in names)]
+        host.answer(*SIMULATE, stdout="\n".join(kept) + "\n")
+
+    host.on("apt-mark", "hold", call=held)
     return host
 
 
@@ -74,17 +85,20 @@ def test_an_update_repairs_dpkg_first_holds_the_refused_kernel_and_runs_apt_as_a
     run_queued(services.updates_check_start, host=nas, user=admin_user)
     fake.reset()
     fake.answer("dpkg", "--audit", stdout="The following packages are only half configured:\n zfs-zed\n")
-    fake.answer("cat", "--", stdout="Unpacking cpio (2.13+dfsg-7.1) ...\nSetting up cpio (2.13+dfsg-7.1) ...\n")
+    fake.answer("tail", "-c", stdout="Unpacking cpio (2.13+dfsg-7.1) ...\nSetting up cpio (2.13+dfsg-7.1) ...\n")
     op = run_queued(services.updates_apply_start, host=nas, user=admin_user)
     assert op.status == "succeeded", (op.message, op.log)
     units = [a for a in fake.mutations if a[0] == "systemd-run"]
     repair, upgrade = units
-    assert repair[1] == f"--unit=tarn-repair-{op.pk}" and repair[-3:] == ["dpkg", "--configure", "-a"]
-    assert "--setenv=DEBIAN_FRONTEND=noninteractive" in upgrade
-    assert f"--property=StandardOutput=append:/var/log/tarn-updates-{op.pk}.log" in upgrade
+    assert repair[1].startswith(f"--unit=tarn-repair-{op.pk}-") and repair[-3:] == ["dpkg", "--configure", "-a"]
+    assert "--setenv=DEBIAN_FRONTEND=noninteractive" in upgrade and "--setenv=LC_ALL=C" in upgrade
+    unit = upgrade[1].removeprefix("--unit=")
+    assert f"--property=StandardOutput=truncate:/var/log/{unit}.log" in upgrade
+    assert "--property=RemainAfterExit=yes" in upgrade
+    assert ["systemctl", "reset-failed", "--", f"{unit}.service"] in fake.mutations, "unloaded once read"
     assert upgrade[upgrade.index("--") + 1 :] == [
-        "apt-get", "-y", "-q", "-o", "Dpkg::Options::=--force-confdef", "-o", "Dpkg::Options::=--force-confold",
-        "full-upgrade",
+        "apt-get", "-y", "-q", "-o", "DPkg::Lock::Timeout=300", "-o", "Dpkg::Options::=--force-confdef",
+        "-o", "Dpkg::Options::=--force-confold", "full-upgrade",
     ]  # fmt: skip
     order = [a[:2] for a in fake.mutations]
     hold = ["apt-mark", "hold", "--", f"linux-image-{NEW_KERNEL}", "linux-image-amd64"]
@@ -101,12 +115,14 @@ def test_an_update_repairs_dpkg_first_holds_the_refused_kernel_and_runs_apt_as_a
 
 def test_a_failed_apt_fails_the_update_with_the_end_of_its_log(fake, nas, run_queued, admin_user):
     run_queued(services.updates_check_start, host=nas, user=admin_user)
-    fake.answer("systemctl", "show", stdout="ActiveState=failed\nResult=exit-code\n")
-    fake.answer("cat", "--", stdout="Setting up zfs-zed ...\nE: Sub-process /usr/bin/dpkg returned an error code (1)\n")
+    fake.answer("systemctl", "show", stdout=FAILED)
+    fake.answer(
+        "tail", "-c", stdout="Setting up zfs-zed ...\nE: Sub-process /usr/bin/dpkg returned an error code (1)\n"
+    )
     op = run_queued(services.updates_apply_start, host=nas, user=admin_user)
     assert op.status == "failed"
     assert op.message.startswith("apt-get failed: Setting up zfs-zed ... / E: Sub-process /usr/bin/dpkg returned")
-    assert f"(the whole log: /var/log/tarn-updates-{op.pk}.log)" in op.message
+    assert re.search(rf"\(the whole log: /var/log/tarn-updates-{op.pk}-[0-9]+\.log\)$", op.message), op.message
 
 
 def test_after_the_update_a_kernel_in_boot_without_its_module_means_do_not_reboot(fake, nas, run_queued, admin_user):
@@ -193,3 +209,87 @@ def test_no_reboot_without_the_name_typed_or_with_a_kernel_lacking_its_module(fa
         services.updates_reboot_start(host=nas, user=admin_user, confirm="nas1")
     assert "Not offered: a kernel in /boot has no ZFS module" in caught.value.message_dict["host"][0]
     assert not Operation.objects.filter(kind="updates.reboot").exists()
+
+
+def test_an_update_still_running_on_the_host_holds_back_the_next_check_and_update(fake, nas, run_queued, admin_user):
+    fake.answer("systemctl", "list-units", stdout="tarn-updates-7-123 loaded active running Tarn: apt-get -y -q\n")
+    op = run_queued(services.updates_check_start, host=nas, user=admin_user)
+    assert op.status == "failed" and op.message.startswith("An update is still running on nas1 as tarn-updates-7-123")
+    assert fake.mutations == []
+
+
+def test_a_unit_systemd_stops_telling_about_fails_the_update_and_is_left_to_the_next_one(
+    fake, nas, run_queued, admin_user, monkeypatch
+):
+    monkeypatch.setattr("updates.services.POLL_SECONDS", 0)
+    monkeypatch.setattr("updates.services.UNKNOWN_MAX", 3)
+    run_queued(services.updates_check_start, host=nas, user=admin_user)
+    fake.answer("systemctl", "show", returncode=1, stderr="Failed to get properties: Connection timed out\n")
+    op = run_queued(services.updates_apply_start, host=nas, user=admin_user)
+    assert op.status == "failed" and op.message.startswith("Lost track of tarn-updates-"), op.message
+    assert "the next update waits for it to end" in op.message
+
+
+def test_apt_removing_a_zfs_package_is_refused_before_anything_is_installed(fake, nas, run_queued, admin_user):
+    text = (FIXTURES / "apt_install_kernel.txt").read_text() + "Remv zfsutils-linux [2.3.2-2~bpo12+2]\n"
+    fake.answer(*SIMULATE, stdout=text)
+    run_queued(services.updates_check_start, host=nas, user=admin_user)
+    op = run_queued(services.updates_apply_start, host=nas, user=admin_user)
+    assert op.status == "failed" and op.message.startswith("apt would remove zfsutils-linux: refused"), op.message
+    assert not [a for a in fake.mutations if a[0] == "systemd-run"]
+
+
+def test_an_update_or_a_check_without_a_host_names_the_field(admin_user):
+    for start in (services.updates_check_start, services.updates_apply_start):
+        with pytest.raises(ValidationError) as caught:
+            start(host=None, user=admin_user)
+        assert "Add a host first" in caught.value.message_dict["host"][0]
+
+
+def test_a_rollout_updates_one_host_after_another_and_the_first_failure_stops_it(fake, run_queued, admin_user):
+    hosts = [Host.objects.create(name=f"nas{i}", address=f"10.0.0.{i}") for i in (1, 2, 3)]
+    for host in hosts:
+        run_queued(services.updates_check_start, host=host, user=admin_user)
+    fake.opened.clear()
+    upgrades = []
+
+    def started(argv):
+        if any(a.startswith("--unit=tarn-updates-") for a in argv):
+            upgrades.append(argv)
+            if len(upgrades) == 2:  # the second host's apt fails
+                fake.answer("systemctl", "show", stdout=FAILED)
+
+    fake.on("systemd-run", call=started)
+    op = run_queued(services.updates_rollout_start, user=admin_user, hosts=hosts)
+    assert op.status == "failed", op.message
+    assert op.message.startswith("Stopped at nas2 (2 of 3): apt-get failed") and op.message.endswith(
+        "not updated: nas3"
+    )
+    assert {name for name, _ in fake.opened} == {"nas1", "nas2"}, "nas3 was never reached"
+    assert "nas1: Installed" in op.log and "nas1: guard: 6.1.0-57-amd64: refused" in op.log
+
+
+def test_a_rollout_whose_canary_succeeds_goes_on_and_says_so(fake, run_queued, admin_user):
+    hosts = [Host.objects.create(name=f"nas{i}", address=f"10.0.0.{i}") for i in (1, 2)]
+    for host in hosts:
+        run_queued(services.updates_check_start, host=host, user=admin_user)
+    op = run_queued(services.updates_rollout_start, user=admin_user, hosts=hosts)
+    assert op.status == "succeeded", (op.message, op.log)
+    assert op.message == "Updated nas1, nas2 one at a time (nas1 first, as the canary)"
+    assert op.host is None and op.target == "tarn:updates"
+
+
+def test_a_rollout_needs_checked_hosts_that_tarn_may_change(nas, admin_user, fake):
+    other = Host.objects.create(name="nas2", address="10.0.0.2", read_only=True)
+    with pytest.raises(ValidationError) as caught:
+        services.updates_rollout_start(user=admin_user, hosts=[nas, other])
+    assert caught.value.message_dict["hosts"] == ["Check nas1, nas2 for updates first."]
+    for host in (nas, other):
+        HostUpdates.objects.create(host=host, checked_at="2026-11-29T12:00:00Z")
+    with pytest.raises(ValidationError) as caught:
+        services.updates_rollout_start(user=admin_user, hosts=[nas, other])
+    assert caught.value.message_dict["hosts"] == ["nas2: read-only in Tarn, nothing is changed there."]
+    with pytest.raises(ValidationError) as caught:
+        services.updates_rollout_start(user=admin_user, hosts=[])
+    assert "Choose the hosts" in caught.value.message_dict["hosts"][0]
+    assert not Operation.objects.exists()

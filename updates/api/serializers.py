@@ -1,6 +1,7 @@
 from rest_framework import serializers
 
 from appliance.api.serializers import ConfirmField
+from appliance.models import Host
 from updates.models import HostUpdates
 
 
@@ -26,3 +27,12 @@ class HostUpdatesSerializer(serializers.ModelSerializer):
 
 class RebootRequest(serializers.Serializer):
     confirm = ConfirmField(help_text="The host's name, typed.", max_length=40)
+
+
+class RolloutRequest(serializers.Serializer):
+    hosts = serializers.ListField(
+        child=serializers.SlugRelatedField(slug_field="name", queryset=Host.objects.all()),
+        min_length=1,
+        max_length=100,
+        help_text="Host names, in the order to update them; the first is the canary.",
+    )

@@ -9,4 +9,5 @@ urlpatterns = [
     path("hosts/<int:pk>/updates/check/", views.HostUpdatesCheckView.as_view(), name="host-updates-check"),
     path("hosts/<int:pk>/updates/apply/", views.HostUpdatesApplyView.as_view(), name="host-updates-apply"),
     path("hosts/<int:pk>/updates/reboot/", views.HostRebootView.as_view(), name="host-updates-reboot"),
+    path("updates/rollout/", views.RolloutView.as_view(), name="updates-rollout"),
 ]

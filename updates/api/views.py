@@ -10,7 +10,7 @@ from appliance.api.base import ACCEPTED, accepted, valid
 from appliance.choices import Role
 from appliance.models import Host
 from updates import selectors, services
-from updates.api.serializers import HostUpdatesSerializer, RebootRequest
+from updates.api.serializers import HostUpdatesSerializer, RebootRequest, RolloutRequest
 
 
 class _Admin(APIView):
@@ -49,3 +49,12 @@ class HostRebootView(_Admin):
         d = valid(RebootRequest, request).validated_data
         host = get_object_or_404(Host, pk=pk)
         return accepted(services.updates_reboot_start(host=host, user=request.user, confirm=d["confirm"]))
+
+
+class RolloutView(_Admin):
+    """Update these hosts one at a time, in the order given; the first is the canary."""
+
+    @extend_schema(request=RolloutRequest, responses=ACCEPTED)
+    def post(self, request):
+        d = valid(RolloutRequest, request).validated_data
+        return accepted(services.updates_rollout_start(user=request.user, hosts=d["hosts"]))
