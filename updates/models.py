@@ -18,6 +18,10 @@ class HostUpdates(models.Model):
     reboot = models.BooleanField(default=False, help_text="A package asked for a reboot.")
     boot = models.JSONField(default=dict, help_text="The guard over the kernels in /boot, after the last update.")
 
+    class Meta:
+        verbose_name = "host's updates"
+        verbose_name_plural = "hosts' updates"
+
     def __str__(self) -> str:
         return f"updates of {self.host.name}"
 
