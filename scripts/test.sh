@@ -28,9 +28,14 @@ echo "==> ruff"
 echo "==> import contract"
 .venv/bin/lint-imports --no-cache
 
+# Each pytest run its own temporary folder, never /tmp/pytest-of-root: a run starting there chmods that folder to 0700,
+# which takes away the traverse-only ACL a test's web (run as the user tarn) needs on its way to its data dir, and
+# prunes all but the three newest runs' folders, another run's among them.
+own_temp() { printf '%s/t' "$(mktemp -d /tmp/tarn-pytest.XXXXXX)"; }
+
 if [ $# -gt 0 ]; then
   echo "==> pytest $*"
-  exec .venv/bin/pytest "$@"
+  exec .venv/bin/pytest --basetemp "$(own_temp)" "$@"
 fi
 started=$SECONDS
 status=0
@@ -42,9 +47,9 @@ own_run() {
   export TARN_DATA_DIR TARN_SSH_CONTROL_DIR=$TARN_DATA_DIR/ssh
 }
 no_guest_tiers() {
-  .venv/bin/pytest -m "not lab and not browser" --durations=10 || status=$?
+  .venv/bin/pytest --basetemp "$(own_temp)" -m "not lab and not browser" --durations=10 || status=$?
   echo "==> unit and integration tiers: $((SECONDS - started)) s"
-  .venv/bin/pytest -m "browser and not lab" --durations=5 || status=$?
+  .venv/bin/pytest --basetemp "$(own_temp)" -m "browser and not lab" --durations=5 || status=$?
   echo "==> the browser tests that need no guest: done at $((SECONDS - started)) s"
   return "$status"
 }
@@ -52,7 +57,7 @@ if [ -z "$prepare" ]; then
   echo "==> pytest: unit and integration tiers, then the browser tests that need no guest"
   no_guest_tiers || status=$?
   echo "==> pytest: the lab tier"
-  .venv/bin/pytest -m lab --durations=50 || status=$?
+  .venv/bin/pytest --basetemp "$(own_temp)" -m lab --durations=50 || status=$?
   exit "$status"
 fi
 echo "==> pytest: the tiers that need no guest, beside the lab (their output: test-artifacts/tiers.log)"
@@ -75,17 +80,17 @@ if [ "${TARN_TEST_LAB_LANES:-1}" = 2 ]; then
     set -a; . lab/lane2.env; set +a  # its own guests: run dirs, ports, namespaces, replication wire
     export TARN_LAB_LANE=2
     own_run 13
-    exec .venv/bin/pytest -m lab --durations=30
+    exec .venv/bin/pytest --basetemp "$(own_temp)" -m lab --durations=30
   ) >test-artifacts/lab-lane2.log 2>&1 &
   lane2=$!
-  TARN_LAB_LANE=1 .venv/bin/pytest -m lab --durations=30 || status=$?
+  TARN_LAB_LANE=1 .venv/bin/pytest --basetemp "$(own_temp)" -m lab --durations=30 || status=$?
   echo "==> lab lane 1 ended at $((SECONDS - started)) s"
   wait "$lane2" || status=1
   echo "==> lab lane 2 (ended at $((SECONDS - started)) s):"
   cat test-artifacts/lab-lane2.log
 else
   echo "==> pytest: the lab tier, and the browser tests on the lab guest"
-  .venv/bin/pytest -m lab --durations=50 || status=$?
+  .venv/bin/pytest --basetemp "$(own_temp)" -m lab --durations=50 || status=$?
   echo "==> the lab tier ended at $((SECONDS - started)) s"
 fi
 wait "$tiers" || status=1
