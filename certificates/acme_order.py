@@ -43,7 +43,7 @@ class _Capped(HTTPAdapter):
             raise requests.exceptions.RequestException("an ACME directory is asked over https:// only")
         if _origin(request.url) != self.origin:
             raise requests.exceptions.RequestException(
-                f"the CA sent Tarn to {_said(request.url, 120)}, not to its directory's https://{self.origin}"
+                f"the CA sent Tarn to {said(request.url, 120)}, not to its directory's https://{self.origin}"
             )
         kwargs["stream"] = True
         response = super().send(request, **kwargs)
@@ -60,7 +60,7 @@ class _Capped(HTTPAdapter):
             response.close()
         if len(body) > ACME_ANSWER_MAX:
             raise requests.exceptions.RequestException(
-                f"{_said(request.url, 120)} answered more than {ACME_ANSWER_MAX >> 10} KiB"
+                f"{said(request.url, 120)} answered more than {ACME_ANSWER_MAX >> 10} KiB"
             )
         response._content = bytes(body)
         response._content_consumed = True
@@ -82,7 +82,7 @@ class Issued:
     account: str  # the account's URL at this directory
 
 
-def _said(text: object, limit: int = 300) -> str:
+def said(text: object, limit: int = 300) -> str:
     """A CA's words for a page: printable, one line, bounded."""
     return re.sub(r"[^\x20-\x7e]+", " ", str(text)).strip()[:limit]
 
@@ -136,7 +136,7 @@ def _matches(order: messages.OrderResource, names: list[str]) -> None:
     asked = sorted(names)
     got = sorted(str(i.value).lower() for i in order.body.identifiers)
     if got != asked or len(order.authorizations) > len(names):
-        raise ValidationError(f"The CA made an order for other names ({_said(', '.join(got), 200)}): refused.")
+        raise ValidationError(f"The CA made an order for other names ({said(', '.join(got), 200)}): refused.")
 
 
 def _challenge(authz: messages.AuthorizationResource) -> messages.ChallengeBody:
@@ -144,7 +144,7 @@ def _challenge(authz: messages.AuthorizationResource) -> messages.ChallengeBody:
         if isinstance(body.chall, challenges.HTTP01):
             return body
     raise ValidationError(
-        f"The CA offers no HTTP-01 challenge for {_said(authz.body.identifier.value, 100)}: Tarn proves a name over "
+        f"The CA offers no HTTP-01 challenge for {said(authz.body.identifier.value, 100)}: Tarn proves a name over "
         "HTTP only (a wildcard needs DNS-01)."
     )
 
@@ -152,8 +152,8 @@ def _challenge(authz: messages.AuthorizationResource) -> messages.ChallengeBody:
 def _failed(exc: errors.ValidationError) -> str:
     out = []
     for authz in exc.failed_authzrs:
-        name = _said(authz.body.identifier.value, 100)
-        why = "; ".join(_said(c.error.detail or c.error.typ) for c in authz.body.challenges if c.error is not None)
+        name = said(authz.body.identifier.value, 100)
+        why = "; ".join(said(c.error.detail or c.error.typ) for c in authz.body.challenges if c.error is not None)
         out.append(f"{name}: {why or 'refused'}")
     return (
         "The CA could not reach Tarn's answer for "
@@ -182,7 +182,7 @@ def obtain(
             net = _network(tls.acme_account_key(), verify, directory, started + deadline + 30)
             key, key_pem = tls.new_key()  # the certificate's: it goes to the front with the chain
             csr = tls.csr(key, names, [])
-            progress(10, f"Asking the ACME directory {_said(directory, 200)}")
+            progress(10, f"Asking the ACME directory {said(directory, 200)}")
             acme = client.ClientV2(client.ClientV2.get_directory(directory, net), net)
             try:
                 account = _account(acme, email, account)
@@ -212,17 +212,17 @@ def obtain(
     except errors.TimeoutError:
         raise ValidationError(f"The CA did not finish the order within {deadline:.0f} s; the next try starts over.")
     except (messages.Error, errors.IssuanceError) as exc:
-        raise ValidationError(f"The CA refused: {_said(exc, 500)}") from None
+        raise ValidationError(f"The CA refused: {said(exc, 500)}") from None
     except requests.exceptions.SSLError as exc:
         raise ValidationError(
-            f"The ACME directory's certificate is not trusted ({_said(exc, 200)}): for a private CA, give its root."
+            f"The ACME directory's certificate is not trusted ({said(exc, 200)}): for a private CA, give its root."
         ) from None
     except requests.exceptions.RequestException as exc:
-        raise ValidationError(f"The ACME server did not answer: {_said(exc, 300)}") from None
+        raise ValidationError(f"The ACME server did not answer: {said(exc, 300)}") from None
     except ValidationError:
         raise
     except (errors.Error, jose.DeserializationError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise ValidationError(f"The ACME server's answer makes no sense: {_said(exc, 300)}") from None
+        raise ValidationError(f"The ACME server's answer makes no sense: {said(exc, 300)}") from None
     except (RecursionError, OverflowError, OSError) as exc:
         raise ValidationError(f"The ACME server's answer makes no sense ({type(exc).__name__}).") from None
     finally:

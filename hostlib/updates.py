@@ -392,8 +392,8 @@ def unit_state(t: Transport, unit: str) -> str:
 
 def unit_forget(t: Transport, unit: str) -> None:
     """Unload a finished unit (its log stays)."""
-    t.run(["systemctl", "stop", "--", f"{unit}.service"], mutating=True, check=False, timeout=30)
-    t.run(["systemctl", "reset-failed", "--", f"{unit}.service"], mutating=True, check=False, timeout=30)
+    systemd.stop(t, unit)
+    systemd.reset_failed(t, unit)
 
 
 def log_read(t: Transport, path: str) -> str:

@@ -17,6 +17,7 @@ from django.utils import timezone
 from appliance import tls
 from appliance.operations import Tracker, operation_runner, operation_start
 from certificates import acme_order
+from certificates.acme_order import said
 from certificates.choices import ACME_MIN_DAYS, ACME_RENEW_AT, ACME_RETRY_HOURS
 from certificates.models import Acme
 from certificates.services.check import certificate_check, covers, roots_read, when_said
@@ -127,8 +128,8 @@ def acme_run(tracker: Tracker) -> None:
         _fits(issued.chain, names, checked, before, renewal)
         info = tls.switch(issued.chain, issued.key, keep_hsts=checked.public)
     except Exception as exc:
-        said = "; ".join(exc.messages) if isinstance(exc, ValidationError) else _plain(exc)
-        Acme.objects.filter(pk=1).update(failures=F("failures") + 1, last_error=said[:1000])
+        words = "; ".join(exc.messages) if isinstance(exc, ValidationError) else (said(exc) or type(exc).__name__)
+        Acme.objects.filter(pk=1).update(failures=F("failures") + 1, last_error=words[:1000])
         raise
     renew_after = info.not_before + (info.not_after - info.not_before) * ACME_RENEW_AT
     Acme.objects.filter(pk=1).update(
@@ -159,8 +160,3 @@ def _fits(chain: bytes, names: list[str], checked, before, renewal: bool) -> Non
             "HSTS is on and browsers would not trust this CA by themselves: kept the certificate in use (turn HSTS "
             "off first to serve a private CA's)."
         )
-
-
-def _plain(exc: Exception) -> str:
-    text = re.sub(r"[^\x20-\x7e]+", " ", str(exc)).strip()[:300]
-    return text or type(exc).__name__
