@@ -67,3 +67,16 @@ def unseal(sealed: str) -> str:
         raise VaultError(f"Tarn's vault key cannot be read here ({exc.strerror})") from None
     except (pyrage.DecryptError, ValueError) as exc:
         raise VaultError(f"a sealed value does not open with this install's key ({exc})") from None
+
+
+def age_work_refused(exc: Exception) -> bool:
+    """Whether age refused a passphrase-sealed file for the work its scrypt asks for, not for the passphrase: rage
+    allows 16 times what scrypt costs on this machine now, timed at that moment, so a file sealed on a quiet machine
+    may not open on a busy or slower one until it is quieter."""
+    return isinstance(exc, pyrage.DecryptError) and "excessive work" in str(exc).lower()
+
+
+AGE_WORK_REFUSED = (
+    "age will not open this file while this machine is this busy (it sizes the work it allows by timing the machine "
+    "now, and the file was sealed on a quieter one): try again when the machine is quieter."
+)

@@ -1,7 +1,7 @@
 """The backup file: a tar of Tarn's database, the secrets that open what it stored and a manifest, sealed with age.
 
     TARN-BACKUP 1\\n
-    <the backup's own age X25519 identity, age-encrypted with the passphrase (scrypt), base64>\\n
+    scrypt <log2 N> <salt> <the backup's own age X25519 identity, sealed with a key scrypt derives from the passphrase>\\n
     <the tar (gzip), age-encrypted to that identity's public half>
 
 Why a key of its own and not age's passphrase mode on the whole file: a scheduled backup must be sealed with no one
@@ -11,7 +11,13 @@ way the file opens with the passphrase alone, on any machine. A wrong passphrase
 short or altered fails age's authentication on the second (every 64 KiB chunk is authenticated).
 
 Only the members below are taken from a tar, as regular files: a link, a folder, a device, a path with "..", or any
-other name is refused before anything is used. The last member, the signature, says which Tarn made the backup: the
+other name is refused before anything is used.
+
+The passphrase layer is scrypt (N = 2^18, r = 8, p = 1) and ChaCha20-Poly1305 from pyca/cryptography, with fixed
+parameters written in the key line. Backups before that wrapped the identity with age's own passphrase mode, which
+picks its work factor by timing this machine and refuses to open a file needing more than 16 times that: a backup
+made on a quiet NAS then read "wrong passphrase" on a busy or slower one. Those older key lines still open (through
+age); when age refuses for that reason the error says so. The last member, the signature, says which Tarn made the backup: the
 age layer proves only that whoever sealed it knew a public key (backups.signing)."""
 
 import base64
@@ -19,11 +25,17 @@ import gzip
 import hashlib
 import io
 import json
+import os
 import tarfile
 
 import pyrage
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
+from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
 from pyrage import passphrase as age_passphrase
 from pyrage import x25519
+
+from appliance import vault
 
 MAGIC = b"TARN-BACKUP 1\n"
 FORMAT = 1
@@ -42,6 +54,9 @@ MAX_MEMBER = 2 << 30  # what one member may unpack to (the database)
 MAX_SECRET = 64 << 10
 MAX_HEADER = 4096
 MAX_UNPACKED = MAX_MEMBER + (4 << 20)  # the database, the secrets, the manifest and the tar's own headers
+SCRYPT_LOG_N = 18  # 256 MiB and ~1 s on the lab machine; the same on every machine, whatever its load
+SCRYPT_LOG_N_READ = range(15, 20)  # what a key line may ask for (hostile input: at most 512 MiB of work)
+KEY_LINE = "scrypt"
 
 
 class ArchiveError(ValueError):
@@ -53,20 +68,62 @@ class ArchiveError(ValueError):
 
 
 def new_key(passphrase: str) -> tuple[str, str]:
-    """A fresh identity for backups: (its public half, the identity wrapped with the passphrase, base64)."""
+    """A fresh identity for backups: (its public half, the key line: the identity sealed with the passphrase)."""
     identity = x25519.Identity.generate()
-    wrapped = age_passphrase.encrypt(str(identity).encode(), passphrase)
-    return str(identity.to_public()), base64.b64encode(wrapped).decode()
+    salt = os.urandom(16)
+    sealed = ChaCha20Poly1305(_derived(passphrase, salt, SCRYPT_LOG_N)).encrypt(
+        bytes(12), str(identity).encode(), _bound(SCRYPT_LOG_N)
+    )
+    line = " ".join((KEY_LINE, str(SCRYPT_LOG_N), _b64(salt), _b64(sealed)))
+    return str(identity.to_public()), line
 
 
-def unwrap(wrapped: str, passphrase: str) -> x25519.Identity:
+def unwrap(line: str, passphrase: str) -> x25519.Identity:
+    """The identity in a key line, opened with the passphrase (ArchiveError for a wrong one, or a damaged line)."""
+    if not line.startswith(KEY_LINE + " "):
+        return _unwrap_age(line, passphrase)
+    try:
+        _, log_n, salt, sealed = line.split(" ")
+        log_n, salt, sealed = int(log_n), base64.b64decode(salt, validate=True), base64.b64decode(sealed, validate=True)
+    except ValueError:
+        raise ArchiveError("The file is damaged: its key line is not as Tarn writes it.") from None
+    if log_n not in SCRYPT_LOG_N_READ or len(salt) != 16:
+        raise ArchiveError(f"The file is damaged: its key line asks for scrypt with N = 2^{log_n}.")
+    try:
+        opened = ChaCha20Poly1305(_derived(passphrase, salt, log_n)).decrypt(bytes(12), sealed, _bound(log_n))
+        return x25519.Identity.from_str(opened.decode())
+    except (InvalidTag, pyrage.IdentityError, UnicodeDecodeError, ValueError):
+        raise ArchiveError("Wrong passphrase: this backup does not open with it.", "passphrase") from None
+
+
+def _derived(passphrase: str, salt: bytes, log_n: int) -> bytes:
+    return Scrypt(salt=salt, length=32, n=1 << log_n, r=8, p=1).derive(passphrase.encode())
+
+
+def _bound(log_n: int) -> bytes:
+    """The associated data: the key line's own parameters, so none can be changed unnoticed."""
+    return f"{MAGIC.decode().strip()} {KEY_LINE} {log_n}".encode()
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+def _unwrap_age(wrapped: str, passphrase: str) -> x25519.Identity:
+    """A key line of a backup made before the fixed scrypt: the identity age-encrypted with the passphrase."""
     try:
         raw = base64.b64decode(wrapped, validate=True)
     except ValueError:
         raise ArchiveError("The file is damaged: its key line is not base64.") from None
     try:
         return x25519.Identity.from_str(age_passphrase.decrypt(raw, passphrase).decode().strip())
-    except (pyrage.DecryptError, pyrage.IdentityError, UnicodeDecodeError, ValueError):
+    except pyrage.DecryptError as exc:
+        if vault.age_work_refused(exc):
+            raise ArchiveError(
+                f"This backup was made by an older Tarn, sealed with age's passphrase mode: {vault.AGE_WORK_REFUSED}"
+            ) from None
+        raise ArchiveError("Wrong passphrase: this backup does not open with it.", "passphrase") from None
+    except (pyrage.IdentityError, UnicodeDecodeError, ValueError):
         raise ArchiveError("Wrong passphrase: this backup does not open with it.", "passphrase") from None
 
 

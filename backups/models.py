@@ -51,7 +51,9 @@ class BackupSchedule(models.Model):
         help_text="A NAS that also keeps each backup (in /var/lib/tarn-backups, root only).",
     )
     include_series = models.BooleanField(default=False, help_text="Also keep the analytics series (larger).")
-    wrapped_key = models.TextField(blank=True, help_text="The backups' key, sealed with the passphrase (age scrypt).")
+    wrapped_key = models.TextField(
+        blank=True, help_text="The backups' key line: their key, sealed with the passphrase."
+    )
     recipient = models.CharField(max_length=100, blank=True, help_text="The backups' public key: seals, opens nothing.")
     key_set_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

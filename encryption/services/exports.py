@@ -8,6 +8,7 @@ import pyrage
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
+from appliance import vault
 from appliance.checks import confirmed, passphrase_confirmed
 from appliance.models import Host, Operation
 from appliance.operations import Tracker, operation_runner, operation_start
@@ -118,7 +119,9 @@ def keys_from_export(*, data: bytes, passphrase: str, field: str = "key_file") -
     """{root: key} from an uploaded key export (the file and the passphrase it was made with)."""
     try:
         document = json.loads(pyrage.passphrase.decrypt(data, passphrase))
-    except pyrage.DecryptError:
+    except pyrage.DecryptError as exc:
+        if vault.age_work_refused(exc):
+            raise ValidationError({field: vault.AGE_WORK_REFUSED}) from None
         raise ValidationError({field: "This file does not open with that passphrase."}) from None
     except ValueError:
         raise ValidationError({field: "Not a Tarn key export."}) from None

@@ -184,6 +184,10 @@ def test_an_uploaded_export_opens_only_with_its_passphrase():
     assert services.keys_from_export(data=data, passphrase=CANARY) == {"tank/k": "ab" * 32}
     with pytest.raises(ValidationError, match="does not open with that passphrase"):
         services.keys_from_export(data=data, passphrase="another passphrase")
+    # Made on a quiet machine, opened on a busy one: age refuses the work, and says so (not "wrong passphrase").
+    heavy = re.sub(rb"(-> scrypt \S+) \d+", rb"\1 40", data, count=1)
+    with pytest.raises(ValidationError, match="this busy"):
+        services.keys_from_export(data=heavy, passphrase=CANARY)
     with pytest.raises(ValidationError, match="Not a Tarn key export"):
         services.keys_from_export(data=pyrage.passphrase.encrypt(b"[1, 2]", CANARY), passphrase=CANARY)
     with pytest.raises(ValidationError):
