@@ -10,6 +10,7 @@ import fcntl
 import hashlib
 import inspect
 import os
+import re
 import shlex
 import signal
 import stat
@@ -93,6 +94,9 @@ ALLOWED_TOOLS = frozenset(
         "apt-mark",  # a kernel without its zfs module held
         "dpkg",  # --audit: an update cut short, repaired with --configure -a
         "tail",  # the end of an update's log
+        "net",  # Samba: join and leave a domain, its state (hostlib.directory)
+        "wbinfo",  # winbind: the trust, the domain's users and groups
+        "getent",  # local ids, before a domain's idmap ranges are set
     }
 )
 # Directories write_file may touch (config Tarn owns). Kernel parameters are not files: see kernel.py.
@@ -110,6 +114,8 @@ CONFIG_DIRS = (
     "/root/.ssh/authorized_keys",  # one exact file: a replication pair's forced-command line (replication.with_line)
     "/var/lib/tarn-recv",  # a push pair's user's authorized_keys (replication.recv_keys; the homes are root's)
     "/var/lib/tarn-backups",  # Tarn's configuration backups pushed to a NAS (hostlib.backups; sealed files)
+    "/etc/krb5.conf",  # one exact file: a domain member's realm (hostlib.directory)
+    "/etc/nsswitch.conf",  # one exact file: winbind on the passwd and group lines of a domain member
 )
 # ssh's shared connection: when the host behind a master goes away (rebooted, or a lab guest restored) the next
 # client fails talking to the dying master. These messages come before the command reached the host (OpenSSH
@@ -128,6 +134,11 @@ DEFAULT_TIMEOUT = 60.0
 # Output a command may print (stdout and stderr each) before it is stopped: a host cannot make Tarn hold more.
 # The inventory's listings, which grow with the pool, ask for more (zfs.LISTING_MAX_OUTPUT).
 DEFAULT_MAX_OUTPUT = 64 << 20
+# What a command may be given in its environment beyond LC_ALL, LANG and PATH: names Tarn knows, values of letters
+# and digits. PASSWD_FD=0: Samba's tools read a password from stdin, never from argv (/proc/PID/cmdline is
+# world-readable) and without printing a prompt.
+ENV_ALLOWED = frozenset({"PASSWD_FD"})
+ENV_VALUE = re.compile(r"[A-Za-z0-9_./-]{1,64}")
 
 
 def retry_after_mux_failure(returncode: int, stderr: str, *, mutating: bool) -> bool:
@@ -175,13 +186,21 @@ class Transport:
         check: bool = True,
         mutating: bool = False,
         max_output: int = DEFAULT_MAX_OUTPUT,
+        env: dict[str, str] | None = None,
     ) -> CommandResult:
+        """env: variables from ENV_ALLOWED for this command (its values checked against ENV_VALUE)."""
         argv = [str(a) for a in argv]
         if not argv or argv[0] not in ALLOWED_TOOLS | self.extra_tools:
             raise ToolNotAllowed(f"{argv[0] if argv else '(empty)'} is not an allowed tool")
         if mutating and self.read_only:
             raise ReadOnlyHost(f"read-only host: would run {shlex.join(argv)}")
-        result = self._execute(argv, timeout=timeout, input=input, mutating=mutating, max_output=max_output)
+        extra = {}
+        if env:
+            bad = [k for k, v in env.items() if k not in ENV_ALLOWED or not ENV_VALUE.fullmatch(str(v))]
+            if bad:
+                raise ToolNotAllowed(f"environment not allowed for {argv[0]}: {', '.join(sorted(bad))}")
+            extra["env"] = {k: str(v) for k, v in env.items()}
+        result = self._execute(argv, timeout=timeout, input=input, mutating=mutating, max_output=max_output, **extra)
         if mutating and self.on_command:
             self.on_command(result)
         if check and result.returncode != 0:
@@ -375,8 +394,8 @@ class LocalTransport(Transport):
     def privileged(self) -> bool:
         return os.geteuid() == 0
 
-    def _execute(self, argv, *, timeout, input, mutating, max_output=DEFAULT_MAX_OUTPUT):
-        env = {"LC_ALL": "C", "LANG": "C", "PATH": SAFE_PATH, "HOME": os.environ.get("HOME", "/root")}
+    def _execute(self, argv, *, timeout, input, mutating, max_output=DEFAULT_MAX_OUTPUT, env=None):
+        env = {"LC_ALL": "C", "LANG": "C", "PATH": SAFE_PATH, "HOME": os.environ.get("HOME", "/root"), **(env or {})}
         rc, out, err, duration = _spawn(argv, timeout=timeout, input=input, env=env, max_output=max_output)
         return CommandResult(argv, rc, out, err, duration, mutating)
 
@@ -541,7 +560,7 @@ class SSHTransport(Transport):
         ident = "\0".join([self.user, self.address, str(self.port), self.identity_file, *self.host_keys])
         return f"{_control_dir()}/{hashlib.sha256(ident.encode()).hexdigest()[:32]}"
 
-    def _ssh_argv(self, remote_argv: list[str]) -> list[str]:
+    def _ssh_argv(self, remote_argv: list[str], env: dict[str, str] | None = None) -> list[str]:
         if self._known_hosts is None:
             Path(self.state_dir).mkdir(parents=True, exist_ok=True, mode=0o700)
             known = Path(self.state_dir) / f"known_hosts-{self.address}-{self.port}"
@@ -550,7 +569,8 @@ class SSHTransport(Transport):
         # ssh hands its command to the remote shell: quote every argument so it arrives unchanged. The environment
         # is the shell's prefix assignment (POSIX; the command is looked up in that PATH), not `env`: one exec fewer
         # per command, a quarter of a trivial command's cost on a slow host (305 -> 231 ms in the emulated lab).
-        command = f"LC_ALL=C LANG=C PATH={SAFE_PATH} {shlex.join(remote_argv)}"
+        extra = "".join(f"{k}={v} " for k, v in (env or {}).items())  # names and values checked by run()
+        command = f"LC_ALL=C LANG=C PATH={SAFE_PATH} {extra}{shlex.join(remote_argv)}"
         return [
             "ssh",
             "-F",
@@ -584,15 +604,15 @@ class SSHTransport(Transport):
     def _destination(self) -> list[str]:
         return ["-p", str(int(self.port)), "-l", self.user, "--", self.address]
 
-    def _execute(self, argv, *, timeout, input, mutating, max_output=DEFAULT_MAX_OUTPUT):
-        env = {"LC_ALL": "C", "PATH": SAFE_PATH, "HOME": os.environ.get("HOME", "/root")}
+    def _execute(self, argv, *, timeout, input, mutating, max_output=DEFAULT_MAX_OUTPUT, env=None):
+        remote_env, env = env, {"LC_ALL": "C", "PATH": SAFE_PATH, "HOME": os.environ.get("HOME", "/root")}
         # Killing the local ssh client does not stop the remote command: coreutils timeout does.
         remote = ["timeout", "-k", "5", f"{timeout:g}", *argv]
         for attempt in range(4):
             first = _FirstConnection(self._control_path(), wait=self.connect_timeout + 2)
             try:
                 rc, out, err, duration = _spawn(
-                    self._ssh_argv(remote),
+                    self._ssh_argv(remote, remote_env),
                     timeout=timeout + 2,
                     input=input,
                     env=env,

@@ -48,6 +48,17 @@ def test_it_runs_with_the_c_locale_and_a_fixed_path():
     assert "/usr/sbin" in out[1] and ".pyenv" not in out[1]
 
 
+ENV_ARGV = ["python3", "-c", "import os, sys; print(os.environ.get('PASSWD_FD'), sys.stdin.readline().strip())"]
+
+
+def test_an_allowed_variable_reaches_the_command_and_any_other_is_refused():
+    """Samba's tools read a password from the fd PASSWD_FD names: stdin, never argv."""
+    assert LocalTransport().run(ENV_ARGV, env={"PASSWD_FD": "0"}, input="s3cret\n").stdout.split() == ["0", "s3cret"]
+    for env in ({"LD_PRELOAD": "/tmp/x.so"}, {"PASSWD_FD": "0; id"}, {"PASSWD_FD": "0 PATH=/tmp"}, {"PASSWD_FD": ""}):
+        with pytest.raises(errors.ToolNotAllowed):
+            LocalTransport().run(ENV_ARGV, env=env)
+
+
 def test_it_refuses_a_tool_that_is_not_allowlisted():
     with pytest.raises(errors.ToolNotAllowed):
         LocalTransport().run(["rm", "-rf", "/tmp/nothing"])

@@ -12,7 +12,7 @@ import pytest
 
 from hostlib import errors
 from hostlib.runner import SSHTransport, retry_after_mux_failure, ssh_keyscan
-from tests.hostlib.test_runner_local import ECHO_ARGV, HOSTILE
+from tests.hostlib.test_runner_local import ECHO_ARGV, ENV_ARGV, HOSTILE
 from tests.support.sshd import free_port, keygen
 
 pytestmark = pytest.mark.integration
@@ -44,6 +44,15 @@ def test_remote_commands_run_with_the_c_locale(sshd, tmp_path):
     out = t.run(["python3", "-c", "import os; print(os.environ['LC_ALL'])"]).stdout
     t.close()
     assert out.strip() == "C"
+
+
+def test_an_allowed_variable_reaches_the_remote_command_with_stdin(sshd, tmp_path):
+    t = transport(sshd, tmp_path)
+    try:
+        assert t.run(ENV_ARGV, env={"PASSWD_FD": "0"}, input="s3cret\n").stdout.split() == ["0", "s3cret"]
+        assert t.run(ENV_ARGV, input="x\n").stdout.split() == ["None", "x"]
+    finally:
+        t.close()
 
 
 def test_remote_errors_are_typed_like_local_ones(sshd, tmp_path):

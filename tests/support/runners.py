@@ -107,6 +107,7 @@ class FakeHost:
         self.files: dict[str, str] = {}
         self.links: set[str] = set()  # paths planted as links: a mount folder at or below one is refused
         self.opened: list[tuple[str, bool]] = []  # (host name, read_only) per transport_for()
+        self.environments: list[tuple[list[str], dict[str, str]]] = []  # (argv, env) of commands given an env
         self.sysctl = dict(line.split(" = ", 1) for line in captured("sysctl_tunables.txt").splitlines())
         self.zfs = {}
         for line in captured("zfs_parameters.txt").splitlines():
@@ -253,7 +254,9 @@ class FakeTransport(Transport):
 
     fake: FakeHost = field(default_factory=FakeHost)
 
-    def _execute(self, argv, *, timeout, input, mutating, max_output):
+    def _execute(self, argv, *, timeout, input, mutating, max_output, env=None):
+        if env:
+            self.fake.environments.append((argv, env))
         return self.fake.execute(argv, input=input, mutating=mutating, read_only=self.read_only)
 
     def _write(self, path, data, mode, timeout):
