@@ -139,6 +139,7 @@ def render_member(spec: JoinSpec, netbios_name: str) -> str:
     lines = [
         HEADER.rstrip(),
         "[global]",
+        "   server role = member server",  # Debian's smb.conf says standalone server, before Tarn's include
         "   security = ads",
         f"   realm = {spec.realm}",
         f"   workgroup = {wg}",
@@ -237,14 +238,27 @@ def _options(spec: JoinSpec) -> list[str]:
     return argv + (["-S", spec.dc] if spec.dc else [])
 
 
-def _said(result) -> str:
-    """net prints some failures on stdout (Failed to join domain: …), others on stderr: the last line of either,
-    printable characters only."""
-    for text in (result.stderr, result.stdout):
-        lines = [line.strip() for line in text.splitlines() if line.strip()]
-        if lines:
-            return "".join(c for c in lines[-1] if c.isprintable())[:300]
-    return f"exit status {result.returncode}"
+# What net says on stderr when it asks the fd for a password again (once per credentials object it makes) and finds
+# stdin at its end: noise, never the answer.
+_NOISE = ("Error reading password from file descriptor",)
+
+
+def _said(result, *, answers: tuple[str, ...] = ()) -> str:
+    """What a tool said, printable characters only (a DC's words are hostile input): the first line starting with
+    one of answers (net prints `Joined …` or `Failed to join domain: …` on stdout, warnings after it), else the last
+    line of stderr or stdout that is not noise."""
+    lines = [
+        "".join(c for c in line.strip() if c.isprintable())[:300]
+        for text in (result.stdout, result.stderr)
+        for line in text.splitlines()
+        if line.strip() and not line.strip().startswith(_NOISE)
+    ]
+    for line in lines:
+        if line.startswith(answers) and answers:
+            return line
+    stderr = [line for line in result.stderr.splitlines() if line.strip() and not line.strip().startswith(_NOISE)]
+    last = stderr[-1] if stderr else (lines[-1] if lines else "")
+    return "".join(c for c in last.strip() if c.isprintable())[:300] or f"exit status {result.returncode}"
 
 
 @dataclass
@@ -299,32 +313,33 @@ def join(t: Transport, spec: JoinSpec, user: str, password: str) -> str:
     spec = check_join(spec)
     check_join_account(user, password)
     argv = ["net", "ads", "join", "-U", user, *(["-S", spec.dc] if spec.dc else [])]
-    result = t.run(argv, env={"PASSWD_FD": "0"}, input=password + "\n", check=False, mutating=True, timeout=120)
+    result = t.run(argv, env={"PASSWD_FD": "0"}, input=password + "\n", check=False, mutating=True, timeout=300)
     if result.returncode != 0:
-        raise DirectoryError(f"The domain refused the join: {_said(result)}")
-    return _said(result)
+        raise DirectoryError(f"The domain refused the join: {_said(result, answers=('Failed to join',))}")
+    return _said(result, answers=("Joined",))
 
 
 def leave(t: Transport, user: str, password: str) -> str:
     """net ads leave: the machine account is deleted on the DC (the account needs the right to)."""
     check_join_account(user, password)
     argv = ["net", "ads", "leave", "-U", user]
-    result = t.run(argv, env={"PASSWD_FD": "0"}, input=password + "\n", check=False, mutating=True, timeout=120)
+    result = t.run(argv, env={"PASSWD_FD": "0"}, input=password + "\n", check=False, mutating=True, timeout=300)
     if result.returncode != 0:
-        raise DirectoryError(f"Leaving the domain failed: {_said(result)}")
-    return _said(result)
+        raise DirectoryError(f"Leaving the domain failed: {_said(result, answers=('Failed to leave',))}")
+    return _said(result, answers=("Deleted account", "Disabled account"))
 
 
 def testjoin(t: Transport) -> tuple[bool, str]:
     """net ads testjoin: whether the machine account still works (Join is OK), and the words either way."""
     result = t.run(["net", "ads", "testjoin"], check=False, timeout=60)
-    return result.returncode == 0 and "Join is OK" in result.stdout, _said(result)
+    return result.returncode == 0 and "Join is OK" in result.stdout, _said(result, answers=("Join",))
 
 
 def trust_ok(t: Transport) -> tuple[bool, str]:
     """wbinfo -t: winbind's secure channel to a DC (the trust secret checked over RPC)."""
     result = t.run(["wbinfo", "-t"], check=False, timeout=60)
-    return result.returncode == 0 and "succeeded" in result.stdout, _said(result)
+    said = _said(result, answers=("wbcCheckTrustCredentials", "failed to call"))
+    return result.returncode == 0 and "succeeded" in result.stdout, said
 
 
 # A name Tarn takes from the domain into its own rows and, later, into smb.conf: printable, no separators or
@@ -381,14 +396,37 @@ def member_prepare(t: Transport, spec: JoinSpec, netbios_name: str) -> Before:
         directory_conf=current(t, DIRECTORY_CONF), smb_conf=t.read_file(samba.SMB_CONF), krb5_conf=current(t, KRB5_CONF)
     )
     t.write_file(DIRECTORY_CONF, text)
-    if not any(line.strip() == DIRECTORY_INCLUDE for line in before.smb_conf.splitlines()):
-        t.write_file(
-            samba.SMB_CONF,
-            before.smb_conf.rstrip("\n")
-            + f"\n\n# Added by Tarn: its directory (domain) settings.\n{DIRECTORY_INCLUDE}\n",
-        )
+    t.write_file(samba.SMB_CONF, with_include(before.smb_conf))
     t.write_file(KRB5_CONF, krb5)
     return before
+
+
+def with_include(smb_conf: str) -> str:
+    """smb.conf with the member file's include line at the end of its [global] section, before the first share:
+    net and winbindd read only the global section (lp_load_global stops at the first share's header), so an
+    include at the end of the file, after [homes] or [printers], would never reach them."""
+    lines = smb_conf.splitlines()
+    if any(line.strip() == DIRECTORY_INCLUDE for line in lines):
+        return smb_conf
+    block = [
+        "",
+        "# Added by Tarn: its directory (domain) settings, in the global section for net and winbind.",
+        DIRECTORY_INCLUDE,
+    ]
+    section, at, seen_global = "", len(lines), False
+    for i, line in enumerate(lines):
+        header = re.fullmatch(r"\s*\[([^\]]*)\]\s*", line)
+        if header:
+            name = header.group(1).strip().lower()
+            if section == "global" and name != "global":
+                at = i
+                break
+            section, seen_global = name, seen_global or name == "global"
+    if not seen_global:
+        return smb_conf.rstrip("\n") + "\n" + "\n".join(["", "[global]", *block[1:]]) + "\n"
+    while at > 0 and (not lines[at - 1].strip() or lines[at - 1].lstrip().startswith(("#", ";"))):
+        at -= 1  # before the comments that introduce the next section
+    return "\n".join([*lines[:at], *block, *lines[at:]]) + "\n"
 
 
 def member_restore(t: Transport, before: Before) -> None:

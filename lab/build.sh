@@ -84,6 +84,17 @@ rm -f "$R/etc/zfs/zed.d/all-syslog.sh" "$R/etc/zfs/zed.d/history_event-zfs-list-
 step "services and tools: samba, nfs, fio, iperf3, …"
 in_root apt-get install -y -qq --no-install-recommends samba samba-vfs-modules smbclient cifs-utils nfs-kernel-server nfs-common \
   fio iperf3 ethtool bridge-utils jq sudo netbase kmod coreutils >/dev/null
+# Directory services: a member server's winbind and Kerberos tools, and what makes the second guest a Samba AD DC
+# (samba-ad-provision is only a Recommends of samba) or an OpenLDAP server (slapd, unconfigured until a test
+# provisions it). Nothing of it runs until a test asks: winbind and slapd are disabled below, samba-ad-dc starts only
+# where smb.conf says server role = dc.
+step "directory services: winbind, krb5, samba-ad-dc, slapd, sssd"
+in_root apt-get install -y -qq --no-install-recommends winbind libnss-winbind krb5-user samba-ad-dc samba-ad-provision \
+  ldb-tools slapd ldap-utils sssd-ldap libnss-sss sssd-tools bind9-host >/dev/null
+in_root systemctl disable --quiet winbind slapd sssd
+# Their packages put winbind and sss into nsswitch.conf; a NAS has neither until Tarn joins it to a directory (and
+# adds its own), so the lab starts as such a NAS does.
+sed -i -E '/^[a-z]+:/ s/ (winbind|sss)\b//g' "$R/etc/nsswitch.conf"
 # smartmontools 7.4 from backports (bookworm's 7.3 runs no NVMe self-tests). smartd stays off: Tarn reads and tests
 # the disks itself, and a daemon polling them too would skew what the lab counts.
 in_root apt-get install -y -qq --no-install-recommends -t bookworm-backports smartmontools >/dev/null
@@ -119,7 +130,8 @@ printf 'UseDNS no\n' >"$R/etc/ssh/sshd_config.d/lab.conf"
 
 {
   echo "kernel $KV"
-  in_root dpkg-query -W -f='${Package} ${Version}\n' zfsutils-linux zfs-dkms samba nfs-kernel-server fio iperf3 smartmontools
+  in_root dpkg-query -W -f='${Package} ${Version}\n' zfsutils-linux zfs-dkms samba nfs-kernel-server fio iperf3 smartmontools \
+    winbind slapd sssd-ldap
 } >"$work/versions.txt"
 
 step "initramfs"
