@@ -38,7 +38,7 @@ def test_a_member_joins_sees_the_domains_users_and_groups_maps_them_by_rid_and_l
     assert ADMIN_PASSWORD not in guest.sh("ps -eo args; cat /etc/samba/tarn/directory.conf /etc/krb5.conf")
     directory.winbind_on(t)
     assert directory.testjoin(t)[0]
-    guest.sh("for i in $(seq 60); do wbinfo -t >/dev/null 2>&1 && exit 0; sleep 1; done; exit 1", timeout=90)
+    guest.sh("for i in $(seq 180); do wbinfo -t >/dev/null 2>&1 && exit 0; sleep 1; done; exit 1", timeout=200)
     assert directory.trust_ok(t)[0]
     users, _ = directory.domain_names(t, WORKGROUP)
     groups, _ = directory.domain_names(t, WORKGROUP, groups=True)
