@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from hostlib import samba
-from hostlib.configfiles import HEADER, ConfigRejected, InvalidShare, current
+from hostlib.configfiles import HEADER, InvalidShare, current
 from hostlib.errors import HostError
 from hostlib.runner import Transport
 
@@ -388,10 +388,7 @@ def member_prepare(t: Transport, spec: JoinSpec, netbios_name: str) -> Before:
     """What a join needs before `net ads join`: the member file (checked by testparm first), the include line in
     smb.conf, krb5.conf. Returns what was there, for member_restore."""
     text, krb5 = render_member(spec, netbios_name), render_krb5(spec)
-    result = t.run(["testparm", "-s", "--suppress-prompt", "--", "/dev/stdin"], input=text, check=False, timeout=60)
-    problems = samba.testparm_problems(result.stderr)
-    if result.returncode != 0 or problems:
-        raise ConfigRejected("testparm", problems or [result.stderr.strip()[-300:]])
+    samba.testparm_check(t, text)
     before = Before(
         directory_conf=current(t, DIRECTORY_CONF), smb_conf=t.read_file(samba.SMB_CONF), krb5_conf=current(t, KRB5_CONF)
     )

@@ -216,6 +216,14 @@ def testparm_problems(output: str) -> list[str]:
     return [line.strip() for line in output.splitlines() if any(b in line.lower() for b in bad)]
 
 
+def testparm_check(t: Transport, text: str) -> None:
+    """testparm on a candidate file (on stdin, no file written): ConfigRejected with its problems if it finds any."""
+    result = t.run(["testparm", "-s", "--suppress-prompt", "--", "/dev/stdin"], input=text, check=False, timeout=60)
+    problems = testparm_problems(result.stderr)
+    if result.returncode != 0 or problems:
+        raise ConfigRejected("testparm", problems or [result.stderr.strip()[-300:]])
+
+
 def vfs_modules(text: str) -> set[str]:
     return {
         m for line in text.splitlines() if line.strip().startswith("vfs objects") for m in line.split("=")[1].split()
@@ -244,10 +252,7 @@ def apply_smb(t: Transport, text: str) -> bool:
     old, smb_conf = current(t, SMB_INCLUDE), t.read_file(SMB_CONF)
     if old == text and _has_include(smb_conf):
         return False
-    result = t.run(["testparm", "-s", "--suppress-prompt", "--", "/dev/stdin"], input=text, check=False, timeout=60)
-    problems = testparm_problems(result.stderr)
-    if result.returncode != 0 or problems:
-        raise ConfigRejected("testparm", problems or [result.stderr.strip()[-300:]])
+    testparm_check(t, text)
     missing = missing_vfs_modules(t, vfs_modules(text) - vfs_modules(old))
     if missing:
         raise ConfigRejected(
