@@ -21,7 +21,7 @@ NAV = [
             ("Snapshot schedules", "snapshot-task-list"),
         ],
     ),
-    ("Sharing", [("Shares", "share-list")]),
+    ("Sharing", [("Shares", "share-list"), ("Directory", "directory-page")]),  # the domain's users, for the shares
     ("Network", [("Network & tuning", "tuning-overview")]),  # links, MTU and bridges live there too
     (
         "Protection",

@@ -1,5 +1,6 @@
 """The dashboard's panels: later apps register what they add to the home page, so the core never imports them."""
 
+import hashlib
 from collections.abc import Callable
 
 from django.conf import settings
@@ -22,9 +23,10 @@ def dashboard_context(*, hosts, user) -> dict:
     page the panels were 4/5 of its cost, so they are kept for TARN_DASHBOARD_SECONDS (2) per set of panels and hosts:
     what two users with the same panels see is the same, and a user never gets a panel their role would not show."""
     visible = [(panel, role) for panel, role in PANELS if not role or user.has_role(role)]
-    key = "tarn:dashboard:{}:{}".format(
+    which = "{}:{}".format(
         ",".join(f"{p.__module__}.{p.__qualname__}" for p, _ in visible), ",".join(str(h.pk) for h in hosts)
     )
+    key = "tarn:dashboard:" + hashlib.sha256(which.encode()).hexdigest()  # short whatever the panels and hosts
     seconds = settings.TARN_DASHBOARD_SECONDS
     if seconds and (kept := cache.get(key)) is not None:
         return kept

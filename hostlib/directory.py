@@ -342,6 +342,20 @@ def trust_ok(t: Transport) -> tuple[bool, str]:
     return result.returncode == 0 and "succeeded" in result.stdout, said
 
 
+def winbind_answers(t: Transport) -> tuple[bool, str]:
+    """wbinfo -p: winbindd is running and answers (before any question about the domain)."""
+    result = t.run(["wbinfo", "-p"], check=False, timeout=30)
+    return result.returncode == 0 and "succeeded" in result.stdout, _said(result, answers=("Ping",))
+
+
+def netbios_name(t: Transport) -> str:
+    """This host's name as the domain will know it (NAME$): /etc/hostname's first label, upper case, cut to 15."""
+    name = current(t, "/etc/hostname").strip().split(".")[0][:15].upper()
+    if not NETBIOS.fullmatch(name):
+        raise InvalidShare({"netbios_name": f"This host's name ({name[:20]!r}) cannot be a NetBIOS name: rename it"})
+    return name
+
+
 # A name Tarn takes from the domain into its own rows and, later, into smb.conf: printable, no separators or
 # quotes that would change how a list or a line reads.
 ACCOUNT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ._$-]{0,63}")

@@ -25,6 +25,12 @@ SMB_INCLUDE = "/etc/samba/tarn/shares.conf"
 SHARE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,79}$")  # no spaces, brackets, %, $ or separators
 RESERVED_SHARES = {"global", "homes", "printers", "print$", "ipc$"}
 USER = re.compile(r"^@?[a-z_][a-z0-9_.-]{0,31}$")
+# A domain's account in a list (valid users): WORKGROUP\name, @WORKGROUP\group; the name as winbind gives it, spaces
+# inside ("Domain Users") but none at either end, and no quote, @, backslash or separator of Samba's lists.
+DOMAIN_ACCOUNT = re.compile(
+    r"^@?[A-Za-z0-9][A-Za-z0-9_-]{0,14}\\[A-Za-z0-9](?:[A-Za-z0-9 ._$-]{0,62}[A-Za-z0-9._$-])?$"
+)
+ACCOUNT = re.compile(f"{USER.pattern}|{DOMAIN_ACCOUNT.pattern}")
 HOST_PATTERN = re.compile(
     r"^(?:[0-9]{1,3}(?:\.[0-9]{1,3}){0,3}\.?(?:/[0-9]{1,2})?|[0-9a-fA-F:]+(?:/[0-9]{1,3})?|"
     r"[A-Za-z0-9][A-Za-z0-9.-]{0,252}|ALL|EXCEPT)$"
@@ -84,7 +90,9 @@ def check_smb_share(share: SmbShareSpec) -> None:
     check_text(share.comment, "comment", problems)
     if share.preset not in PRESETS:
         problems["preset"] = f"One of {', '.join(PRESETS)}"
-    check_words(share.valid_users, USER, "valid_users", problems, "user or @group names")
+    check_words(
+        share.valid_users, ACCOUNT, "valid_users", problems, "user or @group names (DOMAIN\\name for a domain's)"
+    )
     if {"root", "@root"} & set(share.valid_users):
         problems["valid_users"] = "root may not be a share's user: root over SMB bypasses every permission"
     check_words(share.hosts_allow, HOST_PATTERN, "hosts_allow", problems, "addresses, networks or host names")
@@ -112,6 +120,17 @@ def check_smb_globals(g: SmbGlobals) -> None:
     check_text(g.server_string, "server_string", problems, 64)
     if problems:
         raise InvalidShare(problems)
+
+
+def domain_of(name: str) -> str:
+    """The workgroup a valid-users entry names (LAB in @LAB\\staff), upper case; "" for a local user or group."""
+    return name.lstrip("@").partition("\\")[0].upper() if "\\" in name else ""
+
+
+def _listed(name: str) -> str:
+    """One entry of a Samba list: a domain name with a space in it ("@LAB\\Domain Users") goes in double quotes,
+    which Samba's list parser keeps as one entry; the patterns above allow no quote inside."""
+    return f'"{name}"' if " " in name else name
 
 
 def _yes(value: bool) -> str:
@@ -182,7 +201,7 @@ def render_smb(globals_: SmbGlobals, shares: list[SmbShareSpec]) -> str:
         if vfs:
             params["vfs objects"] = " ".join(vfs)
         if share.valid_users:
-            params["valid users"] = " ".join(share.valid_users)
+            params["valid users"] = " ".join(_listed(name) for name in share.valid_users)
         if share.hosts_allow:
             params["hosts allow"] = " ".join(share.hosts_allow)
         if share.hosts_deny:

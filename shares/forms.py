@@ -117,6 +117,14 @@ class ShareSettingsForm(forms.ModelForm):
             "nfs_threads",
         ]
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if self.instance.domain_workgroup:  # joined: the domain's, until Tarn leaves it (Directory)
+            self.fields["workgroup"].disabled = True
+            self.fields[
+                "workgroup"
+            ].help_text = f"Served as {self.instance.domain_workgroup}, the joined domain's, until this host leaves it."
+
 
 class SambaUserForm(forms.Form):
     username = forms.CharField(max_length=32, help_text="Lower-case; a local account without a shell is made for it.")

@@ -19,7 +19,12 @@ class SmbShare(models.Model):
     read_only = models.BooleanField(default=False)
     browseable = models.BooleanField(default=True, help_text="Listed when clients browse the server.")
     guest_ok = models.BooleanField(default=False, help_text="Anyone on the network may connect without a password.")
-    valid_users = models.CharField(max_length=1000, blank=True, help_text="Users and @groups allowed; empty: all.")
+    valid_users = models.CharField(
+        max_length=1000,
+        blank=True,
+        help_text="Users and @groups allowed; empty: all. A joined domain's as LAB\\alice, @LAB\\staff; a name "
+        'with a space in double quotes: "@LAB\\Domain Users".',
+    )
     hosts_allow = models.CharField(max_length=1000, blank=True, help_text="Addresses or networks; empty: all.")
     hosts_deny = models.CharField(max_length=1000, blank=True)
     previous_versions = models.BooleanField(
@@ -98,6 +103,12 @@ class ShareSettings(models.Model):
         "SMB signing", max_length=12, default="default", choices=[(v, v) for v in ("default", "auto", "mandatory")]
     )
     workgroup = models.CharField(max_length=15, default="WORKGROUP")
+    domain_workgroup = models.CharField(
+        max_length=15,
+        blank=True,
+        editable=False,
+        help_text="The joined domain's workgroup (set by Directory), served in place of workgroup while joined.",
+    )
     server_string = models.CharField(max_length=64, default="Tarn NAS")
     nfs_v3 = models.BooleanField("NFSv3", default=True)
     nfs_v4 = models.BooleanField("NFSv4.1/4.2", default=True)

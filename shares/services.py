@@ -24,7 +24,8 @@ from shares.selectors import share_folder_accounts, share_settings
 
 
 def _words(text: str) -> list[str]:
-    return [w for w in re.split(r"[\s,]+", text or "") if w]
+    """A list as typed: words apart by spaces or commas; one in double quotes may hold spaces ("@LAB\\Domain Users")."""
+    return [quoted or word for quoted, word in re.findall(r'"([^"]*)"|([^\s,"]+)', text or "") if quoted or word]
 
 
 def _smb_spec(row) -> samba.SmbShareSpec:
@@ -65,7 +66,7 @@ def _globals(settings) -> tuple[samba.SmbGlobals, nfs.NfsGlobals]:
             multichannel=settings.smb_multichannel,
             encryption=settings.smb_encryption,
             signing=settings.smb_signing,
-            workgroup=settings.workgroup,
+            workgroup=settings.domain_workgroup or settings.workgroup,
             server_string=settings.server_string,
         ),
         nfs.NfsGlobals(v3=settings.nfs_v3, v4=settings.nfs_v4, threads=settings.nfs_threads),
@@ -156,6 +157,7 @@ def smb_share_save_start(*, host, user, data: dict, pk: int | None = None, new_d
         create, path, folder = _new_share_dataset(host, new_dataset, data.get("preset", "general"))
         data = {**data, "dataset": new_dataset}
     row, others = _share_row(SmbShare, host, data, pk, path)
+    _domain_names_joined(host, _words(row.valid_users))
     if others.filter(name__iexact=row.name).exists():
         raise ValidationError({"name": f"{host.name} already has a share named {row.name} (names ignore case)."})
     shares_render(host, smb_rows=[*others, row])  # every value checked, the whole file renders
@@ -163,6 +165,15 @@ def smb_share_save_start(*, host, user, data: dict, pk: int | None = None, new_d
     with transaction.atomic():
         _save(row, "name", f"{host.name} already has a share named {row.name} (names ignore case).")
         return _shares_apply_start(host, user, what, ["smb"], create=create, dataset=new_dataset, folder=folder)
+
+
+def _domain_names_joined(host, names: list[str]) -> None:
+    """A domain's user or group in valid users needs this host joined to that domain (Directory)."""
+    joined = share_settings(host=host).domain_workgroup.upper()
+    strangers = [n for n in names if samba.domain_of(n) and samba.domain_of(n) != joined]
+    if strangers:
+        where = f"joined to {joined}" if joined else "not joined to a domain"
+        raise ValidationError({"valid_users": f"{host.name} is {where}: {', '.join(strangers[:3])} cannot sign in."})
 
 
 def smb_share_delete_start(*, host, user, pk: int, confirm: str) -> Operation:
@@ -274,6 +285,15 @@ def share_server_setting_apply(t, *, host, key: str, value: str) -> None:
     else:
         nfs.apply_nfs_conf(t, files["nfs_conf"])
     row.save()
+
+
+def share_domain_apply(t, *, host, workgroup: str) -> None:
+    """A domain joined (its workgroup) or left (""), inside Directory's operation: smbd must serve the domain's
+    workgroup, which Tarn's shares file, read after the member settings, would otherwise set back to its own."""
+    row = share_settings(host=host)
+    row.domain_workgroup = workgroup
+    samba.apply_smb(t, shares_render(host, settings=row)["smb"])
+    row.save(update_fields=["domain_workgroup"])
 
 
 @operation_runner("shares.apply", lock="shares")

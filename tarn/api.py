@@ -18,4 +18,5 @@ urlpatterns = [
     path("", include("backups.api.urls")),
     path("", include("certificates.api.urls")),
     path("", include("updates.api.urls")),
+    path("", include("directory.api.urls")),
 ]

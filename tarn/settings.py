@@ -51,6 +51,7 @@ INSTALLED_APPS = [
     "backups.apps.BackupsConfig",
     "certificates.apps.CertificatesConfig",
     "updates.apps.UpdatesConfig",
+    "directory.apps.DirectoryConfig",
 ]
 
 MIDDLEWARE = [
@@ -258,6 +259,7 @@ CELERY_BEAT_SCHEDULE = {
     "key-exports-expiry": {"task": "encryption.tasks.key_exports_prune", "schedule": 3600.0},
     "series-rollups": {"task": "analytics.tasks.series_maintain", "schedule": 300.0},
     "certificate-renewal": {"task": "certificates.tasks.acme_renew_due", "schedule": 3600.0},
+    "directory-checks": {"task": "directory.tasks.members_check_due", "schedule": 60.0},
 }
 
 LOGGING = {

@@ -17,6 +17,7 @@ urlpatterns = [
     path("backups/", include("backups.urls")),
     path("certificates/", include("certificates.urls")),
     path("updates/", include("updates.urls")),
+    path("directory/", include("directory.urls")),
     path("", include("analytics.urls")),
     path("", include("analytics.metrics_urls")),
     path("api/v1/", include(("tarn.api", "api"))),

@@ -107,11 +107,13 @@ class ShareSettingsSerializer(ModelSerializer):
             "smb_encryption",
             "smb_signing",
             "workgroup",
+            "domain_workgroup",
             "server_string",
             "nfs_v3",
             "nfs_v4",
             "nfs_threads",
         ]
+        read_only_fields = ["domain_workgroup"]
 
 
 class SambaUserSerializer(ModelSerializer):

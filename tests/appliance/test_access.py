@@ -18,6 +18,7 @@ from appliance.choices import Role
 from appliance.models import ApiToken, AuditEntry, Operation, Passkey
 from backups.models import Backup
 from benchmarks.models import CustomProfile, Run, Schedule, Suite
+from directory.models import DirectoryName, DomainMember
 from encryption.models import KeyExport, RetiredKey
 from health.models import DiskHealth, SelfTestRun, SelfTestSchedule
 from pools.models import Dataset, Disk, Pool, Snapshot, SnapshotTask
@@ -363,6 +364,21 @@ ROLES: dict[str, tuple[str, str] | None] = {
     "/certificates/acme/stop/": (ADMIN, ADMIN),
     "/api/v1/certificate/acme/": (ADMIN, ADMIN),
     "/api/v1/certificate/acme/stop/": (ADMIN, ADMIN),
+    # Directory: joining and leaving a domain is an admin's (a domain account's password; how every user signs in);
+    # listing its names again and checking the join, an operator's.
+    "/directory/": (VIEWER, OPERATOR),
+    "/directory/join/": (VIEWER, ADMIN),
+    "/directory/leave/": (VIEWER, ADMIN),
+    "/directory/refresh/": (VIEWER, OPERATOR),
+    "/directory/check/": (VIEWER, OPERATOR),
+    "/api/v1/directory-members/": (VIEWER, OPERATOR),
+    "/api/v1/directory-members/<pk>/": (VIEWER, OPERATOR),
+    "/api/v1/directory-members/join/": (VIEWER, ADMIN),
+    "/api/v1/directory-members/<pk>/leave/": (VIEWER, ADMIN),
+    "/api/v1/directory-members/<pk>/refresh/": (VIEWER, OPERATOR),
+    "/api/v1/directory-members/<pk>/check/": (VIEWER, OPERATOR),
+    "/api/v1/directory-names/": (VIEWER, OPERATOR),
+    "/api/v1/directory-names/<pk>/": (VIEWER, OPERATOR),
 }
 
 
@@ -429,7 +445,13 @@ def objects(local_host, admin_user):
     retired = RetiredKey.objects.create(host=local_host, dataset="tank/a", keyformat="hex", sealed="x")
     backup = Backup.objects.create(name="tarn-20261128-010000-abcdef.tarnbackup", origin="manual")
     passkey = Passkey.objects.create(user=admin_user, name="k", credential_id="AAAA", public_key=b"x")
+    member = DomainMember.objects.create(
+        host=local_host, realm="LAB.TEST", workgroup="LAB", netbios_name="NAS", backend="rid", joined_at=timezone.now()
+    )
+    name = DirectoryName.objects.create(host=local_host, kind="user", name="alice")
     return {
+        "directory-member": member.pk,
+        "directory-name": name.pk,
         "two-factor-passkey": passkey.pk,
         "two-factor-reset": admin_user.pk,
         "backup": backup.pk,

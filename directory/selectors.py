@@ -1,0 +1,48 @@
+"""Reads of the directory: a host's membership, the domain's users and groups from the cache (paged, searched),
+the names as shares write them (LAB\\alice, @LAB\\staff), and the dashboard's panel."""
+
+from django.core.paginator import Paginator
+from django.db.models import Q
+
+from appliance.models import Operation
+from directory.choices import NameKind
+from directory.models import DirectoryName, DomainMember
+
+PAGE = 50
+
+
+def member_of(*, host) -> DomainMember | None:
+    return DomainMember.objects.filter(host=host).first() if host else None
+
+
+def names_page(*, host, kind: str = NameKind.USER, query: str = "", page: int | str = 1, per_page: int = PAGE):
+    """One page of the cached users (or groups), optionally those whose name contains query (case-insensitive)."""
+    rows = DirectoryName.objects.filter(host=host, kind=kind).only("name")
+    query = query.strip()
+    if query:
+        rows = rows.filter(name__icontains=query.partition("\\")[2] if "\\" in query else query)
+    return Paginator(rows.order_by("name"), per_page).get_page(page)
+
+
+def written(member: DomainMember, name: str, kind: str = NameKind.USER) -> str:
+    """A domain name as smb.conf and Tarn's forms write it: LAB\\alice, @LAB\\staff."""
+    return ("@" if kind == NameKind.GROUP else "") + f"{member.workgroup}\\{name}"
+
+
+def names_counts(*, host) -> dict[str, int]:
+    rows = DirectoryName.objects.filter(host=host)
+    return {"users": rows.filter(kind=NameKind.USER).count(), "groups": rows.filter(kind=NameKind.GROUP).count()}
+
+
+def recent_operations(*, host, limit: int = 5):
+    return Operation.objects.filter(host=host, kind__startswith="directory.").order_by("-created_at")[:limit]
+
+
+def dashboard_directory(*, hosts) -> dict:
+    """The dashboard's panel: each joined host's domain and whether its join is healthy (one query)."""
+    rows = list(DomainMember.objects.filter(host__in=hosts).select_related("host").order_by("host__name"))
+    return {"extra_panels": [("directory/_dashboard.html", {"members": rows})]} if rows else {}
+
+
+def unhealthy(*, host) -> Q:
+    return Q(host=host) & (Q(reachable=False) | Q(testjoin_ok=False) | Q(trust_ok=False) | Q(winbind_ok=False))

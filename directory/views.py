@@ -1,0 +1,79 @@
+"""The directory page: the current host's domain (join, its health, leave) and the domain's users and groups, paged
+and searched from Tarn's copy. Joining and leaving are an admin's; refreshing the copy and checking, an operator's."""
+
+from django.shortcuts import render
+from django.views.decorators.http import require_GET, require_POST
+
+from appliance.auth import requires
+from appliance.choices import Role
+from appliance.selectors import host_current
+from appliance.web import start_on_form, start_or_back
+from directory import selectors, services
+from directory.choices import NameKind
+from directory.forms import JoinForm, LeaveForm, NamesForm
+
+
+def _page(request, status=200, join_form=None, leave_form=None):
+    host = host_current(request)
+    member = selectors.member_of(host=host)
+    search = NamesForm(request.GET)
+    search.is_valid()
+    kind = search.cleaned_data.get("kind") or NameKind.USER
+    query = search.cleaned_data.get("q") or ""
+    context = {
+        "host": host,
+        "member": member,
+        "join_form": join_form or JoinForm(),
+        "leave_form": leave_form or LeaveForm(),
+        "search": search,
+        "kind": kind,
+        "query": query,
+        "names": selectors.names_page(host=host, kind=kind, query=query, page=request.GET.get("page", 1))
+        if member
+        else None,
+        "counts": selectors.names_counts(host=host) if member else {},
+        "can_admin": request.user.has_role(Role.ADMIN),
+        "can_run": request.user.has_role(Role.OPERATOR),
+        "operations": selectors.recent_operations(host=host) if host else [],
+    }
+    template = (
+        "directory/_names.html" if request.htmx and request.htmx.target == "names" else "directory/directory_page.html"
+    )
+    return render(request, template, context, status=status)
+
+
+@require_GET
+def directory_page(request):
+    return _page(request)
+
+
+def _started(request, form, start, bound: str):
+    """A posted form into a service starting an operation on the current host: the operation's page, or this page
+    again with the form open and each error under its field (400)."""
+    if form.is_valid():
+        started = start_on_form(form, start, host=host_current(request), user=request.user, **form.cleaned_data)
+        if started:
+            return started
+    return _page(request, status=400, **{bound: form})
+
+
+@requires(write=Role.ADMIN)
+@require_POST
+def directory_join(request):
+    return _started(request, JoinForm(request.POST), services.member_join_start, "join_form")
+
+
+@requires(write=Role.ADMIN)
+@require_POST
+def directory_leave(request):
+    return _started(request, LeaveForm(request.POST), services.member_leave_start, "leave_form")
+
+
+@require_POST
+def directory_refresh(request):
+    return start_or_back(request, services.names_refresh_start, "directory-page", host=host_current(request))
+
+
+@require_POST
+def directory_check(request):
+    return start_or_back(request, services.member_check_start, "directory-page", host=host_current(request))
