@@ -50,7 +50,10 @@ class JoinForm(forms.Form):
         help_text="A domain account allowed to add computers.",
     )
     password = forms.CharField(
-        widget=forms.PasswordInput, max_length=127, help_text="Used once for this join; Tarn keeps it nowhere."
+        widget=forms.PasswordInput,
+        max_length=127,
+        strip=False,
+        help_text="Used once for this join; Tarn keeps it nowhere.",
     )
     sessions_ok = forms.BooleanField(
         label="Join while users are connected",
@@ -80,7 +83,7 @@ class LeaveForm(forms.Form):
         required=False,
         help_text="One allowed to delete this computer's account.",
     )
-    password = forms.CharField(widget=forms.PasswordInput, max_length=127, required=False)
+    password = forms.CharField(widget=forms.PasswordInput, max_length=127, required=False, strip=False)
     local_only = forms.BooleanField(
         label="Only on this host",
         required=False,

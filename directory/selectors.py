@@ -17,16 +17,22 @@ def member_of(*, host) -> DomainMember | None:
 
 def names_page(*, host, kind: str = NameKind.USER, query: str = "", page: int | str = 1, per_page: int = PAGE):
     """One page of the cached users (or groups), optionally those whose name contains query (case-insensitive)."""
-    rows = DirectoryName.objects.filter(host=host, kind=kind).only("name")
+    rows = DirectoryName.objects.filter(host=host, kind=kind).only("name", "kind")
     query = query.strip()
     if query:
         rows = rows.filter(name__icontains=query.partition("\\")[2] if "\\" in query else query)
-    return Paginator(rows.order_by("name"), per_page).get_page(page)
+    page = Paginator(rows.order_by("name"), per_page).get_page(page)
+    member = member_of(host=host)
+    for row in page:
+        row.written = written(member, row.name, row.kind) if member else row.name
+    return page
 
 
 def written(member: DomainMember, name: str, kind: str = NameKind.USER) -> str:
-    """A domain name as smb.conf and Tarn's forms write it: LAB\\alice, @LAB\\staff."""
-    return ("@" if kind == NameKind.GROUP else "") + f"{member.workgroup}\\{name}"
+    """A domain name as a share's valid users takes it: LAB\\alice, @LAB\\staff, "@LAB\\domain users" (quoted:
+    it holds a space)."""
+    text = ("@" if kind == NameKind.GROUP else "") + f"{member.workgroup}\\{name}"
+    return f'"{text}"' if " " in text else text
 
 
 def names_counts(*, host) -> dict[str, int]:

@@ -225,8 +225,8 @@ def check_join_account(user: str, password: str) -> None:
     problems = {}
     if not JOIN_USER.fullmatch(user):
         problems["username"] = "An account name of the domain: 1-20 letters, digits, . _ or - (such as Administrator)"
-    if not 1 <= len(password) <= 127 or any(c in password for c in "\n\r\x00"):
-        problems["password"] = "1 to 127 characters, on one line"
+    if not 1 <= len(password.encode()) <= 127 or any(c in password for c in "\n\r\x00"):
+        problems["password"] = "1 to 127 bytes (UTF-8), on one line"
     if problems:
         raise InvalidShare(problems)
 
@@ -304,7 +304,18 @@ def ads_info(t: Transport, spec: JoinSpec) -> AdsInfo:
     result = t.run(["net", "ads", "info", "--json", *_options(spec)], check=False, timeout=60)
     if result.returncode != 0:
         raise DirectoryError(f"No domain controller of {spec.realm} answered: {_said(result)}")
-    return parse_ads_info(result.stdout)
+    info = parse_ads_info(result.stdout)
+    now = host_clock(t)
+    if now and info.server_time:  # net's own offset stays 0 on a member whose clock moved (seen in the lab)
+        info.offset = info.server_time - now
+    return info
+
+
+def host_clock(t: Transport) -> int | None:
+    """The host's clock, seconds since the epoch (None when it does not say)."""
+    result = t.run(["date", "+%s"], check=False, timeout=30)
+    text = result.stdout.strip()
+    return int(text) if result.returncode == 0 and text.isascii() and text.isdigit() else None
 
 
 def join(t: Transport, spec: JoinSpec, user: str, password: str) -> str:
@@ -406,9 +417,13 @@ def member_prepare(t: Transport, spec: JoinSpec, netbios_name: str) -> Before:
     before = Before(
         directory_conf=current(t, DIRECTORY_CONF), smb_conf=t.read_file(samba.SMB_CONF), krb5_conf=current(t, KRB5_CONF)
     )
-    t.write_file(DIRECTORY_CONF, text)
-    t.write_file(samba.SMB_CONF, with_include(before.smb_conf))
-    t.write_file(KRB5_CONF, krb5)
+    try:
+        t.write_file(DIRECTORY_CONF, text)
+        t.write_file(samba.SMB_CONF, with_include(before.smb_conf))
+        t.write_file(KRB5_CONF, krb5)
+    except HostError:
+        member_restore(t, before)  # a write refused half-way leaves none of them
+        raise
     return before
 
 
@@ -446,6 +461,18 @@ def member_restore(t: Transport, before: Before) -> None:
     t.write_file(samba.SMB_CONF, before.smb_conf)
     if before.krb5_conf:
         t.write_file(KRB5_CONF, before.krb5_conf)
+    else:
+        t.remove_file(KRB5_CONF)
+    t.run(samba.SMB_RELOAD, mutating=True, check=False, timeout=30)
+
+
+MEMBER_TOOLS = ("net", "wbinfo", "winbindd")
+
+
+def member_tools_missing(t: Transport) -> list[str]:
+    """The Samba member's programs this host lacks (Debian: samba, winbind, libnss-winbind, krb5-user)."""
+    found = t.run(["which", *MEMBER_TOOLS], check=False, timeout=30).stdout.split()
+    return [tool for tool in MEMBER_TOOLS if not any(path.endswith("/" + tool) for path in found)]
 
 
 def winbind_on(t: Transport) -> None:

@@ -43,6 +43,7 @@ ALLOWED_TOOLS = frozenset(
         "uname",
         "nproc",
         "cat",
+        "date",  # the host's clock (date +%s), against a DC's (hostlib.directory)
         "grep",
         "find",
         "which",

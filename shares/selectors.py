@@ -1,10 +1,18 @@
 """Reads for shares: from the rows and the last observed status, never from the host on a page load."""
 
+import re
+
 from django.db.models import Q
 
 from hostlib.posix import SHARED_GROUP
 from pools.selectors import datasets_named, is_mounted
 from shares.models import NfsExport, SambaUser, ShareSettings, ShareStatus, SmbShare
+
+
+def listed_words(text: str) -> list[str]:
+    """A list as typed (valid users, hosts): words apart by spaces or commas; one in double quotes may hold spaces
+    ("@LAB\\Domain Users"). An unbalanced quote is the service's to refuse (smb_share_save_start)."""
+    return [quoted or word for quoted, word in re.findall(r'"([^"]*)"|([^\s,"]+)', text or "") if quoted or word]
 
 
 def share_settings(*, host) -> ShareSettings:

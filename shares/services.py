@@ -1,7 +1,6 @@
 """Writes for shares: rows are the desired state; one operation renders, validates and applies the files of the
 protocol a change touches (SMB, NFS or both). Samba passwords travel only in the queued message."""
 
-import re
 from dataclasses import asdict
 
 from django.core.exceptions import ValidationError
@@ -20,12 +19,7 @@ from pools.selectors import filesystem, is_mounted
 from pools.services import Scope, inventory_refresh, new_dataset_name
 from shares.choices import NFS_CONFIRMATION_FIELDS
 from shares.models import NfsExport, SambaUser, ShareStatus, SmbShare
-from shares.selectors import share_folder_accounts, share_settings
-
-
-def _words(text: str) -> list[str]:
-    """A list as typed: words apart by spaces or commas; one in double quotes may hold spaces ("@LAB\\Domain Users")."""
-    return [quoted or word for quoted, word in re.findall(r'"([^"]*)"|([^\s,"]+)', text or "") if quoted or word]
+from shares.selectors import listed_words, share_folder_accounts, share_settings
 
 
 def _smb_spec(row) -> samba.SmbShareSpec:
@@ -37,9 +31,9 @@ def _smb_spec(row) -> samba.SmbShareSpec:
         read_only=row.read_only,
         browseable=row.browseable,
         guest_ok=row.guest_ok,
-        valid_users=_words(row.valid_users),
-        hosts_allow=_words(row.hosts_allow),
-        hosts_deny=_words(row.hosts_deny),
+        valid_users=listed_words(row.valid_users),
+        hosts_allow=listed_words(row.hosts_allow),
+        hosts_deny=listed_words(row.hosts_deny),
         previous_versions=row.previous_versions,
         snapshot_prefix=row.snapshot_prefix,
         time_machine_quota=row.time_machine_quota,
@@ -157,7 +151,9 @@ def smb_share_save_start(*, host, user, data: dict, pk: int | None = None, new_d
         create, path, folder = _new_share_dataset(host, new_dataset, data.get("preset", "general"))
         data = {**data, "dataset": new_dataset}
     row, others = _share_row(SmbShare, host, data, pk, path)
-    _domain_names_joined(host, _words(row.valid_users))
+    if row.valid_users.count('"') % 2:
+        raise ValidationError({"valid_users": 'An unbalanced double quote: quote a whole name ("@LAB\\Domain Users").'})
+    _domain_names_joined(host, listed_words(row.valid_users))
     if others.filter(name__iexact=row.name).exists():
         raise ValidationError({"name": f"{host.name} already has a share named {row.name} (names ignore case)."})
     shares_render(host, smb_rows=[*others, row])  # every value checked, the whole file renders

@@ -15,7 +15,7 @@ from benchmarks.models import Run
 from benchmarks.selectors import storage_profile
 from benchmarks.services.runs import check_jobs, queue_storage
 from benchmarks.services.targets import BENCH_USER
-from shares.selectors import nfs_export_at, smb_share_named
+from shares.selectors import listed_words, nfs_export_at, smb_share_named
 
 
 def benchmark_share_start(
@@ -57,7 +57,7 @@ def check_share(*, host: Host, protocol: str, share: str):
         row = smb_share_named(host=host, name=share)
         if row is None:
             raise ValidationError({"share": f"{host.name} has no SMB share {share}."})
-        users = row.valid_users.replace(",", " ").split()
+        users = listed_words(row.valid_users)
         if users and BENCH_USER not in users:
             raise ValidationError(
                 {

@@ -4,9 +4,10 @@ a leave, and the domain's names as shares write them."""
 from rest_framework import serializers
 
 from appliance.api.serializers import ConfirmField, HostField
-from directory.choices import Backend, NameKind
+from directory.choices import Backend
 from directory.forms import RANGE
 from directory.models import DirectoryName, DomainMember
+from directory.selectors import written
 from hostlib.directory import IdRange
 
 
@@ -59,8 +60,8 @@ class JoinRequest(serializers.Serializer):
     workgroup = serializers.CharField(max_length=15)
     dc = serializers.CharField(max_length=253, required=False, allow_blank=True, default="")
     backend = serializers.ChoiceField(choices=Backend.choices, default=Backend.RID)
-    default_range = RangeField(default="100000-199999")
-    domain_range = RangeField(default="200000-2199999")
+    default_range = RangeField(default=IdRange(100000, 199999), help_text="low-high; default 100000-199999")
+    domain_range = RangeField(default=IdRange(200000, 2199999), help_text="low-high; default 200000-2199999")
     username = serializers.CharField(max_length=20)
     password = serializers.CharField(max_length=127, write_only=True, trim_whitespace=False)
     sessions_ok = serializers.BooleanField(default=False)
@@ -85,4 +86,4 @@ class DirectoryNameSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
     def get_written(self, row) -> str:
-        return ("@" if row.kind == NameKind.GROUP else "") + f"{row.host.domain_member.workgroup}\\{row.name}"
+        return written(row.host.domain_member, row.name, row.kind)

@@ -18,6 +18,7 @@ from directory.services.names import names_refresh
 from hostlib import directory, samba
 from hostlib.configfiles import InvalidShare
 from hostlib.directory import IdRange, JoinSpec
+from hostlib.errors import HostError
 from shares.services import share_domain_apply
 
 
@@ -122,10 +123,38 @@ def _wait_trust(t, tracker: Tracker, seconds: int) -> tuple[bool, str]:
         time.sleep(3)
 
 
+def _secret(tracker: Tracker) -> str:
+    if not tracker.secret:
+        raise ValidationError({"password": "The password did not reach the worker: start again."})
+    return tracker.secret
+
+
+def _undo(t, tracker: Tracker, host, before, joined: bool) -> None:
+    """A join that failed after net joined: leave again (the account deleted on the DC), SMB back to its own
+    workgroup, winbind off, every file as it was. Each step goes on past the one before it failing."""
+    steps = []
+    if joined:
+        steps.append(
+            ("leave the domain again", lambda: directory.leave(t, tracker.op.params["username"], _secret(tracker)))
+        )
+        steps.append(("stop winbind", lambda: directory.winbind_off(t)))
+    steps.append(("give SMB its own workgroup back", lambda: share_domain_apply(t, host=host, workgroup="")))
+    steps.append(("put the files back", lambda: directory.member_restore(t, before)))
+    for what, step in steps:
+        try:
+            step()
+        except (HostError, ValidationError) as exc:
+            tracker.log(f"could not {what}: {exc}")
+
+
 @operation_runner("directory.join", lock="directory", queue="host")
 def member_join_run(tracker: Tracker) -> None:
     op, params = tracker.op, tracker.op.params
     t = tracker.transport()
+    password = _secret(tracker)
+    missing = directory.member_tools_missing(t)
+    if missing:
+        raise ValidationError(f"{op.host.name} lacks {', '.join(missing)}: install samba, winbind, libnss-winbind.")
     tracker.progress(5, "Checking the id ranges against this host's accounts")
     ids, highest = directory.host_ids(t)
     try:
@@ -141,16 +170,18 @@ def member_join_run(tracker: Tracker) -> None:
     tracker.log(f"DC {info.ldap_server_name or info.ldap_server} answered; clock offset {info.offset} s")
     tracker.progress(20, "Writing the member settings (checked by testparm)")
     before = directory.member_prepare(t, spec, netbios)
+    joined = False
     try:
         tracker.progress(30, f"Joining {spec.realm} as {netbios}$")
-        tracker.log(directory.join(t, spec, params["username"], tracker.secret or ""))
+        tracker.log(directory.join(t, spec, params["username"], password))
+        joined = True
         tracker.progress(50, "Serving the domain's workgroup to SMB clients")
         share_domain_apply(t, host=op.host, workgroup=spec.workgroup)
+        tracker.progress(60, "Starting winbind")
+        directory.winbind_on(t)
     except Exception:
-        directory.member_restore(t, before)
+        _undo(t, tracker, op.host, before, joined)
         raise
-    tracker.progress(60, "Starting winbind")
-    directory.winbind_on(t)
     member, _ = DomainMember.objects.update_or_create(
         host=op.host,
         defaults={
@@ -171,7 +202,6 @@ def member_join_run(tracker: Tracker) -> None:
     if ok:
         tracker.progress(85, "Listing the domain's users and groups")
         names_refresh(member=member, transport=t)
-    member.refresh_from_db()
     tracker.progress(
         100,
         f"Joined {spec.realm} as {netbios}$"
@@ -186,7 +216,9 @@ def member_leave_start(*, host, user, username: str = "", password: str = "", co
     if member is None:
         raise ValidationError({"confirm": f"{host.name} is not in a domain."})
     confirmed(confirm, member.realm, f"Type the domain's realm ({member.realm}) to leave it.")
-    if not local_only:
+    if local_only:
+        username = password = ""  # nothing is asked of the DC: neither is kept nor sent
+    else:
         try:
             directory.check_join_account(username, password)
         except InvalidShare as exc:
@@ -209,7 +241,7 @@ def member_leave_run(tracker: Tracker) -> None:
         tracker.log("Left on this host only: the machine account stays in the domain (delete it there).")
     else:
         tracker.progress(20, f"Leaving {params['realm']}")
-        tracker.log(directory.leave(t, params["username"], tracker.secret or ""))
+        tracker.log(directory.leave(t, params["username"], _secret(tracker)))
     tracker.progress(60, "Stopping winbind; SMB back to its own workgroup")
     directory.winbind_off(t)
     share_domain_apply(t, host=op.host, workgroup="")

@@ -62,6 +62,7 @@ def fake(monkeypatch):
             "/etc/hostname": "labnas\n",
         }
     )
+    fake.answer("which", "net", stdout="/usr/bin/net\n/usr/bin/wbinfo\n/usr/sbin/winbindd\n")
     fake.answer("getent", "-s", "files", "passwd", stdout=out("getent_passwd.txt"))
     fake.answer("net", "ads", "info", stdout=out("net_ads_info.json"))
     fake.answer("net", "ads", "join", stdout=said("net_ads_join.txt")[0], stderr=said("net_ads_join.txt")[1])
@@ -318,6 +319,8 @@ def test_the_api_joins_without_echoing_the_password_and_lists_names_as_shares_wr
     assert members[0]["realm"] == "LAB.TARN.TEST" and members[0]["healthy"] is True
     names = admin_client.get("/api/v1/directory-names/?host=nas1&kind=group&q=staff").json()["results"]
     assert [n["written"] for n in names] == ["@LAB\\staff"]
+    spaced = admin_client.get("/api/v1/directory-names/?host=nas1&kind=group&q=domain users").json()["results"]
+    assert '"@LAB\\domain users"' in [n["written"] for n in spaced]  # quoted: valid users takes it as one name
 
 
 def test_a_refused_join_on_the_page_keeps_the_form_open_with_the_error_under_its_field(host, fake, admin_client):
@@ -332,3 +335,75 @@ def test_a_refused_join_on_the_page_keeps_the_form_open_with_the_error_under_its
     page = admin_client.post("/directory/join/", form)
     assert page.status_code == 400 and "Starts above 60,000" in str(page.context["join_form"].errors["domain_range"])
     assert not Operation.objects.exists()
+
+
+def test_a_dc_that_does_not_answer_fails_the_join_before_any_file_is_written(host, fake, run_queued, admin_user):
+    stdout, stderr = said("net_ads_info_dc_down.json")
+    fake.answer("net", "ads", "info", stdout=stdout, stderr=stderr, returncode=255)
+    op = joined(host, run_queued, admin_user)
+    assert op.status == "failed" and "No domain controller of LAB.TARN.TEST answered" in op.message, op.message
+    assert "Didn't find the ldap server" in op.message
+    assert not fake.writes and not DomainMember.objects.exists()
+
+
+def test_a_dc_clock_six_minutes_off_is_refused_before_joining(host, fake, run_queued, admin_user):
+    info = json.loads(out("net_ads_info.json"))
+    info["Server time offset"] = -360
+    fake.answer("net", "ads", "info", stdout=json.dumps(info))
+    op = joined(host, run_queued, admin_user)
+    assert op.status == "failed" and "-360 s" in op.message and "NTP" in op.message
+    assert not fake.writes and not DomainMember.objects.exists()
+
+
+def test_the_clock_offset_is_the_dcs_time_against_the_hosts_own_clock(host, fake, run_queued, admin_user):
+    joined(host, run_queued, admin_user)
+    server_time = json.loads(out("net_ads_info.json"))["Server time"]
+    fake.answer("date", "+%s", stdout=f"{server_time + 360}\n")  # the host 6 minutes ahead; net itself says 0
+    member = services.member_check(member=DomainMember.objects.get(host=host), transport=fake.transport(read_only=True))
+    assert member.clock_offset == -360
+
+
+def test_a_failure_after_net_joined_leaves_the_domain_again_and_puts_everything_back(
+    host, fake, run_queued, admin_user
+):
+    smb_conf = fake.files["/etc/samba/smb.conf"]
+    nsswitch = fake.files["/etc/nsswitch.conf"]
+    fake.answer("systemctl", "enable", "--now", "winbind", returncode=1, stderr="Failed to enable unit: winbind\n")
+    op = joined(host, run_queued, admin_user)
+    assert op.status == "failed", op.message
+    calls = [c for c in fake.calls if c.argv[:3] in (["net", "ads", "join"], ["net", "ads", "leave"])]
+    assert [c.argv[2] for c in calls] == ["join", "leave"] and calls[1].text == PASSWORD + "\n"
+    assert fake.files["/etc/samba/smb.conf"] == smb_conf and fake.files["/etc/nsswitch.conf"] == nsswitch
+    assert "workgroup = WORKGROUP" in fake.files[samba.SMB_INCLUDE]
+    assert "/etc/krb5.conf" not in fake.files  # there was none before
+    assert not DomainMember.objects.exists() and ShareSettings.objects.get(host=host).domain_workgroup == ""
+
+
+def test_a_host_without_winbind_is_refused_before_anything_is_written(host, fake, run_queued, admin_user):
+    fake.answer("which", "net", stdout="/usr/bin/net\n", returncode=1)
+    op = joined(host, run_queued, admin_user)
+    assert op.status == "failed" and "lacks wbinfo, winbindd" in op.message, op.message
+    assert not fake.writes
+
+
+def test_the_api_takes_its_default_ranges_and_a_password_with_spaces_at_its_ends(host, fake, run_queued, admin_client):
+    body = {"host": "nas1", "realm": "lab.tarn.test", "workgroup": "LAB", "username": "Administrator"}
+    response = run_queued(
+        admin_client.post,
+        path="/api/v1/directory-members/join/",
+        data={**body, "password": " spaced pass "},
+        content_type="application/json",
+    )
+    assert response.status_code == 202, response.content
+    join = next(c for c in fake.calls if c.argv[:3] == ["net", "ads", "join"])
+    assert join.text == " spaced pass \n"
+    assert DomainMember.objects.get(host=host).domain_range == "200000-2199999"
+
+
+def test_an_unbalanced_quote_in_valid_users_is_refused(host, fake, run_queued, admin_user, monkeypatch):
+    monkeypatch.setattr(shares_services, "_share_path", lambda host, dataset: "/tank/docs")
+    joined(host, run_queued, admin_user)
+    data = {"name": "docs", "dataset": "tank/docs", "valid_users": '"@LAB\\Domain Users'}
+    with pytest.raises(ValidationError) as caught:
+        smb_share_save_start(host=host, user=admin_user, data=data)
+    assert "unbalanced double quote" in caught.value.message_dict["valid_users"][0]

@@ -1,14 +1,25 @@
 """Joining a real Active Directory: the second guest is a Samba AD DC (tests/support/domain.py), the first joins it
-through hostlib's verbs over Tarn's own SSH. What the domain says is read back with Samba's own tools."""
+through Tarn's own operations over its SSH. What the domain says is read back with Samba's own tools. One test, as
+each step needs the last (a join under TCG costs ~50 s)."""
+
+import subprocess
+import time
 
 import pytest
 
-from hostlib import directory
-from hostlib.directory import JoinSpec
+from analytics.services import alerts_evaluate
+from appliance.connect import transport_for
+from directory import services as directory_services
+from directory.models import DirectoryName, DomainMember
+from hostlib.directory import IdRange
+from pools.services import inventory_refresh
+from shares import services as share_services
+from tests.conftest import require_tool
+from tests.lab.conftest import smbclient
+from tests.lab.test_shares import SHARE
 from tests.support.domain import ADMIN_PASSWORD, DC_FQDN, GROUP, REALM, USERS, WORKGROUP, enter_domain
 
 pytestmark = pytest.mark.lab
-SPEC = JoinSpec(realm=REALM.lower(), workgroup=WORKGROUP, dc=DC_FQDN)
 
 
 @pytest.fixture
@@ -17,41 +28,107 @@ def domain(guest, guest2):
     return guest2
 
 
-def test_a_member_joins_sees_the_domains_users_and_groups_maps_them_by_rid_and_leaves(guest, domain):
-    t = guest.transport()
-    ids, highest = directory.host_ids(t)
-    spec = directory.check_join(SPEC, local_ids=ids, local_max=highest)
-    info = directory.ads_info(t, spec)
-    assert info.realm == REALM and DC_FQDN in info.ldap_server_name.lower() and abs(info.offset) < 60, info
+def test_tarn_joins_a_domain_group_decides_who_signs_in_kerberos_works_a_dead_dc_is_alerted_and_it_leaves(
+    guest, domain, lab_host, admin_user, run_queued
+):
+    """Through Tarn's own operations: a wrong password (refused, files put back), the join, a share for @LAB\\staff
+    (alice in, bob out, by password and by Kerberos), the DC stopped (open sessions go on, the check and its alert),
+    the clock 6 minutes off (its alert), then leave (the machine account gone on the DC)."""
 
-    # A wrong password: refused with the domain's words, and the files put back as they were.
-    before = directory.member_prepare(t, spec, "labnas")
-    with pytest.raises(directory.DirectoryError) as caught:
-        directory.join(t, spec, "Administrator", "not the password")
-    assert "refused the join" in str(caught.value)
-    directory.member_restore(t, before)
-    assert "include = /etc/samba/tarn/directory.conf" not in guest.sh("cat /etc/samba/smb.conf")
+    def do(start, **kwargs):
+        op = run_queued(start, host=lab_host, user=admin_user, **kwargs)
+        assert op.status == "succeeded", op.message
+        return op
 
-    directory.member_prepare(t, spec, "labnas")
-    said = directory.join(t, spec, "Administrator", ADMIN_PASSWORD)
-    assert "Joined" in said, said
+    join = {
+        "realm": REALM,
+        "workgroup": WORKGROUP,
+        "dc": DC_FQDN,
+        "default_range": IdRange(100000, 199999),
+        "domain_range": IdRange(200000, 2199999),
+        "username": "Administrator",
+    }
+    smb_conf = guest.sh("cat /etc/samba/smb.conf")
+    op = run_queued(directory_services.member_join_start, host=lab_host, user=admin_user, password="not it", **join)
+    assert op.status == "failed" and "The domain refused the join" in op.message, op.message
+    assert guest.sh("cat /etc/samba/smb.conf") == smb_conf  # every file put back, the old config live
+    assert not DomainMember.objects.filter(host=lab_host).exists()
+
+    started = time.monotonic()
+    do(directory_services.member_join_start, password=ADMIN_PASSWORD, **join)
+    print(f"join through Tarn, end to end: {time.monotonic() - started:.1f} s")
+    member = DomainMember.objects.get(host=lab_host)
+    assert member.healthy and abs(member.clock_offset) < 60, (member.said, member.clock_offset)
     assert ADMIN_PASSWORD not in guest.sh("ps -eo args; cat /etc/samba/tarn/directory.conf /etc/krb5.conf")
-    directory.winbind_on(t)
-    assert directory.testjoin(t)[0]
-    guest.sh("for i in $(seq 180); do wbinfo -t >/dev/null 2>&1 && exit 0; sleep 1; done; exit 1", timeout=200)
-    assert directory.trust_ok(t)[0]
-    users, _ = directory.domain_names(t, WORKGROUP)
-    groups, _ = directory.domain_names(t, WORKGROUP, groups=True)
-    assert {"administrator", *USERS} <= set(users) and {GROUP, "domain users"} <= set(groups)
     # The rid backend: a domain user's uid is the domain range's start plus its RID, the same on every member.
     sid = guest.sh(f"wbinfo -n '{WORKGROUP}\\alice'").split()[0]
-    alice = guest.sh(f"getent passwd '{WORKGROUP}\\alice'").split(":")
-    assert int(alice[2]) == spec.domain_range.low + int(sid.rsplit("-", 1)[1]), (sid, alice)
+    uid = int(guest.sh(f"getent passwd '{WORKGROUP}\\alice'").split(":")[2])
+    assert uid == 200000 + int(sid.rsplit("-", 1)[1]), (sid, uid)
+    assert {"alice", "bob"} <= set(
+        DirectoryName.objects.filter(host=lab_host, kind="user").values_list("name", flat=True)
+    )
 
-    # Leaving deletes the machine account on the DC.
-    assert "LABNAS$" in domain.sh("samba-tool computer list")
-    directory.leave(t, "Administrator", ADMIN_PASSWORD)
-    directory.winbind_off(t)
-    assert "LABNAS$" not in domain.sh("samba-tool computer list")
+    guest.sh("zpool create -f tank /dev/disk/by-id/virtio-zfsdisk1 && zfs create tank/docs && chmod 0777 /tank/docs")
+    inventory_refresh(host=lab_host)
+    share = {**SHARE, "name": "docs", "dataset": "tank/docs", "valid_users": f"@{WORKGROUP}\\{GROUP}"}
+    do(share_services.smb_share_save_start, data=share)
+    alice, bob = (f"{WORKGROUP}\\{u}%{USERS[u]}" for u in ("alice", "bob"))
+    ok = smbclient(guest, "docs", "-U", alice, command="put /etc/hostname from-alice.txt")
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    refused = smbclient(guest, "docs", "-U", bob)
+    assert refused.returncode != 0 and "NT_STATUS_ACCESS_DENIED" in refused.stdout + refused.stderr
+    owner = guest.sh("stat -c %U /tank/docs/from-alice.txt").strip()
+    assert owner == f"{WORKGROUP}\\alice", owner  # the file is the domain user's, by winbind's id
+    fqdn = f"{member.netbios_name}.{REALM}".lower()  # this host's name in the domain: its SPNs are for it
+    kerberos = guest.sh(
+        f"echo '{USERS['alice']}' | KRB5CCNAME=FILE:/tmp/alice.cc kinit alice@{REALM} >/dev/null && "
+        f"KRB5CCNAME=FILE:/tmp/alice.cc smbclient //{fqdn}/docs -I 127.0.0.1 "
+        "--use-kerberos=required -c ls; echo rc=$?; KRB5CCNAME=FILE:/tmp/alice.cc klist || true",
+    )
+    assert "from-alice.txt" in kerberos and "rc=0" in kerberos and f"cifs/{fqdn}" in kerberos.lower()
+
+    # A session open before the DC stops goes on after it; a new sign-in fails, the check says so and alerts.
+    session = subprocess.Popen(
+        [require_tool("smbclient"), "//127.0.0.1/docs", "-p", guest.env["LAB_SMB_PORT"], "-U", alice],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    session.stdin.write("ls\n")
+    session.stdin.flush()
+    time.sleep(5)
+    domain.sh("systemctl stop samba-ad-dc")
+    try:
+        member = directory_services.member_check(member=member, transport=transport_for(lab_host, read_only=True))
+        assert member.reachable is False and not member.healthy, member
+        alerts_evaluate(host=lab_host, deliver=lambda *a, **k: None)
+        assert lab_host.alerts.filter(rule="directory_unreachable", cleared_at=None).exists()
+        assert smbclient(guest, "docs", "-U", alice).returncode != 0  # no DC: a new sign-in fails
+        listed, _ = session.communicate("ls\nexit\n", timeout=60)
+        assert session.returncode == 0 and listed.count("from-alice.txt") == 2, listed
+    finally:
+        session.kill()
+        domain.sh("systemctl start samba-ad-dc")
+    guest.sh("for i in $(seq 120); do net ads info >/dev/null 2>&1 && exit 0; sleep 1; done; exit 1", timeout=150)
+
+    # The member's clock 6 minutes ahead: the check measures it and the clock alert is raised, then cleared.
+    guest.sh("date -s '+6 min' >/dev/null")
+    try:
+        member = directory_services.member_check(member=member, transport=transport_for(lab_host, read_only=True))
+        assert member.clock_offset is not None and member.clock_offset < -300, member.clock_offset
+        alerts_evaluate(host=lab_host, deliver=lambda *a, **k: None)
+        assert lab_host.alerts.filter(rule="directory_clock_skew", cleared_at=None).exists()
+    finally:
+        guest.sh("date -s '-6 min' >/dev/null")
+
+    do(
+        directory_services.member_leave_start,
+        username="Administrator",
+        password=ADMIN_PASSWORD,
+        confirm=REALM,
+    )
+    assert f"{member.netbios_name}$" not in domain.sh("samba-tool computer list")
+    assert not DomainMember.objects.filter(host=lab_host).exists()
+    assert "workgroup = WORKGROUP" in guest.sh("cat /etc/samba/tarn/shares.conf")
     assert "winbind" not in guest.sh("grep -E '^(passwd|group):' /etc/nsswitch.conf")
-    assert not directory.testjoin(t)[0]

@@ -7,6 +7,7 @@ from tests.perf import (
     audit,
     backups,
     benchmarks,
+    directory,
     encryption,
     foundation,
     health,
@@ -32,6 +33,7 @@ GROUPS = {
     "encryption": encryption.CHECKS,
     "backups": backups.CHECKS,
     "https": https.CHECKS,
+    "directory": directory.CHECKS,
 }
 # Checks run only when named (`encryption.check`: a tiny version of the group, to see that its path works).
 QUICK = {"encryption": encryption.QUICK}

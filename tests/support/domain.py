@@ -49,7 +49,13 @@ def provision(member: Lab, dc: Lab) -> None:
     )
     # The DC's own DNS names and service principals (ldap/, GC/, …), which samba registers by itself only some minutes
     # after it starts: without ldap/ a member's Kerberos bind to LDAP fails, and leaving only disables its account.
-    dc.sh("samba_dnsupdate >/dev/null 2>&1; samba_spnupdate >/dev/null", timeout=300)
+    # Asked again until ldap/ is there: once a member's join failed with "failed to connect to AD: Operations error"
+    # right after a provisioning (the bind that needs it).
+    dc.sh(
+        "for i in $(seq 30); do samba_dnsupdate >/dev/null 2>&1; samba_spnupdate >/dev/null 2>&1; "
+        f"samba-tool spn list '{DC_NAME.upper()}$' 2>/dev/null | grep -qi 'ldap/{DC_FQDN}' && exit 0; sleep 5; done; exit 1",
+        timeout=600,
+    )
     for name, password in USERS.items():
         dc.sh(f"samba-tool user add {name} '{password}'", timeout=120)
     dc.sh(f"samba-tool group add {GROUP} && samba-tool group addmembers {GROUP} alice", timeout=120)
