@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 
 from hostlib import samba
 from hostlib.configfiles import HEADER, InvalidShare, current
-from hostlib.errors import HostError
-from hostlib.runner import Transport
+from hostlib.errors import CommandTimeout, HostError
+from hostlib.runner import CommandResult, Transport
 
 # A DNS name of two or more labels (AD.EXAMPLE.COM): no spaces, no trailing dot, each label 1-63 characters.
 _LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
@@ -267,7 +267,7 @@ class AdsInfo:
     ldap_server_name: str
     realm: str
     server_time: int  # epoch seconds, the DC's clock
-    offset: int  # the DC's clock minus this host's, seconds
+    offset: int | None  # the DC's clock minus this host's, seconds (None: unknown)
     password_changed: int  # epoch seconds of the machine password's last change (0: never, not joined)
 
 
@@ -301,12 +301,16 @@ def parse_ads_info(text: str) -> AdsInfo:
 def ads_info(t: Transport, spec: JoinSpec) -> AdsInfo:
     """Ask the domain (anonymously: CLDAP and the DC's rootDSE) who answers and what time it is there."""
     spec = check_join(spec)
-    result = t.run(["net", "ads", "info", "--json", *_options(spec)], check=False, timeout=60)
+    result = _asked(t, ["net", "ads", "info", "--json", *_options(spec)], timeout=60)
     if result.returncode != 0:
         raise DirectoryError(f"No domain controller of {spec.realm} answered: {_said(result)}")
     info = parse_ads_info(result.stdout)
     now = host_clock(t)
-    if now and info.server_time:  # net's own offset stays 0 on a member whose clock moved (seen in the lab)
+    # The DC's time against this host's own clock: net's offset read 0 on a member whose clock had moved (seen once
+    # in the lab); without the DC's time the offset is unknown (None), never taken for 0.
+    if not info.server_time:
+        info.offset = None
+    elif now:
         info.offset = info.server_time - now
     return info
 
@@ -340,22 +344,34 @@ def leave(t: Transport, user: str, password: str) -> str:
     return _said(result, answers=("Deleted account", "Disabled account"))
 
 
+CHECK_SECONDS = 30
+
+
+def _asked(t: Transport, argv: list[str], timeout: int = CHECK_SECONDS) -> CommandResult:
+    """A question to the domain: a DC cut off (gone, not refusing) makes net and winbind wait on the network; past
+    timeout that is the answer ("no answer"), not an error."""
+    try:
+        return t.run(argv, check=False, timeout=timeout)
+    except CommandTimeout:
+        return CommandResult(argv, 124, "", f"no answer within {timeout} s\n", float(timeout))
+
+
 def testjoin(t: Transport) -> tuple[bool, str]:
     """net ads testjoin: whether the machine account still works (Join is OK), and the words either way."""
-    result = t.run(["net", "ads", "testjoin"], check=False, timeout=60)
+    result = _asked(t, ["net", "ads", "testjoin"])
     return result.returncode == 0 and "Join is OK" in result.stdout, _said(result, answers=("Join",))
 
 
 def trust_ok(t: Transport) -> tuple[bool, str]:
     """wbinfo -t: winbind's secure channel to a DC (the trust secret checked over RPC)."""
-    result = t.run(["wbinfo", "-t"], check=False, timeout=60)
+    result = _asked(t, ["wbinfo", "-t"])
     said = _said(result, answers=("wbcCheckTrustCredentials", "failed to call"))
     return result.returncode == 0 and "succeeded" in result.stdout, said
 
 
 def winbind_answers(t: Transport) -> tuple[bool, str]:
     """wbinfo -p: winbindd is running and answers (before any question about the domain)."""
-    result = t.run(["wbinfo", "-p"], check=False, timeout=30)
+    result = _asked(t, ["wbinfo", "-p"])
     return result.returncode == 0 and "succeeded" in result.stdout, _said(result, answers=("Ping",))
 
 

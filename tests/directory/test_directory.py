@@ -18,6 +18,7 @@ from directory import services
 from directory.models import DirectoryName, DomainMember
 from hostlib import samba
 from hostlib.directory import DIRECTORY_CONF, DIRECTORY_INCLUDE, IdRange
+from hostlib.errors import CommandTimeout
 from shares.models import ShareSettings, SmbShare
 from shares.services import shares_render, smb_share_save_start
 from tests.support.runners import FIXTURES, FakeHost
@@ -407,3 +408,16 @@ def test_an_unbalanced_quote_in_valid_users_is_refused(host, fake, run_queued, a
     with pytest.raises(ValidationError) as caught:
         smb_share_save_start(host=host, user=admin_user, data=data)
     assert "unbalanced double quote" in caught.value.message_dict["valid_users"][0]
+
+
+def test_a_dc_cut_off_makes_the_checks_wait_out_their_timeouts_and_say_so(host, fake, run_queued, admin_user):
+    joined(host, run_queued, admin_user)
+
+    def hang(argv):
+        raise CommandTimeout(argv, 30)
+
+    for argv in (("net", "ads"), ("wbinfo", "-t")):
+        fake.on(*argv, call=hang)
+    member = services.member_check(member=DomainMember.objects.get(host=host), transport=fake.transport(read_only=True))
+    assert member.reachable is False and member.testjoin_ok is False and member.trust_ok is False
+    assert member.winbind_ok and "no answer within" in member.said

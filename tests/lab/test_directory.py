@@ -87,7 +87,9 @@ def test_tarn_joins_a_domain_group_decides_who_signs_in_kerberos_works_a_dead_dc
     )
     assert "from-alice.txt" in kerberos and "rc=0" in kerberos and f"cifs/{fqdn}" in kerberos.lower()
 
-    # A session open before the DC stops goes on after it; a new sign-in fails, the check says so and alerts.
+    print(f"shares, password and Kerberos sign-ins: {time.monotonic() - started:.1f} s")
+    # The DC stopped: a session opened before goes on; a new sign-in fails; the check says so and alerts. (A DC cut
+    # off, its link down, makes net and winbind wait out their timeouts instead: the unit tests cover that.)
     session = subprocess.Popen(
         [require_tool("smbclient"), "//127.0.0.1/docs", "-p", guest.env["LAB_SMB_PORT"], "-U", alice],
         stdin=subprocess.PIPE,
@@ -111,16 +113,22 @@ def test_tarn_joins_a_domain_group_decides_who_signs_in_kerberos_works_a_dead_dc
         session.kill()
         domain.sh("systemctl start samba-ad-dc")
     guest.sh("for i in $(seq 120); do net ads info >/dev/null 2>&1 && exit 0; sleep 1; done; exit 1", timeout=150)
+    print(f"the DC stopped and back: {time.monotonic() - started:.1f} s")
 
-    # The member's clock 6 minutes ahead: the check measures it and the clock alert is raised, then cleared.
+    # The member's clock 6 minutes ahead: the check measures it and the clock alert is raised.
     guest.sh("date -s '+6 min' >/dev/null")
     try:
-        member = directory_services.member_check(member=member, transport=transport_for(lab_host, read_only=True))
-        assert member.clock_offset is not None and member.clock_offset < -300, member.clock_offset
+        for _ in range(3):  # once net's answer lacked the DC's time: unknown, not 0, and asked again
+            member = directory_services.member_check(member=member, transport=transport_for(lab_host, read_only=True))
+            if member.clock_offset is not None:
+                break
+        said = guest.sh("net ads info --json; date +%s")
+        assert member.clock_offset is not None and member.clock_offset < -300, (member.clock_offset, said)
         alerts_evaluate(host=lab_host, deliver=lambda *a, **k: None)
         assert lab_host.alerts.filter(rule="directory_clock_skew", cleared_at=None).exists()
     finally:
         guest.sh("date -s '-6 min' >/dev/null")
+    print(f"the clock: {time.monotonic() - started:.1f} s")
 
     do(
         directory_services.member_leave_start,

@@ -112,13 +112,11 @@ def lab_refresh():
         or 0
     )
     if have < USERS:
-        ldif = "".join(
-            f"dn: CN=perf{i:05d},CN=Users,{base}\nobjectClass: user\nsAMAccountName: perf{i:05d}\n\n"
-            for i in range(have, USERS)
-        )
         started = time.monotonic()
         dc.sh(
-            f"cat > /tmp/perf.ldif <<'EOF'\n{ldif}EOF\nldbadd -H /var/lib/samba/private/sam.ldb /tmp/perf.ldif >/dev/null",
+            f"for i in $(seq -f %05g {have} {USERS - 1}); do printf 'dn: CN=perf%s,CN=Users,{base}\\nobjectClass: user\\n"
+            "sAMAccountName: perf%s\\n\\n' $i $i; done > /tmp/perf.ldif && "
+            "ldbadd -H /var/lib/samba/private/sam.ldb /tmp/perf.ldif >/dev/null",
             timeout=3600,
         )
         yield "directory_lab_make_users", time.monotonic() - started, "s", f"ldbadd of {USERS - have} users on the DC"
