@@ -98,6 +98,7 @@ ALLOWED_TOOLS = frozenset(
         "net",  # Samba: join and leave a domain, its state (hostlib.directory)
         "wbinfo",  # winbind: the trust, the domain's users and groups
         "getent",  # local ids, before a domain's idmap ranges are set
+        "ldapsearch",  # an LDAP directory's users and groups, paged (hostlib.sssd)
     }
 )
 # Directories write_file may touch (config Tarn owns). Kernel parameters are not files: see kernel.py.
@@ -138,7 +139,7 @@ DEFAULT_MAX_OUTPUT = 64 << 20
 # What a command may be given in its environment beyond LC_ALL, LANG and PATH: names Tarn knows, values of letters
 # and digits. PASSWD_FD=0: Samba's tools read a password from stdin, never from argv (/proc/PID/cmdline is
 # world-readable) and without printing a prompt.
-ENV_ALLOWED = frozenset({"PASSWD_FD"})
+ENV_ALLOWED = frozenset({"PASSWD_FD", "LDAPTLS_CACERT", "LDAPTLS_REQCERT"})  # LDAPTLS_*: ldapsearch's CA
 ENV_VALUE = re.compile(r"[A-Za-z0-9_./-]{1,64}")
 
 
