@@ -74,3 +74,26 @@ def replace_and_reload(
         t.run(reload, mutating=True, check=False, timeout=timeout)
         raise ConfigRejected(reload[0], problems or [last_line(result.stderr) or f"exit status {result.returncode}"])
     return True
+
+
+def nss_with(nsswitch: str, source: str) -> str:
+    """nsswitch.conf with source (winbind, sss) last on the passwd and group lines, as its package's own install adds
+    it; other lines, and lines that already name it, unchanged."""
+    out = []
+    for line in nsswitch.splitlines():
+        key, sep, sources = line.partition(":")
+        if sep and key.strip() in ("passwd", "group") and source not in sources.split():
+            line = f"{key}:{sources.rstrip()} {source}"
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def nss_without(nsswitch: str, source: str) -> str:
+    """nsswitch.conf with source taken off the passwd and group lines."""
+    out = []
+    for line in nsswitch.splitlines():
+        key, sep, sources = line.partition(":")
+        if sep and key.strip() in ("passwd", "group") and source in sources.split():
+            line = f"{key}:" + re.sub(rf"\s+{re.escape(source)}\b", "", sources)
+        out.append(line)
+    return "\n".join(out) + "\n"

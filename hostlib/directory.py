@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from hostlib import samba
-from hostlib.configfiles import HEADER, InvalidShare, current
+from hostlib.configfiles import HEADER, InvalidShare, current, nss_with, nss_without
 from hostlib.errors import CommandTimeout, HostError
 from hostlib.runner import CommandResult, Transport
 
@@ -180,15 +180,11 @@ def render_krb5(spec: JoinSpec) -> str:
 
 
 def with_winbind(nsswitch: str) -> str:
-    """nsswitch.conf with winbind after files on the passwd and group lines (as libnss-winbind's own install adds
-    it); other lines, and lines that already name winbind, unchanged."""
-    out = []
-    for line in nsswitch.splitlines():
-        key, sep, sources = line.partition(":")
-        if sep and key.strip() in ("passwd", "group") and "winbind" not in sources.split():
-            line = f"{key}:{sources.rstrip()} winbind"
-        out.append(line)
-    return "\n".join(out) + "\n"
+    return nss_with(nsswitch, "winbind")
+
+
+def without_winbind(nsswitch: str) -> str:
+    return nss_without(nsswitch, "winbind")
 
 
 def local_ids(passwd: str, group: str) -> set[int]:
@@ -506,16 +502,6 @@ def winbind_off(t: Transport) -> None:
     t.write_file(NSSWITCH, without_winbind(t.read_file(NSSWITCH)))
     t.write_file(DIRECTORY_CONF, EMPTY)
     t.run(samba.SMB_RELOAD, mutating=True, check=False, timeout=30)
-
-
-def without_winbind(nsswitch: str) -> str:
-    out = []
-    for line in nsswitch.splitlines():
-        key, sep, sources = line.partition(":")
-        if sep and key.strip() in ("passwd", "group") and "winbind" in sources.split():
-            line = f"{key}:" + re.sub(r"\s+winbind\b", "", sources)
-        out.append(line)
-    return "\n".join(out) + "\n"
 
 
 def host_ids(t: Transport) -> tuple[set[int], int]:

@@ -11,7 +11,7 @@ import base64
 import re
 from dataclasses import dataclass, field
 
-from hostlib.configfiles import HEADER, InvalidShare
+from hostlib.configfiles import HEADER, InvalidShare, nss_with, nss_without
 from hostlib.errors import HostError
 from hostlib.runner import Transport
 
@@ -114,24 +114,11 @@ def render_sssd(spec: LdapSpec, bind_password: str = "") -> str:
 
 
 def with_sss(nsswitch: str) -> str:
-    """nsswitch with sss after files on the passwd and group lines (once)."""
-    out = []
-    for line in nsswitch.splitlines():
-        key, sep, sources = line.partition(":")
-        if sep and key.strip() in ("passwd", "group") and "sss" not in sources.split():
-            line = f"{key}:{sources.rstrip()} sss"
-        out.append(line)
-    return "\n".join(out) + "\n"
+    return nss_with(nsswitch, "sss")
 
 
 def without_sss(nsswitch: str) -> str:
-    out = []
-    for line in nsswitch.splitlines():
-        key, sep, sources = line.partition(":")
-        if sep and key.strip() in ("passwd", "group") and "sss" in sources.split():
-            line = f"{key}:" + re.sub(r"\s+sss\b", "", sources)
-        out.append(line)
-    return "\n".join(out) + "\n"
+    return nss_without(nsswitch, "sss")
 
 
 # --- listing (ldapsearch on the NAS) ---------------------------------------------------------------------------
