@@ -1,5 +1,5 @@
-"""The directory's alert rules, asked at every evaluation from the join's last check (nothing is asked of the domain
-for them): registered with analytics from DirectoryConfig.ready(). Each is raised once per host and cleared by a
+"""The directory's alert rules, asked at every evaluation from the last check of the join or the LDAP directory
+(nothing is asked of the domain or the server for them): registered with analytics from DirectoryConfig.ready(). Each is raised once per host and cleared by a
 check that finds it well again."""
 
 from datetime import timedelta
@@ -65,3 +65,30 @@ def join_conditions(*, host, now, active):
     if rule and member.password_changed and now - member.password_changed > timedelta(days=rule.threshold):
         days = (now - member.password_changed).days
         yield PASSWORD.key, member.realm, f"{where}: the machine password last changed {days} days ago."
+
+
+LDAP_UNREACHABLE = Rule(
+    "directory_ldap_unreachable",
+    "LDAP server unreachable",
+    Level.CRITICAL,
+    help="The LDAP directory did not answer a bind and a search over TLS (server down, certificate changed, bind "
+    "password changed): sssd serves what it cached, new users are unknown.",
+)
+SSSD = Rule(
+    "directory_sssd",
+    "sssd not answering",
+    Level.CRITICAL,
+    help="sssd is not running or does not answer for the directory's users: their names and groups are not resolved "
+    "on this host (files show bare ids).",
+)
+
+
+@alert_source(LDAP_UNREACHABLE, SSSD)
+def ldap_conditions(*, host, now, active):
+    ldap = selectors.ldap_of(host=host)
+    if ldap is None or ldap.checked_at is None:
+        return
+    if ldap.reachable is False:
+        yield LDAP_UNREACHABLE.key, ldap.uri, f"{host.name}: {ldap.uri} does not answer. {ldap.said[:300]}"
+    if ldap.sssd_ok is False:
+        yield SSSD.key, ldap.uri, f"{host.name}: sssd does not answer. {ldap.said[:300]}"

@@ -10,6 +10,16 @@ class Backend(models.TextChoices):
     AUTORID = "autorid", "autorid — trusted domains too: a range handed to each domain as it is met"
 
 
+class LdapTls(models.TextChoices):
+    STARTTLS = "starttls", "StartTLS on ldap:// (port 389)"
+    LDAPS = "ldaps", "ldaps:// (TLS from the start, port 636)"
+
+
+class LdapSchema(models.TextChoices):
+    RFC2307 = "rfc2307", "rfc2307 — groups list their members by name (memberUid): OpenLDAP's nis schema"
+    RFC2307BIS = "rfc2307bis", "rfc2307bis — groups list their members by DN (member): 389 DS, FreeIPA"
+
+
 class NameKind(models.TextChoices):
     USER = "user", "user"
     GROUP = "group", "group"

@@ -1,5 +1,6 @@
-"""Forms of the directory page: join a domain, leave it, search its users and groups. Shapes only: the rules (ids
-against the host's accounts, one join per host) are the services'."""
+"""Forms of the directory page: join a domain, leave it, read an LDAP directory, remove it, search the users and
+groups. Shapes only: the rules (ids against the host's accounts, one directory per host, the LDAP fields) are the
+services'."""
 
 import re
 
@@ -7,7 +8,7 @@ from django import forms
 
 from appliance.forms import ConfirmField
 from appliance.validators import refuse_bidi
-from directory.choices import Backend, NameKind
+from directory.choices import Backend, LdapSchema, LdapTls, NameKind
 from hostlib.directory import IdRange
 
 RANGE = re.compile(r"\s*([0-9]{1,10})\s*-\s*([0-9]{1,10})\s*")
@@ -90,6 +91,47 @@ class LeaveForm(forms.Form):
         help_text="The DC is gone for good: forget the domain here; its computer account stays there.",
     )
     confirm = ConfirmField(label="Type the realm to confirm")
+
+
+class LdapForm(forms.Form):
+    uri = forms.CharField(
+        label="Server URI",
+        max_length=300,
+        help_text="ldap://ldap.example.com (StartTLS) or ldaps://ldap.example.com; a port after a colon if not the usual.",
+    )
+    tls = forms.ChoiceField(label="TLS", choices=LdapTls.choices, initial=LdapTls.STARTTLS)
+    base_dn = forms.CharField(
+        label="Base DN", max_length=1000, help_text="Where users and groups are searched, such as dc=example,dc=com."
+    )
+    bind_dn = forms.CharField(
+        label="Bind DN",
+        max_length=1000,
+        required=False,
+        help_text="A read-only account such as cn=nas,ou=services,dc=example,dc=com; empty: search anonymously.",
+    )
+    bind_password = forms.CharField(
+        widget=forms.PasswordInput,
+        max_length=256,
+        required=False,
+        strip=False,
+        help_text="The bind DN's. Written to the host for sssd (root's, 0600); Tarn keeps no copy.",
+    )
+    schema = forms.ChoiceField(choices=LdapSchema.choices, initial=LdapSchema.RFC2307)
+    ca_pem = forms.CharField(
+        label="CA certificate",
+        max_length=64_000,
+        strip=False,
+        widget=forms.Textarea(attrs={"rows": 6, "class": "mono", "placeholder": "-----BEGIN CERTIFICATE-----"}),
+        help_text="The PEM of the CA that signed the server's certificate (the server's own, if self-signed).",
+    )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        refuse_bidi(self.fields, "uri", "base_dn", "bind_dn")
+
+
+class LdapRemoveForm(forms.Form):
+    confirm = ConfirmField(label="Type the server URI to confirm")
 
 
 class NamesForm(forms.Form):

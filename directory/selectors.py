@@ -1,18 +1,23 @@
-"""Reads of the directory: a host's membership, the domain's users and groups from the cache (paged, searched),
-the names as shares write them (LAB\\alice, @LAB\\staff), and the dashboard's panel."""
+"""Reads of the directory: a host's membership or LDAP directory, their users and groups from the cache (paged,
+searched), the names as shares write them (LAB\\alice, @LAB\\staff; an LDAP directory's: alice, @staff), and the
+dashboard's panel."""
 
 from django.core.paginator import Paginator
 from django.db.models import Q
 
 from appliance.models import Operation
 from directory.choices import NameKind
-from directory.models import DirectoryName, DomainMember
+from directory.models import DirectoryName, DomainMember, LdapDirectory
 
 PAGE = 50
 
 
 def member_of(*, host) -> DomainMember | None:
     return DomainMember.objects.filter(host=host).first() if host else None
+
+
+def ldap_of(*, host) -> LdapDirectory | None:
+    return LdapDirectory.objects.filter(host=host).first() if host else None
 
 
 def names_page(*, host, kind: str = NameKind.USER, query: str = "", page: int | str = 1, per_page: int = PAGE):
@@ -24,14 +29,14 @@ def names_page(*, host, kind: str = NameKind.USER, query: str = "", page: int | 
     page = Paginator(rows.order_by("name"), per_page).get_page(page)
     member = member_of(host=host)
     for row in page:
-        row.written = written(member, row.name, row.kind) if member else row.name
+        row.written = written(member, row.name, row.kind)
     return page
 
 
-def written(member: DomainMember, name: str, kind: str = NameKind.USER) -> str:
-    """A domain name as a share's valid users takes it: LAB\\alice, @LAB\\staff, "@LAB\\domain users" (quoted:
-    it holds a space)."""
-    text = ("@" if kind == NameKind.GROUP else "") + f"{member.workgroup}\\{name}"
+def written(member: DomainMember | None, name: str, kind: str = NameKind.USER) -> str:
+    """A directory's name as a share's valid users takes it: LAB\\alice, @LAB\\staff, "@LAB\\domain users" (quoted:
+    it holds a space); with no domain (an LDAP directory's), alice and @staff."""
+    text = ("@" if kind == NameKind.GROUP else "") + (f"{member.workgroup}\\{name}" if member else name)
     return f'"{text}"' if " " in text else text
 
 
@@ -45,9 +50,11 @@ def recent_operations(*, host, limit: int = 5):
 
 
 def dashboard_directory(*, hosts) -> dict:
-    """The dashboard's panel: each joined host's domain and whether its join is healthy (one query)."""
+    """The dashboard's panel: each joined host's domain (or LDAP directory) and whether it is healthy (two
+    queries)."""
     rows = list(DomainMember.objects.filter(host__in=hosts).select_related("host").order_by("host__name"))
-    return {"extra_panels": [("directory/_dashboard.html", {"members": rows})]} if rows else {}
+    ldap = list(LdapDirectory.objects.filter(host__in=hosts).select_related("host").order_by("host__name"))
+    return {"extra_panels": [("directory/_dashboard.html", {"members": rows, "ldap": ldap})]} if rows or ldap else {}
 
 
 def unhealthy(*, host) -> Q:

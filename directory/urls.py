@@ -8,4 +8,6 @@ urlpatterns = [
     path("leave/", views.directory_leave, name="directory-leave"),
     path("refresh/", views.directory_refresh, name="directory-refresh"),
     path("check/", views.directory_check, name="directory-check"),
+    path("ldap/", views.directory_ldap, name="directory-ldap"),
+    path("ldap/remove/", views.directory_ldap_remove, name="directory-ldap-remove"),
 ]

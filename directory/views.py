@@ -1,7 +1,9 @@
-"""The directory page: the current host's domain (join, its health, leave) and the domain's users and groups, paged
-and searched from Tarn's copy. Joining and leaving are an admin's; refreshing the copy and checking, an operator's."""
+"""The directory page: the current host's domain (join, its health, leave) or LDAP directory (set up, its health,
+remove) and its users and groups, paged and searched from Tarn's copy. Joining, leaving and LDAP's settings are an
+admin's; refreshing the copy and checking, an operator's."""
 
 from django.shortcuts import render
+from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_GET, require_POST
 
 from appliance.auth import requires
@@ -10,12 +12,15 @@ from appliance.selectors import host_current
 from appliance.web import start_on_form, start_or_back
 from directory import selectors, services
 from directory.choices import NameKind
-from directory.forms import JoinForm, LeaveForm, NamesForm
+from directory.forms import JoinForm, LdapForm, LdapRemoveForm, LeaveForm, NamesForm
+
+LDAP_FIELDS = ("uri", "tls", "base_dn", "bind_dn", "schema", "ca_pem")
 
 
-def _page(request, status=200, join_form=None, leave_form=None):
+def _page(request, status=200, join_form=None, leave_form=None, ldap_form=None, ldap_remove_form=None):
     host = host_current(request)
     member = selectors.member_of(host=host)
+    ldap = None if member else selectors.ldap_of(host=host)
     search = NamesForm(request.GET)
     search.is_valid()
     kind = search.cleaned_data.get("kind") or NameKind.USER
@@ -23,15 +28,18 @@ def _page(request, status=200, join_form=None, leave_form=None):
     context = {
         "host": host,
         "member": member,
+        "ldap": ldap,
         "join_form": join_form or JoinForm(),
         "leave_form": leave_form or LeaveForm(),
+        "ldap_form": ldap_form or LdapForm(initial={f: getattr(ldap, f) for f in LDAP_FIELDS} if ldap else None),
+        "ldap_remove_form": ldap_remove_form or LdapRemoveForm(),
         "search": search,
         "kind": kind,
         "query": query,
         "names": selectors.names_page(host=host, kind=kind, query=query, page=request.GET.get("page", 1))
-        if member
+        if member or ldap
         else None,
-        "counts": selectors.names_counts(host=host) if member else {},
+        "counts": selectors.names_counts(host=host) if member or ldap else {},
         "can_admin": request.user.has_role(Role.ADMIN),
         "can_run": request.user.has_role(Role.OPERATOR),
         "operations": selectors.recent_operations(host=host) if host else [],
@@ -57,12 +65,14 @@ def _started(request, form, start, bound: str):
     return _page(request, status=400, **{bound: form})
 
 
+@sensitive_post_parameters("password")
 @requires(write=Role.ADMIN)
 @require_POST
 def directory_join(request):
     return _started(request, JoinForm(request.POST), services.member_join_start, "join_form")
 
 
+@sensitive_post_parameters("password")
 @requires(write=Role.ADMIN)
 @require_POST
 def directory_leave(request):
@@ -77,3 +87,16 @@ def directory_refresh(request):
 @require_POST
 def directory_check(request):
     return start_or_back(request, services.member_check_start, "directory-page", host=host_current(request))
+
+
+@sensitive_post_parameters("bind_password")
+@requires(write=Role.ADMIN)
+@require_POST
+def directory_ldap(request):
+    return _started(request, LdapForm(request.POST), services.ldap_configure_start, "ldap_form")
+
+
+@requires(write=Role.ADMIN)
+@require_POST
+def directory_ldap_remove(request):
+    return _started(request, LdapRemoveForm(request.POST), services.ldap_remove_start, "ldap_remove_form")

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 
 from hostlib import samba
 from hostlib.configfiles import HEADER, InvalidShare, current, nss_with, nss_without
-from hostlib.errors import CommandTimeout, HostError
-from hostlib.runner import CommandResult, Transport
+from hostlib.errors import HostError
+from hostlib.runner import Transport, asked
 
 # A DNS name of two or more labels (AD.EXAMPLE.COM): no spaces, no trailing dot, each label 1-63 characters.
 _LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
@@ -297,7 +297,7 @@ def parse_ads_info(text: str) -> AdsInfo:
 def ads_info(t: Transport, spec: JoinSpec) -> AdsInfo:
     """Ask the domain (anonymously: CLDAP and the DC's rootDSE) who answers and what time it is there."""
     spec = check_join(spec)
-    result = _asked(t, ["net", "ads", "info", "--json", *_options(spec)], timeout=60)
+    result = asked(t, ["net", "ads", "info", "--json", *_options(spec)], 60)
     if result.returncode != 0:
         raise DirectoryError(f"No domain controller of {spec.realm} answered: {_said(result)}")
     info = parse_ads_info(result.stdout)
@@ -343,31 +343,22 @@ def leave(t: Transport, user: str, password: str) -> str:
 CHECK_SECONDS = 30
 
 
-def _asked(t: Transport, argv: list[str], timeout: int = CHECK_SECONDS) -> CommandResult:
-    """A question to the domain: a DC cut off (gone, not refusing) makes net and winbind wait on the network; past
-    timeout that is the answer ("no answer"), not an error."""
-    try:
-        return t.run(argv, check=False, timeout=timeout)
-    except CommandTimeout:
-        return CommandResult(argv, 124, "", f"no answer within {timeout} s\n", float(timeout))
-
-
 def testjoin(t: Transport) -> tuple[bool, str]:
     """net ads testjoin: whether the machine account still works (Join is OK), and the words either way."""
-    result = _asked(t, ["net", "ads", "testjoin"])
+    result = asked(t, ["net", "ads", "testjoin"], CHECK_SECONDS)
     return result.returncode == 0 and "Join is OK" in result.stdout, _said(result, answers=("Join",))
 
 
 def trust_ok(t: Transport) -> tuple[bool, str]:
     """wbinfo -t: winbind's secure channel to a DC (the trust secret checked over RPC)."""
-    result = _asked(t, ["wbinfo", "-t"])
+    result = asked(t, ["wbinfo", "-t"], CHECK_SECONDS)
     said = _said(result, answers=("wbcCheckTrustCredentials", "failed to call"))
     return result.returncode == 0 and "succeeded" in result.stdout, said
 
 
 def winbind_answers(t: Transport) -> tuple[bool, str]:
     """wbinfo -p: winbindd is running and answers (before any question about the domain)."""
-    result = _asked(t, ["wbinfo", "-p"])
+    result = asked(t, ["wbinfo", "-p"], CHECK_SECONDS)
     return result.returncode == 0 and "succeeded" in result.stdout, _said(result, answers=("Ping",))
 
 
@@ -487,13 +478,14 @@ def member_tools_missing(t: Transport) -> list[str]:
     return [tool for tool in MEMBER_TOOLS if not any(path.endswith("/" + tool) for path in found)]
 
 
-def winbind_on(t: Transport) -> None:
+def winbind_on(t: Transport, *, reload: bool = True) -> None:
     """winbind in nsswitch (domain users become file owners), started now and at boot; smbd reloads the member
-    settings."""
+    settings (reload=False: the caller's next step reloads it, ~18 s under emulation each)."""
     nsswitch = t.read_file(NSSWITCH)
     t.write_file(NSSWITCH, with_winbind(nsswitch))
     t.run(["systemctl", "enable", "--now", "winbind"], mutating=True, timeout=90)
-    t.run(samba.SMB_RELOAD, mutating=True, check=False, timeout=30)
+    if reload:
+        t.run(samba.SMB_RELOAD, mutating=True, check=False, timeout=30)
 
 
 def winbind_off(t: Transport) -> None:

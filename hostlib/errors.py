@@ -86,9 +86,10 @@ _PATTERNS = [
 ]
 
 
-def last_line(text: str) -> str:
+def last_line(text: str, limit: int = 500) -> str:
+    """The last line a tool printed, printable characters only (what a host says is shown on a page)."""
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
-    return lines[-1][:500] if lines else ""
+    return "".join(c for c in lines[-1] if c.isprintable())[:limit] if lines else ""
 
 
 def error_for(argv, returncode, stderr) -> CommandFailed:

@@ -99,6 +99,8 @@ ALLOWED_TOOLS = frozenset(
         "wbinfo",  # winbind: the trust, the domain's users and groups
         "getent",  # local ids, before a domain's idmap ranges are set
         "ldapsearch",  # an LDAP directory's users and groups, paged (hostlib.sssd)
+        "sssctl",  # sssd: its configuration checked, its domain online (hostlib.sssd)
+        "sss_cache",  # sssd's cache emptied when its directory changes
     }
 )
 # Directories write_file may touch (config Tarn owns). Kernel parameters are not files: see kernel.py.
@@ -117,7 +119,14 @@ CONFIG_DIRS = (
     "/var/lib/tarn-recv",  # a push pair's user's authorized_keys (replication.recv_keys; the homes are root's)
     "/var/lib/tarn-backups",  # Tarn's configuration backups pushed to a NAS (hostlib.backups; sealed files)
     "/etc/krb5.conf",  # one exact file: a domain member's realm (hostlib.directory)
-    "/etc/nsswitch.conf",  # one exact file: winbind on the passwd and group lines of a domain member
+    "/etc/nsswitch.conf",  # one exact file: winbind or sss on the passwd and group lines (a domain, a directory)
+    # An LDAP client's files, exactly these (hostlib.sssd): sssd.conf, the copy sssctl checks, the CA (and a new one
+    # while it is tested), the bind password.
+    "/etc/sssd/sssd.conf",
+    "/etc/sssd/tarn-check.conf",
+    "/etc/sssd/tarn-ldap-ca.pem",
+    "/etc/sssd/tarn-ldap-ca.new.pem",
+    "/etc/sssd/tarn-ldap-bind",
 )
 # ssh's shared connection: when the host behind a master goes away (rebooted, or a lab guest restored) the next
 # client fails talking to the dying master. These messages come before the command reached the host (OpenSSH
@@ -315,6 +324,15 @@ class Transport:
 
     def _write(self, path, data, mode, timeout) -> bool:
         raise NotImplementedError
+
+
+def asked(t: "Transport", argv: list[str], timeout: float = 30, **kwargs) -> CommandResult:
+    """A health question to a host (a domain's DC, an LDAP server behind it): one cut off (gone, not refusing) makes
+    the tools wait on the network; past timeout that is the answer, exit status 124 and "no answer", not an error."""
+    try:
+        return t.run(argv, check=False, timeout=timeout, **kwargs)
+    except CommandTimeout:
+        return CommandResult(argv, 124, "", f"no answer within {timeout:.0f} s\n", float(timeout))
 
 
 def _spawn(

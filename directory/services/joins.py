@@ -12,7 +12,7 @@ from appliance.checks import confirmed
 from appliance.models import Operation
 from appliance.operations import Tracker, operation_runner, operation_start
 from directory.choices import JOIN_SECONDS, TRUST_WAIT_SECONDS
-from directory.models import DirectoryName, DomainMember
+from directory.models import DirectoryName, DomainMember, LdapDirectory
 from directory.services.checks import member_check
 from directory.services.names import names_refresh
 from hostlib import directory, samba
@@ -78,6 +78,9 @@ def member_join_start(
         raise _refused(exc) from None
     if DomainMember.objects.filter(host=host).exists():
         raise ValidationError({"realm": f"{host.name} is in a domain already: leave it first."})
+    ldap = LdapDirectory.objects.filter(host=host).first()
+    if ldap is not None:
+        raise ValidationError({"realm": f"{host.name} reads the LDAP directory {ldap.uri}: remove it first."})
     params = {
         "realm": spec.realm,
         "workgroup": spec.workgroup,
@@ -150,6 +153,9 @@ def _undo(t, tracker: Tracker, host, before, joined: bool) -> None:
 @operation_runner("directory.join", lock="directory", queue="host")
 def member_join_run(tracker: Tracker) -> None:
     op, params = tracker.op, tracker.op.params
+    ldap = LdapDirectory.objects.filter(host=op.host).first()
+    if ldap is not None:  # set up since this was queued
+        raise ValidationError({"realm": f"{op.host.name} reads the LDAP directory {ldap.uri}: remove it first."})
     t = tracker.transport()
     password = _secret(tracker)
     missing = directory.member_tools_missing(t)
@@ -175,10 +181,10 @@ def member_join_run(tracker: Tracker) -> None:
         tracker.progress(30, f"Joining {spec.realm} as {netbios}$")
         tracker.log(directory.join(t, spec, params["username"], password))
         joined = True
-        tracker.progress(50, "Serving the domain's workgroup to SMB clients")
+        tracker.progress(50, "Starting winbind")
+        directory.winbind_on(t, reload=False)
+        tracker.progress(60, "Serving the domain's workgroup to SMB clients (smbd reloads the member settings)")
         share_domain_apply(t, host=op.host, workgroup=spec.workgroup)
-        tracker.progress(60, "Starting winbind")
-        directory.winbind_on(t)
     except Exception:
         _undo(t, tracker, op.host, before, joined)
         raise

@@ -1,5 +1,6 @@
-"""The domain's users and groups as winbind lists them, kept as rows the pages page through (a domain of 10,000
-users is one `wbinfo -u`, not 10,000 questions); refreshed after a join and on demand."""
+"""The directory's users and groups as winbind (a domain) or ldapsearch (an LDAP directory) lists them, kept as rows
+the pages page through (a domain of 10,000 users is one `wbinfo -u`, not 10,000 questions); refreshed after a join or
+a set-up and on demand."""
 
 import time
 
@@ -9,16 +10,16 @@ from django.utils import timezone
 from appliance.models import Operation
 from appliance.operations import Tracker, operation_runner, operation_start
 from directory.choices import NameKind
-from directory.models import DirectoryName, DomainMember
-from hostlib import directory
+from directory.models import DirectoryName, DomainMember, LdapDirectory
+from hostlib import directory, sssd
 from hostlib.runner import Transport
 
 BATCH = 2000
 
 
-def _replace(member: DomainMember, kind: str, names: list[str]) -> None:
+def _replace(host, kind: str, names: list[str]) -> None:
     """The rows of one kind made equal to names: the gone deleted, the new added, the rest left (ids stay)."""
-    rows = DirectoryName.objects.filter(host=member.host, kind=kind)
+    rows = DirectoryName.objects.filter(host=host, kind=kind)
     have = set(rows.values_list("name", flat=True))
     fresh = set(names)
     gone = have - fresh
@@ -26,8 +27,18 @@ def _replace(member: DomainMember, kind: str, names: list[str]) -> None:
         for i in range(0, len(gone), BATCH):
             rows.filter(name__in=list(gone)[i : i + BATCH]).delete()
     DirectoryName.objects.bulk_create(
-        [DirectoryName(host=member.host, kind=kind, name=n) for n in sorted(fresh - have)], batch_size=BATCH
+        [DirectoryName(host=host, kind=kind, name=n) for n in sorted(fresh - have)], batch_size=BATCH
     )
+
+
+def names_store(source: DomainMember | LdapDirectory, users, groups, left_out: int, seconds: float = 0.0) -> None:
+    """The listed names into the rows, and when and how long on the directory's own row."""
+    with transaction.atomic():
+        _replace(source.host, NameKind.USER, users)
+        _replace(source.host, NameKind.GROUP, groups)
+        type(source).objects.filter(pk=source.pk).update(
+            names_refreshed_at=timezone.now(), names_seconds=round(seconds, 3), names_left_out=left_out
+        )
 
 
 def names_refresh(*, member: DomainMember, transport: Transport) -> tuple[int, int]:
@@ -35,14 +46,16 @@ def names_refresh(*, member: DomainMember, transport: Transport) -> tuple[int, i
     started = time.monotonic()
     users, left_users = directory.domain_names(transport, member.workgroup)
     groups, left_groups = directory.domain_names(transport, member.workgroup, groups=True)
-    with transaction.atomic():
-        _replace(member, NameKind.USER, users)
-        _replace(member, NameKind.GROUP, groups)
-        DomainMember.objects.filter(pk=member.pk).update(
-            names_refreshed_at=timezone.now(),
-            names_seconds=round(time.monotonic() - started, 3),
-            names_left_out=left_users + left_groups,
-        )
+    names_store(member, users, groups, left_users + left_groups, time.monotonic() - started)
+    return len(users), len(groups)
+
+
+def ldap_names_refresh(*, row: LdapDirectory, transport: Transport) -> tuple[int, int]:
+    """List the LDAP directory's posix users and groups now (ldapsearch on the host, paged) into the rows."""
+    started = time.monotonic()
+    users, left_users = sssd.search_names(transport, row.spec)
+    groups, left_groups = sssd.search_names(transport, row.spec, groups=True)
+    names_store(row, users, groups, left_users + left_groups, time.monotonic() - started)
     return len(users), len(groups)
 
 
@@ -53,9 +66,14 @@ def names_refresh_start(*, host, user) -> Operation:
 @operation_runner("directory.names_refresh", lock="directory-names", queue="host", reads=True)
 def names_refresh_run(tracker: Tracker) -> None:
     member = DomainMember.objects.filter(host=tracker.op.host).first()
-    if member is None:
-        tracker.progress(100, "Not in a domain: nothing to list.")
-        return
-    tracker.progress(10, f"Listing {member.workgroup}'s users and groups (winbind)")
-    users, groups = names_refresh(member=member, transport=tracker.transport())
-    tracker.progress(100, f"{users} users and {groups} groups of {member.workgroup}")
+    ldap = LdapDirectory.objects.filter(host=tracker.op.host).first()
+    if member is not None:
+        tracker.progress(10, f"Listing {member.workgroup}'s users and groups (winbind)")
+        users, groups = names_refresh(member=member, transport=tracker.transport())
+        tracker.progress(100, f"{users} users and {groups} groups of {member.workgroup}")
+    elif ldap is not None:
+        tracker.progress(10, f"Listing {ldap.uri}'s users and groups (ldapsearch)")
+        users, groups = ldap_names_refresh(row=ldap, transport=tracker.transport())
+        tracker.progress(100, f"{users} users and {groups} groups of {ldap.uri}")
+    else:
+        tracker.progress(100, "No domain or LDAP directory: nothing to list.")

@@ -18,7 +18,7 @@ from appliance.choices import Role
 from appliance.models import ApiToken, AuditEntry, Operation, Passkey
 from backups.models import Backup
 from benchmarks.models import CustomProfile, Run, Schedule, Suite
-from directory.models import DirectoryName, DomainMember
+from directory.models import DirectoryName, DomainMember, LdapDirectory
 from encryption.models import KeyExport, RetiredKey
 from health.models import DiskHealth, SelfTestRun, SelfTestSchedule
 from pools.models import Dataset, Disk, Pool, Snapshot, SnapshotTask
@@ -377,6 +377,14 @@ ROLES: dict[str, tuple[str, str] | None] = {
     "/api/v1/directory-members/<pk>/leave/": (VIEWER, ADMIN),
     "/api/v1/directory-members/<pk>/refresh/": (VIEWER, OPERATOR),
     "/api/v1/directory-members/<pk>/check/": (VIEWER, OPERATOR),
+    "/directory/ldap/": (VIEWER, ADMIN),
+    "/directory/ldap/remove/": (VIEWER, ADMIN),
+    "/api/v1/directory-ldap/": (VIEWER, OPERATOR),
+    "/api/v1/directory-ldap/<pk>/": (VIEWER, OPERATOR),
+    "/api/v1/directory-ldap/configure/": (VIEWER, ADMIN),
+    "/api/v1/directory-ldap/<pk>/remove/": (VIEWER, ADMIN),
+    "/api/v1/directory-ldap/<pk>/refresh/": (VIEWER, OPERATOR),
+    "/api/v1/directory-ldap/<pk>/check/": (VIEWER, OPERATOR),
     "/api/v1/directory-names/": (VIEWER, OPERATOR),
     "/api/v1/directory-names/<pk>/": (VIEWER, OPERATOR),
 }
@@ -449,8 +457,12 @@ def objects(local_host, admin_user):
         host=local_host, realm="LAB.TEST", workgroup="LAB", netbios_name="NAS", backend="rid", joined_at=timezone.now()
     )
     name = DirectoryName.objects.create(host=local_host, kind="user", name="alice")
+    ldap = LdapDirectory.objects.create(
+        host=local_host, uri="ldap://ldap.lab", base_dn="dc=lab", ca_pem="x", configured_at=timezone.now()
+    )
     return {
         "directory-member": member.pk,
+        "directory-ldap": ldap.pk,
         "directory-name": name.pk,
         "two-factor-passkey": passkey.pk,
         "two-factor-reset": admin_user.pk,

@@ -74,6 +74,7 @@ def test_a_good_spec_renders_tls_demanded_against_the_ca_and_no_enumeration():
         ("bind_dn", {"bind_dn": "cn=a,b"}, "pw"),
         ("bind_password", {"bind_dn": "cn=nas,dc=lab"}, "two\nlines"),
         ("bind_password", {"bind_dn": "cn=nas,dc=lab"}, ""),
+        ("bind_password", {"bind_dn": "cn=nas,dc=lab"}, "trailing "),
         ("schema", {"schema": "ad"}, ""),
         ("ca_pem", {"ca_pem": "not a certificate"}, ""),
         ("ca_pem", {"ca_pem": CA + "\n[sssd]\nservices = pam\n"}, ""),
@@ -112,6 +113,25 @@ uid: a"b
 
 dn: uid=bad64,ou=people,dc=lab
 uid:: ////
+
+dn: uid=system,ou=people,dc=lab
+uid: system
+uidNumber: 500
+
+dn: uid=upper,ou=people,dc=lab
+uid: Upper
+uidNumber: 10003
+
+dn: uid=digits,ou=people,dc=lab
+uid: 1000
+uidNumber: 10004
+
+dn: uid=noid,ou=people,dc=lab
+uid: noid
+
+dn: uid=odd,ou=people,dc=lab
+uid: odd\u2028line
+uidNumber: 10005
 """
 
 
@@ -123,8 +143,11 @@ def test_ldif_is_read_with_folded_lines_and_base64_and_hostile_names_are_left_ou
         "uid=céline,ou=people,dc=lab",
     ]
     assert entries[1].attrs["cn"] == ["Bobby"]
-    names, left_out = posix_names(entries, "uid")
-    assert names == ["alice", "bob"] and left_out == 4  # céline (not a name Tarn writes), -rf, a"b, no uid
+    names, left_out = posix_names(entries, "uid", "uidNumber")
+    # left out: céline, -rf, a"b (not names Tarn writes), no uid, uid 500 (below min_id: sssd never resolves it),
+    # Upper and 1000 (not as Samba and useradd take a name), no uidNumber, a value with U+2028 (one line, refused)
+    assert names == ["alice", "bob"] and left_out == 9, (names, left_out)
+    assert len(entries) == 11
 
 
 def test_the_search_is_paged_tls_demanded_and_the_password_comes_on_stdin():
@@ -139,8 +162,6 @@ def test_the_search_is_paged_tls_demanded_and_the_password_comes_on_stdin():
         "-LLL",
         "-o",
         "ldif-wrap=no",
-        "-E",
-        "pr=500/noprompt",
         "-H",
         "ldap://ldap.lab.tarn.test",
         "-ZZ",
@@ -149,11 +170,14 @@ def test_the_search_is_paged_tls_demanded_and_the_password_comes_on_stdin():
         "cn=nas,dc=lab",
         "-y",
         "/dev/stdin",
+        "-E",
+        "pr=500/noprompt",
         "-b",
         "dc=lab,dc=tarn,dc=test",
         "--",
         "(objectClass=posixAccount)",
         "uid",
+        "uidNumber",
     ]
     assert call.text == "s3cret" and "s3cret" not in " ".join(call.argv) and names == ["alice", "bob"]
     assert fake.environments[-1][1] == {"LDAPTLS_CACERT": CA_FILE, "LDAPTLS_REQCERT": "demand"}

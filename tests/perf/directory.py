@@ -1,6 +1,7 @@
 """Issue 42 figures: the Directory page over 10,000 domain users served from Tarn's copy (p95, gunicorn under wrk, as
-`make run` serves it); a refresh of that copy, 10,000 names replayed through the real parser and store; and in the
-lab, with 10,000 users made on the DC, the join end to end and Tarn's refresh against `wbinfo -u` by hand."""
+`make run` serves it); a refresh of that copy, 10,000 names replayed through the real parsers (winbind's, LDAP's)
+and store; and in the lab, with 10,000 users on the DC (or the LDAP server), the join (the set-up) end to end and
+Tarn's refresh against the same listing by hand."""
 
 import statistics
 import time
@@ -11,13 +12,18 @@ USERS = 10_000
 GROUPS = 300
 
 
+def _host(name: str):
+    from appliance.models import Host
+
+    return Host.objects.get_or_create(name=name, defaults={"address": "perf.example"})[0]
+
+
 def _member(name: str):
     from django.utils import timezone
 
-    from appliance.models import Host
     from directory.models import DomainMember
 
-    host, _ = Host.objects.get_or_create(name=name, defaults={"address": "perf.example"})
+    host = _host(name)
     DomainMember.objects.get_or_create(
         host=host,
         defaults={
@@ -86,6 +92,19 @@ def refresh_replayed():
     yield f"directory_parse_{USERS}_users", statistics.median(parse) * 1000, "ms", "informational"
 
 
+def _side_by_side(by_hand, tarn, rounds: int = 3):
+    """The same listing by hand and by Tarn, taken in turns: (seconds by hand, seconds by Tarn, Tarn's last count)."""
+    hand_s, tarn_s, count = [], [], 0
+    for _ in range(rounds):
+        started = time.monotonic()
+        by_hand()
+        hand_s.append(time.monotonic() - started)
+        started = time.monotonic()
+        count = tarn()
+        tarn_s.append(time.monotonic() - started)
+    return hand_s, tarn_s, count
+
+
 def lab_refresh():
     """The lab: the DC holds 10,000 users (one ldbadd), the first guest joins through Tarn; Tarn's refresh (its
     operation's work: wbinfo -u and -g over SSH, parse, store) against `wbinfo -u` run by hand in the guest."""
@@ -138,18 +157,126 @@ def lab_refresh():
     yield "directory_lab_join_end_to_end", time.monotonic() - started, "s", f"{op.status}: {op.message[:80]}"
     member = DomainMember.objects.get(host=host)
     t = transport_for(host, read_only=True)
-    by_hand, tarn = [], []
-    for _ in range(3):
-        started = time.monotonic()
-        guest.sh("wbinfo -u >/dev/null && wbinfo -g >/dev/null", timeout=600)
-        by_hand.append(time.monotonic() - started)
-        started = time.monotonic()
-        users, _ = names_refresh(member=member, transport=t)
-        tarn.append(time.monotonic() - started)
+    by_hand, tarn, users = _side_by_side(
+        lambda: guest.sh("wbinfo -u >/dev/null && wbinfo -g >/dev/null", timeout=600),
+        lambda: names_refresh(member=member, transport=t)[0],
+    )
     yield "directory_lab_users_listed", users, "count", f"goal >= {USERS}"
     yield "directory_lab_wbinfo_by_hand", statistics.median(by_hand), "s", "wbinfo -u and -g over SSH"
     yield "directory_lab_tarn_refresh", statistics.median(tarn), "s", "Tarn's refresh"
     yield "directory_lab_refresh_over_by_hand", statistics.median(tarn) / statistics.median(by_hand), "x", "goal <= 1.2"
 
 
-CHECKS = [page_p95, refresh_replayed, lab_refresh]
+def _ldif(count: int) -> str:
+    return (
+        "".join(f"dn: uid=user{i:05d},ou=people,dc=perf\nuid: user{i:05d}\n\n" for i in range(count))
+        + "# pagedresults: cookie=\n"
+    )
+
+
+def ldap_refresh_replayed():
+    """An LDAP directory's 10,000 posix users (ldapsearch's LDIF, as the lab's slapd prints it) through the real
+    parser and store."""
+    admin_session_cookie()
+    from django.utils import timezone
+
+    from directory.models import LdapDirectory
+    from directory.services import ldap_names_refresh
+    from hostlib.sssd import parse_ldif
+    from tests.hostlib.test_sssd import CA
+    from tests.support.runners import FakeHost
+
+    host = _host("perf-ldap-refresh")
+    row, _ = LdapDirectory.objects.get_or_create(
+        host=host,
+        defaults={"uri": "ldap://ldap.perf", "base_dn": "dc=perf", "ca_pem": CA, "configured_at": timezone.now()},
+    )
+    users = _ldif(USERS)
+    fake = FakeHost()
+    fake.answer("ldapsearch", stdout=users)
+    t = fake.transport(read_only=True)
+    first = time.perf_counter()
+    ldap_names_refresh(row=row, transport=t)
+    first = time.perf_counter() - first
+    again = []
+    for _ in range(5):
+        started = time.perf_counter()
+        ldap_names_refresh(row=row, transport=t)
+        again.append(time.perf_counter() - started)
+    parse = []
+    for _ in range(5):
+        started = time.perf_counter()
+        parse_ldif(users)
+        parse.append(time.perf_counter() - started)
+    yield f"directory_ldap_refresh_first_{USERS}_users", first * 1000, "ms", "replayed: every row new"
+    yield f"directory_ldap_refresh_again_{USERS}_users", statistics.median(again) * 1000, "ms", "replayed: rows kept"
+    yield f"directory_ldap_parse_{USERS}_users", statistics.median(parse) * 1000, "ms", "informational"
+
+
+def lab_ldap_refresh():
+    """The lab: the second guest's slapd holds 10,000 posix users (one ldapadd), the first reads it through Tarn;
+    Tarn's refresh (ldapsearch paged over SSH, parse, store) against the same ldapsearch by hand in the guest."""
+    found = lab_host("directory-ldap")
+    if found is None:
+        return
+    guest, host = found
+    from appliance.connect import transport_for
+    from appliance.models import Operation, User
+    from directory.models import LdapDirectory
+    from directory.services import ldap_configure_start, ldap_names_refresh
+    from hostlib import sssd
+    from tests.support import domain
+    from tests.support.domain import enter_domain
+    from tests.support.lab import lab_up
+    from tests.support.lab_fixtures import SECOND
+
+    dc = lab_up(overrides=SECOND)
+    enter_domain(guest, dc)
+    people = f"ou=people,{domain.LDAP_BASE}"
+    have = int(
+        dc.sh(f"ldapsearch -LLL -Q -Y EXTERNAL -H ldapi:/// -b {people} '(uid=perf*)' 1.1 | grep -c '^dn:' || true")
+    )
+    if have < USERS:
+        started = time.monotonic()
+        dc.sh(
+            f"for i in $(seq -f %05g {have} {USERS - 1}); do printf 'dn: uid=perf%s,{people}\\nobjectClass: "
+            "inetOrgPerson\\nobjectClass: posixAccount\\nuid: perf%s\\ncn: perf\\nsn: perf\\nuidNumber: 2%s\\n"
+            "gidNumber: 5100\\nhomeDirectory: /nonexistent\\n\\n' $i $i $i; done > /tmp/perf.ldif && "
+            f"ldapadd -x -H ldapi:/// -D cn=admin,{domain.LDAP_BASE} -w '{domain.LDAP_ADMIN_PASSWORD}' "
+            "-f /tmp/perf.ldif >/dev/null",
+            timeout=3600,
+        )
+        yield "directory_lab_ldap_make_users", time.monotonic() - started, "s", f"ldapadd of {USERS - have} on slapd"
+    run_operations_inline()
+    user = User.objects.filter(username="perf").first()
+    started = time.monotonic()
+    op = ldap_configure_start(
+        host=host,
+        user=user,
+        uri=domain.LDAP_URI,
+        base_dn=domain.LDAP_BASE,
+        bind_dn=domain.LDAP_BIND_DN,
+        bind_password=domain.LDAP_BIND_PASSWORD,
+        ca_pem=dc.sh(f"cat {domain.LDAP_CA}"),
+    )
+    op = Operation.objects.get(pk=op.pk)
+    yield "directory_lab_ldap_setup_end_to_end", time.monotonic() - started, "s", f"{op.status}: {op.message[:80]}"
+    row = LdapDirectory.objects.get(host=host)
+    t = transport_for(host, read_only=True)
+    argv = " ".join(f"'{a}'" for a in sssd.search_argv(row.spec))
+    by_hand, tarn, users = _side_by_side(
+        lambda: guest.sh(f"LDAPTLS_CACERT={sssd.CA_FILE} {argv} >/dev/null", timeout=600),
+        lambda: ldap_names_refresh(row=row, transport=t)[0],
+    )
+    yield "directory_lab_ldap_users_listed", users, "count", f"goal >= {USERS}"
+    yield "directory_lab_ldapsearch_by_hand", statistics.median(by_hand), "s", "the users' search over SSH"
+    yield "directory_lab_ldap_tarn_refresh", statistics.median(tarn), "s", "Tarn's refresh: users and groups"
+    yield (
+        "directory_lab_ldap_refresh_over_by_hand",
+        statistics.median(tarn) / statistics.median(by_hand),
+        "x",
+        "goal <= 2.5 (two searches)",
+    )
+
+
+CHECKS = [page_p95, refresh_replayed, ldap_refresh_replayed, lab_refresh, lab_ldap_refresh]

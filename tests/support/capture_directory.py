@@ -1,15 +1,20 @@
 """Capture what Samba's tools print on a domain member, for the unit tests of hostlib.directory's parsers:
 `python -m tests.support.capture_directory` with both lab guests running. The second guest becomes the lab's DC
-(tests/support/domain.py, the saved state "domain"); the first joins it with hostlib's verbs, and each command's
+(tests/support/domain.py, the saved state "dc"); the first joins it with hostlib's verbs, and each command's
 output is written to tests/fixtures/host/directory/ with its argv and exit status in MANIFEST.json. The member
-leaves the domain again at the end."""
+leaves the domain again at the end. With `ldap`: what ldapsearch, sssctl and getent print against the same guest's
+slapd (hostlib.sssd's verbs), the files ldap_*."""
 
 import datetime
 import json
+import sys
+import time
 from pathlib import Path
 
-from hostlib import directory
+from hostlib import directory, sssd
 from hostlib.directory import JoinSpec
+from tests.hostlib.test_sssd import CA as OTHER_CA
+from tests.support import domain
 from tests.support.domain import ADMIN_PASSWORD, DC_FQDN, REALM, WORKGROUP, enter_domain
 from tests.support.lab import lab_up
 from tests.support.lab_fixtures import SECOND
@@ -64,5 +69,53 @@ def main() -> None:
     t.close()
 
 
+def ldap() -> None:
+    member, dc = lab_up(), lab_up(overrides=SECOND)
+    enter_domain(member, dc)
+    t = member.transport()
+    manifest_file = OUT / "MANIFEST.json"
+    doc = json.loads(manifest_file.read_text())
+    password = domain.LDAP_BIND_PASSWORD
+
+    def save(name: str, argv: list[str], **kwargs) -> None:
+        result = t.run(argv, check=False, timeout=300, **kwargs)
+        (OUT / name).write_text(result.stdout + (f"\n--- stderr ---\n{result.stderr}" if result.stderr else ""))
+        doc["files"][name] = {"argv": argv, "exit": result.returncode}
+
+    spec = sssd.LdapSpec(
+        uri=domain.LDAP_URI,
+        base_dn=domain.LDAP_BASE,
+        ca_pem=dc.sh(f"cat {domain.LDAP_CA}"),
+        bind_dn=domain.LDAP_BIND_DN,
+    )
+    bound = {"input": password, "env": {**sssd.TLS_ENV, "LDAPTLS_CACERT": sssd.CA_STAGE}}
+    before = sssd.ldap_stage(t, spec)
+    save("ldap_users.ldif", sssd.search_argv(spec, password=password), **bound)
+    save("ldap_groups.ldif", sssd.search_argv(spec, groups=True, password=password), **bound)
+    t.write_file(sssd.CHECK_FILE, sssd.render_sssd(spec, password), mode=0o600)
+    save("ldap_config_check.txt", ["sssctl", "config-check", "-c", sssd.CHECK_FILE])
+    t.remove_file(sssd.CHECK_FILE)
+    sssd.ldap_apply(t, spec, before, password)
+    for _ in range(30):
+        if sssd.resolves(t, "carol"):
+            break
+        time.sleep(2)
+    save("ldap_getent_carol.txt", ["getent", "-s", "sss", "passwd", "--", "carol"])
+    save("ldap_sssd_active.txt", ["systemctl", "is-active", "sssd"])
+    reach = [*sssd._ldapsearch(spec, None), "-s", "base", "-b", spec.base_dn, "--", "(objectClass=*)", "1.1"]
+    save("ldap_reachable.txt", reach, env=sssd.TLS_ENV)
+    member.sh(f"ip route add prohibit {domain.DC_ADDR}/32")
+    save("ldap_unreachable.txt", reach, env=sssd.TLS_ENV)
+    member.sh(f"ip route del prohibit {domain.DC_ADDR}/32")
+    t.write_file(sssd.CA_STAGE, OTHER_CA)
+    save("ldap_wrong_ca.txt", sssd.search_argv(spec, password=password), **bound)
+    sssd.ldap_off(t)
+    save("ldap_sssd_inactive.txt", ["systemctl", "is-active", "sssd"])
+    versions = member.sh("dpkg-query -W sssd-ldap ldap-utils").strip()
+    doc["sssd"] = versions
+    manifest_file.write_text(json.dumps(doc, indent=2) + "\n")
+    t.close()
+
+
 if __name__ == "__main__":
-    main()
+    ldap() if sys.argv[1:] == ["ldap"] else main()

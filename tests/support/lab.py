@@ -54,8 +54,8 @@ class Lab:
     def lab_sh(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
         """lab/lab.sh, its guest commands riding Tarn's shared connection to the guest when one is up (the same
         root login with the same key: a handshake costs the emulated guest ~1.5 s of CPU)."""
-        control = self.transport()._control_path()
-        return _lab_sh(*args, overrides={**self.overrides, "LAB_CONTROL_PATH": control}, timeout=timeout)
+        control = self.transport()._control_path()  # unless the overrides name one of their own
+        return _lab_sh(*args, overrides={"LAB_CONTROL_PATH": control, **self.overrides}, timeout=timeout)
 
     def sh(self, command: str, timeout: float = 120) -> str:
         """Set-up and inspection in the guest that is not Tarn's to do (a shell is fine here: test harness)."""
