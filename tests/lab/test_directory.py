@@ -90,6 +90,10 @@ def test_tarn_joins_a_domain_group_decides_who_signs_in_kerberos_works_a_dead_dc
     assert refused.returncode != 0 and "NT_STATUS_ACCESS_DENIED" in refused.stdout + refused.stderr
     owner = guest.sh("stat -c %U /tank/docs/from-alice.txt").strip()
     assert owner == f"{WORKGROUP}\\alice", owner  # the file is the domain user's, by winbind's id
+    # Previous Versions for a domain user: a snapshot in the share's naming shows as a @GMT token (shadow_copy2).
+    guest.sh("zfs snapshot tank/docs@auto-2026-01-02_03-04 && echo v2 >> /tank/docs/from-alice.txt && sync")
+    versions = smbclient(guest, "docs", "-U", alice, command="allinfo from-alice.txt")
+    assert versions.returncode == 0 and "@GMT-2026.01.02-03.04.00" in versions.stdout, versions.stdout
     fqdn = f"{member.netbios_name}.{REALM}".lower()  # this host's name in the domain: its SPNs are for it
     kerberos = guest.sh(
         f"echo '{USERS['alice']}' | KRB5CCNAME=FILE:/tmp/alice.cc kinit alice@{REALM} >/dev/null && "
@@ -158,9 +162,11 @@ def test_tarn_joins_a_domain_group_decides_who_signs_in_kerberos_works_a_dead_dc
         confirm=REALM,
     )
     print(f"left: {time.monotonic() - started:.1f} s; the leave's steps:\n{op.log}")
+    asked = time.monotonic()
     accounts = domain.sh(  # ldbsearch, a C tool: samba-tool's Python costs ~20 s under emulation
         "ldbsearch -H /var/lib/samba/private/sam.ldb '(objectClass=computer)' sAMAccountName | grep '^sAMAccountName'"
     )
+    print(f"the DC's computer accounts listed in {time.monotonic() - asked:.1f} s")
     assert "DC1$" in accounts and f"{member.netbios_name}$" not in accounts, accounts
     assert not DomainMember.objects.filter(host=lab_host).exists()
     assert "workgroup = WORKGROUP" in guest.sh("cat /etc/samba/tarn/shares.conf")
