@@ -11,8 +11,8 @@ class Backend(models.TextChoices):
 
 
 class LdapTls(models.TextChoices):
-    STARTTLS = "starttls", "StartTLS on ldap:// (port 389)"
-    LDAPS = "ldaps", "ldaps:// (TLS from the start, port 636)"
+    STARTTLS = "starttls", "StartTLS on ldap://"
+    LDAPS = "ldaps", "ldaps:// (TLS from the start)"
 
 
 class LdapSchema(models.TextChoices):

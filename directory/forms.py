@@ -99,7 +99,12 @@ class LdapForm(forms.Form):
         max_length=300,
         help_text="ldap://ldap.example.com (StartTLS) or ldaps://ldap.example.com; a port after a colon if not the usual.",
     )
-    tls = forms.ChoiceField(label="TLS", choices=LdapTls.choices, initial=LdapTls.STARTTLS)
+    tls = forms.ChoiceField(
+        label="TLS",
+        choices=LdapTls.choices,
+        initial=LdapTls.STARTTLS,
+        help_text="StartTLS upgrades a plain connection (port 389 unless the URI says otherwise); ldaps:// is 636.",
+    )
     base_dn = forms.CharField(
         label="Base DN", max_length=1000, help_text="Where users and groups are searched, such as dc=example,dc=com."
     )
