@@ -113,10 +113,17 @@ def _folder(path: str) -> str:
     return path
 
 
+def show(t: Transport, unit: str, *properties: str) -> dict[str, str] | None:
+    """The properties of one of Tarn's services as `systemctl show` gives them; None when systemctl said nothing
+    (ask again)."""
+    argv = ["systemctl", "show", *(a for p in properties for a in ("-p", p)), "--", f"{_unit(unit)}.service"]
+    done = t.run(argv, check=False, timeout=30)
+    return dict(line.partition("=")[::2] for line in done.stdout.splitlines()) if done.returncode == 0 else None
+
+
 def service_state(t: Transport, unit: str) -> tuple[str, str]:
     """(ActiveState, Result) of a transient service; ("inactive", "") once it is gone (collected)."""
-    argv = ["systemctl", "show", "-p", "ActiveState", "-p", "Result", "--", f"{_unit(unit)}.service"]
-    values = dict(line.partition("=")[::2] for line in t.run(argv, check=False, timeout=30).stdout.splitlines())
+    values = show(t, unit, "ActiveState", "Result") or {}
     return values.get("ActiveState", "inactive"), values.get("Result", "")
 
 

@@ -375,10 +375,8 @@ def units_active(t: Transport) -> list[str]:
 def unit_state(t: Transport, unit: str) -> str:
     """running, succeeded, failed, or unknown (systemd did not say: ask again). The unit stays loaded once done
     (RemainAfterExit), so a success is seen as one, never taken from a unit that is simply gone."""
-    argv = ["systemctl", "show", "-p", "LoadState", "-p", "ActiveState", "-p", "SubState", "-p", "Result", "--"]
-    done = t.run([*argv, f"{unit}.service"], check=False, timeout=30)
-    values = dict(line.partition("=")[::2] for line in done.stdout.splitlines())
-    if done.returncode != 0 or values.get("LoadState") != "loaded":
+    values = systemd.show(t, unit, "LoadState", "ActiveState", "SubState", "Result")
+    if values is None or values.get("LoadState") != "loaded":
         return "unknown"
     active, sub, result = values.get("ActiveState"), values.get("SubState"), values.get("Result")
     if active == "failed" or (active == "active" and sub == "exited" and result != "success"):
