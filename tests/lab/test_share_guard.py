@@ -41,11 +41,12 @@ def _nfs_mount(guest, vers: str) -> str:
 
 
 def _unmount(guest, dataset: str, seconds: int = 60) -> None:
-    """Stop exporting, then unmount, retried while zfs says busy: nfsd lets go of a filesystem it exported a moment
-    after the export is dropped (the busy that Tarn's lock unexports first for), later on a loaded machine. What
-    still held it is shown if it never does."""
+    """Stop exporting, then unmount, both retried while zfs says busy: nfsd lets go of a filesystem it exported a
+    moment after the export is dropped (the busy that Tarn's lock unexports first for), later on a loaded machine;
+    and once (a fresh clone at 3338574) the export was listed again after `exportfs -ua` and stayed for the whole
+    minute, so each try unexports again. What still held it is shown if it never lets go."""
     said = guest.sh(
-        f"exportfs -ua; for i in $(seq {seconds * 4}); do zfs unmount {dataset} 2>/tmp/unmount.err && exit 0;"
+        f"for i in $(seq {seconds * 4}); do exportfs -ua; zfs unmount {dataset} 2>/tmp/unmount.err && exit 0;"
         " grep -q busy /tmp/unmount.err || break; sleep 0.25; done; cat /tmp/unmount.err;"
         f" find /proc/[0-9]*/cwd /proc/[0-9]*/fd -lname '/{dataset}*' 2>/dev/null;"  # processes holding it
         " grep -h . /proc/fs/nfsd/clients/*/info 2>/dev/null; exportfs -v; exit 0"  # else nfsd's clients
