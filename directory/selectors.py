@@ -20,6 +20,16 @@ def ldap_of(*, host) -> LdapDirectory | None:
     return LdapDirectory.objects.filter(host=host).first() if host else None
 
 
+def other_directory(*, host, wanted: str) -> str:
+    """Why host cannot take `wanted` ("domain" or "ldap"): the other kind it already reads its users and groups from
+    (a host has one directory), or ""."""
+    if wanted == "ldap":
+        member = member_of(host=host)
+        return f"{host.name} is in the domain {member.realm}: its users come from there." if member else ""
+    ldap = ldap_of(host=host)
+    return f"{host.name} reads the LDAP directory {ldap.uri}: remove it first." if ldap else ""
+
+
 def names_page(*, host, kind: str = NameKind.USER, query: str = "", page: int | str = 1, per_page: int = PAGE):
     """One page of the cached users (or groups), optionally those whose name contains query (case-insensitive)."""
     rows = DirectoryName.objects.filter(host=host, kind=kind).only("name", "kind")

@@ -52,6 +52,14 @@ def current(t: Transport, path: str) -> str:
     return t.run(["cat", "--", path], check=False).stdout
 
 
+def put_back(t: Transport, path: str, text: str, mode: int = 0o644) -> None:
+    """A file as current() read it before a change: written again, or removed if there was none."""
+    if text:
+        t.write_file(path, text, mode=mode)
+    else:
+        t.remove_file(path)
+
+
 def replace_and_reload(
     t: Transport,
     path: str,
@@ -74,6 +82,9 @@ def replace_and_reload(
         t.run(reload, mutating=True, check=False, timeout=timeout)
         raise ConfigRejected(reload[0], problems or [last_line(result.stderr) or f"exit status {result.returncode}"])
     return True
+
+
+NSSWITCH = "/etc/nsswitch.conf"
 
 
 def nss_with(nsswitch: str, source: str) -> str:

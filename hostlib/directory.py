@@ -12,9 +12,9 @@ import re
 from dataclasses import dataclass, field
 
 from hostlib import samba
-from hostlib.configfiles import HEADER, InvalidShare, current, nss_with, nss_without
+from hostlib.configfiles import HEADER, NSSWITCH, InvalidShare, current, nss_with, nss_without, put_back
 from hostlib.errors import HostError
-from hostlib.runner import Transport, asked
+from hostlib.runner import Transport, asked, tools_missing
 
 # A DNS name of two or more labels (AD.EXAMPLE.COM): no spaces, no trailing dot, each label 1-63 characters.
 _LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
@@ -124,7 +124,6 @@ def _range_problems(spec: JoinSpec, local_ids: set[int], local_max: int) -> dict
 # --- files -----------------------------------------------------------------------------------------------------
 DIRECTORY_CONF = "/etc/samba/tarn/directory.conf"
 KRB5_CONF = "/etc/krb5.conf"
-NSSWITCH = "/etc/nsswitch.conf"
 NETBIOS = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,14}")
 
 
@@ -340,25 +339,22 @@ def leave(t: Transport, user: str, password: str) -> str:
     return _said(result, answers=("Deleted account", "Disabled account"))
 
 
-CHECK_SECONDS = 30
-
-
 def testjoin(t: Transport) -> tuple[bool, str]:
     """net ads testjoin: whether the machine account still works (Join is OK), and the words either way."""
-    result = asked(t, ["net", "ads", "testjoin"], CHECK_SECONDS)
+    result = asked(t, ["net", "ads", "testjoin"])
     return result.returncode == 0 and "Join is OK" in result.stdout, _said(result, answers=("Join",))
 
 
 def trust_ok(t: Transport) -> tuple[bool, str]:
     """wbinfo -t: winbind's secure channel to a DC (the trust secret checked over RPC)."""
-    result = asked(t, ["wbinfo", "-t"], CHECK_SECONDS)
+    result = asked(t, ["wbinfo", "-t"])
     said = _said(result, answers=("wbcCheckTrustCredentials", "failed to call"))
     return result.returncode == 0 and "succeeded" in result.stdout, said
 
 
 def winbind_answers(t: Transport) -> tuple[bool, str]:
     """wbinfo -p: winbindd is running and answers (before any question about the domain)."""
-    result = asked(t, ["wbinfo", "-p"], CHECK_SECONDS)
+    result = asked(t, ["wbinfo", "-p"])
     return result.returncode == 0 and "succeeded" in result.stdout, _said(result, answers=("Ping",))
 
 
@@ -462,10 +458,7 @@ def member_restore(t: Transport, before: Before) -> None:
     """The files as they were (a join that failed leaves nothing of itself)."""
     t.write_file(DIRECTORY_CONF, before.directory_conf or EMPTY)
     t.write_file(samba.SMB_CONF, before.smb_conf)
-    if before.krb5_conf:
-        t.write_file(KRB5_CONF, before.krb5_conf)
-    else:
-        t.remove_file(KRB5_CONF)
+    put_back(t, KRB5_CONF, before.krb5_conf)
     t.run(samba.SMB_RELOAD, mutating=True, check=False, timeout=30)
 
 
@@ -474,8 +467,7 @@ MEMBER_TOOLS = ("net", "wbinfo", "winbindd")
 
 def member_tools_missing(t: Transport) -> list[str]:
     """The Samba member's programs this host lacks (Debian: samba, winbind, libnss-winbind, krb5-user)."""
-    found = t.run(["which", *MEMBER_TOOLS], check=False, timeout=30).stdout.split()
-    return [tool for tool in MEMBER_TOOLS if not any(path.endswith("/" + tool) for path in found)]
+    return tools_missing(t, MEMBER_TOOLS)
 
 
 def winbind_on(t: Transport, *, reload: bool = True) -> None:

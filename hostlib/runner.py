@@ -326,13 +326,22 @@ class Transport:
         raise NotImplementedError
 
 
-def asked(t: "Transport", argv: list[str], timeout: float = 30, **kwargs) -> CommandResult:
+ASK_SECONDS = 30  # a health question's answer, or "no answer"
+
+
+def asked(t: "Transport", argv: list[str], timeout: float = ASK_SECONDS, **kwargs) -> CommandResult:
     """A health question to a host (a domain's DC, an LDAP server behind it): one cut off (gone, not refusing) makes
     the tools wait on the network; past timeout that is the answer, exit status 124 and "no answer", not an error."""
     try:
         return t.run(argv, check=False, timeout=timeout, **kwargs)
     except CommandTimeout:
         return CommandResult(argv, 124, "", f"no answer within {timeout:.0f} s\n", float(timeout))
+
+
+def tools_missing(t: "Transport", tools: tuple[str, ...]) -> list[str]:
+    """The programs of `tools` the host lacks (one `which` for all of them)."""
+    found = t.run(["which", *tools], check=False, timeout=30).stdout.split()
+    return [tool for tool in tools if not any(path.endswith("/" + tool) for path in found)]
 
 
 def _spawn(

@@ -13,16 +13,15 @@ import base64
 import re
 from dataclasses import dataclass, field
 
-from hostlib.configfiles import HEADER, InvalidShare, current, nss_with, nss_without
+from hostlib.configfiles import HEADER, NSSWITCH, InvalidShare, current, nss_with, nss_without, put_back
 from hostlib.errors import HostError, last_line
-from hostlib.runner import Transport, asked
+from hostlib.runner import ASK_SECONDS, Transport, asked, tools_missing
 
 SSSD_CONF = "/etc/sssd/sssd.conf"
 CA_FILE = "/etc/sssd/tarn-ldap-ca.pem"
 CA_STAGE = "/etc/sssd/tarn-ldap-ca.new.pem"  # a new CA while the first search tests it (sssd keeps reading CA_FILE)
 BIND_FILE = "/etc/sssd/tarn-ldap-bind"  # the bind DN's password, exactly (ldapsearch -y reads all of it)
 CHECK_FILE = "/etc/sssd/tarn-check.conf"  # a rendered sssd.conf while sssctl checks it
-NSSWITCH = "/etc/nsswitch.conf"
 DOMAIN = "tarn"
 SCHEMAS = ("rfc2307", "rfc2307bis")
 TLS = ("starttls", "ldaps")
@@ -258,14 +257,12 @@ def search_names(
 
 # --- the client's configuration ------------------------------------------------------------------------------
 LDAP_TOOLS = ("sssd", "sssctl", "ldapsearch")
-CHECK_SECONDS = 30
 
 
 def ldap_tools_missing(t: Transport) -> list[str]:
     """The programs an LDAP client needs that this host lacks (Debian: sssd-ldap, sssd-tools, libnss-sss,
     ldap-utils)."""
-    found = t.run(["which", *LDAP_TOOLS], check=False, timeout=30).stdout.split()
-    return [tool for tool in LDAP_TOOLS if not any(path.endswith("/" + tool) for path in found)]
+    return tools_missing(t, LDAP_TOOLS)
 
 
 @dataclass
@@ -321,22 +318,15 @@ def ldap_apply(t: Transport, spec: LdapSpec, before: LdapBefore, password: str =
     t.run(["sss_cache", "-E"], mutating=True, check=False, timeout=60)
 
 
-def _put_back(t: Transport, path: str, text: str, mode: int) -> None:
-    if text:
-        t.write_file(path, text, mode=mode)
-    else:
-        t.remove_file(path)
-
-
 def ldap_restore(t: Transport, before: LdapBefore) -> None:
     """The files as they were and sssd as they make it (off when there was no sssd.conf): a set-up that failed
     leaves nothing of itself."""
     t.remove_file(CA_STAGE)
     if not before.applied:
         return  # only the staged CA was written
-    _put_back(t, SSSD_CONF, before.sssd_conf, 0o600)
-    _put_back(t, CA_FILE, before.ca, 0o644)
-    _put_back(t, BIND_FILE, before.bind, 0o600)
+    put_back(t, SSSD_CONF, before.sssd_conf, 0o600)
+    put_back(t, CA_FILE, before.ca, 0o644)
+    put_back(t, BIND_FILE, before.bind, 0o600)
     t.write_file(NSSWITCH, before.nsswitch)
     if before.sssd_conf:
         t.run(["systemctl", "restart", "sssd"], mutating=True, check=False, timeout=120)
@@ -357,20 +347,20 @@ def resolves(t: Transport, name: str) -> bool:
     """Does the host know this user through sssd (as a file owner would be looked up)?"""
     if not POSIX_NAME.fullmatch(name) or name.startswith("-"):
         return False
-    return t.run(["getent", "-s", "sss", "passwd", "--", name], check=False, timeout=CHECK_SECONDS).returncode == 0
+    return t.run(["getent", "-s", "sss", "passwd", "--", name], check=False, timeout=ASK_SECONDS).returncode == 0
 
 
 def reachable(t: Transport, spec: LdapSpec) -> tuple[bool, str]:
     """The directory answers a bind and a base search over TLS (the bind file's password)."""
     argv = [*_ldapsearch(spec, None), "-s", "base", "-b", spec.base_dn.strip(), "--", "(objectClass=*)", "1.1"]
-    result = asked(t, argv, CHECK_SECONDS, env=TLS_ENV)
+    result = asked(t, argv, env=TLS_ENV)
     return (True, "") if result.returncode == 0 else (False, ldap_said(result))
 
 
 def sssd_answers(t: Transport, name: str = "") -> tuple[bool, str]:
     """sssd runs and answers a lookup of one of the directory's users (sssctl's online status needs sssd's D-Bus
     responder, which a NAS has no other use for)."""
-    state = asked(t, ["systemctl", "is-active", "sssd"], CHECK_SECONDS).stdout.strip()
+    state = asked(t, ["systemctl", "is-active", "sssd"]).stdout.strip()
     if state != "active":
         return False, f"sssd is {state or 'not running'}"
     if name and not resolves(t, name):

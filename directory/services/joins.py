@@ -11,8 +11,9 @@ from django.utils import timezone
 from appliance.checks import confirmed
 from appliance.models import Operation
 from appliance.operations import Tracker, operation_runner, operation_start
+from directory import selectors
 from directory.choices import JOIN_SECONDS, TRUST_WAIT_SECONDS
-from directory.models import DirectoryName, DomainMember, LdapDirectory
+from directory.models import DirectoryName, DomainMember
 from directory.services.checks import member_check
 from directory.services.names import names_refresh
 from hostlib import directory, samba
@@ -78,9 +79,8 @@ def member_join_start(
         raise _refused(exc) from None
     if DomainMember.objects.filter(host=host).exists():
         raise ValidationError({"realm": f"{host.name} is in a domain already: leave it first."})
-    ldap = LdapDirectory.objects.filter(host=host).first()
-    if ldap is not None:
-        raise ValidationError({"realm": f"{host.name} reads the LDAP directory {ldap.uri}: remove it first."})
+    if other := selectors.other_directory(host=host, wanted="domain"):
+        raise ValidationError({"realm": other})
     params = {
         "realm": spec.realm,
         "workgroup": spec.workgroup,
@@ -153,9 +153,8 @@ def _undo(t, tracker: Tracker, host, before, joined: bool) -> None:
 @operation_runner("directory.join", lock="directory", queue="host")
 def member_join_run(tracker: Tracker) -> None:
     op, params = tracker.op, tracker.op.params
-    ldap = LdapDirectory.objects.filter(host=op.host).first()
-    if ldap is not None:  # set up since this was queued
-        raise ValidationError({"realm": f"{op.host.name} reads the LDAP directory {ldap.uri}: remove it first."})
+    if other := selectors.other_directory(host=op.host, wanted="domain"):  # set up since this was queued
+        raise ValidationError({"realm": other})
     t = tracker.transport()
     password = _secret(tracker)
     missing = directory.member_tools_missing(t)

@@ -12,8 +12,9 @@ from django.utils import timezone
 from appliance.checks import confirmed
 from appliance.models import Operation
 from appliance.operations import Tracker, operation_runner, operation_start
+from directory import selectors
 from directory.choices import JOIN_SECONDS
-from directory.models import DirectoryName, DomainMember, LdapDirectory
+from directory.models import DirectoryName, LdapDirectory
 from directory.services.checks import ldap_check
 from directory.services.names import names_store
 from hostlib import sssd
@@ -44,9 +45,8 @@ def ldap_configure_start(
         spec = sssd.check_ldap(spec, bind_password)
     except InvalidShare as exc:
         raise ValidationError(exc.problems) from None
-    member = DomainMember.objects.filter(host=host).first()
-    if member is not None:
-        raise ValidationError({"uri": f"{host.name} is in the domain {member.realm}: its users come from there."})
+    if other := selectors.other_directory(host=host, wanted="ldap"):
+        raise ValidationError({"uri": other})
     params = {
         "uri": spec.uri,
         "base_dn": spec.base_dn,
@@ -81,9 +81,8 @@ def ldap_configure_run(tracker: Tracker) -> None:
     password = tracker.secret or ""
     if spec.bind_dn and not password:
         raise ValidationError({"bind_password": "The password did not reach the worker: start again."})
-    member = DomainMember.objects.filter(host=op.host).first()
-    if member is not None:  # joined since this was queued
-        raise ValidationError({"uri": f"{op.host.name} is in the domain {member.realm}: its users come from there."})
+    if other := selectors.other_directory(host=op.host, wanted="ldap"):  # joined since this was queued
+        raise ValidationError({"uri": other})
     t = tracker.transport()
     missing = sssd.ldap_tools_missing(t)
     if missing:

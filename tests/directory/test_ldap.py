@@ -16,10 +16,10 @@ from directory import services
 from directory.models import DirectoryName, DomainMember, LdapDirectory
 from hostlib.configfiles import HEADER
 from hostlib.sssd import BIND_FILE, CA_FILE, CA_STAGE, CHECK_FILE, SSSD_CONF, LdapSpec, search_argv
+from tests.directory.test_directory import CAPTURED, said
 from tests.hostlib.test_sssd import CA
-from tests.support.runners import FIXTURES, FakeHost
+from tests.support.runners import FakeHost
 
-CAPTURED = FIXTURES / "directory"
 PASSWORD = "Bind-Pass'word;$(x)"
 LDAP = {
     "uri": "ldap://10.78.0.2:1389",
@@ -28,11 +28,6 @@ LDAP = {
     "bind_password": PASSWORD,
     "ca_pem": CA,
 }
-
-
-def said(name: str) -> tuple[str, str]:
-    stdout, _, stderr = (CAPTURED / name).read_text().partition("\n--- stderr ---\n")
-    return stdout, stderr
 
 
 @pytest.fixture
