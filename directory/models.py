@@ -7,6 +7,7 @@ from django.db import models
 
 from appliance.models import Host
 from directory.choices import Backend, LdapSchema, LdapTls, NameKind
+from hostlib.directory import IdRange, JoinSpec
 from hostlib.sssd import LdapSpec
 
 
@@ -47,6 +48,19 @@ class DomainMember(models.Model):
     @property
     def healthy(self) -> bool:
         return bool(self.reachable and self.testjoin_ok and self.trust_ok and self.winbind_ok)
+
+    @property
+    def spec(self) -> JoinSpec:
+        """The join's spec again, as the host layer takes it (to ask its domain)."""
+        low, high = (tuple(int(x) for x in r.split("-")) for r in (self.default_range, self.domain_range))
+        return JoinSpec(
+            realm=self.realm,
+            workgroup=self.workgroup,
+            dc=self.dc,
+            backend=self.backend,
+            default_range=IdRange(*low),
+            domain_range=IdRange(*high),
+        )
 
 
 class LdapDirectory(models.Model):

@@ -2,7 +2,7 @@
 listing), checks (the health of either)."""
 
 from directory.services.checks import ldap_check, member_check, member_check_start, members_check_due
-from directory.services.joins import member_join_start, member_leave_start, member_spec
+from directory.services.joins import member_join_start, member_leave_start
 from directory.services.ldap import ldap_configure_start, ldap_remove_start
 from directory.services.names import ldap_names_refresh, names_refresh, names_refresh_start
 
@@ -15,7 +15,6 @@ __all__ = [
     "member_check_start",
     "member_join_start",
     "member_leave_start",
-    "member_spec",
     "members_check_due",
     "names_refresh",
     "names_refresh_start",

@@ -20,11 +20,9 @@ CHECKED = ("checked_at", "reachable", "said")
 
 def member_check(*, member: DomainMember, transport: Transport, now=None) -> DomainMember:
     """Ask the host and store what it said on the member's row."""
-    from directory.services.joins import member_spec  # noqa: PLC0415 - joins imports this module
-
     said = []
     try:
-        info = directory.ads_info(transport, member_spec(member))
+        info = directory.ads_info(transport, member.spec)
     except directory.DirectoryError as exc:
         member.reachable, member.dc_name, member.clock_offset = False, "", None
         said.append(str(exc))

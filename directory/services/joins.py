@@ -34,20 +34,6 @@ def _spec(params: dict) -> JoinSpec:
     )
 
 
-def member_spec(member: DomainMember) -> JoinSpec:
-    """A joined host's spec again (to ask its domain)."""
-    return _spec(
-        {
-            "realm": member.realm,
-            "workgroup": member.workgroup,
-            "dc": member.dc,
-            "backend": member.backend,
-            "default_range": [int(x) for x in member.default_range.split("-")],
-            "domain_range": [int(x) for x in member.domain_range.split("-")],
-        }
-    )
-
-
 def _refused(exc: InvalidShare) -> ValidationError:
     return ValidationError(exc.problems)
 
