@@ -7,6 +7,8 @@ import re
 from hostlib.errors import HostError, last_line
 from hostlib.runner import Transport
 
+HELPER_DIR = "/usr/local/lib/tarn"  # Tarn's programs on a NAS (replication's, the ACL walk), root's, from Tarn's source
+
 HEADER = "# Written by Tarn from its database; edits here are replaced on the next apply.\n"
 
 

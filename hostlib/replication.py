@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 from hostlib import names, recv_helper, send_helper, serve_helper, systemd, zfs
+from hostlib.configfiles import HELPER_DIR
 from hostlib.errors import HostError, error_for
 from hostlib.runner import Transport
 
@@ -430,7 +431,6 @@ AUTHORIZED_KEYS = "/root/.ssh/authorized_keys"  # a pull pair's line (tarn-serve
 # brings, and set the receive's own overrides (tarn-recv's -o). No other property: a value a stream carries for
 # any other (sharenfs, mountpoint, quota…) is refused by ZFS ("cannot receive sharenfs property: permission denied").
 ALLOWED = "receive:append,create,mount,readonly,canmount,setuid,exec,devices"
-HELPER_DIR = "/usr/local/lib/tarn"
 CIPHER = "aes128-gcm@openssh.com"  # AES-NI makes it the fastest of OpenSSH's ciphers on a NAS's CPU
 
 

@@ -1,0 +1,431 @@
+"""Tarn's ACL helper, run on the host as root: reads, lists and changes folders of a dataset that its users can
+write, so never through a link. Every component from / is opened relative to its parent with O_NOFOLLOW; ACLs are
+read and written as the kernel's xattrs on an open descriptor. A walk stays on the dataset it starts in, skips links, and skips files with more than
+one name (a hard link may also live outside the folder).
+
+    read    ROOT PARTS                 the folder and each folder above it: JSON
+    list    ROOT PARTS LIMIT           its subfolders: JSON
+    resolve NAMES                      users and groups → ids through NSS: JSON
+    account NAME                       a user's uid and groups: JSON
+    set     ROOT PARTS SPEC            one folder changed: JSON
+    count   ROOT PARTS SPEC STATUS     the preview: what a walk would change, progress written to STATUS
+    apply   ROOT PARTS SPEC STATUS     the walk itself (SIGTERM stops it cleanly between two files)
+
+Standard library only (its source is sent to the host's python3). Exit 3: refused (a link, not a folder)."""
+
+import errno
+import grp
+import json
+import os
+import pwd
+import resource
+import signal
+import stat
+import struct
+import sys
+import time
+
+REFUSED = 3
+ACCESS, DEFAULT = "system.posix_acl_access", "system.posix_acl_default"
+OPEN_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+OPEN_FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+STATUS_EVERY = 0.5  # seconds between two progress writes
+
+
+class Refused(Exception):
+    pass
+
+
+def _xattr(target, name, follow=True):
+    try:
+        return os.getxattr(target, name, follow_symlinks=follow)
+    except OSError as e:
+        if e.errno in (errno.ENODATA, errno.EOPNOTSUPP):
+            return None
+        raise
+
+
+def open_chain(root, parts, chain=None):
+    """A descriptor of root/parts…: every component from / opened relative to its parent without following a
+    link. chain (a list) gets each folder's stat and access ACL on the way."""
+    names = [p for p in root.split("/") if p] + list(parts)
+    if not root.startswith("/") or any(p in (".", "..") or "/" in p or "\0" in p for p in names):
+        raise Refused(f"refusing {root}: not an absolute path of plain folders")
+    fd = os.open("/", OPEN_DIR)
+    path = ""
+    try:
+        if chain is not None:
+            chain.append(_entry("/", fd))
+        for part in names:
+            path += "/" + part
+            try:
+                child = os.open(part, OPEN_DIR, dir_fd=fd)
+            except OSError as e:
+                if e.errno in (errno.ELOOP, errno.ENOTDIR):
+                    raise Refused(f"refusing {path}: a link or not a folder") from None
+                if e.errno == errno.ENOENT:
+                    raise Refused(f"refusing {path}: no such folder") from None
+                raise
+            os.close(fd)
+            fd = child
+            if chain is not None:
+                chain.append(_entry(path, fd))
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _entry(path, fd):
+    st = os.fstat(fd)
+    blob = _xattr(fd, ACCESS)
+    return {
+        "path": path,
+        "uid": st.st_uid,
+        "gid": st.st_gid,
+        "mode": st.st_mode & 0o7777,
+        "dev": st.st_dev,
+        "access": blob.hex() if blob else None,
+    }
+
+
+def _ids(blob):
+    """(tag, id) of the named entries of an ACL xattr."""
+    if not blob:
+        return []
+    return [(t, i) for t, _p, i in struct.iter_unpack("<HHI", blob[4:]) if t in (0x02, 0x08)]
+
+
+def _user(uid):
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except (KeyError, OverflowError):
+        return str(uid)
+
+
+def _group(gid):
+    try:
+        return grp.getgrgid(gid).gr_name
+    except (KeyError, OverflowError):
+        return str(gid)
+
+
+def read(root, parts):
+    chain = []
+    fd = open_chain(root, parts, chain)
+    try:
+        default = _xattr(fd, DEFAULT)
+    finally:
+        os.close(fd)
+    last = chain[-1]
+    last["default"] = default.hex() if default else None
+    names = {"u": {}, "g": {}}
+    for blob in (bytes.fromhex(last["access"]) if last["access"] else b"", default or b""):
+        for tag, i in _ids(blob):
+            if tag == 0x02:
+                names["u"][i] = _user(i)
+            else:
+                names["g"][i] = _group(i)
+    mount_dev = chain[len([p for p in root.split("/") if p])]["dev"]
+    return {
+        "chain": chain,
+        "owner": _user(last["uid"]),
+        "group": _group(last["gid"]),
+        "names": names,
+        "other_dataset": last["dev"] != mount_dev,
+    }
+
+
+def _safe_name(name):
+    return not any(ord(c) < 32 or ord(c) == 127 or 0xD800 <= ord(c) <= 0xDFFF for c in name)
+
+
+def listing(root, parts, limit):
+    fd = open_chain(root, parts)
+    try:
+        dev = os.fstat(fd).st_dev
+        folders, hidden = [], 0
+        with os.scandir(fd) as found:
+            for entry in found:
+                if not entry.is_dir(follow_symlinks=False) or (not parts and entry.name == ".zfs"):
+                    continue
+                if not _safe_name(entry.name):
+                    hidden += 1
+                    continue
+                folders.append((entry.name, entry.stat(follow_symlinks=False).st_dev != dev))
+    finally:
+        os.close(fd)
+    folders.sort()
+    return {
+        "folders": [{"name": n, "other_dataset": o} for n, o in folders[:limit]],
+        "more": max(0, len(folders) - limit),
+        "hidden": hidden,
+    }
+
+
+def _lookup(value, by_name, by_id, attr_id, attr_name):
+    try:
+        found = by_id(int(value)) if value.isascii() and value.isdigit() else by_name(value)
+    except (KeyError, OverflowError, ValueError):
+        return None
+    return [getattr(found, attr_id), getattr(found, attr_name)]
+
+
+def resolve(names):
+    return {
+        "users": {n: _lookup(n, pwd.getpwnam, pwd.getpwuid, "pw_uid", "pw_name") for n in names.get("users", [])},
+        "groups": {n: _lookup(n, grp.getgrnam, grp.getgrgid, "gr_gid", "gr_name") for n in names.get("groups", [])},
+    }
+
+
+def account(name):
+    found = _lookup(name, pwd.getpwnam, pwd.getpwuid, "pw_uid", "pw_name")
+    if not found:
+        return {"account": None}
+    uid, user = found
+    gid = pwd.getpwuid(uid).pw_gid
+    return {"account": {"uid": uid, "name": user, "gid": gid, "gids": sorted(set(os.getgrouplist(user, gid)))}}
+
+
+# --- changing -----------------------------------------------------------------------------------------------------
+
+
+def _without_x(blob):
+    out = bytearray(blob)
+    for offset in range(4, len(out), 8):
+        out[offset + 2] &= ~1  # e_perm's low byte (little-endian u16 after the u16 tag)
+    return bytes(out)
+
+
+def _minimal(blob):
+    return len(blob) == 4 + 3 * 8
+
+
+def _mode_bits(blob):
+    """The rwx bits a minimal ACL stands for."""
+    perms = {t: p for t, p, _i in struct.iter_unpack("<HHI", blob[4:])}
+    return (perms[0x01] << 6) | (perms[0x04] << 3) | perms[0x20]
+
+
+def _differs(current, mode, wanted):
+    """Would writing `wanted` as the access ACL change anything? (A minimal ACL is kept as the mode alone.)"""
+    if _minimal(wanted):
+        return current is not None or (mode & 0o777) != _mode_bits(wanted)
+    return current != wanted
+
+
+class Spec:
+    def __init__(self, text):
+        spec = json.loads(text)
+        self.access = bytes.fromhex(spec["access"])
+        self.access_nox = _without_x(self.access)
+        self.default = bytes.fromhex(spec["default"]) if spec.get("default") else None
+        self.uid = -1 if spec.get("uid") is None else int(spec["uid"])
+        self.gid = -1 if spec.get("gid") is None else int(spec["gid"])
+        self.special = int(spec.get("special", 0)) & 0o3000
+
+
+def _folder(fd, spec, write):
+    """One folder: True if it was (or would be) changed."""
+    st = os.fstat(fd)
+    changed = (spec.uid not in (-1, st.st_uid)) or (spec.gid not in (-1, st.st_gid))
+    if write and changed:
+        os.fchown(fd, spec.uid, spec.gid)
+    access_now = _xattr(fd, ACCESS)
+    if _differs(access_now, st.st_mode, spec.access):
+        changed = True
+        if write:
+            os.setxattr(fd, ACCESS, spec.access)
+    default_now = _xattr(fd, DEFAULT)
+    if default_now != spec.default:
+        changed = True
+        if write:
+            if spec.default:
+                os.setxattr(fd, DEFAULT, spec.default)
+            else:
+                os.removexattr(fd, DEFAULT)
+    mode = os.fstat(fd).st_mode if write else st.st_mode
+    if (mode & 0o7000) != spec.special:
+        changed = True
+        if write:
+            os.fchmod(fd, (mode & 0o777) | spec.special)
+    return changed
+
+
+def set_one(root, parts, text):
+    spec = Spec(text)
+    fd = open_chain(root, parts)
+    try:
+        before = _xattr(fd, ACCESS)
+        changed = _folder(fd, spec, True)
+        after = _xattr(fd, ACCESS)
+    finally:
+        os.close(fd)
+    return {"changed": changed, "before": before.hex() if before else None, "after": after.hex() if after else None}
+
+
+class Walk:
+    """The recursive preview or apply, one folder at a time (open descriptors: one per level)."""
+
+    def __init__(self, spec, write, status):
+        self.spec, self.write, self.status = spec, write, status
+        self.counts = {
+            "folders": 0,
+            "files": 0,
+            "changed": 0,
+            "links": 0,
+            "hardlinked": 0,
+            "other_datasets": 0,
+            "other": 0,
+            "failed": 0,
+            "done": False,
+            "stopped": False,
+            "error": "",
+        }
+        self.stop = False
+        self.written = 0.0
+
+    def report(self, force=False):
+        now = time.monotonic()
+        if not force and now - self.written < STATUS_EVERY:
+            return
+        self.written = now
+        temporary = f"{self.status}.new"
+        with open(temporary, "w") as fh:
+            json.dump(self.counts, fh)
+        os.replace(temporary, self.status)
+
+    def files(self, fd, entries):
+        """Each file is opened without following a link (and without blocking on a FIFO or taking a terminal),
+        checked on the open descriptor (a regular file with one name), and changed through it: a name swapped for
+        a link or a hard link after the listing changes nothing."""
+        spec, write, counts = self.spec, self.write, self.counts
+        for entry in entries:
+            if self.stop:
+                return
+            try:
+                if entry.is_symlink():
+                    counts["links"] += 1
+                    continue
+                if not entry.is_file(follow_symlinks=False):
+                    counts["other"] += 1
+                    continue
+                try:
+                    file_fd = os.open(entry.name, OPEN_FILE, dir_fd=fd)
+                except OSError as e:
+                    if e.errno == errno.ELOOP:
+                        counts["links"] += 1
+                        continue
+                    raise
+                try:
+                    st = os.fstat(file_fd)
+                    if not stat.S_ISREG(st.st_mode):
+                        counts["other"] += 1
+                        continue
+                    if st.st_nlink > 1:
+                        counts["hardlinked"] += 1
+                        continue
+                    counts["files"] += 1
+                    wanted = spec.access if st.st_mode & 0o111 else spec.access_nox
+                    changed = (spec.uid not in (-1, st.st_uid)) or (spec.gid not in (-1, st.st_gid))
+                    if write and changed:
+                        os.fchown(file_fd, spec.uid, spec.gid)
+                    if _differs(_xattr(file_fd, ACCESS), st.st_mode, wanted):
+                        changed = True
+                        if write:
+                            os.setxattr(file_fd, ACCESS, wanted)
+                    counts["changed"] += changed
+                finally:
+                    os.close(file_fd)
+            except FileNotFoundError:
+                pass  # removed since it was listed
+            except OSError:
+                counts["failed"] += 1
+            self.report()
+
+    def folder(self, fd):
+        """Change one folder and its files; its subfolders' names, for the caller to walk."""
+        self.counts["folders"] += 1
+        self.counts["changed"] += _folder(fd, self.spec, self.write)
+        subfolders, files = [], []
+        with os.scandir(fd) as found:
+            for entry in found:
+                try:
+                    is_dir = entry.is_dir(follow_symlinks=False)
+                except OSError:
+                    is_dir = False
+                (subfolders if is_dir else files).append(entry)
+        self.files(fd, files)
+        return [e.name for e in subfolders]
+
+    def run(self, root, parts):
+        top = open_chain(root, parts)
+        dev = os.fstat(top).st_dev
+        stack = [(top, iter(self.folder(top)))]
+        depth_at_top = not parts
+        while stack and not self.stop:
+            fd, names = stack[-1]
+            name = next(names, None)
+            if name is None:
+                os.close(fd)
+                stack.pop()
+                continue
+            if depth_at_top and len(stack) == 1 and name == ".zfs":
+                continue
+            try:
+                child = os.open(name, OPEN_DIR, dir_fd=fd)
+            except OSError as e:
+                if e.errno in (errno.ELOOP, errno.ENOTDIR):
+                    self.counts["links"] += 1
+                elif e.errno != errno.ENOENT:
+                    self.counts["failed"] += 1
+                continue
+            if os.fstat(child).st_dev != dev:
+                self.counts["other_datasets"] += 1
+                os.close(child)
+                continue
+            try:
+                stack.append((child, iter(self.folder(child))))
+            except OSError:
+                self.counts["failed"] += 1
+                os.close(child)
+            self.report()
+        for fd, _ in stack:
+            os.close(fd)
+        self.counts["done"], self.counts["stopped"] = not self.stop, self.stop
+        self.report(force=True)
+
+
+def main(argv):
+    command, args = argv[0], argv[1:]
+    if command == "read":
+        return read(args[0], json.loads(args[1]))
+    if command == "list":
+        return listing(args[0], json.loads(args[1]), int(args[2]))
+    if command == "resolve":
+        return resolve(json.loads(args[0]))
+    if command == "account":
+        return account(args[0])
+    if command == "set":
+        return set_one(args[0], json.loads(args[1]), args[2])
+    if command in ("count", "apply"):
+        walk = Walk(Spec(args[2]), command == "apply", args[3])
+        signal.signal(signal.SIGTERM, lambda *_: setattr(walk, "stop", True))
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # one descriptor per level of the tree
+        try:
+            walk.run(args[0], json.loads(args[1]))
+        except Exception as e:  # said in the status, which Tarn reads
+            walk.counts["error"] = str(e)[:500]
+            walk.report(force=True)
+            raise
+        return walk.counts
+    raise SystemExit(f"unknown command {command}")
+
+
+if __name__ == "__main__":
+    try:
+        print(json.dumps(main(sys.argv[1:])))
+    except Refused as e:
+        print(e, file=sys.stderr)
+        sys.exit(REFUSED)
