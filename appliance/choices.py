@@ -53,6 +53,13 @@ class RunStatus(models.TextChoices):
 RUN_ENDS = [(value, label) for value, label in RunStatus.choices if value in RunStatus.ended()]  # a run's own end
 
 
+class AccountKind(models.TextChoices):
+    """A user or a group of a host (local, or a directory's): what a directory lists and an ACL names."""
+
+    USER = "user", "user"
+    GROUP = "group", "group"
+
+
 class AuditKind(models.TextChoices):
     REQUEST = "request", "Request"
     COMMAND = "command", "Host command"

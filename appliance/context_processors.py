@@ -21,7 +21,10 @@ NAV = [
             ("Snapshot schedules", "snapshot-task-list"),
         ],
     ),
-    ("Sharing", [("Shares", "share-list"), ("Directory", "directory-page")]),  # the domain's users, for the shares
+    (
+        "Sharing",
+        [("Shares", "share-list"), ("Permissions", "permissions-page"), ("Directory", "directory-page")],
+    ),  # the directory: the domain's users, for the shares and ACLs
     ("Network", [("Network & tuning", "tuning-overview")]),  # links, MTU and bridges live there too
     (
         "Protection",

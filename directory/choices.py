@@ -20,11 +20,6 @@ class LdapSchema(models.TextChoices):
     RFC2307BIS = "rfc2307bis", "rfc2307bis — groups list their members by DN (member): 389 DS, FreeIPA"
 
 
-class NameKind(models.TextChoices):
-    USER = "user", "user"
-    GROUP = "group", "group"
-
-
 CLOCK_SKEW_SECONDS = 240  # Kerberos refuses at 300: warn a minute before
 PASSWORD_AGE_DAYS = 30  # winbind changes the machine password every 7 days (machine password timeout)
 CHECK_MINUTES = 5  # how often the join's health is asked

@@ -6,9 +6,10 @@ import re
 
 from django import forms
 
+from appliance.choices import AccountKind
 from appliance.forms import ConfirmField
 from appliance.validators import refuse_bidi
-from directory.choices import Backend, LdapSchema, LdapTls, NameKind
+from directory.choices import Backend, LdapSchema, LdapTls
 from hostlib.directory import IdRange
 
 RANGE = re.compile(r"\s*([0-9]{1,10})\s*-\s*([0-9]{1,10})\s*")
@@ -140,5 +141,5 @@ class LdapRemoveForm(forms.Form):
 
 
 class NamesForm(forms.Form):
-    kind = forms.ChoiceField(choices=NameKind.choices, required=False)
+    kind = forms.ChoiceField(choices=AccountKind.choices, required=False)
     q = forms.CharField(label="Search", max_length=80, required=False)

@@ -5,8 +5,9 @@ join)."""
 
 from django.db import models
 
+from appliance.choices import AccountKind
 from appliance.models import Host
-from directory.choices import Backend, LdapSchema, LdapTls, NameKind
+from directory.choices import Backend, LdapSchema, LdapTls
 from hostlib.directory import IdRange, JoinSpec
 from hostlib.sssd import LdapSpec
 
@@ -114,7 +115,7 @@ class DirectoryName(models.Model):
     """One user or group of the joined domain or the LDAP directory (as winbind or LDAP names it)."""
 
     host = models.ForeignKey(Host, on_delete=models.CASCADE, related_name="directory_names")
-    kind = models.CharField(max_length=5, choices=NameKind.choices)
+    kind = models.CharField(max_length=5, choices=AccountKind.choices)
     name = models.CharField(max_length=64, help_text="As winbind gives it (lower case).")
 
     class Meta:

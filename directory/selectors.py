@@ -5,8 +5,8 @@ dashboard's panel."""
 from django.core.paginator import Paginator
 from django.db.models import Q
 
+from appliance.choices import AccountKind
 from appliance.models import Operation
-from directory.choices import NameKind
 from directory.models import DirectoryName, DomainMember, LdapDirectory
 
 PAGE = 50
@@ -30,7 +30,7 @@ def other_directory(*, host, wanted: str) -> str:
     return f"{host.name} reads the LDAP directory {ldap.uri}: remove it first." if ldap else ""
 
 
-def names_page(*, host, kind: str = NameKind.USER, query: str = "", page: int | str = 1, per_page: int = PAGE):
+def names_page(*, host, kind: str = AccountKind.USER, query: str = "", page: int | str = 1, per_page: int = PAGE):
     """One page of the cached users (or groups), optionally those whose name contains query (case-insensitive)."""
     rows = DirectoryName.objects.filter(host=host, kind=kind).only("name", "kind")
     query = query.strip()
@@ -43,16 +43,16 @@ def names_page(*, host, kind: str = NameKind.USER, query: str = "", page: int | 
     return page
 
 
-def written(member: DomainMember | None, name: str, kind: str = NameKind.USER) -> str:
+def written(member: DomainMember | None, name: str, kind: str = AccountKind.USER) -> str:
     """A directory's name as a share's valid users takes it: LAB\\alice, @LAB\\staff, "@LAB\\domain users" (quoted:
     it holds a space); with no domain (an LDAP directory's), alice and @staff."""
-    text = ("@" if kind == NameKind.GROUP else "") + (f"{member.workgroup}\\{name}" if member else name)
+    text = ("@" if kind == AccountKind.GROUP else "") + (f"{member.workgroup}\\{name}" if member else name)
     return f'"{text}"' if " " in text else text
 
 
 def names_counts(*, host) -> dict[str, int]:
     rows = DirectoryName.objects.filter(host=host)
-    return {"users": rows.filter(kind=NameKind.USER).count(), "groups": rows.filter(kind=NameKind.GROUP).count()}
+    return {"users": rows.filter(kind=AccountKind.USER).count(), "groups": rows.filter(kind=AccountKind.GROUP).count()}
 
 
 def recent_operations(*, host, limit: int = 5):

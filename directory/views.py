@@ -7,11 +7,10 @@ from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_GET, require_POST
 
 from appliance.auth import requires
-from appliance.choices import Role
+from appliance.choices import AccountKind, Role
 from appliance.selectors import host_current
 from appliance.web import start_on_form, start_or_back
 from directory import selectors, services
-from directory.choices import NameKind
 from directory.forms import JoinForm, LdapForm, LdapRemoveForm, LeaveForm, NamesForm
 
 LDAP_FIELDS = ("uri", "tls", "base_dn", "bind_dn", "schema", "ca_pem")
@@ -23,7 +22,7 @@ def _page(request, status=200, join_form=None, leave_form=None, ldap_form=None, 
     ldap = None if member else selectors.ldap_of(host=host)
     search = NamesForm(request.GET)
     search.is_valid()
-    kind = search.cleaned_data.get("kind") or NameKind.USER
+    kind = search.cleaned_data.get("kind") or AccountKind.USER
     query = search.cleaned_data.get("q") or ""
     context = {
         "host": host,

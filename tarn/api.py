@@ -19,4 +19,5 @@ urlpatterns = [
     path("", include("certificates.api.urls")),
     path("", include("updates.api.urls")),
     path("", include("directory.api.urls")),
+    path("", include("permissions.api.urls")),
 ]

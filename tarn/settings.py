@@ -52,6 +52,7 @@ INSTALLED_APPS = [
     "certificates.apps.CertificatesConfig",
     "updates.apps.UpdatesConfig",
     "directory.apps.DirectoryConfig",
+    "permissions.apps.PermissionsConfig",
 ]
 
 MIDDLEWARE = [
@@ -226,6 +227,7 @@ SPECTACULAR_SETTINGS = {
         "SelfTestKindEnum": "health.choices.SelfTestKind",
         "SelfTestEveryEnum": "appliance.choices.Every",
         "RunStatusEnum": "appliance.choices.RunStatus",
+        "AccountKindEnum": "appliance.choices.AccountKind",
     },
 }
 

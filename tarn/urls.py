@@ -18,6 +18,7 @@ urlpatterns = [
     path("certificates/", include("certificates.urls")),
     path("updates/", include("updates.urls")),
     path("directory/", include("directory.urls")),
+    path("permissions/", include("permissions.urls")),
     path("", include("analytics.urls")),
     path("", include("analytics.metrics_urls")),
     path("api/v1/", include(("tarn.api", "api"))),

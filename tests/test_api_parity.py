@@ -139,6 +139,9 @@ API = {
     "directory-check": ["api:directory-member-check", "api:directory-ldap-check"],
     "directory-ldap": ["api:directory-ldap-configure"],
     "directory-ldap-remove": ["api:directory-ldap-remove"],
+    "permissions-apply": ["api:acl-list"],  # POST: one folder, or with recursive the count of a walk
+    "permissions-walk-apply": ["api:acl-walk-apply"],
+    "permissions-walk-stop": ["api:acl-walk-stop"],
     "updates-check": ["api:host-updates-check"],
     "updates-apply": ["api:host-updates-apply"],
     "updates-reboot": ["api:host-updates-reboot"],

@@ -7,9 +7,10 @@ from datetime import UTC, datetime, timedelta
 
 from django.utils import timezone
 
+from appliance.choices import AccountKind
 from appliance.models import Operation
 from appliance.operations import TargetBusy, Tracker, operation_runner, operation_start
-from directory.choices import CHECK_MINUTES, NameKind
+from directory.choices import CHECK_MINUTES
 from directory.models import DirectoryName, DomainMember, LdapDirectory
 from hostlib import directory, sssd
 from hostlib.runner import Transport
@@ -56,7 +57,7 @@ def ldap_check(*, row: LdapDirectory, transport: Transport, now=None) -> LdapDir
     row.reachable, words = sssd.reachable(transport, row.spec)
     if not row.reachable:
         said.append(f"LDAP: {words}")
-    known = DirectoryName.objects.filter(host=row.host, kind=NameKind.USER).values_list("name", flat=True).first()
+    known = DirectoryName.objects.filter(host=row.host, kind=AccountKind.USER).values_list("name", flat=True).first()
     row.sssd_ok, words = sssd.sssd_answers(transport, known or "")
     if not row.sssd_ok:
         said.append(f"sssd: {words}")

@@ -7,9 +7,9 @@ import time
 from django.db import transaction
 from django.utils import timezone
 
+from appliance.choices import AccountKind
 from appliance.models import Operation
 from appliance.operations import Tracker, operation_runner, operation_start
-from directory.choices import NameKind
 from directory.models import DirectoryName, DomainMember, LdapDirectory
 from hostlib import directory, sssd
 from hostlib.runner import Transport
@@ -34,8 +34,8 @@ def _replace(host, kind: str, names: list[str]) -> None:
 def names_store(source: DomainMember | LdapDirectory, users, groups, left_out: int, seconds: float = 0.0) -> None:
     """The listed names into the rows, and when and how long on the directory's own row."""
     with transaction.atomic():
-        _replace(source.host, NameKind.USER, users)
-        _replace(source.host, NameKind.GROUP, groups)
+        _replace(source.host, AccountKind.USER, users)
+        _replace(source.host, AccountKind.GROUP, groups)
         type(source).objects.filter(pk=source.pk).update(
             names_refreshed_at=timezone.now(), names_seconds=round(seconds, 3), names_left_out=left_out
         )

@@ -21,6 +21,7 @@ from benchmarks.models import CustomProfile, Run, Schedule, Suite
 from directory.models import DirectoryName, DomainMember, LdapDirectory
 from encryption.models import KeyExport, RetiredKey
 from health.models import DiskHealth, SelfTestRun, SelfTestSchedule
+from permissions.models import AclWalk
 from pools.models import Dataset, Disk, Pool, Snapshot, SnapshotTask
 from replication.models import Pair
 from replication.models import Task as ReplicationTask
@@ -387,6 +388,20 @@ ROLES: dict[str, tuple[str, str] | None] = {
     "/api/v1/directory-ldap/<pk>/check/": (VIEWER, OPERATOR),
     "/api/v1/directory-names/": (VIEWER, OPERATOR),
     "/api/v1/directory-names/<pk>/": (VIEWER, OPERATOR),
+    "/permissions/": (VIEWER, OPERATOR),
+    "/permissions/tree/": (VIEWER, OPERATOR),
+    "/permissions/effective/": (VIEWER, OPERATOR),
+    "/permissions/apply/": (VIEWER, ADMIN),
+    "/permissions/walks/<pk>/": (VIEWER, OPERATOR),
+    "/permissions/walks/<pk>/apply/": (VIEWER, ADMIN),
+    "/permissions/walks/<pk>/stop/": (VIEWER, ADMIN),
+    "/api/v1/acls/": (VIEWER, ADMIN),
+    "/api/v1/acls/folders/": (VIEWER, OPERATOR),
+    "/api/v1/acls/effective/": (VIEWER, OPERATOR),
+    "/api/v1/acl-walks/": (VIEWER, OPERATOR),
+    "/api/v1/acl-walks/<pk>/": (VIEWER, OPERATOR),
+    "/api/v1/acl-walks/<pk>/apply/": (VIEWER, ADMIN),
+    "/api/v1/acl-walks/<pk>/stop/": (VIEWER, ADMIN),
 }
 
 
@@ -460,7 +475,10 @@ def objects(local_host, admin_user):
     ldap = LdapDirectory.objects.create(
         host=local_host, uri="ldap://ldap.lab", base_dn="dc=lab", ca_pem="x", configured_at=timezone.now()
     )
+    walk = AclWalk.objects.create(host=local_host, dataset="tank/a", spec={}, status="applied")
     return {
+        "acl-walk": walk.pk,
+        "permissions-walk": walk.pk,
         "directory-member": member.pk,
         "directory-ldap": ldap.pk,
         "directory-name": name.pk,

@@ -82,6 +82,8 @@ OWN_PATTERN = {
     "tuning.api.serializers.BridgeDeleteRequest.name",
     "replication.forms.RestoreForm.name",  # a dataset name (test_a_bad_restore_names_its_field_and_nothing_is_started)
     "replication.api.serializers.RestoreRequest.name",
+    "permissions.forms.EntryForm.name",  # a user or group: hostlib.acl.NAME (word characters, no controls)
+    "permissions.api.serializers.EntrySerializer.name",
 }
 # Serializers that only ever render a response (what the inventory read, a built-in profile): nothing typed.
 OUTPUT_ONLY = {
@@ -93,6 +95,7 @@ OUTPUT_ONLY = {
     "pools.api.serializers.SnapshotSerializer.name",
     "benchmarks.api.serializers.ProfileSerializer.title",
     "benchmarks.api.serializers.ProfileSerializer.represents",
+    "permissions.api.serializers.AclEntryOut.name",
 }
 
 

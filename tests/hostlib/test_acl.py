@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from hostlib import acl, acl_helper
-from hostlib.acl import GROUP, GROUP_OBJ, MASK, OTHER, USER, USER_OBJ, Acl, Entry
+from hostlib.acl import GROUP, GROUP_OBJ, MASK, OTHER, USER, USER_OBJ, Acl
 from hostlib.errors import PathNotAllowed
 from hostlib.runner import LocalTransport
 

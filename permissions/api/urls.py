@@ -1,0 +1,10 @@
+"""Permissions API routes (mounted under /api/v1/)."""
+
+from rest_framework.routers import SimpleRouter
+
+from permissions.api import views
+
+router = SimpleRouter(trailing_slash=True)
+router.register("acls", views.AclViewSet, basename="acl")
+router.register("acl-walks", views.AclWalkViewSet, basename="acl-walk")
+urlpatterns = router.urls

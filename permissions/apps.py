@@ -1,0 +1,9 @@
+"""The permissions app: who may open which folder of a dataset (POSIX ACLs: an editor that cannot lock people out,
+applied to one folder or, after a preview, to everything inside), and who uses the space (user, group and project
+quotas)."""
+
+from django.apps import AppConfig
+
+
+class PermissionsConfig(AppConfig):
+    name = "permissions"
