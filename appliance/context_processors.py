@@ -23,7 +23,12 @@ NAV = [
     ),
     (
         "Sharing",
-        [("Shares", "share-list"), ("Permissions", "permissions-page"), ("Directory", "directory-page")],
+        [
+            ("Shares", "share-list"),
+            ("Permissions", "permissions-page"),
+            ("Quotas", "quota-page"),
+            ("Directory", "directory-page"),
+        ],
     ),  # the directory: the domain's users, for the shares and ACLs
     ("Network", [("Network & tuning", "tuning-overview")]),  # links, MTU and bridges live there too
     (

@@ -160,13 +160,45 @@ def check_relative(path: str, problems: dict, key: str = "path") -> list[str]:
 
 @dataclass(frozen=True)
 class Verdict:
-    perms: int  # what the entry that decides gives, after the mask
+    perms: int  # each of r, w, x asked alone (as access(2) asks), after the mask
     why: str
+    together: dict = field(
+        default_factory=dict
+    )  # {"wx": bool, "rw": bool}: asked at once (create in a folder, open rw)
+
+
+def allows(acl: Acl, owner: int, group: int, uid: int, gids: set[int], want: int) -> bool:
+    """Does the kernel grant uid (in gids) all of `want` (r=4 w=2 x=1) at once? Linux's check (fs/namei.c
+    acl_permission_check, fs/posix_acl.c posix_acl_permission): the owner's entry; with an empty mask the ACL is not
+    asked (the owning group gets nothing, others other's bits); a named user's entry under the mask; else one entry
+    of the matching groups that grants all of it; else other's."""
+    mask = acl.get(MASK)
+    limit = mask.perms if mask else 7
+    if uid == owner:
+        return acl.get(USER_OBJ).perms & want == want
+    if mask and not mask.perms:
+        return want == 0 if group in gids else acl.get(OTHER).perms & want == want
+    for e in acl.named:
+        if e.tag == USER and e.id == uid:
+            return e.perms & limit & want == want
+    matching = ([acl.get(GROUP_OBJ)] if group in gids else []) + [
+        e for e in acl.named if e.tag == GROUP and e.id in gids
+    ]
+    if matching:
+        return any(e.perms & limit & want == want for e in matching)
+    return acl.get(OTHER).perms & want == want
 
 
 def effective(acl: Acl, owner: int, group: int, uid: int, gids: set[int], names: dict | None = None) -> Verdict:
     """The POSIX ACL access check (acl(5), "ACCESS CHECK ALGORITHM") for one user: which entry decides and what it
-    gives. root is not asked here (it may do anything but execute a file with no x)."""
+    gives, each permission alone and the pairs asked at once. root is not asked here (it may do anything but
+    execute a file with no x)."""
+    verdict = _effective(acl, owner, group, uid, gids, names)
+    together = {"wx": allows(acl, owner, group, uid, gids, 3), "rw": allows(acl, owner, group, uid, gids, 6)}
+    return Verdict(verdict.perms, verdict.why, together)
+
+
+def _effective(acl: Acl, owner: int, group: int, uid: int, gids: set[int], names: dict | None = None) -> Verdict:
     names = names or {}
     mask = acl.get(MASK)
 
@@ -200,7 +232,8 @@ def effective(acl: Acl, owner: int, group: int, uid: int, gids: set[int], names:
         matching.append((acl.get(GROUP_OBJ), "the owning group"))
     matching += [(e, f"group {names.get(('g', e.id), e.id)}") for e in acl.named if e.tag == GROUP and e.id in gids]
     if matching:
-        # The check asks for one permission at a time: any matching group entry that grants it grants it.
+        # Asked one permission at a time, any matching group entry that grants it grants it; asked together (w and x
+        # to make a file in a folder), one entry must grant them all (the kernel's posix_acl_permission).
         got = 0
         for e, _ in matching:
             got |= masked(e.perms)
@@ -345,68 +378,86 @@ def account(t: Transport, name: str) -> dict | None:
     return _ask(t, "account", name).get("account")
 
 
-def spec(access: Acl, default: Acl | None, owner: int | None = None, group: int | None = None, special: int = 0) -> str:
-    """What the helper writes, as the JSON it is given: ACLs as hex of the kernel's xattr, special mode bits
-    (setgid 0o2000, sticky 0o1000), and owner and group ids to set (None: left as they are)."""
+def spec(
+    access: Acl, default: Acl | None, owner: int | None = None, group: int | None = None, special: int = 0
+) -> dict:
+    """What the helper writes: ACLs as hex of the kernel's xattr, special mode bits (setgid 0o2000, sticky 0o1000),
+    and owner and group ids to set (None: left as they are)."""
     if special & ~0o3000:
         raise InvalidAcl({"special": "Only set-group-id and sticky may be set on folders."})
-    return json.dumps(
-        {
-            "access": access.encode().hex(),
-            "default": default.encode().hex() if default else None,
-            "uid": owner,
-            "gid": group,
-            "special": special,
-        }
-    )
+    return {
+        "access": access.encode().hex(),
+        "default": default.encode().hex() if default else None,
+        "uid": owner,
+        "gid": group,
+        "special": special,
+    }
 
 
-def apply_one(t: Transport, root: str, parts: list[str], spec_json: str) -> dict:
-    """Write one folder's ACLs (and owner, group, special bits): {"changed": bool, "before": hex, "after": hex}."""
+def apply_one(t: Transport, root: str, parts: list[str], wanted: dict) -> dict:
+    """Write one folder's ACLs (and owner, group, special bits): {"changed": bool, "before": hex, "after": hex}.
+    Its arguments go on stdin: an ACL of thousands of entries is past what one command line takes."""
     install_helper(t)
-    argv = ["python3", HELPER, "set", root, json.dumps(parts), spec_json]
-    return _answer(t.run(argv, timeout=60, mutating=True, check=False), "set")
+    given = json.dumps({"root": root, "parts": parts, "spec": wanted})
+    return _answer(t.run(["python3", HELPER, "set"], input=given, timeout=60, mutating=True, check=False), "set")
 
 
-def status_path(walk: int) -> str:
-    return f"{STATUS_DIR}/acl-{int(walk)}.json"
+def _unit(kind: str, job: int) -> str:
+    return f"tarn-{'project' if kind == 'project' else 'acl'}-{int(job)}"
 
 
-def unit_name(walk: int) -> str:
-    return f"tarn-acl-{int(walk)}"
+def status_path(job: int, kind: str = "acl") -> str:
+    return f"{STATUS_DIR}/{_unit(kind, job)}.json"
 
 
-def walk_start(t: Transport, walk: int, command: str, root: str, parts: list[str], spec_json: str) -> None:
-    """The recursive walk (count: the preview; apply) as a transient unit on the host: it outlives a worker, and
-    `systemctl stop` stops it between two files (hostlib.acl_helper)."""
-    if command not in ("count", "apply"):
+def args_path(job: int, kind: str = "acl") -> str:
+    return f"{STATUS_DIR}/{_unit(kind, job)}.args"
+
+
+def unit_name(job: int, kind: str = "acl") -> str:
+    return _unit(kind, job)
+
+
+# The walk's unit may open no device node (a name in the tree swapped for one between the listing and the open would
+# otherwise be opened by root: a tape rewinds, a watchdog starts).
+WALK_PROPERTIES = ("DevicePolicy=closed",)
+
+
+def walk_start(t: Transport, job: int, command: str, root: str, parts: list[str], given: dict) -> None:
+    """A recursive walk (count: the preview; apply; project) as a transient unit on the host: it outlives a worker,
+    and `systemctl stop` stops it between two files (hostlib.acl_helper). Its arguments go in a root-only file,
+    never in the unit's command line: systemd expands $ and % there, so a folder named Bob${X} would become Bob."""
+    if command not in ("count", "apply", "project"):
         raise HostError(f"not a walk: {command}")
+    kind = "project" if command == "project" else "acl"
     install_helper(t)
     t.run(["install", "-d", "-m", "0700", "--", STATUS_DIR], mutating=True)
-    t.remove_file(status_path(walk))
-    argv = ["python3", HELPER, command, root, json.dumps(parts), spec_json, status_path(walk)]
-    systemd.start(t, unit_name(walk), argv, description=f"Tarn ACL {command} {walk}")
+    t.remove_file(status_path(job, kind))
+    t.write_file(args_path(job, kind), json.dumps({"root": root, "parts": parts, **given}), mode=0o600)
+    argv = ["python3", HELPER, command, args_path(job, kind), status_path(job, kind)]
+    systemd.start(t, unit_name(job, kind), argv, description=f"Tarn ACL {command} {job}", properties=WALK_PROPERTIES)
 
 
-def walk_progress(t: Transport, walk: int) -> dict:
+def walk_progress(t: Transport, walk: int, kind: str = "acl") -> dict:
     """The walk's last progress as the helper wrote it (folders, files, changed, skipped by reason, done, stopped,
     error); {} before its first write."""
-    text = t.run(["cat", "--", status_path(walk)], check=False, timeout=30).stdout.strip()
+    text = t.run(["cat", "--", status_path(walk, kind)], check=False, timeout=30).stdout.strip()
     try:
         return json.loads(text) if text else {}
     except ValueError:
         return {}
 
 
-def walk_stop(t: Transport, walk: int) -> None:
-    systemd.stop(t, unit_name(walk))
+def walk_stop(t: Transport, walk: int, kind: str = "acl") -> None:
+    systemd.stop(t, unit_name(walk, kind))
 
 
-def walk_state(t: Transport, walk: int) -> tuple[str, str]:
-    return systemd.service_state(t, unit_name(walk))
+def walk_state(t: Transport, walk: int, kind: str = "acl") -> tuple[str, str]:
+    return systemd.service_state(t, unit_name(walk, kind))
 
 
-def walk_forget(t: Transport, walk: int) -> None:
-    """The ended walk's unit and status file cleaned up."""
-    systemd.reset_failed(t, unit_name(walk))
-    t.remove_file(status_path(walk))
+def walk_forget(t: Transport, walk: int, kind: str = "acl") -> None:
+    """The ended walk's unit, arguments and status file cleaned up."""
+    systemd.reset_failed(t, unit_name(walk, kind))
+    t.remove_file(status_path(walk, kind))
+    t.remove_file(args_path(walk, kind))

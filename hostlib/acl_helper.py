@@ -7,13 +7,17 @@ one name (a hard link may also live outside the folder).
     list    ROOT PARTS LIMIT           its subfolders: JSON
     resolve NAMES                      users and groups → ids through NSS: JSON
     account NAME                       a user's uid and groups: JSON
-    set     ROOT PARTS SPEC            one folder changed: JSON
-    count   ROOT PARTS SPEC STATUS     the preview: what a walk would change, progress written to STATUS
-    apply   ROOT PARTS SPEC STATUS     the walk itself (SIGTERM stops it cleanly between two files)
+    set                                one folder changed ({root, parts, spec} on stdin): JSON
+    count   ARGS STATUS                the preview: what a walk would change, progress written to STATUS
+    apply   ARGS STATUS                the walk itself (SIGTERM stops it cleanly between two files)
+    project ARGS STATUS                a folder and everything inside given a project id (quotas)
+
+ARGS: a root-only JSON file {root, parts, spec or project} Tarn wrote.
 
 Standard library only (its source is sent to the host's python3). Exit 3: refused (a link, not a folder)."""
 
 import errno
+import fcntl
 import grp
 import json
 import os
@@ -215,8 +219,7 @@ def _differs(current, mode, wanted):
 
 
 class Spec:
-    def __init__(self, text):
-        spec = json.loads(text)
+    def __init__(self, spec):
         self.access = bytes.fromhex(spec["access"])
         self.access_nox = _without_x(self.access)
         self.default = bytes.fromhex(spec["default"]) if spec.get("default") else None
@@ -225,20 +228,42 @@ class Spec:
         self.special = int(spec.get("special", 0)) & 0o3000
 
 
-def _folder(fd, spec, write):
+def _access(fd, st, wanted, write, tally):
+    """The access ACL of an open file or folder made `wanted` (a minimal one is only the mode: chmod, which also works
+    where acltype=off); tallies an ACL taken away."""
+    now = _xattr(fd, ACCESS)
+    if not _differs(now, st.st_mode, wanted):
+        return False
+    if now is not None and _minimal(wanted):
+        tally["acl_removed"] += 1
+    if write:
+        if _minimal(wanted) and now is None:
+            os.fchmod(fd, (st.st_mode & 0o7000) | _mode_bits(wanted))
+        else:
+            os.setxattr(fd, ACCESS, wanted)
+    return True
+
+
+def _owner(fd, st, spec, write, tally):
+    if spec.uid in (-1, st.st_uid) and spec.gid in (-1, st.st_gid):
+        return False
+    if spec.uid not in (-1, st.st_uid):
+        tally["owner_changed"] += 1
+    if write:
+        os.fchown(fd, spec.uid, spec.gid)
+    return True
+
+
+def _folder(fd, spec, write, tally):
     """One folder: True if it was (or would be) changed."""
     st = os.fstat(fd)
-    changed = (spec.uid not in (-1, st.st_uid)) or (spec.gid not in (-1, st.st_gid))
-    if write and changed:
-        os.fchown(fd, spec.uid, spec.gid)
-    access_now = _xattr(fd, ACCESS)
-    if _differs(access_now, st.st_mode, spec.access):
-        changed = True
-        if write:
-            os.setxattr(fd, ACCESS, spec.access)
+    changed = _owner(fd, st, spec, write, tally)
+    changed |= _access(fd, st, spec.access, write, tally)
     default_now = _xattr(fd, DEFAULT)
     if default_now != spec.default:
         changed = True
+        if default_now is not None and spec.default is None:
+            tally["acl_removed"] += 1
         if write:
             if spec.default:
                 os.setxattr(fd, DEFAULT, spec.default)
@@ -252,16 +277,32 @@ def _folder(fd, spec, write):
     return changed
 
 
-def set_one(root, parts, text):
-    spec = Spec(text)
+def _read_args(path):
+    """A walk's arguments, from the root-only file Tarn wrote (never argv: systemd would expand $ and % in a
+    folder's name there)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    with os.fdopen(fd) as fh:
+        return json.load(fh)
+
+
+def set_one(root, parts, spec):
+    top = open_chain(root, [])
+    dev = os.fstat(top).st_dev
+    os.close(top)
     fd = open_chain(root, parts)
+    tally = {"acl_removed": 0, "owner_changed": 0}
     try:
+        if os.fstat(fd).st_dev != dev:
+            raise Refused(f"refusing {root}/{'/'.join(parts)}: another filesystem is mounted there")
         before = _xattr(fd, ACCESS)
-        changed = _folder(fd, spec, True)
+        changed = _folder(fd, spec, True, tally)
         after = _xattr(fd, ACCESS)
     finally:
         os.close(fd)
     return {"changed": changed, "before": before.hex() if before else None, "after": after.hex() if after else None}
+
+
+MAX_DEPTH = 4000  # levels below the folder a walk goes (one open descriptor each); deeper is counted, not walked
 
 
 class Walk:
@@ -278,6 +319,9 @@ class Walk:
             "other_datasets": 0,
             "other": 0,
             "failed": 0,
+            "too_deep": 0,
+            "acl_removed": 0,
+            "owner_changed": 0,
             "done": False,
             "stopped": False,
             "error": "",
@@ -291,15 +335,27 @@ class Walk:
             return
         self.written = now
         temporary = f"{self.status}.new"
-        with open(temporary, "w") as fh:
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        with os.fdopen(fd, "w") as fh:
             json.dump(self.counts, fh)
         os.replace(temporary, self.status)
 
+    def change_folder(self, fd):
+        return _folder(fd, self.spec, self.write, self.counts)
+
+    def change_file(self, fd, st):
+        """One regular file with one name, open: True if it was (or would be) changed. Files get x only where they
+        had some (setfacl's X)."""
+        wanted = self.spec.access if st.st_mode & 0o111 else self.spec.access_nox
+        changed = _owner(fd, st, self.spec, self.write, self.counts)
+        return _access(fd, st, wanted, self.write, self.counts) or changed
+
     def files(self, fd, entries):
-        """Each file is opened without following a link (and without blocking on a FIFO or taking a terminal),
-        checked on the open descriptor (a regular file with one name), and changed through it: a name swapped for
-        a link or a hard link after the listing changes nothing."""
-        spec, write, counts = self.spec, self.write, self.counts
+        """Each file is opened without following a link (and without blocking on a FIFO or taking a terminal;
+        the unit may open no device at all: DevicePolicy=closed), checked on the open descriptor (a regular file
+        with one name), and changed through it: a name swapped for a link or a hard link after the listing changes
+        nothing."""
+        counts = self.counts
         for entry in entries:
             if self.stop:
                 return
@@ -326,15 +382,7 @@ class Walk:
                         counts["hardlinked"] += 1
                         continue
                     counts["files"] += 1
-                    wanted = spec.access if st.st_mode & 0o111 else spec.access_nox
-                    changed = (spec.uid not in (-1, st.st_uid)) or (spec.gid not in (-1, st.st_gid))
-                    if write and changed:
-                        os.fchown(file_fd, spec.uid, spec.gid)
-                    if _differs(_xattr(file_fd, ACCESS), st.st_mode, wanted):
-                        changed = True
-                        if write:
-                            os.setxattr(file_fd, ACCESS, wanted)
-                    counts["changed"] += changed
+                    counts["changed"] += self.change_file(file_fd, st)
                 finally:
                     os.close(file_fd)
             except FileNotFoundError:
@@ -344,12 +392,18 @@ class Walk:
             self.report()
 
     def folder(self, fd):
-        """Change one folder and its files; its subfolders' names, for the caller to walk."""
+        """Change one folder (a failure is counted: what is inside is still walked) and its files; its subfolders'
+        names, for the caller to walk."""
         self.counts["folders"] += 1
-        self.counts["changed"] += _folder(fd, self.spec, self.write)
+        try:
+            self.counts["changed"] += self.change_folder(fd)
+        except OSError:
+            self.counts["failed"] += 1
         subfolders, files = [], []
         with os.scandir(fd) as found:
             for entry in found:
+                if self.stop:
+                    break
                 try:
                     is_dir = entry.is_dir(follow_symlinks=False)
                 except OSError:
@@ -362,7 +416,7 @@ class Walk:
         top = open_chain(root, parts)
         dev = os.fstat(top).st_dev
         stack = [(top, iter(self.folder(top)))]
-        depth_at_top = not parts
+        at_top = not parts
         while stack and not self.stop:
             fd, names = stack[-1]
             name = next(names, None)
@@ -370,13 +424,18 @@ class Walk:
                 os.close(fd)
                 stack.pop()
                 continue
-            if depth_at_top and len(stack) == 1 and name == ".zfs":
+            if at_top and len(stack) == 1 and name == ".zfs":
+                continue
+            if len(stack) > MAX_DEPTH:
+                self.counts["too_deep"] += 1
                 continue
             try:
                 child = os.open(name, OPEN_DIR, dir_fd=fd)
             except OSError as e:
                 if e.errno in (errno.ELOOP, errno.ENOTDIR):
                     self.counts["links"] += 1
+                elif e.errno == errno.EMFILE:
+                    self.counts["too_deep"] += 1
                 elif e.errno != errno.ENOENT:
                     self.counts["failed"] += 1
                 continue
@@ -396,6 +455,58 @@ class Walk:
         self.report(force=True)
 
 
+# linux/fs.h: struct fsxattr (28 bytes) and its ioctls, as chattr -p and `zfs project` use them
+FSXATTR = struct.Struct("=IIIII8x")
+FS_IOC_FSGETXATTR = (2 << 30) | (FSXATTR.size << 16) | (ord("X") << 8) | 31
+FS_IOC_FSSETXATTR = (1 << 30) | (FSXATTR.size << 16) | (ord("X") << 8) | 32
+FS_XFLAG_PROJINHERIT = 0x200
+
+
+def project_of(fd):
+    """(project id, inherit flag) of an open file or folder."""
+    xflags, _extsize, _nextents, projid, _cow = FSXATTR.unpack(fcntl.ioctl(fd, FS_IOC_FSGETXATTR, bytes(FSXATTR.size)))
+    return projid, bool(xflags & FS_XFLAG_PROJINHERIT)
+
+
+def _set_project(fd, project, inherit, write):
+    raw = bytearray(fcntl.ioctl(fd, FS_IOC_FSGETXATTR, bytes(FSXATTR.size)))
+    xflags, extsize, nextents, projid, cow = FSXATTR.unpack(raw)
+    wanted = (xflags | FS_XFLAG_PROJINHERIT) if inherit else xflags
+    if projid == project and wanted == xflags:
+        return False
+    if write:
+        fcntl.ioctl(fd, FS_IOC_FSSETXATTR, FSXATTR.pack(wanted, extsize, nextents, project, cow))
+    return True
+
+
+class ProjectWalk(Walk):
+    """A folder and everything inside given a project id (folders also the inherit flag, so what is made inside
+    later counts against the same project): what `zfs project -p ID -rs` does, without following a link."""
+
+    def __init__(self, project, write, status):
+        super().__init__(None, write, status)
+        self.project = project
+
+    def change_folder(self, fd):
+        return _set_project(fd, self.project, True, self.write)
+
+    def change_file(self, fd, st):
+        return _set_project(fd, self.project, False, self.write)
+
+
+def _walk(walk, root, parts):
+    signal.signal(signal.SIGTERM, lambda *_: setattr(walk, "stop", True))
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # one descriptor per level of the tree
+    try:
+        walk.run(root, parts)
+    except Exception as e:  # said in the status, which Tarn reads
+        walk.counts["error"] = str(e)[:500]
+        walk.report(force=True)
+        raise
+    return walk.counts
+
+
 def main(argv):
     command, args = argv[0], argv[1:]
     if command == "read":
@@ -406,20 +517,16 @@ def main(argv):
         return resolve(json.loads(args[0]))
     if command == "account":
         return account(args[0])
-    if command == "set":
-        return set_one(args[0], json.loads(args[1]), args[2])
-    if command in ("count", "apply"):
-        walk = Walk(Spec(args[2]), command == "apply", args[3])
-        signal.signal(signal.SIGTERM, lambda *_: setattr(walk, "stop", True))
-        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # one descriptor per level of the tree
-        try:
-            walk.run(args[0], json.loads(args[1]))
-        except Exception as e:  # said in the status, which Tarn reads
-            walk.counts["error"] = str(e)[:500]
-            walk.report(force=True)
-            raise
-        return walk.counts
+    if command == "set":  # its arguments on stdin: an ACL of thousands of entries is past what argv takes
+        given = json.load(sys.stdin)
+        return set_one(given["root"], given["parts"], Spec(given["spec"]))
+    if command in ("count", "apply", "project"):
+        given, status = _read_args(args[0]), args[1]
+        if command == "project":
+            walk = ProjectWalk(int(given["project"]), True, status)
+        else:
+            walk = Walk(Spec(given["spec"]), command == "apply", status)
+        return _walk(walk, given["root"], given["parts"])
     raise SystemExit(f"unknown command {command}")
 
 

@@ -147,6 +147,8 @@ HINTS = {
     "Can't contact LDAP server (-1)": "nothing answered at that address and port",
     "Invalid credentials (49)": "the bind DN or its password is wrong",
     "No such object (32)": "the base DN is not on that server",
+    "Size limit exceeded (4)": "the server stops a listing at its size limit (slapd's default: 500 entries, paged or "
+    'not): give the bind DN a higher one, e.g. olcLimits: dn.exact="<bind DN>" size.prtotal=unlimited',
 }
 
 

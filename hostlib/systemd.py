@@ -76,16 +76,18 @@ def start(
     env: dict[str, str] | None = None,
     log: str = "",
     keep: bool = False,
+    properties: tuple[str, ...] = (),
 ) -> None:
     """Run argv now as the transient service `unit`, detached from Tarn: it outlives a worker or an SSH link. Not
     collected on failure, so service_state can tell a failure from a success (reset_failed cleans it up). With
     writable folders it runs in SANDBOX, those folders the only ones it may write. env: its environment's
     additions; log: a new file its output goes to; keep: it stays loaded once done (RemainAfterExit), its result
-    readable until it is stopped."""
-    extra = []
+    readable until it is stopped. properties: more of the unit's own (PROPERTY=value, from Tarn's code).
+    argv must hold nothing a user chose: systemd expands $VAR and % specifiers in a unit's command line."""
+    extra = [f"--property={p}" for p in properties if re.fullmatch(r"[A-Za-z]+=[A-Za-z0-9_.:/ =-]+", p)]
     if writable:
         paths = " ".join(_folder(p) for p in writable)
-        extra = [f"--property={p}" for p in SANDBOX] + [f"--property=ReadWritePaths={paths}"]
+        extra += [f"--property={p}" for p in SANDBOX] + [f"--property=ReadWritePaths={paths}"]
     for name, value in (env or {}).items():
         if not re.fullmatch(r"[A-Z_][A-Z0-9_]{0,40}", name) or not re.fullmatch(r"[A-Za-z0-9_.:/=-]{0,200}", value):
             raise ValueError(f"not an environment variable for a unit: {name[:40]!r}")

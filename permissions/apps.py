@@ -7,3 +7,6 @@ from django.apps import AppConfig
 
 class PermissionsConfig(AppConfig):
     name = "permissions"
+
+    def ready(self):
+        import permissions.alerts  # noqa: F401, PLC0415 - registers its alert rules with analytics (hooks load in ready())

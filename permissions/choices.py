@@ -12,6 +12,12 @@ class WalkStatus(models.TextChoices):
     FAILED = "failed", "failed"
 
 
+class QuotaKind(models.TextChoices):
+    USER = "user", "user"
+    GROUP = "group", "group"
+    PROJECT = "project", "project (a folder and what is inside)"
+
+
 class Template(models.TextChoices):
     PRIVATE = "private", "Private to the owner"
     GROUP_SHARED = "group-shared", "Shared by a group (set-gid, inherited)"
@@ -55,3 +61,15 @@ TEMPLATES = {
 
 PREVIEW_MINUTES = 30  # a preview older than this is counted again before an apply
 WALK_POLL_SECONDS = 1.0
+
+QUOTA_READ_MINUTES = 15  # how often every host's quotas are read (the report, the alerts)
+QUOTA_POINT_DAYS = 400  # how long a day's point stays (the chart over time)
+
+# Mount points of the operating system (root on ZFS): their folders are not offered to the ACL editor or quotas'
+# projects; a walk from / would re-own the system.
+SYSTEM_TREES = ("/boot", "/etc", "/usr", "/var", "/root", "/lib", "/bin", "/sbin", "/run")  # and all below them
+SYSTEM_MOUNTS = ("/", "/tmp", "/opt", *SYSTEM_TREES)
+
+
+def is_system_mount(path: str) -> bool:
+    return path in SYSTEM_MOUNTS or any(path.startswith(f"{m}/") for m in SYSTEM_TREES)

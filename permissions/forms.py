@@ -8,7 +8,7 @@ from django.forms import formset_factory
 from appliance.choices import AccountKind
 from appliance.forms import ConfirmField
 from hostlib import acl
-from permissions.choices import TEMPLATES, Template
+from permissions.choices import TEMPLATES, QuotaKind, Template
 
 RWX = (("r", "read"), ("w", "write"), ("x", "enter (folders) / run (files)"))
 
@@ -148,3 +148,32 @@ def initial_from(folder, template: str = "") -> tuple[dict, list[dict]]:
 
 class EffectiveForm(forms.Form):
     user = forms.CharField(max_length=256, help_text="A user of the host (local, or DOMAIN\\name once joined).")
+
+
+class QuotaForm(forms.Form):
+    dataset = forms.CharField(max_length=255)
+    kind = forms.ChoiceField(choices=QuotaKind.choices, initial=QuotaKind.USER)
+    name = forms.CharField(
+        max_length=256,
+        strip=False,
+        help_text="A user or group (local, or DOMAIN\\name once joined), or a project's id.",
+    )
+    quota = forms.CharField(
+        max_length=32,
+        required=False,
+        help_text="Bytes it may use, e.g. 50G or 2T (as every size: no fractions). Empty: none.",
+    )
+    objquota = forms.CharField(
+        max_length=24, required=False, label="Files and folders", help_text="How many it may make. Empty: none."
+    )
+
+
+class ProjectForm(forms.Form):
+    dataset = forms.CharField(max_length=255)
+    path = forms.CharField(max_length=4096, strip=False, help_text="A folder inside the dataset, e.g. projects/apollo.")
+    project = forms.CharField(max_length=10, help_text="A number from 1; then give that project a quota.")
+
+
+class QuotaFilter(forms.Form):
+    kind = forms.ChoiceField(choices=[("", "all"), *QuotaKind.choices], required=False)
+    q = forms.CharField(max_length=80, required=False, label="Name")

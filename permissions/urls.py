@@ -10,4 +10,9 @@ urlpatterns = [
     path("walks/<int:pk>/", views.walk_detail, name="permissions-walk"),
     path("walks/<int:pk>/apply/", views.walk_apply, name="permissions-walk-apply"),
     path("walks/<int:pk>/stop/", views.walk_stop_view, name="permissions-walk-stop"),
+    path("quotas/", views.quota_page, name="quota-page"),
+    path("quotas.csv", views.quota_csv, name="quota-csv"),
+    path("quotas/set/", views.quota_set, name="quota-set"),
+    path("quotas/project/", views.quota_project, name="quota-project"),
+    path("quotas/refresh/", views.quota_refresh, name="quota-refresh"),
 ]

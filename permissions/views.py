@@ -3,18 +3,32 @@ an editor with the raw getfacl text beside it and what a chosen user may do ther
 Operation, a change to everything inside is counted first (the walk's page) and then applied or stopped. Reading is
 anyone's; changing is an admin's."""
 
+import csv
+import io
+
 from django.contrib import messages
 from django.core.exceptions import ValidationError
+from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from appliance.auth import requires
 from appliance.choices import Role
 from appliance.selectors import host_current
-from appliance.web import add_service_errors, attempt, operation_page
+from appliance.web import add_service_errors, attempt, operation_page, start_on_form, start_or_back
 from permissions import selectors
 from permissions.choices import TEMPLATES, Template, WalkStatus
-from permissions.forms import AclForm, EffectiveForm, EntryFormSet, PlaceForm, entries_of, initial_from
+from permissions.forms import (
+    AclForm,
+    EffectiveForm,
+    EntryFormSet,
+    PlaceForm,
+    ProjectForm,
+    QuotaFilter,
+    QuotaForm,
+    entries_of,
+    initial_from,
+)
 from permissions.models import AclWalk
 from permissions.services import (
     acl_set_start,
@@ -22,6 +36,9 @@ from permissions.services import (
     folder_children,
     folder_read,
     place,
+    project_assign_start,
+    quota_set_start,
+    quotas_read_start,
     walk_apply_start,
     walk_count_start,
     walk_stop,
@@ -174,7 +191,7 @@ def walk_detail(request, pk):
 def walk_apply(request, pk):
     """The go-ahead after a preview: the walk's page follows the apply."""
     walk = get_object_or_404(AclWalk, pk=pk)
-    attempt(request, walk_apply_start, walk=walk, user=request.user)
+    attempt(request, walk_apply_start, walk=walk, user=request.user, confirm=request.POST.get("confirm", ""))
     return redirect(walk)
 
 
@@ -189,3 +206,116 @@ def walk_stop_view(request, pk):
     else:
         messages.info(request, "Asked to stop: it stops between two files; what is done stays done.")
     return redirect(walk)
+
+
+# --- quotas --------------------------------------------------------------------------------------------------------
+
+
+def _quota_page(request, status=200, quota_form=None, project_form=None):
+    host = host_current(request)
+    search = QuotaFilter(request.GET)
+    search.is_valid()
+    kind, query = search.cleaned_data.get("kind") or "", search.cleaned_data.get("q") or ""
+    account = request.GET.get("account", "")
+    kept = request.GET.copy()
+    kept.pop("page", None)
+    chart_of = account.partition(":") if ":" in account else None
+    context = {
+        "host": host,
+        "search": search,
+        "reading": selectors.quota_reading(host=host) if host else None,
+        "uses": selectors.quota_page(host=host, kind=kind, query=query, page=request.GET.get("page", 1))
+        if host
+        else None,
+        "chart": selectors.quota_chart(host=host, kind=chart_of[0], name=chart_of[2]) if host and chart_of else None,
+        "account": chart_of,
+        "pager_query": kept.urlencode(),
+        "datasets": selectors.filesystem_names(host=host) if host else [],
+        "quota_form": quota_form or QuotaForm(),
+        "project_form": project_form or ProjectForm(),
+        "can_admin": request.user.has_role(Role.ADMIN),
+        "can_run": request.user.has_role(Role.OPERATOR),
+    }
+    return render(request, "permissions/quota_page.html", context, status=status)
+
+
+@require_GET
+def quota_page(request):
+    return _quota_page(request)
+
+
+@require_GET
+def quota_csv(request):
+    """The usage report as CSV (every row of the filter, not one page), streamed."""
+    host = host_current(request)
+    search = QuotaFilter(request.GET)
+    search.is_valid()
+    rows = (
+        selectors.quota_uses(
+            host=host, kind=search.cleaned_data.get("kind") or "", query=search.cleaned_data.get("q") or ""
+        )
+        if host
+        else []
+    )
+    response = StreamingHttpResponse(_csv_lines(host, rows), content_type="text/csv")
+    response["Content-Disposition"] = f'attachment; filename="quotas-{host.name if host else "none"}.csv"'
+    return response
+
+
+def _csv_lines(host, rows):
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(
+        ["host", "dataset", "kind", "name", "used_bytes", "quota_bytes", "percent", "files", "files_quota", "read_at"]
+    )
+    yield out.getvalue()
+    for u in rows.iterator(chunk_size=2000) if host else []:
+        out.seek(0)
+        out.truncate()
+        name = "'" + u.name if u.name[:1] in "=+-@" else u.name  # a spreadsheet never reads a name as a formula
+        writer.writerow(
+            [
+                host.name,
+                u.dataset,
+                u.kind,
+                name,
+                u.used,
+                u.quota or "",
+                u.percent if u.percent is not None else "",
+                u.objused,
+                u.objquota or "",
+                u.read_at.isoformat(),
+            ]
+        )
+        yield out.getvalue()
+
+
+@requires(write=Role.ADMIN)
+@require_POST
+def quota_set(request):
+    form = QuotaForm(request.POST)
+    if form.is_valid():
+        started = start_on_form(
+            form, quota_set_start, host=host_current(request), user=request.user, **form.cleaned_data
+        )
+        if started:
+            return started
+    return _quota_page(request, status=400, quota_form=form)
+
+
+@requires(write=Role.ADMIN)
+@require_POST
+def quota_project(request):
+    form = ProjectForm(request.POST)
+    if form.is_valid():
+        started = start_on_form(
+            form, project_assign_start, host=host_current(request), user=request.user, **form.cleaned_data
+        )
+        if started:
+            return started
+    return _quota_page(request, status=400, project_form=form)
+
+
+@require_POST
+def quota_refresh(request):
+    return start_or_back(request, quotas_read_start, "quota-page", host=host_current(request))

@@ -435,8 +435,13 @@ def mounted_filesystem(*, host, name: str):
 
 
 def mounted_filesystem_names(*, host, limit: int = 500) -> list[str]:
+    return [name for name, _ in mounted_filesystem_mounts(host=host, limit=limit)]
+
+
+def mounted_filesystem_mounts(*, host, limit: int = 500) -> list[tuple[str, str]]:
+    """(name, mount point) of the host's filesystems mounted on a path, by name."""
     mounted = Dataset.objects.filter(host=host, type=DatasetType.FILESYSTEM, mountpoint__startswith="/")
-    return list(mounted.order_by("name").values_list("name", flat=True)[:limit])
+    return list(mounted.order_by("name").values_list("name", "mountpoint")[:limit])
 
 
 def snapshot_counts_of(*, host, names) -> dict[str, int]:

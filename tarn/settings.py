@@ -228,6 +228,7 @@ SPECTACULAR_SETTINGS = {
         "SelfTestEveryEnum": "appliance.choices.Every",
         "RunStatusEnum": "appliance.choices.RunStatus",
         "AccountKindEnum": "appliance.choices.AccountKind",
+        "QuotaKindEnum": "permissions.choices.QuotaKind",
     },
 }
 
@@ -262,6 +263,7 @@ CELERY_BEAT_SCHEDULE = {
     "series-rollups": {"task": "analytics.tasks.series_maintain", "schedule": 300.0},
     "certificate-renewal": {"task": "certificates.tasks.acme_renew_due", "schedule": 3600.0},
     "directory-checks": {"task": "directory.tasks.members_check_due", "schedule": 60.0},
+    "quota-reads": {"task": "permissions.tasks.quotas_read_due", "schedule": 60.0},
 }
 
 LOGGING = {

@@ -142,6 +142,9 @@ API = {
     "permissions-apply": ["api:acl-list"],  # POST: one folder, or with recursive the count of a walk
     "permissions-walk-apply": ["api:acl-walk-apply"],
     "permissions-walk-stop": ["api:acl-walk-stop"],
+    "quota-set": ["api:quota-use-set"],
+    "quota-project": ["api:quota-use-project"],
+    "quota-refresh": ["api:quota-use-refresh"],
     "updates-check": ["api:host-updates-check"],
     "updates-apply": ["api:host-updates-apply"],
     "updates-reboot": ["api:host-updates-reboot"],

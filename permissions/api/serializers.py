@@ -6,7 +6,8 @@ from rest_framework import serializers
 from appliance.api.serializers import ConfirmField, HostField
 from appliance.choices import AccountKind
 from appliance.fields import ApiIntegerField
-from permissions.models import AclWalk
+from permissions.choices import QuotaKind
+from permissions.models import AclWalk, QuotaUse
 
 PERMS_HELP = "Three of r, w, x or -: rwx, r-x, ---."
 
@@ -90,3 +91,34 @@ class AclWalkSerializer(serializers.ModelSerializer):
             "apply_operation",
         ]
         read_only_fields = fields
+
+
+class QuotaUseSerializer(serializers.ModelSerializer):
+    host = serializers.SlugRelatedField(slug_field="name", read_only=True)
+
+    class Meta:
+        model = QuotaUse
+        fields = ["id", "host", "dataset", "kind", "name", "used", "quota", "percent", "objused", "objquota", "read_at"]
+        read_only_fields = fields
+
+
+class QuotaSetRequest(serializers.Serializer):
+    host = HostField()
+    dataset = serializers.CharField(max_length=255)
+    kind = serializers.ChoiceField(choices=QuotaKind.choices)
+    name = serializers.CharField(
+        max_length=256, trim_whitespace=False, help_text="A user or group (or id), or a project id."
+    )
+    quota = serializers.CharField(
+        max_length=32, required=False, default="", allow_blank=True, help_text="e.g. 50G; empty: none."
+    )
+    objquota = serializers.CharField(
+        max_length=24, required=False, default="", allow_blank=True, help_text="Files; empty: none."
+    )
+
+
+class ProjectRequest(serializers.Serializer):
+    host = HostField()
+    dataset = serializers.CharField(max_length=255)
+    path = serializers.CharField(max_length=4096, trim_whitespace=False)
+    project = serializers.CharField(max_length=10, help_text="A project id from 1.")

@@ -2,17 +2,19 @@
 change to one folder (202 + the Operation) or, with recursive, the count of everything inside (202 + the count's
 Operation; the walk is in its params); walks listed, applied after their preview, stopped. Changes are an admin's."""
 
+from django.db.models import F
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from appliance.api.base import ACCEPTED, accepted, by_host
+from appliance.api.base import ACCEPTED, accepted, by_host, valid
+from appliance.api.serializers import ConfirmRequest, HostRequest
 from appliance.choices import Role
 from hostlib import acl
 from permissions import services
 from permissions.api import serializers as s
-from permissions.models import AclWalk
+from permissions.models import AclWalk, QuotaUse
 
 FOLDER = [
     OpenApiParameter("host", str, required=True, description="A host's name."),
@@ -115,11 +117,13 @@ class AclWalkViewSet(viewsets.ReadOnlyModelViewSet):
     def get_required_role(self, request):
         return Role.ADMIN if self.action in ("apply", "stop") else None
 
-    @extend_schema(request=None, responses=ACCEPTED)
+    @extend_schema(request=ConfirmRequest, responses=ACCEPTED)
     @action(detail=True, methods=["post"])
     def apply(self, request, pk=None):
-        """Apply the previewed walk (while its preview is fresh)."""
-        return accepted(services.walk_apply_start(walk=self.get_object(), user=request.user))
+        """Apply the previewed walk (while its preview is fresh); confirm: the folder's name, when the preview found
+        ACLs it removes or owners it changes."""
+        confirm = request.data.get("confirm", "") if hasattr(request.data, "get") else ""
+        return accepted(services.walk_apply_start(walk=self.get_object(), user=request.user, confirm=str(confirm)))
 
     @extend_schema(request=None, responses={204: None})
     @action(detail=True, methods=["post"])
@@ -127,3 +131,49 @@ class AclWalkViewSet(viewsets.ReadOnlyModelViewSet):
         """Stop a counting or applying walk between two files."""
         services.walk_stop(walk=self.get_object(), user=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+@extend_schema(
+    parameters=[
+        OpenApiParameter("host", str, description="A host's name."),
+        OpenApiParameter("kind", str, enum=["user", "group", "project"]),
+        OpenApiParameter("q", str, description="Part of the name."),
+    ]
+)
+class QuotaUseViewSet(viewsets.ReadOnlyModelViewSet):
+    """Each account's use of each dataset with its quotas, as last read (the fullest first); set or clear a quota,
+    make a folder a project, read again."""
+
+    serializer_class = s.QuotaUseSerializer
+
+    def get_queryset(self):
+        rows = by_host(QuotaUse.objects.select_related("host"), self.request)
+        kind, query = self.request.query_params.get("kind", ""), (self.request.query_params.get("q") or "")[:80]
+        if kind:
+            rows = rows.filter(kind=kind)
+        if query:
+            rows = rows.filter(name__icontains=query)
+        return rows.order_by(F("percent").desc(nulls_last=True), "-used", "host__name", "kind", "name", "dataset")
+
+    def get_required_role(self, request):
+        return Role.ADMIN if self.action in ("set", "project") else None
+
+    @extend_schema(request=s.QuotaSetRequest, responses=ACCEPTED)
+    @action(detail=False, methods=["post"], url_path="set")
+    def set(self, request):
+        """Set an account's quotas on a dataset (both empty: cleared). Below its use: allowed, and said."""
+        return accepted(services.quota_set_start(user=request.user, **valid(s.QuotaSetRequest, request).validated_data))
+
+    @extend_schema(request=s.ProjectRequest, responses=ACCEPTED)
+    @action(detail=False, methods=["post"])
+    def project(self, request):
+        """Give a folder and everything inside a project id (then set a project quota on it)."""
+        return accepted(
+            services.project_assign_start(user=request.user, **valid(s.ProjectRequest, request).validated_data)
+        )
+
+    @extend_schema(request=HostRequest, responses=ACCEPTED)
+    @action(detail=False, methods=["post"])
+    def refresh(self, request):
+        """Read every filesystem's quotas of a host now."""
+        return accepted(services.quotas_read_start(user=request.user, **valid(HostRequest, request).validated_data))

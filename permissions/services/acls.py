@@ -22,7 +22,7 @@ from appliance.operations import Tracker, operation_runner, operation_start
 from hostlib import acl, zfs
 from hostlib.errors import HostError
 from hostlib.runner import Transport
-from permissions.choices import PREVIEW_MINUTES, WALK_POLL_SECONDS, WalkStatus
+from permissions.choices import PREVIEW_MINUTES, WALK_POLL_SECONDS, WalkStatus, is_system_mount
 from permissions.models import AclWalk
 from pools import selectors as pools
 from pools.services import Scope, inventory_refresh
@@ -69,6 +69,10 @@ def place(*, host, dataset: str, path: str = "") -> Place:
     row = pools.mounted_filesystem(host=host, name=dataset) if host else None
     if row is None:
         raise ValidationError({"dataset": f"No mounted filesystem {dataset[:100]!r} on this host."})
+    if is_system_mount(row.mountpoint):
+        raise ValidationError(
+            {"dataset": f"{row.name} holds the system ({row.mountpoint}): its folders are not edited here."}
+        )
     problems: dict[str, str] = {}
     parts = acl.check_relative(path, problems)
     if problems:
@@ -222,12 +226,6 @@ def acl_resolve(t: Transport, spec: dict, host_name: str) -> dict:
     }
 
 
-def _helper_spec(resolved: dict) -> str:
-    default = acl.Acl.decode(bytes.fromhex(resolved["default"])) if resolved["default"] else None
-    access = acl.Acl.decode(bytes.fromhex(resolved["access"]))
-    return acl.spec(access, default, resolved["uid"], resolved["gid"], resolved["special"])
-
-
 def _risks(t: Transport, where: Place, folder: acl.Folder, resolved: dict, user) -> list[str]:
     """What the change takes away that needs the folder's name typed: every ACL entry, or access (read or enter)
     the folder's owner or the admin's own account on the host has now."""
@@ -321,7 +319,7 @@ def acl_set_run(tracker: Tracker) -> None:
     op, p = tracker.op, tracker.op.params
     t = tracker.transport()
     _prepare(t, op)
-    got = acl.apply_one(t, p["root"], [x for x in p["path"].split("/") if x], _helper_spec(p["resolved"]))
+    got = acl.apply_one(t, p["root"], [x for x in p["path"].split("/") if x], p["resolved"])
     where = f"{p['dataset']}/{p['path']}".rstrip("/")
     tracker.progress(100, f"Changed the ACL of {where}." if got["changed"] else f"{where} had this ACL already.")
 
@@ -351,13 +349,26 @@ def walk_count_start(*, host, user, dataset: str, path: str = "", spec: dict, co
     return walk
 
 
-def walk_apply_start(*, walk: AclWalk, user) -> Operation:
-    """Apply a previewed walk: only as previewed (the same ACL), and only while its preview is fresh."""
+def walk_apply_start(*, walk: AclWalk, user, confirm: str = "") -> Operation:
+    """Apply a previewed walk: only as previewed (the same ACL), only while its preview is fresh, and with the
+    folder's name typed when the preview found ACLs it takes away or owners it changes below the folder."""
     if walk.status != WalkStatus.PREVIEWED:
         raise ValidationError(f"Only a previewed walk is applied; this one is {walk.get_status_display()}.")
     if walk.previewed_at < timezone.now() - timezone.timedelta(minutes=PREVIEW_MINUTES):
         raise ValidationError(f"The preview is older than {PREVIEW_MINUTES} minutes: count again first.")
+    removed, owners = walk.preview.get("acl_removed", 0), walk.preview.get("owner_changed", 0)
+    if removed or owners:
+        said = [
+            f"removes {removed} ACL{'s' if removed != 1 else ''}" if removed else "",
+            f"gives {owners} file{'s' if owners != 1 else ''} and folders a new owner" if owners else "",
+        ]
+        confirmed(confirm, walk.name, f"This {' and '.join(x for x in said if x)}: type {walk.name} to go ahead.")
     with transaction.atomic():
+        claimed = AclWalk.objects.filter(pk=walk.pk, status=WalkStatus.PREVIEWED).update(
+            status=WalkStatus.APPLYING, applied={}, stop_requested=False
+        )
+        if not claimed:
+            raise ValidationError("This walk was applied already.")
         op = operation_start(
             kind="permissions.walk_apply",
             host=walk.host,
@@ -365,44 +376,65 @@ def walk_apply_start(*, walk: AclWalk, user) -> Operation:
             subject=walk.dataset,
             params={"walk": walk.pk, "dataset": walk.dataset, "plan": walk.spec.get("plan", [])},
         )
-        AclWalk.objects.filter(pk=walk.pk).update(status=WalkStatus.APPLYING, apply_operation=op, applied={})
+        AclWalk.objects.filter(pk=walk.pk).update(apply_operation=op)
     return op
 
 
 def walk_stop(*, walk: AclWalk, user) -> None:
     """Ask a counting or applying walk to stop: between two files, what is done stays done."""
-    if walk.status not in (WalkStatus.COUNTING, WalkStatus.APPLYING):
+    running = (WalkStatus.COUNTING, WalkStatus.APPLYING)
+    if not AclWalk.objects.filter(pk=walk.pk, status__in=running).update(stop_requested=True):
         raise ValidationError(f"This walk is {walk.get_status_display()}: nothing to stop.")
-    AclWalk.objects.filter(pk=walk.pk).update(stop_requested=True)
+
+
+def follow(tracker: Tracker, t: Transport, job: int, kind: str, *, total: int, save, stopping, doing: str) -> dict:
+    """Poll a walk's status file on the host until it ends: its progress saved (save(said)) and shown, its unit
+    stopped when asked (stopping()); if following fails (the host went away, the worker is stopped) the unit is
+    stopped too, so no walk goes on that nobody follows. Returns its last status."""
+    polls, said = 0, {}
+    try:
+        while True:
+            time.sleep(WALK_POLL_SECONDS)
+            polls += 1
+            if stopping():
+                acl.walk_stop(t, job, kind)
+            said = acl.walk_progress(t, job, kind) or said
+            if said:
+                save(said)
+                seen = sum(said.get(k, 0) for k in ("folders", "files", "links", "hardlinked", "other"))
+                percent = min(99, int(100 * seen / total)) if total else min(95, polls)
+                tracker.progress(
+                    percent,
+                    f"{said.get('folders', 0)} folders, {said.get('files', 0)} files, {said.get('changed', 0)} {doing}",
+                )
+            if said.get("done") or said.get("stopped") or said.get("error") or polls % STATE_EVERY == 0:
+                state, result = acl.walk_state(t, job, kind)
+                if state in ("inactive", "failed"):
+                    said = acl.walk_progress(t, job, kind) or said
+                    save(said)
+                    acl.walk_forget(t, job, kind)
+                    if said.get("error") or (result not in ("", "success") and not said.get("stopped")):
+                        raise HostError(f"The walk failed: {said.get('error') or result}")
+                    return said
+    except BaseException:
+        try:
+            acl.walk_stop(t, job, kind)
+        except HostError:
+            pass
+        raise
 
 
 def _follow(tracker: Tracker, t: Transport, walk: AclWalk, field: str, total: int) -> dict:
-    """Poll the walk's status file until it ends; stop the unit when asked. Returns its last status."""
-    polls, said = 0, {}
-    while True:
-        time.sleep(WALK_POLL_SECONDS)
-        polls += 1
-        if AclWalk.objects.filter(pk=walk.pk, stop_requested=True).exists():
-            acl.walk_stop(t, walk.pk)
-        said = acl.walk_progress(t, walk.pk) or said
-        if said:
-            AclWalk.objects.filter(pk=walk.pk).update(**{field: said})
-            seen = sum(said.get(k, 0) for k in ("folders", "files", "links", "hardlinked", "other"))
-            percent = min(99, int(100 * seen / total)) if total else min(95, polls)
-            tracker.progress(
-                percent,
-                f"{said.get('folders', 0)} folders, {said.get('files', 0)} files, "
-                f"{said.get('changed', 0)} {'to change' if field == 'preview' else 'changed'}",
-            )
-        if said.get("done") or said.get("stopped") or said.get("error") or polls % STATE_EVERY == 0:
-            state, result = acl.walk_state(t, walk.pk)
-            if state in ("inactive", "failed"):
-                said = acl.walk_progress(t, walk.pk) or said
-                AclWalk.objects.filter(pk=walk.pk).update(**{field: said})
-                acl.walk_forget(t, walk.pk)
-                if said.get("error") or (result not in ("", "success") and not said.get("stopped")):
-                    raise HostError(f"The walk failed: {said.get('error') or result}")
-                return said
+    return follow(
+        tracker,
+        t,
+        walk.pk,
+        "acl",
+        total=total,
+        save=lambda said: AclWalk.objects.filter(pk=walk.pk).update(**{field: said}),
+        stopping=lambda: AclWalk.objects.filter(pk=walk.pk, stop_requested=True).exists(),
+        doing="to change" if field == "preview" else "changed",
+    )
 
 
 def _walk_of(tracker: Tracker) -> AclWalk:
@@ -413,15 +445,27 @@ def _ended(walk: AclWalk, status: str, **fields) -> None:
     AclWalk.objects.filter(pk=walk.pk).update(status=status, finished_at=timezone.now(), **fields)
 
 
+def _skipped(said: dict) -> str:
+    """What the walk could not do, said (empty when it did everything it met)."""
+    parts = []
+    if said.get("failed"):
+        parts.append(f"{said['failed']} could not be changed (see the host's journal)")
+    if said.get("too_deep"):
+        parts.append(f"{said['too_deep']} folder{'s' if said['too_deep'] != 1 else ''} too deep to walk")
+    return "; ".join(parts)
+
+
+def _parts(walk: AclWalk) -> list[str]:
+    return [x for x in walk.spec["path"].split("/") if x]
+
+
 @operation_runner("permissions.walk_count", lock=LOCK, queue="host")
 def walk_count_run(tracker: Tracker) -> None:
     walk = _walk_of(tracker)
     t = tracker.transport()
     s = walk.spec
     try:
-        acl.walk_start(
-            t, walk.pk, "count", s["root"], [x for x in s["path"].split("/") if x], _helper_spec(s["resolved"])
-        )
+        acl.walk_start(t, walk.pk, "count", s["root"], _parts(walk), {"spec": s["resolved"]})
         said = _follow(tracker, t, walk, "preview", 0)
     except Exception:
         _ended(walk, WalkStatus.FAILED)
@@ -431,7 +475,8 @@ def walk_count_run(tracker: Tracker) -> None:
         tracker.progress(100, "Stopped before the count was done; nothing was changed.")
         return
     AclWalk.objects.filter(pk=walk.pk).update(status=WalkStatus.PREVIEWED, previewed_at=timezone.now())
-    tracker.progress(100, f"{said['changed']} of {said['folders']} folders and {said['files']} files would change.")
+    message = f"{said['changed']} of {said['folders']} folders and {said['files']} files would change."
+    tracker.progress(100, f"{message} {_skipped(said)}".strip())
 
 
 @operation_runner("permissions.walk_apply", lock=LOCK, queue="host")
@@ -441,9 +486,7 @@ def walk_apply_run(tracker: Tracker) -> None:
     s = walk.spec
     try:
         _prepare(t, tracker.op)
-        acl.walk_start(
-            t, walk.pk, "apply", s["root"], [x for x in s["path"].split("/") if x], _helper_spec(s["resolved"])
-        )
+        acl.walk_start(t, walk.pk, "apply", s["root"], _parts(walk), {"spec": s["resolved"]})
         said = _follow(tracker, t, walk, "applied", walk.total)
     except Exception:
         _ended(walk, WalkStatus.FAILED)
@@ -453,5 +496,8 @@ def walk_apply_run(tracker: Tracker) -> None:
         _ended(walk, WalkStatus.STOPPED)
         tracker.progress(100, f"Stopped: {changed}; the rest keep theirs.")
         return
+    if _skipped(said):
+        _ended(walk, WalkStatus.FAILED)
+        raise HostError(f"Applied in part: {changed}, but {_skipped(said)}.")
     _ended(walk, WalkStatus.APPLIED)
     tracker.progress(100, f"Applied: {changed}.")

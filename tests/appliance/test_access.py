@@ -21,7 +21,7 @@ from benchmarks.models import CustomProfile, Run, Schedule, Suite
 from directory.models import DirectoryName, DomainMember, LdapDirectory
 from encryption.models import KeyExport, RetiredKey
 from health.models import DiskHealth, SelfTestRun, SelfTestSchedule
-from permissions.models import AclWalk
+from permissions.models import AclWalk, QuotaUse
 from pools.models import Dataset, Disk, Pool, Snapshot, SnapshotTask
 from replication.models import Pair
 from replication.models import Task as ReplicationTask
@@ -402,6 +402,16 @@ ROLES: dict[str, tuple[str, str] | None] = {
     "/api/v1/acl-walks/<pk>/": (VIEWER, OPERATOR),
     "/api/v1/acl-walks/<pk>/apply/": (VIEWER, ADMIN),
     "/api/v1/acl-walks/<pk>/stop/": (VIEWER, ADMIN),
+    "/permissions/quotas/": (VIEWER, OPERATOR),
+    "/permissions/quotas.csv": (VIEWER, OPERATOR),
+    "/permissions/quotas/set/": (VIEWER, ADMIN),
+    "/permissions/quotas/project/": (VIEWER, ADMIN),
+    "/permissions/quotas/refresh/": (VIEWER, OPERATOR),
+    "/api/v1/quota-uses/": (VIEWER, OPERATOR),
+    "/api/v1/quota-uses/<pk>/": (VIEWER, OPERATOR),
+    "/api/v1/quota-uses/set/": (VIEWER, ADMIN),
+    "/api/v1/quota-uses/project/": (VIEWER, ADMIN),
+    "/api/v1/quota-uses/refresh/": (VIEWER, OPERATOR),
 }
 
 
@@ -476,7 +486,9 @@ def objects(local_host, admin_user):
         host=local_host, uri="ldap://ldap.lab", base_dn="dc=lab", ca_pem="x", configured_at=timezone.now()
     )
     walk = AclWalk.objects.create(host=local_host, dataset="tank/a", spec={}, status="applied")
+    use = QuotaUse.objects.create(host=local_host, dataset="tank/a", kind="user", name="alice", read_at=timezone.now())
     return {
+        "quota-use": use.pk,
         "acl-walk": walk.pk,
         "permissions-walk": walk.pk,
         "directory-member": member.pk,

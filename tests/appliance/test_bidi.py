@@ -84,6 +84,8 @@ OWN_PATTERN = {
     "replication.api.serializers.RestoreRequest.name",
     "permissions.forms.EntryForm.name",  # a user or group: hostlib.acl.NAME (word characters, no controls)
     "permissions.api.serializers.EntrySerializer.name",
+    "permissions.forms.QuotaForm.name",  # an account (hostlib.acl.NAME) or a project's id (ASCII digits)
+    "permissions.api.serializers.QuotaSetRequest.name",
 }
 # Serializers that only ever render a response (what the inventory read, a built-in profile): nothing typed.
 OUTPUT_ONLY = {

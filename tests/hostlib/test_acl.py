@@ -135,7 +135,7 @@ def _kernel_allows(path: Path, uid: int, gids: list[int]) -> int:
             os.setgroups(gids)
             os.setresgid(gids[0], gids[0], gids[0])
             os.setresuid(uid, uid, uid)
-            modes = ((4, os.R_OK), (2, os.W_OK), (1, os.X_OK))
+            modes = ((4, os.R_OK), (2, os.W_OK), (1, os.X_OK), (8, os.W_OK | os.X_OK), (16, os.R_OK | os.W_OK))
             got = sum(bit for bit, mode in modes if os.access(path.name, mode, dir_fd=parent))
             os.write(write, bytes([got]))
         finally:
@@ -166,7 +166,15 @@ def test_effective_permissions_are_what_the_kernel_grants_for_random_acls(tmp_pa
         for uid in (5000, 5001, 5002, 5009):
             gids = [6000 + rng.randrange(4)] + rng.sample([6001, 6002, 6003, 6009], rng.randrange(3))
             said = acl.effective(on_disk, 5000, 6000, uid, set(gids))
-            assert said.perms == _kernel_allows(folder, uid, gids), (on_disk, uid, gids, said.why)
+            kernel = _kernel_allows(folder, uid, gids)
+            assert said.perms == kernel & 7, (on_disk, uid, gids, said.why)
+            assert said.together == {"wx": bool(kernel & 8), "rw": bool(kernel & 16)}, (on_disk, uid, gids)
+
+
+def test_two_groups_that_each_grant_half_do_not_grant_both_at_once():
+    a = acl.build(7, 0, 0, {}, {7001: 6, 7002: 5})  # rw- and r-x: write alone and enter alone, never both
+    said = acl.effective(a, 1000, 100, 1001, {7001, 7002})
+    assert said.perms == 7 and said.together == {"wx": False, "rw": True}
 
 
 def test_effective_permissions_say_which_entry_decides():
@@ -264,9 +272,10 @@ def test_sigterm_stops_a_walk_between_two_files_and_says_so(tmp_path):
     big.mkdir()
     for i in range(20_000):
         (big / f"f{i}").touch()
-    status = tmp_path / "status.json"
+    status, args = tmp_path / "status.json", tmp_path / "walk.args"
+    args.write_text(json.dumps({"root": str(tmp_path), "parts": ["big"], "spec": _spec()}))
     source = Path(acl_helper.__file__).read_text()
-    child = subprocess.Popen([sys.executable, "-c", source, "apply", str(tmp_path), '["big"]', _spec(), str(status)])
+    child = subprocess.Popen([sys.executable, "-c", source, "apply", str(args), str(status)])
     deadline = time.monotonic() + 30
     while not status.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -277,3 +286,69 @@ def test_sigterm_stops_a_walk_between_two_files_and_says_so(tmp_path):
     assert 0 < said["files"] < 20_000
     written = sum(acl_helper._xattr(str(p), acl_helper.ACCESS) is not None for p in big.iterdir())
     assert written == said["files"] == said["changed"] - 1  # the folder, then exactly the files it counted
+
+
+def test_a_folder_that_cannot_be_changed_is_counted_and_what_is_inside_is_still_walked(tree):
+    class Failing(acl_helper.Walk):
+        def change_folder(self, fd):
+            if self.counts["folders"] == 1:
+                raise PermissionError("the top folder refuses")
+            return super().change_folder(fd)
+
+    counts = _walk(tree, ["team"], _spec(), cls=Failing)
+    assert counts["failed"] == 1 and counts["folders"] == 3
+    assert "group:users:rwx" in _getfacl(tree / "team" / "a" / "b")
+
+
+def test_a_tree_deeper_than_the_limit_is_counted_not_walked(tree, monkeypatch):
+    monkeypatch.setattr(acl_helper, "MAX_DEPTH", 3)
+    deep = tree / "team" / "a" / "b"
+    for n in range(6):
+        deep = deep / f"d{n}"
+    deep.mkdir(parents=True)
+    counts = _walk(tree, ["team"], _spec())
+    assert counts["too_deep"] == 1 and "users" not in _getfacl(deep)
+
+
+def test_taking_acls_and_owners_away_is_counted_for_the_preview(tree):
+    _walk(tree, ["team"], _spec())
+    bare = acl.spec(acl.build(7, 5, 0, {}, {}), None, owner=65534)
+    counts = _walk(tree, ["team"], bare, write=False)
+    assert counts["acl_removed"] == 5 + 3  # five access ACLs and three folders' defaults
+    assert counts["owner_changed"] == 5
+
+
+def test_a_minimal_acl_is_a_chmod_where_the_filesystem_has_no_acls(tree, monkeypatch):
+    calls = []
+    monkeypatch.setattr(acl_helper.os, "setxattr", lambda *a, **k: calls.append(a))
+    counts = _walk(tree, ["team"], acl.spec(acl.build(7, 5, 0, {}, {}), None))
+    assert counts["changed"] and not calls
+    assert oct((tree / "team" / "doc.txt").stat().st_mode & 0o777) == "0o640"
+
+
+def test_a_walks_folder_and_acl_never_reach_the_units_command_line(monkeypatch):
+    """systemd expands $ and % in a unit's command line: Bob${X} would walk Bob. Only Tarn's paths go there."""
+    from tests.support.runners import FakeHost
+
+    fake = FakeHost()
+    t = fake.transport()
+    acl.walk_start(t, 7, "apply", "/tank/share", ["Bob${X}", "100%n"], {"spec": _spec()})
+    unit = next(c.argv for c in fake.calls if c.argv[0] == "systemd-run")
+    assert not any("Bob" in a or "%n" in a for a in unit)
+    assert unit[-3:] == ["apply", "/run/tarn/tarn-acl-7.args", "/run/tarn/tarn-acl-7.json"]
+    assert "--property=DevicePolicy=closed" in unit
+    assert json.loads(fake.files["/run/tarn/tarn-acl-7.args"])["parts"] == ["Bob${X}", "100%n"]
+
+
+@needs_root
+def test_one_folder_with_another_filesystem_mounted_on_it_is_refused(tree, monkeypatch):
+    monkeypatch.setattr(acl, "install_helper", lambda t: False)
+    monkeypatch.setattr(acl, "HELPER", acl_helper.__file__)
+    mount = tree / "team" / "mounted"
+    mount.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tarn-test", str(mount)], check=True)
+    try:
+        with pytest.raises(PathNotAllowed, match="another filesystem"):
+            acl.apply_one(LocalTransport(), str(tree), ["team", "mounted"], _spec())
+    finally:
+        subprocess.run(["umount", str(mount)], check=True)

@@ -24,9 +24,13 @@ class WalkHere(LocalTransport):
     def _execute(self, argv, *, timeout, input, mutating, max_output=None, env=None):
         if argv[0] == "systemd-run":
             unit = next(a for a in argv if a.startswith("--unit=")).split("=", 1)[1]
-            command, root, parts, spec, status = argv[argv.index("--") + 3 :]
-            walk = acl_helper.Walk(acl_helper.Spec(spec), command == "apply", status)
-            thread = threading.Thread(target=walk.run, args=(root, __import__("json").loads(parts)), daemon=True)
+            command, args, status = argv[argv.index("--") + 3 :]
+            given = acl_helper._read_args(args)
+            if command == "project":
+                walk = acl_helper.ProjectWalk(given["project"], True, status)
+            else:
+                walk = acl_helper.Walk(acl_helper.Spec(given["spec"]), command == "apply", status)
+            thread = threading.Thread(target=walk.run, args=(given["root"], given["parts"]), daemon=True)
             WalkHere.walks[unit] = (walk, thread)
             thread.start()
             return CommandResult(argv, 0, "", "", 0.0, mutating)
@@ -42,6 +46,10 @@ class WalkHere(LocalTransport):
         if argv[0] == "install":
             return CommandResult(argv, 0, "", "", 0.0, mutating)
         return super()._execute(argv, timeout=timeout, input=input, mutating=mutating, env=env)
+
+    def _write(self, path, data, mode, timeout):
+        Path(path).write_bytes(data)
+        return True
 
     def _remove(self, path, timeout):
         Path(path).unlink(missing_ok=True)

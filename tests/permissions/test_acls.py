@@ -247,3 +247,43 @@ def _has_acl(path) -> bool:
     except OSError:
         return False
     return True
+
+
+def test_the_systems_own_datasets_are_not_offered_or_edited(dataset, here):
+    from permissions import selectors
+
+    dataset.mountpoint = "/var/lib"
+    dataset.save()
+    assert selectors.mounted_names(host=dataset.host) == []
+    assert "holds the system" in errors(lambda: services.place(host=dataset.host, dataset="tank/office"))["dataset"][0]
+
+
+def test_an_apply_that_takes_acls_or_owners_away_below_needs_the_folders_name(
+    dataset, here, mount, admin_user, run_queued
+):
+    walk = run_queued(
+        services.walk_count_start, host=dataset.host, user=admin_user, dataset="tank/office", path="team", spec=spec()
+    )
+    run_queued(services.walk_apply_start, walk=walk, user=admin_user)
+    bare = spec(entries=[], defaults=False, group="", setgid=False)
+    again = run_queued(
+        services.walk_count_start,
+        host=dataset.host,
+        user=admin_user,
+        dataset="tank/office",
+        path="team",
+        spec=bare,
+        confirm="team",
+    )
+    assert again.preview["acl_removed"] >= 4
+    got = errors(lambda: services.walk_apply_start(walk=again, user=admin_user))
+    assert "removes" in got["confirm"][0] and "type team" in got["confirm"][0]
+    op = run_queued(services.walk_apply_start, walk=again, user=admin_user, confirm="team")
+    assert op.status == "succeeded" and "nobody" not in getfacl(mount / "team" / "doc.txt")
+    with pytest.raises(ValidationError, match="applied already"):  # a second click on the page it was shown on
+        services.walk_apply_start(walk=again, user=admin_user, confirm="team")
+    again.refresh_from_db()
+    with pytest.raises(ValidationError, match="Only a previewed walk"):
+        services.walk_apply_start(walk=again, user=admin_user, confirm="team")
+    with pytest.raises(ValidationError, match="nothing to stop"):
+        services.walk_stop(walk=again, user=admin_user)
