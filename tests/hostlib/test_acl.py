@@ -17,6 +17,7 @@ from hostlib import acl, acl_helper
 from hostlib.acl import GROUP, GROUP_OBJ, MASK, OTHER, USER, USER_OBJ, Acl
 from hostlib.errors import PathNotAllowed
 from hostlib.runner import LocalTransport
+from tests.support.runners import FakeHost
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="changes owners and reads as other users: root only")
 
@@ -328,8 +329,6 @@ def test_a_minimal_acl_is_a_chmod_where_the_filesystem_has_no_acls(tree, monkeyp
 
 def test_a_walks_folder_and_acl_never_reach_the_units_command_line(monkeypatch):
     """systemd expands $ and % in a unit's command line: Bob${X} would walk Bob. Only Tarn's paths go there."""
-    from tests.support.runners import FakeHost
-
     fake = FakeHost()
     t = fake.transport()
     acl.walk_start(t, 7, "apply", "/tank/share", ["Bob${X}", "100%n"], {"spec": _spec()})

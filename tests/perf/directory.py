@@ -266,7 +266,7 @@ def lab_ldap_refresh():
     # As a site with this many users does: the NAS's bind DN may page through all of them (slapd stops any listing at
     # 500 entries by default, paged or not: "Size limit exceeded (4)").
     dc.sh(
-        "printf 'dn: olcDatabase={1}mdb,cn=config\\nchangetype: modify\\nreplace: olcLimits\\nolcLimits: dn.exact=\"%s\" "
+        'printf \'dn: olcDatabase={1}mdb,cn=config\\nchangetype: modify\\nreplace: olcLimits\\nolcLimits: dn.exact="%s" '
         "size.prtotal=unlimited size.soft=unlimited size.hard=unlimited\\n' '" + domain.LDAP_BIND_DN + "' | "
         "ldapmodify -Q -Y EXTERNAL -H ldapi:/// >/dev/null"
     )

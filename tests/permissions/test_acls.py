@@ -11,7 +11,7 @@ from django.core.exceptions import ValidationError
 
 from appliance.models import Operation
 from hostlib import acl_helper
-from permissions import services
+from permissions import selectors, services
 from permissions.choices import WalkStatus
 from permissions.models import AclWalk
 
@@ -250,8 +250,6 @@ def _has_acl(path) -> bool:
 
 
 def test_the_systems_own_datasets_are_not_offered_or_edited(dataset, here):
-    from permissions import selectors
-
     dataset.mountpoint = "/var/lib"
     dataset.save()
     assert selectors.mounted_names(host=dataset.host) == []
