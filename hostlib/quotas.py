@@ -83,7 +83,17 @@ def parse_space(kind: str, text: str) -> tuple[list[Use], int]:
             left_out += 1
             continue
         try:
-            rows.append(Use(kind, name, _number(used) or 0, _number(quota), _number(objused) or 0, _number(objquota)))
+            # -p prints no quota as 0 (and a quota of 0 cannot be set: it clears)
+            rows.append(
+                Use(
+                    kind,
+                    name,
+                    _number(used) or 0,
+                    _number(quota) or None,
+                    _number(objused) or 0,
+                    _number(objquota) or None,
+                )
+            )
         except ValueError:
             left_out += 1
     return rows, left_out

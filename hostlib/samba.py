@@ -2,13 +2,15 @@
 Tarn appends once), rendered from plain specs, checked by testparm, written atomically and reloaded; Samba
 accounts; who is connected (smbstatus -j)."""
 
+import inspect
 import json
 import re
 from dataclasses import dataclass, field
 
-from hostlib import posix
+from hostlib import dfree_helper, posix
 from hostlib.configfiles import (
     HEADER,
+    HELPER_DIR,
     ConfigRejected,
     InvalidShare,
     check_path,
@@ -169,6 +171,10 @@ def render_smb(globals_: SmbGlobals, shares: list[SmbShareSpec]) -> str:
         f"   workgroup = {globals_.workgroup}",
         f"   server string = {globals_.server_string}",
         "   map to guest = Bad User",
+        # The share's size and free space as each user's quota leaves them (hostlib.dfree_helper), asked again after
+        # 10 s at most, not at every directory listing.
+        f"   dfree command = {DFREE}",
+        "   dfree cache time = 10",
     ]
     for share in sorted(shares, key=lambda s: s.name.lower()):
         params = {
@@ -215,6 +221,19 @@ INCLUDE_LINE = f"include = {SMB_INCLUDE}"
 
 def _has_include(smb_conf: str) -> bool:
     return any(raw.strip() == INCLUDE_LINE for raw in smb_conf.splitlines())
+
+
+DFREE = f"{HELPER_DIR}/tarn-dfree"
+
+
+def install_dfree(t: Transport) -> bool:
+    """tarn-dfree on the host (root's, 0755: smbd runs it as each user), rewritten only when it differs: before any
+    smb.conf that names it is written (a dfree command that is missing makes every share look full)."""
+    text = inspect.getsource(dfree_helper)
+    if t.run(["cat", "--", DFREE], check=False).stdout == text:
+        return False
+    t.write_file(DFREE, text, mode=0o755)
+    return True
 
 
 def ensure_smb_include(t: Transport, current: str, text: str) -> bool:
@@ -272,6 +291,7 @@ def apply_smb(t: Transport, text: str) -> bool:
     if old == text and _has_include(smb_conf):
         return False
     testparm_check(t, text)
+    install_dfree(t)
     missing = missing_vfs_modules(t, vfs_modules(text) - vfs_modules(old))
     if missing:
         raise ConfigRejected(

@@ -1,9 +1,11 @@
 """Share config renderers: exact output for each preset and protocol setting, and every hostile value refused
 with the field named (share parameters are a classic NAS injection surface)."""
 
+import os
+
 import pytest
 
-from hostlib import nfs, posix, samba
+from hostlib import dfree_helper, nfs, posix, samba
 from hostlib.configfiles import InvalidShare
 from hostlib.nfs import NfsExportSpec, NfsGlobals
 from hostlib.samba import SmbGlobals, SmbShareSpec
@@ -23,6 +25,8 @@ def test_a_general_share_with_previous_versions_renders_exactly():
         "   workgroup = WORKGROUP\n"
         "   server string = Tarn NAS\n"
         "   map to guest = Bad User\n"
+        "   dfree command = /usr/local/lib/tarn/tarn-dfree\n"
+        "   dfree cache time = 10\n"
         "\n"
         "[docs]\n"
         "   path = /tank/docs\n"
@@ -263,3 +267,24 @@ def test_exportfs_s_as_captured_in_the_lab_gives_each_path_and_client():
         ["exportfs", "-u", "127.0.0.1:/xt/v"],
         ["exportfs", "-u", "10.0.0.0/24:/xt/v"],
     ]
+
+
+def test_the_dfree_command_gives_the_folders_numbers_where_it_finds_no_zfs_quota(tmp_path):
+    """On this machine's ext4 (no ZFS): the folder's own size and free space, as statvfs says, in KiB."""
+    st = os.statvfs(tmp_path)
+    total, free = dfree_helper.answer(str(tmp_path), os.getuid())
+    assert total == st.f_blocks * st.f_frsize // 1024
+    assert abs(free - st.f_bavail * st.f_frsize // 1024) < 1024 * 64  # other writers on the disk meanwhile
+
+
+def test_the_dfree_command_caps_size_and_free_space_at_the_users_quota(tmp_path, monkeypatch):
+    monkeypatch.setattr(dfree_helper, "dataset_of", lambda dev: "tank/docs")
+    monkeypatch.setattr(dfree_helper, "quota_of", lambda dataset, uid: (10 << 20, 3 << 20))
+    assert dfree_helper.answer(str(tmp_path), 3001) == (10 << 10, 7 << 10)
+    monkeypatch.setattr(dfree_helper, "quota_of", lambda dataset, uid: (10 << 20, 12 << 20))  # over: nothing free
+    assert dfree_helper.answer(str(tmp_path), 3001) == (10 << 10, 0)
+    monkeypatch.setattr(dfree_helper, "quota_of", lambda dataset, uid: (0, 3 << 20))  # no quota: the folder's own
+    assert (
+        dfree_helper.answer(str(tmp_path), 3001)[0]
+        == os.statvfs(tmp_path).f_blocks * os.statvfs(tmp_path).f_frsize // 1024
+    )
