@@ -226,6 +226,7 @@ class Spec:
         self.uid = -1 if spec.get("uid") is None else int(spec["uid"])
         self.gid = -1 if spec.get("gid") is None else int(spec["gid"])
         self.special = int(spec.get("special", 0)) & 0o3000
+        self.minimal = _minimal(self.access)
 
 
 def _access(fd, st, wanted, write, tally):
@@ -346,50 +347,62 @@ class Walk:
     def change_file(self, fd, st):
         """One regular file with one name, open: True if it was (or would be) changed. Files get x only where they
         had some (setfacl's X)."""
-        wanted = self.spec.access if st.st_mode & 0o111 else self.spec.access_nox
-        changed = _owner(fd, st, self.spec, self.write, self.counts)
+        spec = self.spec
+        wanted = spec.access if st.st_mode & 0o111 else spec.access_nox
+        changed = (spec.uid != -1 or spec.gid != -1) and _owner(fd, st, spec, self.write, self.counts)
+        if not spec.minimal:  # the common case, an ACL: written unless the file has this one already
+            try:
+                now = os.getxattr(fd, ACCESS)
+            except OSError:
+                now = None
+            if now == wanted:
+                return changed
+            if self.write:
+                os.setxattr(fd, ACCESS, wanted)
+            return True
         return _access(fd, st, wanted, self.write, self.counts) or changed
 
     def files(self, fd, entries):
         """Each file is opened without following a link (and without blocking on a FIFO or taking a terminal;
         the unit may open no device at all: DevicePolicy=closed), checked on the open descriptor (a regular file
         with one name), and changed through it: a name swapped for a link or a hard link after the listing changes
-        nothing."""
-        counts = self.counts
-        for entry in entries:
+        nothing. (The loop keeps its lookups local: it runs once per file, 100,000 times in a big share.)"""
+        counts, change, opened, fstat, close = self.counts, self.change_file, os.open, os.fstat, os.close
+        files = changed = 0
+        for n, entry in enumerate(entries):
             if self.stop:
-                return
+                break
             try:
-                if entry.is_symlink():
-                    counts["links"] += 1
-                    continue
                 if not entry.is_file(follow_symlinks=False):
-                    counts["other"] += 1
+                    counts["links" if entry.is_symlink() else "other"] += 1
                     continue
                 try:
-                    file_fd = os.open(entry.name, OPEN_FILE, dir_fd=fd)
+                    file_fd = opened(entry.name, OPEN_FILE, dir_fd=fd)
                 except OSError as e:
                     if e.errno == errno.ELOOP:
                         counts["links"] += 1
                         continue
                     raise
                 try:
-                    st = os.fstat(file_fd)
-                    if not stat.S_ISREG(st.st_mode):
-                        counts["other"] += 1
+                    st = fstat(file_fd)
+                    if st.st_nlink > 1 or not stat.S_ISREG(st.st_mode):
+                        counts["hardlinked" if stat.S_ISREG(st.st_mode) else "other"] += 1
                         continue
-                    if st.st_nlink > 1:
-                        counts["hardlinked"] += 1
-                        continue
-                    counts["files"] += 1
-                    counts["changed"] += self.change_file(file_fd, st)
+                    files += 1
+                    changed += change(file_fd, st)
                 finally:
-                    os.close(file_fd)
+                    close(file_fd)
             except FileNotFoundError:
                 pass  # removed since it was listed
             except OSError:
                 counts["failed"] += 1
-            self.report()
+            if n & 255 == 255:
+                counts["files"] += files
+                counts["changed"] += changed
+                files = changed = 0
+                self.report()
+        counts["files"] += files
+        counts["changed"] += changed
 
     def folder(self, fd):
         """Change one folder (a failure is counted: what is inside is still walked) and its files; its subfolders'

@@ -116,7 +116,15 @@ def effective_for(*, where: Place, folder: acl.Folder, username: str) -> dict:
         raise ValidationError({"user": f"No user {username!r} on {where.host.name}."})
     uid, gids = found["uid"], set(found["gids"])
     if uid == 0:
-        return {"account": found, "root": True, "perms": 7, "why": "root may read and write everything", "way": []}
+        everything = {"wx": True, "rw": True}
+        return {
+            "account": found,
+            "root": True,
+            "perms": 7,
+            "together": everything,
+            "why": "root may do anything",
+            "way": [],
+        }
     way, blocked = [], None
     for step in folder.chain[:-1]:
         verdict = acl.effective(step["access"], step["uid"], step["gid"], uid, gids, folder.names)
@@ -131,6 +139,7 @@ def effective_for(*, where: Place, folder: acl.Folder, username: str) -> dict:
         "account": found,
         "root": False,
         "perms": perms,
+        "together": {k: bool(v and not blocked) for k, v in here.together.items()},  # create in it: w and x at once
         "why": why,
         "perms_here": here.perms,  # what the folder's own ACL gives, were the way open
         "why_here": here.why,

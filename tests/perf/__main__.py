@@ -13,6 +13,7 @@ from tests.perf import (
     health,
     https,
     lab,
+    permissions,
     replication,
     shares,
     storage,
@@ -34,6 +35,7 @@ GROUPS = {
     "backups": backups.CHECKS,
     "https": https.CHECKS,
     "directory": directory.CHECKS,
+    "permissions": permissions.CHECKS,
 }
 # Checks run only when named (`encryption.check`: a tiny version of the group, to see that its path works).
 QUICK = {"encryption": encryption.QUICK}

@@ -87,7 +87,8 @@ def test_effective_permissions_answer_under_the_form(dataset, viewer_client):
     part = viewer_client.get("/permissions/effective/", {"dataset": "tank/office", "path": "team", "user": "root"})
     assert "is root" in part.content.decode()
     part = viewer_client.get("/permissions/effective/", {"dataset": "tank/office", "path": "team", "user": "nobody"})
-    assert 'data-perm="read"' in part.content.decode() and "Why:" in part.content.decode()
+    assert 'data-perm="read"' in part.content.decode() and 'data-perm="create"' in part.content.decode()
+    assert "Why:" in part.content.decode()
     part = viewer_client.get("/permissions/effective/", {"dataset": "tank/office", "path": "team", "user": "-x"})
     assert 'id="effective-error"' in part.content.decode()
 
