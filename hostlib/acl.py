@@ -210,7 +210,7 @@ def _effective(acl: Acl, owner: int, group: int, uid: int, gids: set[int], names
 
     if uid == owner:
         e = acl.get(USER_OBJ)
-        return Verdict(e.perms, f"the owner's entry (user::{perms_text(e.perms)})")
+        return Verdict(e.perms, f"the owner's entry ({names.get(('u', owner), owner)}: user::{perms_text(e.perms)})")
     if mask and not mask.perms:
         # Linux asks the ACL only when the mode's group bits (the mask) grant something (fs/namei.c,
         # acl_permission_check): with an empty mask the owning group gets nothing and everyone else other's bits.
@@ -229,7 +229,7 @@ def _effective(acl: Acl, owner: int, group: int, uid: int, gids: set[int], names
             )
     matching = []
     if group in gids:
-        matching.append((acl.get(GROUP_OBJ), "the owning group"))
+        matching.append((acl.get(GROUP_OBJ), f"the owning group {names.get(('g', group), group)}"))
     matching += [(e, f"group {names.get(('g', e.id), e.id)}") for e in acl.named if e.tag == GROUP and e.id in gids]
     if matching:
         # Asked one permission at a time, any matching group entry that grants it grants it; asked together (w and x

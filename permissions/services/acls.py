@@ -132,7 +132,8 @@ def effective_for(*, where: Place, folder: acl.Folder, username: str) -> dict:
         way.append({"path": step["path"], "passes": passes, "why": verdict.why})
         if not passes and blocked is None:
             blocked = step["path"]
-    here = acl.effective(folder.access, folder.uid, folder.gid, uid, gids, folder.names)
+    names = {**folder.names, ("u", folder.uid): folder.owner, ("g", folder.gid): folder.group}
+    here = acl.effective(folder.access, folder.uid, folder.gid, uid, gids, names)
     perms = 0 if blocked else here.perms
     why = f"{blocked} does not let them pass (no x for them there)" if blocked else here.why
     return {
@@ -245,7 +246,7 @@ def _risks(t: Transport, where: Place, folder: acl.Folder, resolved: dict, user)
         said.append("it removes every ACL entry of the folder")
     owner = resolved["uid"] if resolved["uid"] is not None else folder.uid
     group = resolved["gid"] if resolved["gid"] is not None else folder.gid
-    who = [(folder.uid, set(), f"its owner {folder.owner}")]
+    who = [(folder.uid, set(), f"its owner {folder.owner}")] if folder.uid != 0 else []  # root passes every check
     mine = acl.account(t, user.username) if getattr(user, "username", "") else None
     if mine and mine["uid"] != 0:
         who.append((mine["uid"], set(mine["gids"]), f"your account {mine['name']} on {where.host.name}"))
