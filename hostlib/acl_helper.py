@@ -472,7 +472,9 @@ class Walk:
 FSXATTR = struct.Struct("=IIIII8x")
 FS_IOC_FSGETXATTR = (2 << 30) | (FSXATTR.size << 16) | (ord("X") << 8) | 31
 FS_IOC_FSSETXATTR = (1 << 30) | (FSXATTR.size << 16) | (ord("X") << 8) | 32
-FS_XFLAG_PROJINHERIT = 0x200
+# The inherit flag as OpenZFS takes it in fsx_xflags: chattr's FS_PROJINHERIT_FL, not the generic FS_XFLAG_PROJINHERIT
+# (0x200, refused with EOPNOTSUPP), as `zfs project -s` sets it (the lab: OpenZFS 2.3.2).
+FS_XFLAG_PROJINHERIT = 0x20000000
 
 
 def project_of(fd):

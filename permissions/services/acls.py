@@ -27,6 +27,7 @@ from permissions.models import AclWalk
 from pools import selectors as pools
 from pools.services import Scope, inventory_refresh
 
+pause = time.sleep  # between two looks at a walk (a test's hook)
 LOCK = "acl"  # one ACL job per dataset: host:<name>:acl:<dataset>
 STATE_EVERY = 5  # polls between two questions to systemd (the status file says when the walk is done)
 
@@ -404,7 +405,7 @@ def follow(tracker: Tracker, t: Transport, job: int, kind: str, *, total: int, s
     polls, said = 0, {}
     try:
         while True:
-            time.sleep(WALK_POLL_SECONDS)
+            pause(WALK_POLL_SECONDS)
             polls += 1
             if stopping():
                 acl.walk_stop(t, job, kind)

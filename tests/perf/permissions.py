@@ -145,4 +145,52 @@ def lab_userspace():
     )
 
 
-CHECKS = [acl_walk_rate, report_p95, lab_userspace]
+def lab_walk_rate():
+    """The lab: 100,000 files on a dataset with POSIX ACLs; `setfacl -R -P -m` (this machine's Debian 12 binary,
+    copied into the guest: the lab image has no acl package) against Tarn's helper, each over SSH, in turns."""
+    found = lab_host("permissions walk")
+    if found is None:
+        return
+    guest, host = found
+    import json as _json
+
+    from appliance.connect import transport_for
+    from hostlib import acl
+
+    setfacl = Path("/usr/bin/setfacl").read_bytes()
+    started = time.monotonic()
+    guest.sh(
+        "zpool create -f tank /dev/disk/by-id/virtio-zfsdisk1 && zfs create -o acltype=posix -o xattr=sa tank/t && "
+        f"python3 -c \"import os\nfor d in range({FILES // 1000}):\n os.mkdir(f'/tank/t/d{{d:03d}}')\n for f in range(1000): "
+        "open(f'/tank/t/d{d:03d}/f{f}', 'w').close()\"",
+        timeout=3600,
+    )
+    yield "permissions_lab_make_files", time.monotonic() - started, "s", f"{FILES} empty files on ZFS"
+    t = transport_for(host)
+    t.write_file("/usr/local/lib/tarn/setfacl", setfacl, mode=0o755)
+    acl.install_helper(t)
+    rounds = iter(range(1000))
+
+    def by_hand():
+        guest.sh(f"/usr/local/lib/tarn/setfacl -R -P -m u:{2000 + next(rounds)}:rw- /tank/t", timeout=3600)
+
+    def tarn():
+        wanted = acl.spec(acl.build(6, 4, 0, {2000 + next(rounds): 6}, {}), None)
+        guest.sh(f"echo '{_json.dumps({'root': '/tank', 'parts': ['t'], 'spec': wanted})}' > /run/walk.args")
+        said = guest.sh(f"python3 {acl.HELPER} apply /run/walk.args /run/walk.json", timeout=3600)
+        return _json.loads(said)["files"]
+
+    hand_s, tarn_s, files = _side_by_side(by_hand, tarn, rounds=2)
+    guest.reset()
+    yield "permissions_lab_walk_files", files, "count", f"goal {FILES}"
+    yield "permissions_lab_setfacl_by_hand", statistics.median(hand_s), "s", "setfacl -R -P -m over SSH"
+    yield "permissions_lab_tarn_walk", statistics.median(tarn_s), "s", "Tarn's helper over SSH"
+    yield (
+        "permissions_lab_walk_rate_vs_setfacl",
+        statistics.median(hand_s) / statistics.median(tarn_s),
+        "x",
+        "goal >= 0.9",
+    )
+
+
+CHECKS = [acl_walk_rate, report_p95, lab_userspace, lab_walk_rate]
