@@ -23,7 +23,7 @@ def test_share_a_folder_with_a_group_from_a_template_and_ask_who_may_do_what(pag
     with page.expect_navigation():
         page.select_option("#pick-dataset", "tank/office")
     page.click("summary:has-text('team')")  # the tree opens one folder at a time
-    expect(page.locator("details[open] .children")).to_contain_text("2026")
+    expect(page.locator("details[open] > .children summary a:text-is('2026')")).to_be_visible()
     page.click("summary a:text-is('team')")
     expect(page.locator("#getfacl")).to_contain_text("# group: root")
     page.click("[data-template=group-shared]")
