@@ -62,6 +62,7 @@ TEMPLATES = {
 PREVIEW_MINUTES = 30  # a preview older than this is counted again before an apply
 WALK_POLL_SECONDS = 1.0
 
+NO_QUOTA = -1.0  # QuotaUse.percent without a quota: below every percentage, so one index sorts the fullest first
 QUOTA_READ_MINUTES = 15  # how often every host's quotas are read (the report, the alerts)
 QUOTA_POINT_DAYS = 400  # how long a day's point stays (the chart over time)
 

@@ -8,7 +8,7 @@ from django.db import models
 from django.urls import reverse
 
 from appliance.models import Host, Operation
-from permissions.choices import QuotaKind, WalkStatus
+from permissions.choices import NO_QUOTA, QuotaKind, WalkStatus
 
 
 class AclWalk(models.Model):
@@ -59,8 +59,12 @@ class QuotaUse(models.Model):
     quota = models.BigIntegerField(null=True, blank=True, help_text="Bytes; empty: no quota.")
     objused = models.BigIntegerField(default=0)
     objquota = models.BigIntegerField(null=True, blank=True, help_text="Files and folders; empty: no quota.")
-    percent = models.FloatField(null=True, blank=True, help_text="used / quota, kept for sorting.")
-    read_at = models.DateTimeField()
+    percent = models.FloatField(
+        default=NO_QUOTA, help_text="used / quota in %, kept for sorting (an index, the fullest first); -1: no quota."
+    )
+    read_at = models.DateTimeField(
+        help_text="When a read last found these numbers changed (QuotaReading: the last read)."
+    )
 
     class Meta:
         constraints = [
@@ -68,11 +72,17 @@ class QuotaUse(models.Model):
         ]
         indexes = [
             models.Index(fields=["host", "kind", "name"], name="quota_use_account"),
-            models.Index(fields=["host", "kind", "-percent"], name="quota_use_fullest"),
+            models.Index(fields=["host", "-percent", "-used"], name="quota_use_fullest"),
+            models.Index(fields=["host", "kind", "-percent", "-used"], name="quota_use_fullest_kind"),
         ]
 
     def __str__(self):
         return f"{self.kind} {self.name} on {self.dataset}"
+
+    @property
+    def share(self) -> float | None:
+        """% of its quota, None without one."""
+        return self.percent if self.quota else None
 
 
 class QuotaPoint(models.Model):

@@ -4,7 +4,7 @@ recent walks, and the quotas as last read (the usage report, its chart over time
 from datetime import timedelta
 
 from django.core.paginator import Paginator
-from django.db.models import F, Sum
+from django.db.models import Sum
 from django.utils import timezone
 
 from appliance.charts import chart, series
@@ -39,7 +39,7 @@ def quota_uses(*, host, kind: str = "", query: str = ""):
         rows = rows.filter(kind=kind)
     if query:
         rows = rows.filter(name__icontains=query)
-    return rows.order_by(F("percent").desc(nulls_last=True), "-used", "kind", "name", "dataset")
+    return rows.order_by("-percent", "-used")
 
 
 def quota_page(*, host, kind: str = "", query: str = "", page=1, per_page: int = 50):

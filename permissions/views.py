@@ -281,7 +281,7 @@ def _csv_lines(host, rows):
                 name,
                 u.used,
                 u.quota or "",
-                u.percent if u.percent is not None else "",
+                u.share if u.share is not None else "",
                 u.objused,
                 u.objquota or "",
                 u.read_at.isoformat(),

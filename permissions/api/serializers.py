@@ -95,6 +95,9 @@ class AclWalkSerializer(serializers.ModelSerializer):
 
 class QuotaUseSerializer(serializers.ModelSerializer):
     host = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    percent = serializers.FloatField(
+        source="share", read_only=True, allow_null=True, help_text="% of the quota; null: none"
+    )
 
     class Meta:
         model = QuotaUse

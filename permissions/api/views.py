@@ -2,7 +2,6 @@
 change to one folder (202 + the Operation) or, with recursive, the count of everything inside (202 + the count's
 Operation; the walk is in its params); walks listed, applied after their preview, stopped. Changes are an admin's."""
 
-from django.db.models import F
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status, viewsets
 from rest_framework.decorators import action
@@ -153,7 +152,7 @@ class QuotaUseViewSet(viewsets.ReadOnlyModelViewSet):
             rows = rows.filter(kind=kind)
         if query:
             rows = rows.filter(name__icontains=query)
-        return rows.order_by(F("percent").desc(nulls_last=True), "-used", "host__name", "kind", "name", "dataset")
+        return rows.order_by("-percent", "-used", "pk")
 
     def get_required_role(self, request):
         return Role.ADMIN if self.action in ("set", "project") else None

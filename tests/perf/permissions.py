@@ -77,7 +77,7 @@ def report_p95():
                     name=f"user{u:04d}",
                     used=(u * 7919 + d) << 20,
                     quota=(10 << 30) if u % 3 else None,
-                    percent=(((u * 7919 + d) << 20) * 100 / (10 << 30)) if u % 3 else None,
+                    percent=(((u * 7919 + d) << 20) * 100 / (10 << 30)) if u % 3 else -1.0,
                     read_at=now,
                 )
                 for u in range(USERS)

@@ -112,7 +112,7 @@ def test_bad_quotas_are_refused_on_their_field_and_nothing_starts(host, fake, ad
 def test_the_alerts_rise_at_80_90_and_100_percent_once_per_account(host, fake, admin_user, run_queued):
     run_queued(services.quotas_read_start, host=host, user=admin_user)
     for name, used in (("carol", 9 << 20), ("root", 0)):
-        QuotaUse.objects.filter(kind="user", name=name).update(used=used, percent=90.0 if name == "carol" else None)
+        QuotaUse.objects.filter(kind="user", name=name).update(used=used, percent=90.0 if name == "carol" else -1.0)
     QuotaUse.objects.filter(kind="group", name="officers").update(percent=100.0, used=50 << 20)
     alerts_evaluate(host=host)
     raised = {
