@@ -10,6 +10,8 @@ from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect
 from django.utils.http import url_has_allowed_host_and_scheme
 
+from appliance.selectors import host_current
+
 
 def client_address(request) -> str | None:
     """The client's address, for the login limits and the audit: behind Tarn's HTTPS front (TARN_FRONT, the request
@@ -71,6 +73,17 @@ def start_on_form(form: forms.Form, start, **kwargs):
         add_service_errors(form, exc)
         return None
     return operation_page(op)
+
+
+def started_or_form(request, form: forms.Form, start, page, bound: str):
+    """A posted form into a service starting an operation on the current host as the signed-in user: the operation's
+    page, or page(request, status=400, **{bound: form}), the page again with that form open and each error under its
+    field."""
+    if form.is_valid():
+        started = start_on_form(form, start, host=host_current(request), user=request.user, **form.cleaned_data)
+        if started:
+            return started
+    return page(request, status=400, **{bound: form})
 
 
 def saved_on_form(form: forms.Form, save, **kwargs) -> bool:

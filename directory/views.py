@@ -9,7 +9,7 @@ from django.views.decorators.http import require_GET, require_POST
 from appliance.auth import requires
 from appliance.choices import AccountKind, Role
 from appliance.selectors import host_current
-from appliance.web import start_on_form, start_or_back
+from appliance.web import start_or_back, started_or_form
 from directory import selectors, services
 from directory.forms import JoinForm, LdapForm, LdapRemoveForm, LeaveForm, NamesForm
 
@@ -55,13 +55,7 @@ def directory_page(request):
 
 
 def _started(request, form, start, bound: str):
-    """A posted form into a service starting an operation on the current host: the operation's page, or this page
-    again with the form open and each error under its field (400)."""
-    if form.is_valid():
-        started = start_on_form(form, start, host=host_current(request), user=request.user, **form.cleaned_data)
-        if started:
-            return started
-    return _page(request, status=400, **{bound: form})
+    return started_or_form(request, form, start, _page, bound)
 
 
 @sensitive_post_parameters("password")

@@ -15,7 +15,7 @@ from django.views.decorators.http import require_GET, require_POST
 from appliance.auth import requires
 from appliance.choices import Role
 from appliance.selectors import host_current
-from appliance.web import add_service_errors, attempt, operation_page, start_on_form, start_or_back
+from appliance.web import add_service_errors, attempt, operation_page, start_or_back, started_or_form
 from permissions import selectors
 from permissions.choices import TEMPLATES, Template, WalkStatus
 from permissions.forms import (
@@ -293,27 +293,13 @@ def _csv_lines(host, rows):
 @requires(write=Role.ADMIN)
 @require_POST
 def quota_set(request):
-    form = QuotaForm(request.POST)
-    if form.is_valid():
-        started = start_on_form(
-            form, quota_set_start, host=host_current(request), user=request.user, **form.cleaned_data
-        )
-        if started:
-            return started
-    return _quota_page(request, status=400, quota_form=form)
+    return started_or_form(request, QuotaForm(request.POST), quota_set_start, _quota_page, "quota_form")
 
 
 @requires(write=Role.ADMIN)
 @require_POST
 def quota_project(request):
-    form = ProjectForm(request.POST)
-    if form.is_valid():
-        started = start_on_form(
-            form, project_assign_start, host=host_current(request), user=request.user, **form.cleaned_data
-        )
-        if started:
-            return started
-    return _quota_page(request, status=400, project_form=form)
+    return started_or_form(request, ProjectForm(request.POST), project_assign_start, _quota_page, "project_form")
 
 
 @require_POST

@@ -5,56 +5,121 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('appliance', '0011_operation_kinds'),
-        ('permissions', '0001_walks'),
+        ("appliance", "0011_operation_kinds"),
+        ("permissions", "0001_walks"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='QuotaReading',
+            name="QuotaReading",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('read_at', models.DateTimeField()),
-                ('seconds', models.FloatField(default=0)),
-                ('datasets', models.IntegerField(default=0)),
-                ('left_out', models.IntegerField(default=0, help_text='Lines with a name Tarn will not show.')),
-                ('host', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='quota_reading', to='appliance.host')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("read_at", models.DateTimeField()),
+                ("seconds", models.FloatField(default=0)),
+                ("datasets", models.IntegerField(default=0)),
+                ("left_out", models.IntegerField(default=0, help_text="Lines with a name Tarn will not show.")),
+                (
+                    "host",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="quota_reading", to="appliance.host"
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='QuotaPoint',
+            name="QuotaPoint",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('user', 'user'), ('group', 'group'), ('project', 'project (a folder and what is inside)')], max_length=8)),
-                ('name', models.CharField(max_length=256)),
-                ('day', models.DateField()),
-                ('used', models.BigIntegerField(default=0)),
-                ('host', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='quota_points', to='appliance.host')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("user", "user"),
+                            ("group", "group"),
+                            ("project", "project (a folder and what is inside)"),
+                        ],
+                        max_length=8,
+                    ),
+                ),
+                ("name", models.CharField(max_length=256)),
+                ("day", models.DateField()),
+                ("used", models.BigIntegerField(default=0)),
+                (
+                    "host",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="quota_points", to="appliance.host"
+                    ),
+                ),
             ],
             options={
-                'constraints': [models.UniqueConstraint(fields=('host', 'kind', 'name', 'day'), name='one_point_per_account_and_day')],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("host", "kind", "name", "day"), name="one_point_per_account_and_day"
+                    )
+                ],
             },
         ),
         migrations.CreateModel(
-            name='QuotaUse',
+            name="QuotaUse",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('dataset', models.CharField(max_length=255)),
-                ('kind', models.CharField(choices=[('user', 'user'), ('group', 'group'), ('project', 'project (a folder and what is inside)')], max_length=8)),
-                ('name', models.CharField(help_text='As the host names it (a name, or an id it cannot name).', max_length=256)),
-                ('used', models.BigIntegerField(default=0)),
-                ('quota', models.BigIntegerField(blank=True, help_text='Bytes; empty: no quota.', null=True)),
-                ('objused', models.BigIntegerField(default=0)),
-                ('objquota', models.BigIntegerField(blank=True, help_text='Files and folders; empty: no quota.', null=True)),
-                ('percent', models.FloatField(default=-1.0, help_text='used / quota in %, kept for sorting (an index, the fullest first); -1: no quota.')),
-                ('read_at', models.DateTimeField(help_text='When a read last found these numbers changed (QuotaReading: the last read).')),
-                ('host', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='quota_uses', to='appliance.host')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("dataset", models.CharField(max_length=255)),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("user", "user"),
+                            ("group", "group"),
+                            ("project", "project (a folder and what is inside)"),
+                        ],
+                        max_length=8,
+                    ),
+                ),
+                (
+                    "name",
+                    models.CharField(
+                        help_text="As the host names it (a name, or an id it cannot name).", max_length=256
+                    ),
+                ),
+                ("used", models.BigIntegerField(default=0)),
+                ("quota", models.BigIntegerField(blank=True, help_text="Bytes; empty: no quota.", null=True)),
+                ("objused", models.BigIntegerField(default=0)),
+                (
+                    "objquota",
+                    models.BigIntegerField(blank=True, help_text="Files and folders; empty: no quota.", null=True),
+                ),
+                (
+                    "percent",
+                    models.FloatField(
+                        default=-1.0,
+                        help_text="used / quota in %, kept for sorting (an index, the fullest first); -1: no quota.",
+                    ),
+                ),
+                (
+                    "read_at",
+                    models.DateTimeField(
+                        help_text="When a read last found these numbers changed (QuotaReading: the last read)."
+                    ),
+                ),
+                (
+                    "host",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="quota_uses", to="appliance.host"
+                    ),
+                ),
             ],
             options={
-                'indexes': [models.Index(fields=['host', 'kind', 'name'], name='quota_use_account'), models.Index(fields=['host', '-percent', '-used'], name='quota_use_fullest'), models.Index(fields=['host', 'kind', '-percent', '-used'], name='quota_use_fullest_kind')],
-                'constraints': [models.UniqueConstraint(fields=('host', 'dataset', 'kind', 'name'), name='one_use_per_account_and_dataset')],
+                "indexes": [
+                    models.Index(fields=["host", "kind", "name"], name="quota_use_account"),
+                    models.Index(fields=["host", "-percent", "-used"], name="quota_use_fullest"),
+                    models.Index(fields=["host", "kind", "-percent", "-used"], name="quota_use_fullest_kind"),
+                ],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("host", "dataset", "kind", "name"), name="one_use_per_account_and_dataset"
+                    )
+                ],
             },
         ),
     ]

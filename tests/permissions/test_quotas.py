@@ -153,3 +153,15 @@ def test_the_api_lists_the_fullest_first_and_sets_as_an_admin_only(
     assert operator_client.post("/api/v1/quota-uses/set/", body, content_type="application/json").status_code == 403
     response = admin_client.post("/api/v1/quota-uses/set/", {**body, "quota": "1.5T"}, content_type="application/json")
     assert response.status_code == 400 and "quota" in response.json()
+
+
+def test_a_bad_quota_on_the_page_is_said_under_its_field_and_the_form_stays_open(host, fake, admin_client):
+    session = admin_client.session
+    session["host_id"] = host.pk
+    session.save()
+    body = {"dataset": "tank/office", "kind": "user", "name": "carol", "quota": "1.5T", "objquota": ""}
+    page = admin_client.post("/permissions/quotas/set/", body)
+    html = page.content.decode()
+    assert page.status_code == 400 and 'id="id_quota_error"' in html
+    assert 'id="quota-set-box" open' in html and 'value="1.5T"' in html
+    assert not Operation.objects.exists()
