@@ -175,8 +175,6 @@ def render_smb(globals_: SmbGlobals, shares: list[SmbShareSpec]) -> str:
         # 10 s at most, not at every directory listing.
         f"   dfree command = {DFREE}",
         "   dfree cache time = 10",
-        # Folders made over SMB take their parent's default ACL (Permissions) whole, not Samba's directory mask.
-        "   inherit acls = yes",
     ]
     for share in sorted(shares, key=lambda s: s.name.lower()):
         params = {

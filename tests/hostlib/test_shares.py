@@ -27,7 +27,6 @@ def test_a_general_share_with_previous_versions_renders_exactly():
         "   map to guest = Bad User\n"
         "   dfree command = /usr/local/lib/tarn/tarn-dfree\n"
         "   dfree cache time = 10\n"
-        "   inherit acls = yes\n"
         "\n"
         "[docs]\n"
         "   path = /tank/docs\n"

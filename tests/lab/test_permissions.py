@@ -94,8 +94,8 @@ def test_a_group_shared_acl_decides_who_writes_over_smb_and_nfs(guest, docs_shar
     assert "Permission denied" in refused and "rc=0" not in refused
 
     # Files made later inherit the default ACL (group rw-, others nothing) and the folder's group (set-gid). Over SMB
-    # the group is the folder's too; the mode Samba gives a new file is its own (740 seen: Samba's mapping of the
-    # parent's ACL through Windows inheritance, README), so only NFS's (the kernel's default ACL alone) is asserted.
+    # the group is the folder's too, but Samba's create mask (0744) cuts the mode (740 seen; README): only NFS's
+    # mode (the kernel's default ACL alone) is asserted.
     made = guest.sh("stat -c '%G %a' /tank/docs/projects/a.txt /tank/docs/projects/n.txt").split("\n")[:2]
     assert [line.split()[0] for line in made] == ["team", "team"]
     assert made[1].split()[1] == "660", made
