@@ -13,7 +13,7 @@ import struct
 from dataclasses import dataclass, field
 
 from hostlib import acl_helper, systemd
-from hostlib.configfiles import HELPER_DIR
+from hostlib.configfiles import HELPER_DIR, install_sources
 from hostlib.errors import CommandFailed, HostError, PathNotAllowed, error_for
 from hostlib.runner import Transport
 
@@ -286,11 +286,7 @@ STATUS_DIR = "/run/tarn"  # a walk's progress, written by the helper as JSON
 def install_helper(t: Transport) -> bool:
     """tarn-acl on the NAS, root's, from this Tarn's source (rewritten only when it differs): what changes folders
     runs from it, so the audit log names it rather than carrying its source."""
-    text = inspect.getsource(acl_helper)
-    if t.run(["cat", "--", HELPER], check=False).stdout == text:
-        return False
-    t.write_file(HELPER, text, mode=0o755)
-    return True
+    return install_sources(t, {HELPER: acl_helper})
 
 
 def _answer(done, command: str) -> dict:

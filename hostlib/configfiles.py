@@ -2,6 +2,7 @@
 first: share parameters are a classic injection surface) and the write that puts the old file back when the
 service refuses the new one."""
 
+import inspect
 import re
 
 from hostlib.errors import HostError, last_line
@@ -52,6 +53,18 @@ def check_words(value: list[str], pattern: re.Pattern, key: str, problems: dict,
 
 def current(t: Transport, path: str) -> str:
     return t.run(["cat", "--", path], check=False).stdout
+
+
+def install_sources(t: Transport, programs: dict) -> bool:
+    """Tarn's own programs on a host ({path: module}: each module's source, root's, 0755), read back with one cat and
+    rewritten only where they differ (each write_file starts a python3 on the host: ~1.5 s under emulation); True if
+    any was written."""
+    wanted = {path: inspect.getsource(module) for path, module in programs.items()}
+    if t.run(["cat", "--", *wanted], check=False).stdout == "".join(wanted.values()):
+        return False
+    for path, text in wanted.items():
+        t.write_file(path, text, mode=0o755)
+    return True
 
 
 def put_back(t: Transport, path: str, text: str, mode: int = 0o644) -> None:

@@ -4,14 +4,13 @@ failed. Pure parsing and argv: the planning (by guid) is the replication app's, 
 Texts are OpenZFS 2.3's (lib/libzfs/libzfs_sendrecv.c); several span lines, so patterns match across them.
 """
 
-import inspect
 import ipaddress
 import json
 import re
 from dataclasses import dataclass, field
 
 from hostlib import names, recv_helper, send_helper, serve_helper, systemd, zfs
-from hostlib.configfiles import HELPER_DIR
+from hostlib.configfiles import HELPER_DIR, install_sources
 from hostlib.errors import HostError, error_for
 from hostlib.runner import Transport
 
@@ -514,15 +513,8 @@ def set_quota(t: Transport, root: str, quota: int) -> None:
 def install_helpers(t: Transport) -> bool:
     """tarn-send, tarn-recv and tarn-serve on a NAS, root's, from this Tarn's own source (rewritten only when they
     differ); True when they were."""
-    wanted = {
-        f"{HELPER_DIR}/{name}": inspect.getsource(m)
-        for name, m in (("tarn-send", send_helper), ("tarn-recv", recv_helper), ("tarn-serve", serve_helper))
-    }
-    if t.run(["cat", "--", *wanted], check=False).stdout == "".join(wanted.values()):
-        return False  # one cat for both (each write_file is a python3 start on the NAS: ~1.5 s under emulation)
-    for path, text in wanted.items():
-        t.write_file(path, text, mode=0o755)
-    return True
+    names = (("tarn-send", send_helper), ("tarn-recv", recv_helper), ("tarn-serve", serve_helper))
+    return install_sources(t, {f"{HELPER_DIR}/{name}": m for name, m in names})
 
 
 def pair_make_key(t: Transport, pair: int) -> str:

@@ -2,7 +2,6 @@
 Tarn appends once), rendered from plain specs, checked by testparm, written atomically and reloaded; Samba
 accounts; who is connected (smbstatus -j)."""
 
-import inspect
 import json
 import re
 from dataclasses import dataclass, field
@@ -17,6 +16,7 @@ from hostlib.configfiles import (
     check_text,
     check_words,
     current,
+    install_sources,
     replace_and_reload,
 )
 from hostlib.errors import HostError
@@ -229,11 +229,7 @@ DFREE = f"{HELPER_DIR}/tarn-dfree"
 def install_dfree(t: Transport) -> bool:
     """tarn-dfree on the host (root's, 0755: smbd runs it as each user), rewritten only when it differs: before any
     smb.conf that names it is written (a dfree command that is missing makes every share look full)."""
-    text = inspect.getsource(dfree_helper)
-    if t.run(["cat", "--", DFREE], check=False).stdout == text:
-        return False
-    t.write_file(DFREE, text, mode=0o755)
-    return True
+    return install_sources(t, {DFREE: dfree_helper})
 
 
 def ensure_smb_include(t: Transport, current: str, text: str) -> bool:

@@ -19,7 +19,8 @@ from hostlib.errors import HostError
 from hostlib.runner import Transport
 from permissions.choices import NO_QUOTA, QUOTA_POINT_DAYS, QUOTA_READ_MINUTES, QuotaKind
 from permissions.models import QuotaPoint, QuotaReading, QuotaUse
-from permissions.services.acls import _host_said, follow, place
+from permissions.services.folders import host_said, missing_account, place
+from permissions.services.walks import follow
 from pools import selectors as pools
 
 LOCK = "quotas"
@@ -139,11 +140,10 @@ def _account_id(host: Host, kind: str, name: str) -> tuple[int, str]:
             transport_for(host, read_only=True), *(([name], []) if kind == QuotaKind.USER else ([], [name]))
         )
     except HostError as exc:
-        raise _host_said(exc, "name") from None
+        raise host_said(exc, "name") from None
     got = found["users" if kind == QuotaKind.USER else "groups"].get(name)
     if got is None:
-        said = "No account has the id" if name.isascii() and name.isdigit() else f"No {kind} named"
-        raise ValidationError({"name": f"{said} {name!r} on {host.name}."})
+        raise ValidationError({"name": missing_account(kind, name, host.name)})
     return got[0], got[1]
 
 

@@ -17,9 +17,15 @@ from hostlib import acl, acl_helper
 from hostlib.acl import GROUP, GROUP_OBJ, MASK, OTHER, USER, USER_OBJ, Acl
 from hostlib.errors import PathNotAllowed
 from hostlib.runner import LocalTransport
+from tests.conftest import require
 from tests.support.runners import FakeHost
 
-needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="changes owners and reads as other users: root only")
+
+@pytest.fixture
+def root():
+    """Tests that change owners, mount a tmpfs or read as other users: root's (skipped outside CI without it, a
+    failure under CI=true, as every missing tool is)."""
+    require(os.geteuid() == 0, "the test changes owners and reads as other users: it needs root")
 
 
 def _getfacl(path) -> str:
@@ -149,8 +155,7 @@ def _kernel_allows(path: Path, uid: int, gids: list[int]) -> int:
     return got[0]
 
 
-@needs_root
-def test_effective_permissions_are_what_the_kernel_grants_for_random_acls(tmp_path):
+def test_effective_permissions_are_what_the_kernel_grants_for_random_acls(tmp_path, root):
     folder = tmp_path / "f"
     folder.mkdir()
     tmp_path.chmod(0o711)  # "f" looked up in it by anyone; the folders above are never walked (dir_fd)
@@ -253,8 +258,7 @@ def test_a_folder_swapped_for_a_link_mid_walk_is_skipped(tree):
     assert _getfacl(tree / "outside") == before
 
 
-@needs_root
-def test_a_walk_stays_on_its_filesystem(tree):
+def test_a_walk_stays_on_its_filesystem(tree, root):
     mount = tree / "team" / "mounted"
     mount.mkdir()
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tarn-test", str(mount)], check=True)
@@ -339,8 +343,7 @@ def test_a_walks_folder_and_acl_never_reach_the_units_command_line(monkeypatch):
     assert json.loads(fake.files["/run/tarn/tarn-acl-7.args"])["parts"] == ["Bob${X}", "100%n"]
 
 
-@needs_root
-def test_one_folder_with_another_filesystem_mounted_on_it_is_refused(tree, monkeypatch):
+def test_one_folder_with_another_filesystem_mounted_on_it_is_refused(tree, monkeypatch, root):
     monkeypatch.setattr(acl, "install_helper", lambda t: False)
     monkeypatch.setattr(acl, "HELPER", acl_helper.__file__)
     mount = tree / "team" / "mounted"

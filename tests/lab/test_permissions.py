@@ -16,7 +16,7 @@ from permissions.choices import WalkStatus
 from permissions.models import AclWalk, QuotaUse
 from shares import services as share_services
 from tests.lab.conftest import smbclient
-from tests.lab.test_shares import SHARE
+from tests.lab.test_shares import NFS, SHARE
 
 pytestmark = [pytest.mark.lab, pytest.mark.lane(1)]
 GROUP_SHARED = {
@@ -29,15 +29,6 @@ GROUP_SHARED = {
     "sticky": False,
     "defaults": True,
     "entries": [],
-}
-NFS = {
-    "read_only": False,
-    "squash": "root_squash",
-    "anonuid": None,
-    "anongid": None,
-    "sec": "sys",
-    "async_writes": False,
-    "comment": "",
 }
 
 
@@ -124,7 +115,7 @@ def test_a_walk_over_10000_files_skips_a_link_planted_mid_run_and_stops_when_ask
     )
     assert walk.status == WalkStatus.PREVIEWED, walk.count_operation.message
     assert walk.preview["files"] == 10_000 and walk.preview["folders"] == 101
-    monkeypatch.setattr("permissions.services.acls.WALK_POLL_SECONDS", 0.1)
+    monkeypatch.setattr("permissions.services.walks.WALK_POLL_SECONDS", 0.1)
     pause, planted = time.sleep, []
 
     def mid_run(seconds):
@@ -136,7 +127,7 @@ def test_a_walk_over_10000_files_skips_a_link_planted_mid_run_and_stops_when_ask
             planted.append(current.applied["files"])
             services.walk_stop(walk=current, user=admin_user)
 
-    monkeypatch.setattr("permissions.services.acls.pause", mid_run)
+    monkeypatch.setattr("permissions.services.walks.pause", mid_run)
     op = run_queued(services.walk_apply_start, walk=walk, user=admin_user, confirm="projects")
     monkeypatch.undo()
     walk.refresh_from_db()

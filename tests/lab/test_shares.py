@@ -30,6 +30,15 @@ SHARE = dict(
     snapshot_prefix="auto",
     time_machine_quota="",
 )
+NFS = {  # an export's settings as a form posts them: rw, root squashed, AUTH_SYS, sync writes
+    "read_only": False,
+    "squash": "root_squash",
+    "anonuid": None,
+    "anongid": None,
+    "sec": "sys",
+    "async_writes": False,
+    "comment": "",
+}
 
 
 def test_an_smb_share_serves_its_user_and_refuses_everyone_else(guest, shared, tmp_path):
@@ -129,19 +138,10 @@ def test_bad_input_leaves_the_files_byte_identical(guest, shared, lab_host, admi
 
 
 def test_nfs_exports_mount_over_v3_and_v4_and_squash_root(guest, shared, lab_host):
-    nfs = {
-        "read_only": False,
-        "squash": "root_squash",
-        "anonuid": None,
-        "anongid": None,
-        "sec": "sys",
-        "async_writes": False,
-        "comment": "",
-    }
-    shared(share_services.nfs_export_save_start, data={"dataset": "tank/docs", "clients": "127.0.0.1", **nfs})
+    shared(share_services.nfs_export_save_start, data={"dataset": "tank/docs", "clients": "127.0.0.1", **NFS})
     shared(
         share_services.nfs_export_save_start,
-        data={"dataset": "tank/other", "clients": "127.0.0.1", **nfs, "read_only": True},
+        data={"dataset": "tank/other", "clients": "127.0.0.1", **NFS, "read_only": True},
     )
     for vers in ("3", "4.2"):
         guest.sh(f"mkdir -p /mnt/v{vers} && mount -t nfs -o vers={vers} 127.0.0.1:/tank/docs /mnt/v{vers}")

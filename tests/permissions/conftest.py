@@ -68,7 +68,7 @@ def here(monkeypatch, tmp_path):
     def transport_for(host, *, user=None, operation=None, read_only=None):
         return WalkHere(read_only=bool(read_only), on_command=audited.append)
 
-    for module in ("appliance.operations", "permissions.services.acls"):
+    for module in ("appliance.operations", "permissions.services.folders", "permissions.services.acls"):
         monkeypatch.setattr(f"{module}.transport_for", transport_for)
     return audited
 

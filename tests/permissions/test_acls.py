@@ -230,7 +230,7 @@ def test_a_walk_asked_to_stop_stops_between_two_files(dataset, here, mount, admi
         if current.status == WalkStatus.APPLYING and current.applied.get("files"):
             services.walk_stop(walk=current, user=admin_user)
 
-    monkeypatch.setattr("permissions.services.acls.pause", stop_soon)
+    monkeypatch.setattr("permissions.services.walks.pause", stop_soon)
     monkeypatch.setattr(acl_helper, "STATUS_EVERY", 0.0)
     op = run_queued(services.walk_apply_start, walk=walk, user=admin_user)
     walk.refresh_from_db()
