@@ -209,6 +209,30 @@ def destroy_snapshots(t: Transport, dataset: str, snapshots: list[str]) -> None:
     t.run(["zfs", "destroy", "--", f"{names.dataset_name(dataset)}@{','.join(snapshots)}"], mutating=True, timeout=300)
 
 
+def clones_argv(dataset: str, snapshots: list[str]) -> list[str]:
+    return ["zfs", "get", "-H", "-p", "-o", "name,value", "clones", "--"] + [
+        names.snapshot_name(f"{dataset}@{short}") for short in snapshots
+    ]
+
+
+def parse_clones(text: str) -> dict[str, list[str]]:
+    """clones_argv's output → {snapshot's short name: the datasets cloned from it}, only those that have any."""
+    found = {}
+    for line in text.splitlines():
+        name, _, value = line.partition("\t")
+        if value and value != "-":
+            found[name.partition("@")[2]] = value.split(",")
+    return found
+
+
+def clones(t: Transport, dataset: str, snapshots: list[str]) -> dict[str, list[str]]:
+    """The snapshots of one dataset something was cloned from (a restore beside a replica): ZFS destroys none of a
+    batch while one has a clone, so a prune leaves those out."""
+    if not snapshots:
+        return {}
+    return parse_clones(t.run(clones_argv(dataset, snapshots), timeout=120).stdout)
+
+
 # What every receive sets on a replica (tarn-recv's overrides), and what failing over gives back: setuid, exec and
 # devices as the pool's own defaults say (inherited), and canmount=on (not inheritable: set).
 REPLICA_OVERRIDES = ("setuid", "exec", "devices")

@@ -28,6 +28,7 @@ IDLE = 30  # seconds of silence before the receiving NAS ends a stream (then it 
 ALIVE = 10  # the sender's ssh probes every ALIVE s and gives up after three unanswered
 RUN_SECONDS = 7 * 24 * 3600  # a run's Celery limit: a first full stream of many TiB takes days
 UNIT_EVERY = 3  # polls between two looks at the unit itself (a tarn-send that died without a last word)
+CLONES_LOOK = 100  # how many past its limit a prune looks at for clones (a restore beside the replica keeps one)
 FOLLOW_SECONDS = 5.0  # a look at a transfer's progress waits this long for its end (and returns when it comes)
 
 
@@ -425,9 +426,13 @@ def prune_dataset(tracker: Tracker, task: Task, dst, ours: Dataset, held: Versio
         tracker.log(f"ALERT: pruning held: {why}")
         return
     younger = int((timezone.now() - timedelta(hours=task.keep_hours)).timestamp())
-    victims = planning.retention_victims(
-        ours, task.pattern, task.keep, {held.name}, younger_than=younger, limit=task.prune_limit
-    )
+    victims = planning.retention_victims(ours, task.pattern, task.keep, {held.name}, younger_than=younger)
+    victims = victims[: task.prune_limit + CLONES_LOOK]
+    cloned = replication.clones(dst, ours.name, victims)  # one of them with a clone and ZFS destroys none
+    victims = [v for v in victims if v not in cloned][: task.prune_limit]
+    if cloned:
+        kept = "; ".join(f"@{short} (cloned as {', '.join(made)})" for short, made in cloned.items())
+        tracker.log(f"{ours.name}: kept past {task.keep}: {kept}; each goes at a run after its clone is destroyed")
     if victims:
         replication.destroy_snapshots(dst, ours.name, victims)
         tracker.log(f"{ours.name}: pruned {', '.join('@' + v for v in victims)} (keeps {task.keep})")

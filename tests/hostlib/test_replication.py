@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from hostlib import names, replication, send_helper
+from hostlib.errors import error_for
 
 KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIJ3mFv1x0oQ0mZKxk6pQm1rJ2c7pX3Yv0aO2l3n0bq7k tarn-pair-3"
 
@@ -147,3 +148,18 @@ def test_a_changed_host_key_or_a_refused_key_stops_the_run_and_says_so(words, co
 def test_tarn_recvs_own_transient_refusals_are_tried_again(words, code, action):
     cause = replication.cause_of(words)
     assert (cause.code, cause.action) == (code, action)
+
+
+def test_the_snapshots_something_was_cloned_from_are_read_in_one_call():
+    """`zfs get clones` of a prune's victims (captured: @b cloned as docs-b, a restore beside the replica); a
+    batch destroy naming @b fails whole, with the clone's name as its last line (captured too)."""
+    argv = replication.clones_argv("backup/lab/docs", ["a", "b", "c"])
+    assert argv == ["zfs", "get", "-H", "-p", "-o", "name,value", "clones", "--"] + [
+        f"backup/lab/docs@{s}" for s in "abc"
+    ]
+    assert replication.parse_clones((FAILS / "get-clones.txt").read_text()) == {"b": ["backup/lab/docs-b"]}
+    assert replication.parse_clones("t/r@b\tt/r-b,t/r-b2\n") == {"b": ["t/r-b", "t/r-b2"]}
+    with pytest.raises(names.InvalidName):
+        replication.clones_argv("backup/lab/docs", ["-R"])
+    failed = error_for(["zfs", "destroy"], 1, (FAILS / "fail_destroy_clones.txt").read_text())
+    assert str(failed) == "zfs: backup/lab/docs-b", "what a run said before it left cloned snapshots out"

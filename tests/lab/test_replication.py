@@ -257,16 +257,7 @@ def test_tarn_pairs_the_hosts_runs_a_task_keeps_the_chain_held_and_stops_on_a_di
     op = run_queued(services.task_run_start, task=task, user=admin_user)
     assert TaskRun.objects.get(operation=op).outcome == "nothing", op.message
 
-    guest.sh("head -c 1M /dev/urandom > /tank/docs/three && zfs snapshot tank/docs@c")
-    op = run_queued(services.task_run_start, task=task, user=admin_user)
-    assert op.status == "succeeded" and TaskRun.objects.get(operation=op).sent < 4 << 20, op.message
-    assert tag in holds(target, "backup/lab/docs@c") and tag not in holds(target, "backup/lab/docs@b")
-    assert tag in holds(source, "tank/docs@c") and tag not in holds(source, "tank/docs@b")
-    on_target = set(guids(side(target, "backup/lab")["backup/lab/docs"]))
-    assert on_target == {"b", "c"}, "the target keeps 2: @a pruned there, the source untouched"
-    assert set(guids(side(source, "tank/docs")["tank/docs"])) == {"a", "b", "c"}
-
-    # restore @b: a read-only clone beside the replica; then sent back to the source over a pair the other way
+    # restore @b: a read-only clone beside the replica (it keeps @b through the pruning below), later sent back
     inventory_refresh(host=lab2)
     restore = {"task": task, "user": admin_user, "snapshot": "backup/lab/docs@b"}
     op = run_queued(services.restore_start, **restore, how="clone", name="backup/lab/docs-b")
@@ -274,6 +265,19 @@ def test_tarn_pairs_the_hosts_runs_a_task_keeps_the_chain_held_and_stops_on_a_di
     props = target.run(["zfs", "get", "-H", "-o", "value", "readonly,mounted,origin", "--", "backup/lab/docs-b"])
     assert props.stdout.split() == ["on", "yes", "backup/lab/docs@b"]
     assert guest2.sh("sha256sum < /backup/lab/docs-b/two") == guest.sh("sha256sum < /tank/docs/.zfs/snapshot/b/two")
+
+    Task.objects.filter(pk=task.pk).update(keep=1)  # @a and @b are past it after @c: @b stays for its clone
+    guest.sh("head -c 1M /dev/urandom > /tank/docs/three && zfs snapshot tank/docs@c")
+    op = run_queued(services.task_run_start, task=task, user=admin_user)
+    assert op.status == "succeeded" and TaskRun.objects.get(operation=op).sent < 4 << 20, (op.message, op.log)
+    assert "kept past 1: @b (cloned as backup/lab/docs-b)" in op.log and "pruned @a " in op.log, op.log
+    assert tag in holds(target, "backup/lab/docs@c") and tag not in holds(target, "backup/lab/docs@b")
+    assert tag in holds(source, "tank/docs@c") and tag not in holds(source, "tank/docs@b")
+    on_target = set(guids(side(target, "backup/lab")["backup/lab/docs"]))
+    assert on_target == {"b", "c"}, "the target keeps 1 and the cloned @b: @a pruned there, the source untouched"
+    assert set(guids(side(source, "tank/docs")["tank/docs"])) == {"a", "b", "c"}
+
+    # and @b sent back to the source over a pair the other way
     back_pair = {"source": lab2, "target": lab_host, "address": SOURCE, "root": "tank", "quota": "2G"}
     op = run_queued(services.pair_start, **back_pair, user=admin_user)
     assert op.status == "succeeded", op.message
@@ -286,7 +290,7 @@ def test_tarn_pairs_the_hosts_runs_a_task_keeps_the_chain_held_and_stops_on_a_di
     guest.sh("zfs snapshot tank/docs@d")
     op = run_queued(services.task_run_start, task=task, user=admin_user)
     run = TaskRun.objects.get(operation=op)
-    assert (op.status, run.status, run.outcome) == ("failed", "failed", "stopped"), op.message
+    assert (op.status, run.status, run.outcome) == ("failed", "failed", "stopped"), (op.message, op.log)
     assert "changed after the last common snapshot @c" in run.message and "@rogue" in run.message
     assert set(guids(side(target, "backup/lab")["backup/lab/docs"])) == {"b", "c", "rogue"}, "nothing forced"
 

@@ -60,6 +60,7 @@ def fake(monkeypatch):
     fake.answer("cat", "--", "/proc/spl/kstat/zfs/backup/txgs", stdout=TXGS)
     fake.answer("zfs", "list", "-H", "-p", "-o", "name,type,createtxg", stdout="")  # nothing made during the run
     fake.answer("systemctl", "show", stdout="ActiveState=inactive\nResult=success\n")
+    fake.answer("zfs", "get", "-H", "-p", "-o", "name,value", "clones", stdout="")  # nothing cloned
     return fake.install(monkeypatch)
 
 
@@ -156,6 +157,22 @@ def test_nothing_younger_than_keep_hours_is_pruned_whatever_keep_says(pair, fake
     op, _ = run(task, run_queued, admin_user)
     assert op.status == "succeeded", (op.message, op.log)
     assert [a for a in fake.argvs if a[:2] == ["zfs", "destroy"]] == [["zfs", "destroy", "--", f"{TARGET}@d1,d2"]]
+
+
+def test_a_snapshot_a_restore_was_cloned_from_is_kept_and_the_rest_are_pruned(pair, fake, run_queued, admin_user):
+    """ZFS destroys none of a batch while one snapshot in it has a clone (captured): the prune leaves the cloned one
+    out, takes the next one in its place (the limit counts what goes), says so, and the run succeeds."""
+    task = Task.objects.create(pair=pair, source_dataset=SOURCE, target_name="docs", keep=1, keep_hours=0,
+                               prune_limit=2)  # fmt: skip
+    history = snaps("a", "b", "c", "d")
+    DatasetState.objects.create(task=task, source=SOURCE, target=TARGET, snapshot="c", guid="1002")
+    sides(fake, listing(SOURCE, history), listing(TARGET, history[:-1]), after=listing(TARGET, history))
+    captured = (CAPTURED / "get-clones.txt").read_text()
+    fake.answer(*replication.clones_argv(TARGET, ["a", "b", "c"]), stdout=captured)
+    op, done = run(task, run_queued, admin_user)
+    assert op.status == "succeeded" and done.status == "succeeded", (op.message, op.log)
+    assert [a for a in fake.argvs if a[:2] == ["zfs", "destroy"]] == [["zfs", "destroy", "--", f"{TARGET}@a,c"]]
+    assert "kept past 1: @b (cloned as backup/lab/docs-b)" in op.log, op.log
 
 
 def test_a_dataset_made_outside_the_pairs_root_during_a_run_is_named_and_alerted(pair, fake, run_queued, admin_user):
