@@ -39,10 +39,17 @@ HOST_PATTERN = re.compile(
 )
 
 
+# What a file or folder made over SMB gets: the folder's own permissions (a file its 0666 part, a folder all of it),
+# so a default ACL decides as it does over NFS (a group-shared folder: files 0660, folders 2770; one without: 0644 and
+# 0755 under a 0755 folder). With Samba's masks instead (0744, 0755) a default group::rwx gave files 740 (the lab).
+# map archive off: the archive bit lives in the DOS attributes' xattr (store dos attributes), not as the owner's x.
+# The private preset keeps its masks (owner only, whatever a folder says).
+FOLLOW_FOLDER = {"inherit permissions": "yes", "map archive": "no"}
+
 PRESETS = {
     # Each preset is a documented set of parameters (see the README's Shares section).
     "general": {},
-    "multi_user": {"inherit permissions": "yes", "create mask": "0664", "directory mask": "2775"},
+    "multi_user": {},  # FOLLOW_FOLDER as general; a new dataset for it gets acltype=posix (shares.services)
     "time_machine": {
         "vfs objects": "catia fruit streams_xattr",
         "fruit:time machine": "yes",
@@ -184,6 +191,7 @@ def render_smb(globals_: SmbGlobals, shares: list[SmbShareSpec]) -> str:
             "browseable": _yes(share.browseable),
             "guest ok": _yes(share.guest_ok),
             **mounted_guard(share.path),
+            **(FOLLOW_FOLDER if share.preset != "private" else {}),
         }
         vfs = []
         if share.previous_versions:

@@ -36,6 +36,8 @@ def test_a_general_share_with_previous_versions_renders_exactly():
         "   guest ok = no\n"
         '   root preexec = /usr/bin/mountpoint -q --nofollow "/tank/docs"\n'
         "   root preexec close = yes\n"
+        "   inherit permissions = yes\n"
+        "   map archive = no\n"
         "   shadow:snapdir = .zfs/snapshot\n"
         "   shadow:sort = desc\n"
         "   shadow:format = auto-%Y-%m-%d_%H-%M\n"
@@ -58,6 +60,10 @@ def test_presets_and_globals():
     home = text.split("[home]")[1].split("[")[0]
     assert "path = /tank/home/%U" in home and "valid users = %U" in home and "browseable = no" in home
     assert "shadow" not in home
+    assert "inherit permissions" not in home and "create mask = 0600" in home, (
+        "private: its masks, whatever a folder says"
+    )
+    assert "inherit permissions = yes" in tm_section, "the others: a new file or folder follows its folder (its ACL)"
     old = text.split("[old]")[1].split("[")[0]
     assert "read only = yes" in old and "valid users = alice @staff" in old
     assert text.index("[home]") < text.index("[old]") < text.index("[tm]")  # sorted: stable files, clean diffs

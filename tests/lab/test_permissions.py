@@ -84,14 +84,23 @@ def test_a_group_shared_acl_decides_who_writes_over_smb_and_nfs(guest, docs_shar
     refused = guest.sh(as_user("bob", "echo n > /mnt/docs/projects/m.txt"))
     assert "Permission denied" in refused and "rc=0" not in refused
 
-    # Files made later inherit the default ACL (group rw-, others nothing) and the folder's group (set-gid). Over SMB
-    # the group is the folder's too, but Samba's create mask (0744) cuts the mode (740 seen; README): only NFS's
-    # mode (the kernel's default ACL alone) is asserted.
-    made = guest.sh("stat -c '%G %a' /tank/docs/projects/a.txt /tank/docs/projects/n.txt").split("\n")[:2]
-    assert [line.split()[0] for line in made] == ["team", "team"]
-    assert made[1].split()[1] == "660", made
-    sub = smbclient(guest, "docs", "-U", "alice%alice-password-1", command="cd projects; mkdir sub")
+    # Files made later inherit the default ACL (group rw-, others nothing) and the folder's group (set-gid), over SMB
+    # as over NFS (Samba's masks would have cut a file to 740: Tarn's shares take the folder's permissions). A folder
+    # without a default ACL gives what its mode says (0755: 644 and 755).
+    guest.sh("install -d -o alice -m 0755 /tank/docs/mine")
+    sub = smbclient(
+        guest,
+        "docs",
+        "-U",
+        "alice%alice-password-1",
+        command=f"cd projects; mkdir sub; cd ../mine; put {payload} m.txt; mkdir in",
+    )
     assert sub.returncode == 0, sub.stdout
+    made = guest.sh(
+        "cd /tank/docs && stat -c '%n %G %a' projects/a.txt projects/n.txt projects/sub mine/m.txt mine/in"
+    ).split("\n")[:5]
+    assert made == ["projects/a.txt team 660", "projects/n.txt team 660", "projects/sub team 2770",
+                    "mine/m.txt alice 644", "mine/in alice 755"], made  # fmt: skip
     inner = services.folder_read(where=services.place(host=lab_host, dataset="tank/docs", path="projects/sub"))
     assert inner.default is not None and inner.group == "team"
 
