@@ -1,7 +1,8 @@
 """Tarn's ACL helper, run on the host as root: reads, lists and changes folders of a dataset that its users can
 write, so never through a link. Every component from / is opened relative to its parent with O_NOFOLLOW; ACLs are
 read and written as the kernel's xattrs on an open descriptor. A walk stays on the dataset it starts in, skips links, and skips files with more than
-one name (a hard link may also live outside the folder).
+one name (a hard link may also live outside the folder); the folders inside its top one are shared out among up to
+four forked processes (one a CPU), the first summing their counts.
 
     read    ROOT PARTS                 the folder and each folder above it: JSON
     list    ROOT PARTS LIMIT           its subfolders: JSON
@@ -23,6 +24,7 @@ import json
 import os
 import pwd
 import resource
+import select
 import signal
 import stat
 import struct
@@ -304,41 +306,39 @@ def set_one(root, parts, spec):
 
 
 MAX_DEPTH = 4000  # levels below the folder a walk goes (one open descriptor each); deeper is counted, not walked
+WORKERS = max(1, min(4, os.cpu_count() or 1))  # processes sharing a walk's top folders (setfacl -R has one)
+COUNTS = ("folders", "files", "changed", "links", "hardlinked", "other_datasets", "other", "failed", "too_deep",
+          "acl_removed", "owner_changed")  # fmt: skip
 
 
 class Walk:
-    """The recursive preview or apply, one folder at a time (open descriptors: one per level)."""
+    """The recursive preview or apply, one folder at a time (open descriptors: one per level). The folders inside
+    the top one are shared out among WORKERS forked processes, each walking its own with the same rules; the first
+    process sums what they count."""
 
-    def __init__(self, spec, write, status):
+    def __init__(self, spec, write, status, workers=None):
         self.spec, self.write, self.status = spec, write, status
-        self.counts = {
-            "folders": 0,
-            "files": 0,
-            "changed": 0,
-            "links": 0,
-            "hardlinked": 0,
-            "other_datasets": 0,
-            "other": 0,
-            "failed": 0,
-            "too_deep": 0,
-            "acl_removed": 0,
-            "owner_changed": 0,
-            "done": False,
-            "stopped": False,
-            "error": "",
-        }
+        self.workers = WORKERS if workers is None else workers
+        self.counts = {**dict.fromkeys(COUNTS, 0), "done": False, "stopped": False, "error": ""}
         self.stop = False
         self.written = 0.0
+        self.pipe = None  # a worker's: its counts go to the first process, not to the status file
 
     def report(self, force=False):
         now = time.monotonic()
         if not force and now - self.written < STATUS_EVERY:
             return
         self.written = now
+        if self.pipe is not None:
+            os.write(self.pipe, (json.dumps(self.counts) + "\n").encode())  # < PIPE_BUF: one write, whole
+            return
+        self._write_status(self.counts)
+
+    def _write_status(self, counts):
         temporary = f"{self.status}.new"
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         with os.fdopen(fd, "w") as fh:
-            json.dump(self.counts, fh)
+            json.dump(counts, fh)
         os.replace(temporary, self.status)
 
     def change_folder(self, fd):
@@ -428,16 +428,27 @@ class Walk:
     def run(self, root, parts):
         top = open_chain(root, parts)
         dev = os.fstat(top).st_dev
-        stack = [(top, iter(self.folder(top)))]
-        at_top = not parts
+        try:
+            names = [n for n in self.folder(top) if parts or n != ".zfs"]
+            if self.workers > 1 and len(names) > 1:
+                self._shared_out(top, dev, names)
+            else:
+                self._descend(top, dev, names)
+        finally:
+            os.close(top)
+        self.counts["done"], self.counts["stopped"] = not self.stop, self.stop
+        self.report(force=True)
+
+    def _descend(self, top, dev, names):
+        """Everything below the folder top (already changed), its subfolders' names given."""
+        stack = [(top, iter(names))]
         while stack and not self.stop:
             fd, names = stack[-1]
             name = next(names, None)
             if name is None:
-                os.close(fd)
+                if fd != top:
+                    os.close(fd)
                 stack.pop()
-                continue
-            if at_top and len(stack) == 1 and name == ".zfs":
                 continue
             if len(stack) > MAX_DEPTH:
                 self.counts["too_deep"] += 1
@@ -463,9 +474,74 @@ class Walk:
                 os.close(child)
             self.report()
         for fd, _ in stack:
-            os.close(fd)
+            if fd != top:
+                os.close(fd)
+
+    def _shared_out(self, top, dev, names):
+        """The top folder's subfolders dealt out to forked workers (round robin), each reporting its counts on a
+        pipe; SIGTERM here is passed on to them. Their counts are summed into this process's (the top folder's)."""
+        workers = {}
+        for share in (names[i :: self.workers] for i in range(self.workers)):
+            read_end, write_end = os.pipe()
+            pid = os.fork()
+            if pid == 0:
+                os.close(read_end)
+                self._worker(top, dev, share, write_end)
+            os.close(write_end)
+            workers[read_end] = [pid, b"", {}]
+        mine, told, finished = dict(self.counts), False, []
+        while workers:
+            if self.stop and not told:
+                for pid, _, _ in workers.values():
+                    os.kill(pid, signal.SIGTERM)
+                told = True
+            try:
+                ready, _, _ = select.select(list(workers), [], [], STATUS_EVERY)
+            except InterruptedError:
+                continue
+            for fd in ready:
+                chunk = os.read(fd, 65536)
+                entry = workers[fd]
+                if chunk:
+                    *lines, entry[1] = (entry[1] + chunk).split(b"\n")
+                    if lines:
+                        entry[2] = json.loads(lines[-1])
+                    continue
+                os.close(fd)
+                os.waitpid(entry[0], 0)
+                finished.append(entry[2])
+                del workers[fd]
+            self.counts = _summed(mine, finished + [w[2] for w in workers.values()])
+            self.report()
+        error = next((c["error"] for c in finished if c.get("error")), "")
+        if any(c.get("stopped") for c in finished):
+            self.stop = True
+        if error:
+            raise RuntimeError(error)
+
+    def _worker(self, top, dev, share, pipe):
+        """A forked worker: its share of the top folder's subfolders walked, its counts (from nought) sent up; it
+        never returns."""
+        signal.signal(signal.SIGTERM, lambda *_: setattr(self, "stop", True))  # the first process passes it on
+        self.counts = {**dict.fromkeys(COUNTS, 0), "done": False, "stopped": False, "error": ""}
+        self.pipe, self.written, code = pipe, 0.0, 0
+        try:
+            self._descend(top, dev, share)
+        except BaseException as e:  # said to the first process, which fails the walk with it
+            self.counts["error"], code = (str(e) or type(e).__name__)[:500], 1
         self.counts["done"], self.counts["stopped"] = not self.stop, self.stop
-        self.report(force=True)
+        try:
+            self.report(force=True)
+        finally:
+            os._exit(code)
+
+
+def _summed(mine, theirs):
+    total = dict(mine)
+    for counts in theirs:
+        for key in COUNTS:
+            total[key] += counts.get(key, 0)
+    return total
 
 
 # linux/fs.h: struct fsxattr (28 bytes) and its ioctls, as chattr -p and `zfs project` use them

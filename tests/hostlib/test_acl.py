@@ -293,6 +293,52 @@ def test_sigterm_stops_a_walk_between_two_files_and_says_so(tmp_path):
     assert written == said["files"] == said["changed"] - 1  # the folder, then exactly the files it counted
 
 
+def _many(top: Path, folders: int, files: int) -> None:
+    for d in range(folders):
+        (top / f"d{d}" / "inner").mkdir(parents=True)
+        for i in range(files):
+            (top / f"d{d}" / f"f{i}").touch()
+        (top / f"d{d}" / "inner" / "deep").touch()
+
+
+def test_workers_share_the_top_folders_and_count_what_one_process_counts(tree):
+    """The top folder's subfolders dealt out to forked workers: the same counts (and the same ACLs written) as one
+    process, links and hard links still skipped, the status the sum."""
+    _many(tree / "team", 5, 40)
+    (tree / "team" / "d3" / "to-out").symlink_to(tree / "outside")
+    os.link(tree / "outside" / "secret", tree / "team" / "d4" / "hard")
+    alone = acl_helper.Walk(acl_helper.Spec(_spec()), False, str(tree / ".one"), workers=1)
+    alone.run(str(tree), ["team"])
+    shared = acl_helper.Walk(acl_helper.Spec(_spec()), True, str(tree / ".status"), workers=3)
+    shared.run(str(tree), ["team"])
+    assert shared.counts == {**alone.counts} and shared.counts["files"] == 2 + 5 * 41 + 0
+    assert shared.counts["folders"] == 1 + 1 + 1 + 5 * 2 and shared.counts["links"] == 1
+    assert shared.counts["hardlinked"] == 1 and shared.counts["done"]
+    assert json.loads((tree / ".status").read_text()) == shared.counts
+    assert all("group:users:rw-" in _getfacl(tree / "team" / f"d{d}" / "inner" / "deep") for d in range(5))
+    assert "users" not in _getfacl(tree / "outside" / "secret") and "users" not in _getfacl(tree / "outside")
+
+
+def test_sigterm_stops_every_worker_and_the_status_counts_what_they_wrote(tmp_path):
+    top = tmp_path / "big"
+    _many(top, 4, 15_000)
+    status, args = tmp_path / "status.json", tmp_path / "walk.args"
+    args.write_text(json.dumps({"root": str(tmp_path), "parts": ["big"], "spec": _spec()}))
+    source = Path(acl_helper.__file__).read_text().replace("\nWORKERS = ", "\nWORKERS = 4 or ", 1)
+    child = subprocess.Popen([sys.executable, "-c", source, "apply", str(args), str(status)])
+    deadline = time.monotonic() + 30
+    while not status.exists() and time.monotonic() < deadline:
+        time.sleep(0.005)
+    child.send_signal(signal.SIGTERM)
+    assert child.wait(30) == 0
+    said = json.loads(status.read_text())
+    assert said["stopped"] and not said["done"]
+    files = [p for d in top.iterdir() for p in d.rglob("*") if p.is_file()]
+    written = sum(acl_helper._xattr(str(p), acl_helper.ACCESS) is not None for p in files)
+    assert 0 < said["files"] < len(files) and written == said["files"], (written, said)
+    assert not subprocess.run(["pgrep", "-f", str(args)], capture_output=True).stdout, "no worker left behind"
+
+
 def test_a_folder_that_cannot_be_changed_is_counted_and_what_is_inside_is_still_walked(tree):
     class Failing(acl_helper.Walk):
         def change_folder(self, fd):

@@ -30,6 +30,7 @@ class WalkHere(LocalTransport):
                 walk = acl_helper.ProjectWalk(given["project"], True, status)
             else:
                 walk = acl_helper.Walk(acl_helper.Spec(given["spec"]), command == "apply", status)
+            walk.workers = 1  # a thread here: no forked workers (tests/hostlib/test_acl.py runs those for real)
             thread = threading.Thread(target=walk.run, args=(given["root"], given["parts"]), daemon=True)
             WalkHere.walks[unit] = (walk, thread)
             thread.start()
