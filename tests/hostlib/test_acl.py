@@ -272,22 +272,28 @@ def test_a_walk_stays_on_its_filesystem(tree, root):
         subprocess.run(["umount", str(mount)], check=True)
 
 
+def _stopped_once_started(tmp_path: Path, source: str) -> dict:
+    """The helper's apply of tmp_path/big as the unit runs it, sent SIGTERM as soon as its status appears: that
+    status, once it has ended well (stopped, not done)."""
+    status, args = tmp_path / "status.json", tmp_path / "walk.args"
+    args.write_text(json.dumps({"root": str(tmp_path), "parts": ["big"], "spec": _spec()}))
+    child = subprocess.Popen([sys.executable, "-c", source, "apply", str(args), str(status)])
+    deadline = time.monotonic() + 30
+    while not status.exists() and time.monotonic() < deadline:
+        time.sleep(0.005)
+    child.send_signal(signal.SIGTERM)
+    assert child.wait(30) == 0
+    said = json.loads(status.read_text())
+    assert said["stopped"] and not said["done"]
+    return said
+
+
 def test_sigterm_stops_a_walk_between_two_files_and_says_so(tmp_path):
     big = tmp_path / "big"
     big.mkdir()
     for i in range(20_000):
         (big / f"f{i}").touch()
-    status, args = tmp_path / "status.json", tmp_path / "walk.args"
-    args.write_text(json.dumps({"root": str(tmp_path), "parts": ["big"], "spec": _spec()}))
-    source = Path(acl_helper.__file__).read_text()
-    child = subprocess.Popen([sys.executable, "-c", source, "apply", str(args), str(status)])
-    deadline = time.monotonic() + 30
-    while not status.exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    child.send_signal(signal.SIGTERM)
-    assert child.wait(30) == 0
-    said = json.loads(status.read_text())
-    assert said["stopped"] and not said["done"]
+    said = _stopped_once_started(tmp_path, Path(acl_helper.__file__).read_text())
     assert 0 < said["files"] < 20_000
     written = sum(acl_helper._xattr(str(p), acl_helper.ACCESS) is not None for p in big.iterdir())
     assert written == said["files"] == said["changed"] - 1  # the folder, then exactly the files it counted
@@ -322,21 +328,14 @@ def test_workers_share_the_top_folders_and_count_what_one_process_counts(tree):
 def test_sigterm_stops_every_worker_and_the_status_counts_what_they_wrote(tmp_path):
     top = tmp_path / "big"
     _many(top, 4, 15_000)
-    status, args = tmp_path / "status.json", tmp_path / "walk.args"
-    args.write_text(json.dumps({"root": str(tmp_path), "parts": ["big"], "spec": _spec()}))
-    source = Path(acl_helper.__file__).read_text().replace("\nWORKERS = ", "\nWORKERS = 4 or ", 1)
-    child = subprocess.Popen([sys.executable, "-c", source, "apply", str(args), str(status)])
-    deadline = time.monotonic() + 30
-    while not status.exists() and time.monotonic() < deadline:
-        time.sleep(0.005)
-    child.send_signal(signal.SIGTERM)
-    assert child.wait(30) == 0
-    said = json.loads(status.read_text())
-    assert said["stopped"] and not said["done"]
+    said = _stopped_once_started(
+        tmp_path, Path(acl_helper.__file__).read_text().replace("\nWORKERS = ", "\nWORKERS = 4 or ", 1)
+    )
     files = [p for d in top.iterdir() for p in d.rglob("*") if p.is_file()]
     written = sum(acl_helper._xattr(str(p), acl_helper.ACCESS) is not None for p in files)
     assert 0 < said["files"] < len(files) and written == said["files"], (written, said)
-    assert not subprocess.run(["pgrep", "-f", str(args)], capture_output=True).stdout, "no worker left behind"
+    left = subprocess.run(["pgrep", "-f", str(tmp_path / "walk.args")], capture_output=True).stdout
+    assert not left, "no worker left behind"
 
 
 def test_a_folder_that_cannot_be_changed_is_counted_and_what_is_inside_is_still_walked(tree):
