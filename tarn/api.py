@@ -1,23 +1,19 @@
-"""The API root (/api/v1/): the schema, its docs and each app's endpoints."""
+"""The API root (/api/v1/): the schema, its docs and each of Tarn's apps' endpoints (its `api/urls.py`, found from
+INSTALLED_APPS: a new app's API is served the day the app is installed)."""
+
+from importlib.util import find_spec
 
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from appliance.apps import product_apps
+
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
-    path("", include("appliance.api.urls")),
-    path("", include("pools.api.urls")),
-    path("", include("shares.api.urls")),
-    path("", include("tuning.api.urls")),
-    path("", include("benchmarks.api.urls")),
-    path("", include("analytics.api.urls")),
-    path("", include("replication.api.urls")),
-    path("", include("health.api.urls")),
-    path("", include("encryption.api.urls")),
-    path("", include("backups.api.urls")),
-    path("", include("certificates.api.urls")),
-    path("", include("updates.api.urls")),
-    path("", include("directory.api.urls")),
-    path("", include("permissions.api.urls")),
+    *(
+        path("", include(f"{app}.api.urls"))
+        for app in product_apps()
+        if find_spec(f"{app}.api") and find_spec(f"{app}.api.urls")
+    ),
 ]

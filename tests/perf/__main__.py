@@ -1,44 +1,25 @@
 """`make perf`: prints `name value unit (goal)` per figure. `python -m tests.perf storage` runs one group."""
 
+import importlib
+import pkgutil
 import sys
+from pathlib import Path
 
-from tests.perf import (
-    analytics,
-    audit,
-    backups,
-    benchmarks,
-    directory,
-    encryption,
-    foundation,
-    health,
-    https,
-    lab,
-    permissions,
-    replication,
-    shares,
-    storage,
-    tuning,
-)
-
+# Every module of this package with CHECKS is a group, named after it (a new app's figures count the day its module
+# is added): the foundation's and the lab's first, the rest by name.
+_FIRST = ("foundation", "lab")
+_MODULES = {
+    name: importlib.import_module(f"tests.perf.{name}")
+    for _, name, _ in pkgutil.iter_modules([str(Path(__file__).parent)])
+    if not name.startswith("_")
+}
 GROUPS = {
-    "foundation": foundation.CHECKS,
-    "lab": lab.CHECKS,
-    "storage": storage.CHECKS,
-    "shares": shares.CHECKS,
-    "audit": audit.CHECKS,
-    "tuning": tuning.CHECKS,
-    "benchmarks": benchmarks.CHECKS,
-    "analytics": analytics.CHECKS,
-    "replication": replication.CHECKS,
-    "health": health.CHECKS,
-    "encryption": encryption.CHECKS,
-    "backups": backups.CHECKS,
-    "https": https.CHECKS,
-    "directory": directory.CHECKS,
-    "permissions": permissions.CHECKS,
+    name: _MODULES[name].CHECKS
+    for name in sorted(_MODULES, key=lambda n: (_FIRST.index(n) if n in _FIRST else len(_FIRST), n))
+    if hasattr(_MODULES[name], "CHECKS")
 }
 # Checks run only when named (`encryption.check`: a tiny version of the group, to see that its path works).
-QUICK = {"encryption": encryption.QUICK}
+QUICK = {name: module.QUICK for name, module in _MODULES.items() if hasattr(module, "QUICK")}
 
 
 def main(chosen: list[str]) -> int:
