@@ -9,6 +9,7 @@ already has, or another range."""
 
 import json
 import re
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from hostlib import samba
@@ -149,6 +150,9 @@ def render_member(spec: JoinSpec, netbios_name: str) -> str:
         "   winbind enum users = no",
         "   winbind enum groups = no",
         "   winbind refresh tickets = no",
+        # A domain of 10,000 users took winbind 68-92 s to list in the lab (LDAP, paged, emulated): past the default
+        # 60 s the asking wbinfo is dropped, and winbind then answered an empty list until restarted.
+        "   winbind request timeout = 300",
     ]
     if spec.backend == "autorid":
         lines += [
@@ -392,6 +396,16 @@ def domain_names(t: Transport, workgroup: str, *, groups: bool = False) -> tuple
     if result.returncode != 0:
         raise DirectoryError(f"winbind did not list the domain's {'groups' if groups else 'users'}: {_said(result)}")
     return parse_names(result.stdout, workgroup)
+
+
+def domain_accounts(t: Transport, workgroup: str) -> tuple[list[str], list[str], int]:
+    """`wbinfo -u` and `wbinfo -g` side by side (two commands over one SSH master: the second one's start no longer
+    waits for the first's 10,000 lines): (users, groups, lines left out)."""
+    with ThreadPoolExecutor(2) as pool:
+        users = pool.submit(domain_names, t, workgroup)
+        groups = pool.submit(domain_names, t, workgroup, groups=True)
+        (found_users, left_users), (found_groups, left_groups) = users.result(), groups.result()
+    return found_users, found_groups, left_users + left_groups
 
 
 # --- the member's configuration --------------------------------------------------------------------------------

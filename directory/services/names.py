@@ -44,9 +44,8 @@ def names_store(source: DomainMember | LdapDirectory, users, groups, left_out: i
 def names_refresh(*, member: DomainMember, transport: Transport) -> tuple[int, int]:
     """List the domain's users and groups now (winbind) into the rows: (users, groups)."""
     started = time.monotonic()
-    users, left_users = directory.domain_names(transport, member.workgroup)
-    groups, left_groups = directory.domain_names(transport, member.workgroup, groups=True)
-    names_store(member, users, groups, left_users + left_groups, time.monotonic() - started)
+    users, groups, left_out = directory.domain_accounts(transport, member.workgroup)
+    names_store(member, users, groups, left_out, time.monotonic() - started)
     return len(users), len(groups)
 
 
