@@ -393,8 +393,14 @@ def parse_names(text: str, workgroup: str) -> tuple[list[str], int]:
 
 def domain_names(t: Transport, workgroup: str, *, groups: bool = False) -> tuple[list[str], int]:
     result = t.run(["wbinfo", "-g" if groups else "-u"], check=False, timeout=300, max_output=64 << 20)
+    what = "groups" if groups else "users"
     if result.returncode != 0:
-        raise DirectoryError(f"winbind did not list the domain's {'groups' if groups else 'users'}: {_said(result)}")
+        raise DirectoryError(f"winbind did not list the domain's {what}: {_said(result)}")
+    if not result.stdout.strip():  # a domain has its Administrator and Domain Users at least
+        raise DirectoryError(
+            f"winbind listed no {what} at all: it may be stuck after a listing that took too long "
+            "(systemctl restart winbind on the NAS); Tarn's list is kept as it was"
+        )
     return parse_names(result.stdout, workgroup)
 
 

@@ -226,3 +226,13 @@ def test_users_and_groups_are_listed_side_by_side():
     ends["all"] = time.monotonic() - began
     assert (users, groups, left) == (["alice", "bob"], ["staff"], 0)
     assert len(started) == 2 and abs(started[0] - started[1]) < 0.2 and ends["all"] < 0.55, (started, ends)
+
+
+def test_an_empty_listing_is_refused_not_stored():
+    """winbind, stuck after a listing past its request timeout, answered an empty list (the lab, 10,000 users): a
+    domain always has users and groups, so Tarn says so and keeps its list."""
+    fake = FakeHost()
+    fake.answer("wbinfo", "-u", stdout="")
+    fake.answer("wbinfo", "-g", stdout="LAB\\domain users\n")
+    with pytest.raises(directory.DirectoryError, match="listed no users at all"):
+        directory.domain_accounts(fake.transport(), "LAB")
