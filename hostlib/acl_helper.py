@@ -306,7 +306,7 @@ def set_one(root, parts, spec):
 
 
 MAX_DEPTH = 4000  # levels below the folder a walk goes (one open descriptor each); deeper is counted, not walked
-WORKERS = max(1, min(4, os.cpu_count() or 1))  # processes sharing a walk's top folders (setfacl -R has one)
+WORKERS = max(1, min(4, len(os.sched_getaffinity(0))))  # processes sharing a walk's top folders (setfacl -R: one)
 COUNTS = ("folders", "files", "changed", "links", "hardlinked", "other_datasets", "other", "failed", "too_deep",
           "acl_removed", "owner_changed")  # fmt: skip
 
@@ -479,26 +479,42 @@ class Walk:
 
     def _shared_out(self, top, dev, names):
         """The top folder's subfolders dealt out to forked workers (round robin), each reporting its counts on a
-        pipe; SIGTERM here is passed on to them. Their counts are summed into this process's (the top folder's)."""
-        workers = {}
-        for share in (names[i :: self.workers] for i in range(self.workers)):
-            read_end, write_end = os.pipe()
-            pid = os.fork()
-            if pid == 0:
-                os.close(read_end)
-                self._worker(top, dev, share, write_end)
-            os.close(write_end)
-            workers[read_end] = [pid, b"", {}]
-        mine, told, finished = dict(self.counts), False, []
+        pipe; SIGTERM here is passed on to them. Their counts are summed into this process's (the top folder's). A
+        worker that ends without its last count (killed, crashed) fails the walk, as one process's death would; so
+        does anything going wrong here, once every worker started is stopped and its counts read."""
+        workers, finished, mine = {}, [], dict(self.counts)
+        try:
+            for share in (names[i :: self.workers] for i in range(self.workers)):
+                if self.stop:
+                    break
+                read_end, write_end = os.pipe()
+                pid = os.fork()
+                if pid == 0:
+                    for fd in (read_end, *workers):  # the earlier workers' pipes are not this one's
+                        os.close(fd)
+                    self._worker(top, dev, share, write_end)
+                os.close(write_end)
+                workers[read_end] = [pid, b"", {}]
+            self._collect(workers, finished, mine)
+        except BaseException:
+            self.stop = True
+            self._collect(workers, finished, mine)  # stopped, read to the end and reaped: none left walking
+            raise
+        error = next((c["error"] for c in finished if c.get("error")), "")
+        if any(c.get("stopped") for c in finished):
+            self.stop = True
+        if error:
+            raise RuntimeError(error)
+
+    def _collect(self, workers, finished, mine):
+        """Read the workers' counts until each has ended (SIGTERM passed on once stop is set), summing them."""
+        told = False
         while workers:
             if self.stop and not told:
                 for pid, _, _ in workers.values():
                     os.kill(pid, signal.SIGTERM)
                 told = True
-            try:
-                ready, _, _ = select.select(list(workers), [], [], STATUS_EVERY)
-            except InterruptedError:
-                continue
+            ready, _, _ = select.select(list(workers), [], [], STATUS_EVERY / 5)
             for fd in ready:
                 chunk = os.read(fd, 65536)
                 entry = workers[fd]
@@ -508,16 +524,14 @@ class Walk:
                         entry[2] = json.loads(lines[-1])
                     continue
                 os.close(fd)
-                os.waitpid(entry[0], 0)
-                finished.append(entry[2])
+                code = os.waitstatus_to_exitcode(os.waitpid(entry[0], 0)[1])
+                last = entry[2]
+                if not last.get("error") and (code != 0 or not (last.get("done") or last.get("stopped"))):
+                    last = {**last, "error": f"a worker ended without its last count (exit status {code})"}
+                finished.append(last)
                 del workers[fd]
             self.counts = _summed(mine, finished + [w[2] for w in workers.values()])
             self.report()
-        error = next((c["error"] for c in finished if c.get("error")), "")
-        if any(c.get("stopped") for c in finished):
-            self.stop = True
-        if error:
-            raise RuntimeError(error)
 
     def _worker(self, top, dev, share, pipe):
         """A forked worker: its share of the top folder's subfolders walked, its counts (from nought) sent up; it

@@ -2,6 +2,7 @@
 would (getfacl reads them back), what `effective` says a user may do is what the kernel lets that user do, and a
 walk changes nothing through a link, a hard link or another filesystem, and stops between two files."""
 
+import errno
 import json
 import os
 import random
@@ -323,6 +324,41 @@ def test_workers_share_the_top_folders_and_count_what_one_process_counts(tree):
     assert json.loads((tree / ".status").read_text()) == shared.counts
     assert all("group:users:rw-" in _getfacl(tree / "team" / f"d{d}" / "inner" / "deep") for d in range(5))
     assert "users" not in _getfacl(tree / "outside" / "secret") and "users" not in _getfacl(tree / "outside")
+
+
+def test_a_worker_killed_before_its_last_count_fails_the_walk(tree):
+    """A worker that dies without its last report (the OOM killer, a crash) leaves part of the tree unwalked: the walk
+    says so and fails, as one process's death would, instead of reading applied."""
+    _many(tree / "team", 4, 5)
+
+    class Dying(acl_helper.Walk):
+        def _descend(self, top, dev, names):
+            if self.pipe is not None and "d1" in list(names):
+                os.kill(os.getpid(), signal.SIGKILL)
+            return super()._descend(top, dev, names)
+
+    walk = Dying(acl_helper.Spec(_spec()), True, str(tree / ".status"), workers=2)
+    with pytest.raises(RuntimeError, match="a worker ended without its last count"):
+        walk.run(str(tree), ["team"])
+
+
+def test_a_fork_that_fails_midway_stops_and_reaps_the_workers_already_started(tree, monkeypatch):
+    _many(tree / "team", 6, 200)
+    forked, real = [], os.fork
+
+    def fork():
+        if forked:
+            raise BlockingIOError(errno.EAGAIN, "Resource temporarily unavailable")
+        forked.append(real())
+        return forked[-1]
+
+    monkeypatch.setattr(acl_helper.os, "fork", fork)
+    walk = acl_helper.Walk(acl_helper.Spec(_spec()), True, str(tree / ".status"), workers=3)
+    with pytest.raises(BlockingIOError):
+        walk.run(str(tree), ["team"])
+    with pytest.raises(ChildProcessError):
+        os.waitpid(forked[0], os.WNOHANG)  # reaped already: nothing left walking
+    assert walk.counts["folders"] >= 1 and walk.stop
 
 
 def test_sigterm_stops_every_worker_and_the_status_counts_what_they_wrote(tmp_path):
