@@ -155,17 +155,24 @@ def _parts(walk: AclWalk) -> list[str]:
     return [x for x in walk.spec["path"].split("/") if x]
 
 
-@operation_runner("permissions.walk_count", lock=LOCK, queue="host")
-def walk_count_run(tracker: Tracker) -> None:
-    walk = _walk_of(tracker)
+def _walked(tracker: Tracker, walk: AclWalk, command: str, phase: str, total: int, first=None) -> dict:
+    """The walk's unit started on the NAS (after first(transport, operation), if given) and followed to its end: its
+    last counts. Anything failing marks the walk failed."""
     t = tracker.transport()
-    s = walk.spec
     try:
-        acl.walk_start(t, walk.pk, "count", s["root"], _parts(walk), {"spec": s["resolved"]})
-        said = _follow(tracker, t, walk, "preview", 0)
+        if first is not None:
+            first(t, tracker.op)
+        acl.walk_start(t, walk.pk, command, walk.spec["root"], _parts(walk), {"spec": walk.spec["resolved"]})
+        return _follow(tracker, t, walk, phase, total)
     except Exception:
         _ended(walk, WalkStatus.FAILED)
         raise
+
+
+@operation_runner("permissions.walk_count", lock=LOCK, queue="host")
+def walk_count_run(tracker: Tracker) -> None:
+    walk = _walk_of(tracker)
+    said = _walked(tracker, walk, "count", "preview", 0)
     if said.get("stopped"):
         _ended(walk, WalkStatus.STOPPED)
         tracker.progress(100, "Stopped before the count was done; nothing was changed.")
@@ -178,15 +185,7 @@ def walk_count_run(tracker: Tracker) -> None:
 @operation_runner("permissions.walk_apply", lock=LOCK, queue="host")
 def walk_apply_run(tracker: Tracker) -> None:
     walk = _walk_of(tracker)
-    t = tracker.transport()
-    s = walk.spec
-    try:
-        prepare(t, tracker.op)
-        acl.walk_start(t, walk.pk, "apply", s["root"], _parts(walk), {"spec": s["resolved"]})
-        said = _follow(tracker, t, walk, "applied", walk.total)
-    except Exception:
-        _ended(walk, WalkStatus.FAILED)
-        raise
+    said = _walked(tracker, walk, "apply", "applied", walk.total, first=prepare)
     changed = f"{said.get('changed', 0)} folders and files changed"
     if said.get("stopped"):
         _ended(walk, WalkStatus.STOPPED)

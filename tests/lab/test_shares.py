@@ -88,17 +88,7 @@ def test_bad_input_leaves_the_files_byte_identical(guest, shared, lab_host, admi
     shared(share_services.smb_share_save_start, data={"name": "docs", "dataset": "tank/docs", **SHARE})
     shared(
         share_services.nfs_export_save_start,
-        data={
-            "dataset": "tank/docs",
-            "clients": "127.0.0.1",
-            "read_only": False,
-            "squash": "root_squash",
-            "anonuid": None,
-            "anongid": None,
-            "sec": "sys",
-            "async_writes": False,
-            "comment": "",
-        },
+        data={"dataset": "tank/docs", "clients": "127.0.0.1", **NFS},
     )
     before = guest.sh(f"cat {samba.SMB_INCLUDE} {nfs.NFS_EXPORTS} {samba.SMB_CONF} | sha256sum")
     hostile = [
