@@ -30,6 +30,7 @@ RUN_SECONDS = 7 * 24 * 3600  # a run's Celery limit: a first full stream of many
 UNIT_EVERY = 3  # polls between two looks at the unit itself (a tarn-send that died without a last word)
 CLONES_LOOK = 100  # how many past its limit a prune looks at for clones (a restore beside the replica keeps one)
 FOLLOW_SECONDS = 5.0  # a look at a transfer's progress waits this long for its end (and returns when it comes)
+EXIT_SECONDS = 30.0  # how long tarn-send may take to exit after its last word (its unit is active till then)
 
 
 def task_run_start(*, task: Task, user) -> Operation:
@@ -205,6 +206,7 @@ def _transfer(tracker: Tracker, run: TaskRun, task: Task, near, steps: list[dict
             f"{progress.get('snapshot', '…')}: {run.sent >> 20} of {run.expected >> 20} MiB, {rate >> 20} MiB/s{eta}",
         )
         if progress.get("state") in ("done", "failed"):
+            _exited(near, unit)
             return progress
         if time.monotonic() - moved_at > task.stall_seconds:
             systemd.stop(near, unit)
@@ -293,6 +295,15 @@ def _execute(tracker: Tracker, run: TaskRun, task: Task, src, dst) -> tuple[str,
     if not sent:
         return RunOutcome.NOTHING, f"Nothing new; {len(went)} dataset(s) up to date"
     return "", f"Sent {sent >> 20} MiB; {len(went)} dataset(s) up to date"
+
+
+def _exited(near, unit: str) -> None:
+    """Wait for tarn-send's unit to leave "active" after its last word: it writes "done" and then exits, and a unit
+    still active when the next run (or the next pass) looks is taken for one a dead worker left running, whose
+    progress would be followed and its bytes counted again."""
+    deadline = time.monotonic() + EXIT_SECONDS
+    while systemd.service_state(near, unit)[0] == "active" and time.monotonic() < deadline:
+        time.sleep(0.2)
 
 
 def _log_rate(tracker: Tracker, attempt: int, progress: dict) -> None:

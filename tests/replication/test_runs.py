@@ -215,3 +215,33 @@ def test_a_stale_resume_token_is_aborted_on_the_target_and_the_run_plans_again(p
     ], asked
     assert asked[2][:2] == ["zfs", "send"] and "-t" not in asked[2] and asked[2][-1] == f"{SOURCE}@b", asked
     assert asked[-1][0] == "systemd-run" and f"the token of {TARGET} is of no use" in op.log
+
+
+def test_a_run_ends_after_its_tarn_send_has_exited_so_the_next_does_not_follow_it_again(
+    pair, fake, run_queued, admin_user
+):
+    """tarn-send writes "done" and then exits: its unit is still active for a moment after its last word. A run
+    returns only once the unit has gone, so the next run does not take it for one a dead worker left running (that
+    run once "followed" it, counted the first stream again and said "Sent 10 MiB" where nothing was new)."""
+    history = snaps("a", "b")
+    sides(fake, listing(SOURCE, history), None, after=listing(TARGET, history))
+    inactive, active = "ActiveState=inactive\nResult=success\n", "ActiveState=active\nResult=\n"
+    exiting = {"looks": 0}
+
+    def last_word(argv):  # the progress says done: the unit stays active for the next two looks
+        exiting["looks"] = 2
+        fake.answer("systemctl", "show", stdout=active)
+
+    def look(argv):
+        exiting["looks"] -= 1
+        if exiting["looks"] < 0:
+            fake.answer("systemctl", "show", stdout=inactive)
+
+    fake.on("python3", f"{replication.HELPER_DIR}/tarn-send", "--wait", call=last_word)
+    fake.on("systemctl", "show", call=look)
+    task = Task.objects.create(pair=pair, source_dataset=SOURCE, target_name="docs")
+    op, first = run(task, run_queued, admin_user)
+    assert (op.status, first.outcome, first.sent) == ("succeeded", "", 4096), (op.message, op.log)
+    op, second = run(task, run_queued, admin_user)
+    assert (op.status, second.outcome, second.sent) == ("succeeded", "nothing", 0), (op.message, op.log)
+    assert "following the transfer" not in op.log and [a[0] for a in fake.argvs].count("systemd-run") == 1
