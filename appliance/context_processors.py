@@ -19,6 +19,8 @@ NAV = [
             ("Disks", "disk-list"),
             ("Snapshots", "snapshot-list"),
             ("Snapshot schedules", "snapshot-task-list"),
+            ("Browse snapshots", "recovery-browse"),
+            ("Capacity forecast", "capacity-list"),
         ],
     ),
     (
@@ -55,6 +57,7 @@ NAV = [
 ]
 
 ADMIN_ONLY = {"backup-list", "certificate-page", "updates-page"}  # every secret Tarn keeps; the HTTPS key; root's apt
+OPERATOR_ONLY = {"recovery-browse"}  # the files inside snapshots: their names are data a viewer does not read
 
 
 class NavLink(NamedTuple):
@@ -85,14 +88,14 @@ def _section(path: str) -> str:
     return max((url for url in urls if path == url or (url != "/" and path.startswith(url))), key=len, default="")
 
 
-def nav_for(path: str, admin: bool) -> list[NavGroup]:
+def nav_for(path: str, admin: bool, operator: bool = True) -> list[NavGroup]:
     section = _section(path)
     groups = []
     for group, entries in _nav_urls():
         links = [
             NavLink(label, url, ("page" if path == url else "true") if url == section else "")
             for label, name, url in entries
-            if admin or name not in ADMIN_ONLY
+            if (admin or name not in ADMIN_ONLY) and (operator or name not in OPERATOR_ONLY)
         ]
         if links:
             groups.append(NavGroup(group, links, any(link.current for link in links)))
@@ -102,5 +105,6 @@ def nav_for(path: str, admin: bool) -> list[NavGroup]:
 def shell(request):
     if not getattr(request, "user", None) or not request.user.is_authenticated:
         return {}
-    nav = nav_for(request.path, admin=request.user.has_role(Role.ADMIN))
+    user = request.user
+    nav = nav_for(request.path, admin=user.has_role(Role.ADMIN), operator=user.has_role(Role.OPERATOR))
     return {"nav": nav, "shell_hosts": host_list(request), "current_host": host_current(request)}

@@ -14,7 +14,7 @@ from hostlib.disks import whole_disk
 from hostlib.names import DATASET_PROPERTIES
 from pools.choices import SNAPSHOT_BUDGET, DatasetType, VdevRole
 from pools.estimates import PER_DISK, estimate
-from pools.hooks import notes_for
+from pools.hooks import notes_for, panels_for
 from pools.models import Dataset, Disk, ImportablePool, MediaSpeed, Pool, ScrubSchedule, Snapshot, SnapshotTask, Vdev
 
 
@@ -49,6 +49,11 @@ def inventory_reading(*, host):
 
 def pool_detail(*, host, pk):
     return Pool.objects.filter(host=host).get(pk=pk)
+
+
+def pool_panels(*, pool) -> list[tuple[str, dict]]:
+    """The sections later apps add to a pool's page: (template, context)."""
+    return panels_for(pool=pool)
 
 
 def pool_vdevs(*, pool):
@@ -487,3 +492,57 @@ def datasets_named(*, host_ids: list[int], names: set[str]) -> dict[tuple[int, s
     """{(host id, name): dataset} for these names on these hosts (one query)."""
     rows = Dataset.objects.filter(host_id__in=host_ids, name__in=names)
     return {(d.host_id, d.name): d for d in rows}
+
+
+def capacity_now(*, host) -> list[tuple[str, str, int, int, object]]:
+    """What each pool and dataset of the host uses as last read: (pool, dataset or "" for the pool itself, used,
+    total, observed_at). A pool: allocated of size; a dataset: used of used + available (its quota or the pool's
+    free space is what it can reach). Snapshots are in their dataset's used."""
+    rows = [(p.name, "", p.allocated, p.size, p.observed_at) for p in Pool.objects.filter(host=host)]
+    datasets = Dataset.objects.filter(host=host, type__in=[DatasetType.FILESYSTEM, DatasetType.VOLUME])
+    for pool, name, used, available, at in datasets.values_list(
+        "pool__name", "name", "used", "available", "observed_at"
+    ):
+        rows.append((pool, name, used, used + available, at))
+    return rows
+
+
+def snapshot_expiries(*, host, now, until) -> list[tuple[str, object, int]]:
+    """What the host's snapshot schedules will destroy from now to until: (dataset, when, the snapshot's used bytes:
+    what it alone holds, so at least what goes). keep_days: at its creation plus those days; keep_count: each new
+    snapshot pushes the oldest of its own out, one every every_minutes (those past the count already, now). Held
+    snapshots stay. One query per schedule and dataset it covers."""
+    found = []
+    for task in SnapshotTask.objects.filter(host=host, enabled=True):
+        excluded = {line.strip() for line in task.exclude.splitlines() if line.strip()}
+        datasets = Dataset.objects.filter(host=host, name=task.dataset)
+        if task.recursive:
+            datasets = Dataset.objects.filter(host=host).filter(
+                Q(name=task.dataset) | Q(name__startswith=f"{task.dataset}/")
+            )
+        for dataset in datasets.exclude(name__in=excluded).only("pk", "name"):
+            own = Snapshot.objects.filter(dataset=dataset, name__startswith=f"{task.prefix}-")
+            rows = list(own.order_by(*Snapshot.NEWEST_FIRST).values_list("created_at", "used", "holds"))
+            every = timedelta(minutes=task.every_minutes)
+            for index, (created, used, holds) in enumerate(rows):
+                if holds:  # kept until released (it still counts among the kept, as the retention counts it)
+                    continue
+                when = None
+                if task.keep_days is not None:
+                    when = max(created + timedelta(days=task.keep_days), now)
+                if task.keep_count is not None:
+                    pushed = now + every * max(task.keep_count - index, 0)  # past the count: at the next run
+                    when = min(when, pushed) if when else pushed
+                if when is not None and when <= until:
+                    found.append((dataset.name, when, used))
+    return found
+
+
+def snapshots_of(*, dataset):
+    """A dataset's snapshots, newest first (by the pool's transaction group)."""
+    return Snapshot.objects.filter(dataset=dataset).order_by(*Snapshot.NEWEST_FIRST)
+
+
+def snapshot_of(*, dataset, name: str):
+    """A dataset's snapshot of that name as last read, or None."""
+    return Snapshot.objects.filter(dataset=dataset, name=name).first()

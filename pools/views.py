@@ -67,6 +67,7 @@ def _pool_page(request, pool, *, status: int = 200, **forms):
             "host": host,
             "pool": pool,
             "vdevs": selectors.pool_vdevs_noted(pool=pool),
+            "panels": selectors.pool_panels(pool=pool),
             "datasets": selectors.pool_datasets(pool=pool),
             "destroy_form": PoolDestroyForm(),
             "dataset_form": DatasetCreateForm(parents=selectors.filesystem_names(pool=pool)),

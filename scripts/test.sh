@@ -90,7 +90,7 @@ if [ "${TARN_TEST_LAB_LANES:-1}" = 2 ]; then
   cat test-artifacts/lab-lane2.log
 else
   echo "==> pytest: the lab tier, and the browser tests on the lab guest"
-  .venv/bin/pytest --basetemp "$(own_temp)" -m lab --durations=50 || status=$?
+  .venv/bin/pytest --basetemp "$(own_temp)" -m lab --durations=0 --durations-min=2 || status=$?
   echo "==> the lab tier ended at $((SECONDS - started)) s"
 fi
 wait "$tiers" || status=1

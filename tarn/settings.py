@@ -53,6 +53,8 @@ INSTALLED_APPS = [
     "updates.apps.UpdatesConfig",
     "directory.apps.DirectoryConfig",
     "permissions.apps.PermissionsConfig",
+    "capacity.apps.CapacityConfig",
+    "recovery.apps.RecoveryConfig",
 ]
 
 MIDDLEWARE = [
@@ -264,6 +266,7 @@ CELERY_BEAT_SCHEDULE = {
     "certificate-renewal": {"task": "certificates.tasks.acme_renew_due", "schedule": 3600.0},
     "directory-checks": {"task": "directory.tasks.members_check_due", "schedule": 60.0},
     "quota-reads": {"task": "permissions.tasks.quotas_read_due", "schedule": 60.0},
+    "capacity-forecasts": {"task": "capacity.tasks.capacity_update_all", "schedule": 3600.0},
 }
 
 LOGGING = {

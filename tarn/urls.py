@@ -18,6 +18,8 @@ urlpatterns = [
     path("certificates/", include("certificates.urls")),
     path("updates/", include("updates.urls")),
     path("directory/", include("directory.urls")),
+    path("capacity/", include("capacity.urls")),
+    path("recovery/", include("recovery.urls")),
     path("permissions/", include("permissions.urls")),
     path("", include("analytics.urls")),
     path("", include("analytics.metrics_urls")),

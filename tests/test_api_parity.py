@@ -145,6 +145,7 @@ API = {
     "quota-set": ["api:quota-use-set"],
     "quota-project": ["api:quota-use-project"],
     "quota-refresh": ["api:quota-use-refresh"],
+    "capacity-update": ["api:capacity-forecast-refresh"],
     "updates-check": ["api:host-updates-check"],
     "updates-apply": ["api:host-updates-apply"],
     "updates-reboot": ["api:host-updates-reboot"],
@@ -183,6 +184,10 @@ NOT_YET: dict[str, str] = {}  # page actions whose API endpoint is still to come
 # Function views that declare no methods (no Allow header): pages and downloads that only read.
 READ_PAGES = {
     "dashboard",
+    "capacity-list",
+    "capacity-detail",
+    "recovery-browse",
+    "recovery-versions",
     "healthz",
     "host-list",
     "host-detail",

@@ -18,6 +18,7 @@ from appliance.choices import Role
 from appliance.models import ApiToken, AuditEntry, Operation, Passkey
 from backups.models import Backup
 from benchmarks.models import CustomProfile, Run, Schedule, Suite
+from capacity.models import Forecast
 from directory.models import DirectoryName, DomainMember, LdapDirectory
 from encryption.models import KeyExport, RetiredKey
 from health.models import DiskHealth, SelfTestRun, SelfTestSchedule
@@ -412,6 +413,19 @@ ROLES: dict[str, tuple[str, str] | None] = {
     "/api/v1/quota-uses/set/": (VIEWER, ADMIN),
     "/api/v1/quota-uses/project/": (VIEWER, ADMIN),
     "/api/v1/quota-uses/refresh/": (VIEWER, OPERATOR),
+    # The capacity forecast: read by everyone; "forecast now" only reads Tarn's inventory, an operator's.
+    "/capacity/": (VIEWER, OPERATOR),
+    "/capacity/update/": (VIEWER, OPERATOR),
+    "/capacity/<pk>/": (VIEWER, OPERATOR),
+    "/api/v1/capacity-forecasts/": (VIEWER, OPERATOR),
+    "/api/v1/capacity-forecasts/<pk>/": (VIEWER, OPERATOR),
+    "/api/v1/capacity-forecasts/<pk>/series/": (VIEWER, OPERATOR),
+    "/api/v1/capacity-forecasts/refresh/": (VIEWER, OPERATOR),
+    # Files inside snapshots: their names are data, so an operator's to read.
+    "/recovery/": (OPERATOR, OPERATOR),
+    "/recovery/versions/": (OPERATOR, OPERATOR),
+    "/api/v1/snapshot-files/": (OPERATOR, OPERATOR),
+    "/api/v1/snapshot-files/versions/": (OPERATOR, OPERATOR),
 }
 
 
@@ -487,7 +501,10 @@ def objects(local_host, admin_user):
     )
     walk = AclWalk.objects.create(host=local_host, dataset="tank/a", spec={}, status="applied")
     use = QuotaUse.objects.create(host=local_host, dataset="tank/a", kind="user", name="alice", read_at=timezone.now())
+    forecast = Forecast.objects.create(host=local_host, pool="tank", state="learning", computed_at=timezone.now(),
+                                       used=1, total=2)  # fmt: skip
     return {
+        "capacity": forecast.pk,
         "quota-use": use.pk,
         "acl-walk": walk.pk,
         "permissions-walk": walk.pk,

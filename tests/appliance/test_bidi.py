@@ -89,6 +89,7 @@ OWN_PATTERN = {
 }
 # Serializers that only ever render a response (what the inventory read, a built-in profile): nothing typed.
 OUTPUT_ONLY = {
+    "recovery.api.serializers.SnapshotEntrySerializer.name",  # a file's name as read in a snapshot, shown escaped
     "pools.api.serializers.PoolSerializer.name",
     "pools.api.serializers.PoolDetailSerializer.name",
     "pools.api.serializers.VdevSerializer.name",

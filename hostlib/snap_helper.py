@@ -1,0 +1,313 @@
+"""Tarn's snapshot reader, run on the host as root: lists a folder of a snapshot (and the same folder of the live
+dataset beside it) and tells a file's versions across snapshots, through the dataset's .zfs/snapshot/<name>, never
+through a link: every component from / is opened relative to its parent with O_NOFOLLOW, and entries are read with
+lstat (a link is shown with its target, never followed).
+
+A snapshot is mounted by the kernel the first time it is opened (ZFS's automount). The reader counts as its own the
+mounts it caused and unmounts them when done (UMOUNT_NOFOLLOW; one another process is inside stays, ZFS expires it);
+at most SLOTS readers run at once on a host (a lock each), and a versions pass mounts one snapshot at a time, so at
+most SLOTS snapshots are mounted by Tarn's reads at any moment.
+
+    list     REQUEST   {mount, snapshot or null, parts, offset, limit, live}: one page of a folder: JSON
+    versions REQUEST   {mount, snapshots (newest first), parts}: the path's lstat in each: JSON
+    mounts   MOUNT     the snapshots of that dataset mounted now: JSON
+
+REQUEST is JSON on stdin. Names travel as hex of their bytes (any byte but / and NUL is a name on Linux); each
+entry also carries its name as text, with anything not printable UTF-8 escaped. Standard library only (its source
+is sent to the host's python3). Exit 3: refused (a link on the way, not a folder, no such snapshot)."""
+
+import ctypes
+import errno
+import fcntl
+import grp
+import json
+import os
+import pwd
+import stat
+import sys
+import time
+
+REFUSED = 3
+SLOTS = 4  # readers at once on a host, so snapshots mounted by Tarn's reads at once
+SLOT_WAIT = 20.0  # seconds a reader waits for a slot before it refuses ("busy")
+LOCK_DIR = "/run/tarn-snap"
+OPEN_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+UMOUNT_NOFOLLOW = 8
+TYPES = {stat.S_IFDIR: "dir", stat.S_IFREG: "file", stat.S_IFLNK: "link", stat.S_IFCHR: "char", stat.S_IFBLK: "block",
+         stat.S_IFIFO: "fifo", stat.S_IFSOCK: "socket"}  # fmt: skip
+
+
+class Refused(Exception):
+    pass
+
+
+def shown(raw: bytes) -> str:
+    """A name as text: UTF-8 where it is, every other byte and every control character escaped (\\n, \\x1b, \\xff)."""
+    text = raw.decode("utf-8", "backslashreplace")
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
+def _names(parts):
+    names = [bytes.fromhex(p) for p in parts]
+    if any(n in (b"", b".", b"..") or b"/" in n or b"\0" in n for n in names):
+        raise Refused("refusing the path: only plain names, no '..'")
+    return names
+
+
+def _open_below(fd, names, what):
+    """A descriptor of fd/names…, each opened with O_NOFOLLOW relative to the one before; fd is closed."""
+    try:
+        for name in names:
+            try:
+                child = os.open(name, OPEN_DIR, dir_fd=fd)
+            except OSError as e:
+                if e.errno in (errno.ELOOP, errno.ENOTDIR):
+                    raise Refused(f"refusing {what}: {shown(name)} is a link or not a folder") from None
+                if e.errno == errno.ENOENT:
+                    raise Refused(f"refusing {what}: {shown(name)} does not exist there") from None
+                raise
+            os.close(fd)
+            fd = child
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def open_mount(mount):
+    """The dataset's mount point, every component from / opened without following a link."""
+    names = [p.encode() for p in mount.split("/") if p]
+    if not mount.startswith("/") or any(n in (b".", b"..") for n in names):
+        raise Refused(f"refusing {mount}: not an absolute path")
+    return _open_below(os.open("/", OPEN_DIR), names, mount)
+
+
+def mounted(mount):
+    """The snapshots of the dataset mounted at mount that are mounted now (from /proc/self/mountinfo)."""
+    prefix = mount.rstrip("/") + "/.zfs/snapshot/"
+    found = set()
+    with open("/proc/self/mountinfo", "rb") as fh:
+        for line in fh:
+            point = line.split(b" ")[4].decode("utf-8", "surrogateescape")
+            point = point.replace("\\040", " ").replace("\\011", "\t").replace("\\012", "\n").replace("\\134", "\\")
+            if point.startswith(prefix) and "/" not in point[len(prefix) :]:
+                found.add(point[len(prefix) :])
+    return found
+
+
+def _unmount(path):
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.umount2.argtypes = [ctypes.c_char_p, ctypes.c_int]
+    if libc.umount2(os.fsencode(path), UMOUNT_NOFOLLOW) != 0:
+        return errno.errorcode.get(ctypes.get_errno(), "error")
+    return ""
+
+
+class Snapshot:
+    """A snapshot's root, opened (and so mounted if it was not); on leaving, unmounted if this reader mounted it."""
+
+    def __init__(self, mount, name, fd_mount):
+        if not name or "/" in name or name in (".", ".."):
+            raise Refused(f"refusing the snapshot name {name!r}")
+        self.mount, self.name, self.fd_mount = mount, name, fd_mount
+        self.fd, self.mounted_here = None, False
+
+    def __enter__(self):
+        before = self.name in mounted(self.mount)
+        fd = _open_below(os.dup(self.fd_mount), [b".zfs", b"snapshot"], f"{self.mount}/.zfs/snapshot")
+        self.fd = _open_below(fd, [self.name.encode()], f"snapshot {self.name}")
+        self.mounted_here = not before and self.name in mounted(self.mount)
+        return self.fd
+
+    def __exit__(self, *exc):
+        if self.fd is not None:
+            os.close(self.fd)
+        if self.mounted_here:
+            _unmount(f"{self.mount.rstrip('/')}/.zfs/snapshot/{self.name}")  # busy: another is inside; ZFS expires it
+
+
+def _slot():
+    """One of SLOTS locks (a reader holds it until it exits), or Refused after SLOT_WAIT."""
+    os.makedirs(LOCK_DIR, mode=0o700, exist_ok=True)
+    deadline = time.monotonic() + SLOT_WAIT
+    while True:
+        for i in range(SLOTS):
+            fd = os.open(f"{LOCK_DIR}/slot-{i}", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return fd
+            except BlockingIOError:
+                os.close(fd)
+        if time.monotonic() > deadline:
+            raise Refused(f"busy: {SLOTS} snapshot reads are running on this host; try again")
+        time.sleep(0.05)
+
+
+def _owner(uid, names):
+    if uid not in names:
+        try:
+            names[uid] = pwd.getpwuid(uid).pw_name
+        except (KeyError, OverflowError):
+            names[uid] = str(uid)
+    return names[uid]
+
+
+def _group(gid, names):
+    if gid not in names:
+        try:
+            names[gid] = grp.getgrgid(gid).gr_name
+        except (KeyError, OverflowError):
+            names[gid] = str(gid)
+    return names[gid]
+
+
+def _entry(fd, raw, users, groups):
+    st = os.lstat(raw, dir_fd=fd)
+    kind = TYPES.get(stat.S_IFMT(st.st_mode), "other")
+    found = {
+        "name": shown(raw), "raw": raw.hex(), "type": kind, "size": st.st_size, "mode": stat.S_IMODE(st.st_mode),
+        "uid": st.st_uid, "gid": st.st_gid, "owner": _owner(st.st_uid, users), "group": _group(st.st_gid, groups),
+        "mtime": st.st_mtime, "ino": st.st_ino,
+    }  # fmt: skip
+    if kind == "link":
+        found["target"] = shown(os.readlink(raw, dir_fd=fd))
+    return found
+
+
+def _stamp(fd, raw):
+    """What tells two versions of an entry apart: its object number, size, type and times (None: not there)."""
+    try:
+        st = os.lstat(raw, dir_fd=fd)
+    except FileNotFoundError:
+        return None
+    return [st.st_ino, st.st_size, stat.S_IFMT(st.st_mode), st.st_mtime_ns, st.st_ctime_ns]
+
+
+def _page(fd, offset, limit):
+    """Folders first, then by name (bytes): one page of entries, and how many there are in all."""
+    with os.scandir(fd) as found:
+        names = [(not e.is_dir(follow_symlinks=False), os.fsencode(e.name)) for e in found]
+    names.sort()
+    return [raw for _, raw in names[offset : offset + limit]], len(names)
+
+
+def listing(request):
+    mount, snapshot = request["mount"], request.get("snapshot")
+    names = _names(request.get("parts", []))
+    offset, limit = max(0, int(request.get("offset", 0))), min(max(1, int(request.get("limit", 200))), 1000)
+    slot = _slot()
+    try:
+        fd_mount = open_mount(mount)
+        try:
+            if snapshot is None:
+                return {**_folder(fd_mount, None, names, offset, limit), "mounted_here": False}
+            snap = Snapshot(mount, snapshot, fd_mount)
+            with snap as root:  # the folder's descriptors are closed inside: the unmount on leaving is not busy
+                found = _folder(root, fd_mount if request.get("live", True) else None, names, offset, limit)
+            return {**found, "mounted_here": snap.mounted_here}
+        finally:
+            os.close(fd_mount)
+    finally:
+        os.close(slot)
+
+
+def _folder(top, fd_live, names, offset, limit):
+    """One page of the folder top/names…; with fd_live (the live dataset's mount), each entry says whether the live
+    folder has it the same, changed, or not at all."""
+    users, groups = {}, {}
+    fd = _open_below(os.dup(top), names, "the folder")
+    try:
+        page, total = _page(fd, offset, limit)
+        entries = [_entry(fd, raw, users, groups) for raw in page if _exists(fd, raw)]
+        if fd_live is not None:
+            live = _live(fd_live, names, page)
+            for entry in entries:
+                raw = bytes.fromhex(entry["raw"])
+                theirs = live.get(entry["raw"])
+                entry["live"] = "gone" if theirs is None else ("same" if theirs == _stamp(fd, raw) else "changed")
+    finally:
+        os.close(fd)
+    return {"entries": entries, "total": total, "offset": offset}
+
+
+def _exists(fd, raw):
+    try:
+        os.lstat(raw, dir_fd=fd)
+        return True
+    except FileNotFoundError:  # gone between the listing and its stat (a live folder changes)
+        return False
+
+
+def _live(fd_mount, names, page):
+    """The same names in the live dataset's folder: {raw hex: stamp}; {} where the folder is gone or is a link."""
+    try:
+        fd = _open_below(os.dup(fd_mount), names, "the live folder")
+    except Refused:
+        return {}
+    try:
+        return {raw.hex(): stamp for raw in page if (stamp := _stamp(fd, raw)) is not None}
+    finally:
+        os.close(fd)
+
+
+def versions(request):
+    """The path's stamp live and in each snapshot given (newest first), one snapshot mounted at a time; a snapshot
+    gone meanwhile is marked missing. most_mounted: the most of the dataset's snapshots mounted at once during the
+    pass beyond those mounted before it (1 at most from this reader)."""
+    mount = request["mount"]
+    names = _names(request["parts"])
+    if not names:
+        raise Refused("refusing the path: name a file or folder")
+    folder, last = names[:-1], names[-1]
+    found, most = [], 0
+    slot = _slot()
+    try:
+        fd_mount = open_mount(mount)
+        try:
+            live = _stamp_in(fd_mount, folder, last)
+            before = mounted(mount)
+            for name in request["snapshots"]:
+                snap = Snapshot(mount, name, fd_mount)
+                try:
+                    with snap as root:
+                        stamp = _stamp_in(root, folder, last)
+                        most = max(most, len(mounted(mount) - before))
+                except Refused:
+                    found.append({"snapshot": name, "stamp": None, "missing": True})
+                    continue
+                found.append({"snapshot": name, "stamp": stamp})
+        finally:
+            os.close(fd_mount)
+    finally:
+        os.close(slot)
+    return {"live": live, "snapshots": found, "most_mounted": most}
+
+
+def _stamp_in(top, folder, last):
+    try:
+        fd = _open_below(os.dup(top), folder, "the folder")
+    except Refused:  # a folder on the way is not there (or is a link) in this one
+        return None
+    try:
+        return _stamp(fd, last)
+    finally:
+        os.close(fd)
+
+
+def main(argv):
+    command = argv[0]
+    if command == "list":
+        return listing(json.load(sys.stdin))
+    if command == "versions":
+        return versions(json.load(sys.stdin))
+    if command == "mounts":
+        return sorted(mounted(argv[1]))
+    raise SystemExit(f"unknown command {command}")
+
+
+if __name__ == "__main__":
+    try:
+        print(json.dumps(main(sys.argv[1:])))
+    except Refused as e:
+        print(e, file=sys.stderr)
+        sys.exit(REFUSED)

@@ -1,0 +1,105 @@
+"""Files inside snapshots, read on the host by the snapshot reader (hostlib/snap_helper.py, its source sent to the
+host's python3: nothing to install, and it works on a host Tarn may only read): one page of a folder of a snapshot
+with the live folder beside it, and a path's versions across snapshots. Names travel as hex of their bytes, so a
+name that is not UTF-8 (or holds a newline) is shown escaped and can still be named back exactly."""
+
+import inspect
+import json
+from dataclasses import dataclass, field
+
+from hostlib import snap_helper
+from hostlib.errors import CommandFailed, PathNotAllowed, error_for
+from hostlib.runner import Transport
+
+shown = snap_helper.shown  # a name's bytes as text, anything not printable UTF-8 escaped
+PAGE = 200  # entries a page by default (the reader takes at most 1,000)
+VERSIONS_PASS = 100  # snapshots one versions pass looks into (the page goes on from where it stopped)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One entry of a folder as lstat saw it (a link with its target, never followed); live: the live folder's
+    copy is "same", "changed" or "gone" (None: not compared)."""
+
+    name: str  # as text, anything not printable UTF-8 escaped
+    raw: str  # its bytes, as hex
+    type: str  # dir, file, link, char, block, fifo, socket
+    size: int
+    mode: int
+    owner: str
+    group: str
+    mtime: float
+    target: str = ""
+    live: str | None = None
+
+    @property
+    def mode_text(self) -> str:
+        return f"{self.mode:04o}"
+
+
+@dataclass(frozen=True)
+class Page:
+    entries: list[Entry]
+    total: int
+    offset: int
+    mounted_here: bool = False
+
+
+@dataclass(frozen=True)
+class Versions:
+    """A path live and in each snapshot looked into (newest first): stamps that differ are different versions."""
+
+    live: list | None
+    snapshots: list[dict] = field(default_factory=list)
+    most_mounted: int = 0
+
+
+def raw_of(name: str) -> str:
+    """The hex of a plain (UTF-8) name: how a path typed or linked by name is passed."""
+    return name.encode("utf-8", "surrogateescape").hex()
+
+
+def _ask(t: Transport, command: str, request: dict, timeout: float) -> dict:
+    argv = ["python3", "-c", inspect.getsource(snap_helper), command]
+    done = t.run(argv, input=json.dumps(request), timeout=timeout, check=False)
+    if done.returncode == snap_helper.REFUSED:
+        raise PathNotAllowed(done.stderr.strip()[-500:])
+    if done.returncode != 0:
+        raise error_for(["tarn-snap", command], done.returncode, done.stderr)
+    try:
+        return json.loads(done.stdout)
+    except ValueError:
+        raise CommandFailed(["tarn-snap", command], 1, "the reader printed no answer") from None
+
+
+def folder(
+    t: Transport, mount: str, snapshot: str | None, parts: list[str], *, offset: int = 0, limit: int = PAGE,
+    live: bool = True,
+) -> Page:  # fmt: skip
+    """One page of mount/.zfs/snapshot/<snapshot>/parts… (snapshot None: the live folder), folders first then by
+    name; parts as hex (raw_of). With live, each entry is compared with the live folder's."""
+    request = {"mount": mount, "snapshot": snapshot, "parts": parts, "offset": int(offset), "limit": int(limit),
+               "live": live}  # fmt: skip
+    answer = _ask(t, "list", request, timeout=120)
+    entries = [Entry(**{k: e.get(k, d) for k, d in _ENTRY_FIELDS.items()}) for e in answer["entries"]]
+    return Page(entries, int(answer["total"]), int(answer["offset"]), bool(answer.get("mounted_here")))
+
+
+_ENTRY_FIELDS = {"name": "", "raw": "", "type": "other", "size": 0, "mode": 0, "owner": "", "group": "", "mtime": 0.0,
+                 "target": "", "live": None}  # fmt: skip
+
+
+def versions(t: Transport, mount: str, parts: list[str], snapshots: list[str]) -> Versions:
+    """The path's stamp (object number, size, type, mtime, ctime) live and in each snapshot (newest first), one
+    snapshot mounted at a time by this reader."""
+    answer = _ask(t, "versions", {"mount": mount, "parts": parts, "snapshots": list(snapshots)}, timeout=600)
+    return Versions(answer["live"], answer["snapshots"], int(answer.get("most_mounted", 0)))
+
+
+def mounted(t: Transport, mount: str) -> list[str]:
+    """The dataset's snapshots mounted now."""
+    argv = ["python3", "-c", inspect.getsource(snap_helper), "mounts", mount]
+    done = t.run(argv, timeout=30, check=False)
+    if done.returncode != 0:
+        raise error_for(["tarn-snap", "mounts"], done.returncode, done.stderr)
+    return json.loads(done.stdout)

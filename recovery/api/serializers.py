@@ -1,0 +1,67 @@
+"""Recovery API shapes: where (host, dataset, snapshot, path as text or as hex names) and what was read."""
+
+from rest_framework import serializers
+
+from appliance.api.serializers import HostField
+from appliance.fields import ApiFloatField, ApiIntegerField
+from recovery.choices import VERSIONS_MOST, VERSIONS_PASS
+
+
+class WhereQuery(serializers.Serializer):
+    host = HostField()
+    dataset = serializers.CharField(max_length=255)
+    path = serializers.CharField(max_length=4096, required=False, allow_blank=True, trim_whitespace=False,
+                                 help_text="Names joined by '/', e.g. team/2026 (UTF-8 names).")  # fmt: skip
+    raw_path = serializers.CharField(max_length=4096 * 3, required=False, allow_blank=True,
+                                     help_text="The hex of each name's bytes joined by '/' (any name); wins over path.")  # fmt: skip
+
+
+class FolderQuery(WhereQuery):
+    snapshot = serializers.CharField(max_length=255, required=False, allow_blank=True,
+                                     help_text="Empty: the live folder.")  # fmt: skip
+    page = ApiIntegerField(min_value=1, default=1)
+
+
+class VersionsQuery(WhereQuery):
+    offset = ApiIntegerField(min_value=0, default=0, help_text="Snapshots (newest first) skipped.")
+    limit = ApiIntegerField(min_value=1, max_value=VERSIONS_MOST, default=VERSIONS_PASS,
+                            help_text="Snapshots this pass looks into.")  # fmt: skip
+
+
+class SnapshotEntrySerializer(serializers.Serializer):
+    name = serializers.CharField(help_text="As text: anything not printable UTF-8 escaped.")
+    raw = serializers.CharField(help_text="The name's bytes as hex.")
+    type = serializers.CharField()
+    size = ApiIntegerField()
+    mode = ApiIntegerField()
+    owner = serializers.CharField()
+    group = serializers.CharField()
+    mtime = ApiFloatField()
+    target = serializers.CharField(help_text="A link's target (never followed).")
+    live = serializers.CharField(allow_null=True, help_text="same, changed or gone in the live folder; null: live.")
+
+
+class SnapshotFolderSerializer(serializers.Serializer):
+    entries = SnapshotEntrySerializer(many=True)
+    total = ApiIntegerField()
+    offset = ApiIntegerField()
+
+
+class FileVersionSerializer(serializers.Serializer):
+    newest = serializers.CharField()
+    oldest = serializers.CharField()
+    count = ApiIntegerField()
+    size = ApiIntegerField(allow_null=True)
+    mtime = ApiFloatField(allow_null=True)
+    present = serializers.BooleanField(source="stamp", help_text="false: the path was not there in these snapshots")
+
+
+class FileVersionsSerializer(serializers.Serializer):
+    versions = FileVersionSerializer(many=True)
+    looked = ApiIntegerField()
+    offset = ApiIntegerField()
+    total = ApiIntegerField()
+    next_offset = ApiIntegerField(allow_null=True)
+    most_mounted = ApiIntegerField()
+    missing = serializers.ListField(child=serializers.CharField())
+    live_size = ApiIntegerField(allow_null=True, help_text="The live file's size; null: not there now.")

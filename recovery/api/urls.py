@@ -1,0 +1,9 @@
+"""Recovery API routes (mounted under /api/v1/)."""
+
+from rest_framework.routers import SimpleRouter
+
+from recovery.api import views
+
+router = SimpleRouter(trailing_slash=True)
+router.register("snapshot-files", views.SnapshotFileViewSet, basename="snapshot-file")
+urlpatterns = router.urls

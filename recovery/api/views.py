@@ -1,0 +1,43 @@
+"""Recovery API: a folder of a snapshot (or live) one page at a time, and a path's versions a pass at a time.
+Operators and admins only (file names are data)."""
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import viewsets
+from rest_framework.decorators import action
+from rest_framework.response import Response
+
+from appliance.choices import Role
+from recovery import services
+from recovery.api import serializers as s
+
+
+def _query(shape, request):
+    data = shape(data=request.query_params)
+    data.is_valid(raise_exception=True)
+    d = dict(data.validated_data)
+    path = d.pop("raw_path", "") or services.text_path(d.pop("path", ""))
+    d.pop("path", None)
+    return d, path
+
+
+class SnapshotFileViewSet(viewsets.ViewSet):
+    """Files inside snapshots."""
+
+    tarn_read_role = Role.OPERATOR
+
+    @extend_schema(parameters=[s.FolderQuery], responses=s.SnapshotFolderSerializer)
+    def list(self, request):
+        """One page (200 entries) of a folder: folders first, then by name; in a snapshot each entry compared with
+        the live folder."""
+        d, path = _query(s.FolderQuery, request)
+        where = services.where(host=d["host"], dataset=d["dataset"], snapshot=d.get("snapshot", ""), path=path)
+        return Response(s.SnapshotFolderSerializer(services.folder_page(where=where, page=d["page"])).data)
+
+    @extend_schema(parameters=[s.VersionsQuery], responses=s.FileVersionsSerializer)
+    @action(detail=False)
+    def versions(self, request):
+        """The snapshots in which the path differs, newest first, one pass (limit snapshots from offset)."""
+        d, path = _query(s.VersionsQuery, request)
+        where = services.where(host=d["host"], dataset=d["dataset"], path=path)
+        found = services.versions(where=where, offset=d["offset"], limit=d["limit"])
+        return Response(s.FileVersionsSerializer(found).data)

@@ -1,0 +1,21 @@
+"""Recovery forms: which dataset, snapshot and folder a page shows (the GET query, checked as a form)."""
+
+from django import forms
+
+from appliance.fields import IntegerField
+from recovery.choices import VERSIONS_MOST, VERSIONS_PASS
+
+
+class BrowseForm(forms.Form):
+    dataset = forms.CharField(max_length=255, required=False)
+    snapshot = forms.CharField(max_length=255, required=False)
+    path = forms.CharField(max_length=4096 * 3, required=False, strip=False)
+    page = IntegerField(min_value=1, required=False)
+
+
+class VersionsForm(forms.Form):
+    dataset = forms.CharField(max_length=255)
+    path = forms.CharField(max_length=4096 * 3, strip=False)
+    offset = IntegerField(min_value=0, required=False)
+    limit = IntegerField(min_value=1, max_value=VERSIONS_MOST, required=False, initial=VERSIONS_PASS,
+                         help_text=f"Snapshots a pass looks into (up to {VERSIONS_MOST}).")  # fmt: skip

@@ -1,0 +1,70 @@
+"""Recovery pages: pick a filesystem and one of its snapshots, walk its folders (the live folder compared), and see
+a file's versions. Operators and admins only: file names are data a viewer does not see."""
+
+from django.core.exceptions import ValidationError
+from django.shortcuts import render
+
+from appliance.auth import requires
+from appliance.choices import Role
+from appliance.selectors import host_current
+from recovery import selectors, services
+from recovery.choices import PAGE, VERSIONS_PASS
+from recovery.forms import BrowseForm, VersionsForm
+
+
+def _refusal(exc: ValidationError) -> dict[str, str]:
+    return {k: "; ".join(v) for k, v in exc.message_dict.items()}
+
+
+@requires(read=Role.OPERATOR)
+def browse(request):
+    """No dataset: the filesystems to pick; a dataset: its snapshots; a snapshot (or "live"): one folder's page."""
+    host = host_current(request)
+    form = BrowseForm(request.GET)
+    context = {"host": host, "filesystems": selectors.browsable(host=host), "errors": {}}
+    data = form.cleaned_data if form.is_valid() else {}
+    if not form.is_valid():
+        context["errors"] = {k: "; ".join(v) for k, v in form.errors.items()}
+    dataset = data.get("dataset", "")
+    if host and dataset:
+        try:
+            where = services.where(host=host, dataset=dataset, snapshot=data.get("snapshot", ""),
+                                   path=data.get("path", ""))  # fmt: skip
+            context["where"] = where
+            context["snapshots"] = selectors.snapshot_page(dataset=where.dataset, page=request.GET.get("snapshots"))
+            if where.snapshot or "live" in request.GET:
+                page = services.folder_page(where=where, page=data.get("page") or 1)
+                context["listing"] = page
+                context["pages"] = _pages(page, data.get("page") or 1)
+        except ValidationError as exc:
+            context["errors"] = _refusal(exc)
+    status = 400 if context["errors"] else 200
+    return render(request, "recovery/browse.html", context, status=status)
+
+
+def _pages(page, number: int) -> dict:
+    last = max(1, (page.total + PAGE - 1) // PAGE)
+    return {"number": number, "last": last, "previous": number - 1 if number > 1 else None,
+            "next": number + 1 if number < last else None}  # fmt: skip
+
+
+@requires(read=Role.OPERATOR)
+def file_versions(request):
+    """A file's (or folder's) versions across the dataset's snapshots, a pass at a time."""
+    host = host_current(request)
+    form = VersionsForm(request.GET)
+    context = {"host": host, "errors": {}, "form": form}
+    if not form.is_valid():
+        context["errors"] = {k: "; ".join(v) for k, v in form.errors.items()}
+    elif host:
+        data = form.cleaned_data
+        try:
+            where = services.where(host=host, dataset=data["dataset"], path=data["path"])
+            context["where"] = where
+            context["found"] = services.versions(where=where, offset=data.get("offset") or 0,
+                                                 limit=data.get("limit") or VERSIONS_PASS)  # fmt: skip
+            context["limit"] = data.get("limit") or VERSIONS_PASS
+        except ValidationError as exc:
+            context["errors"] = _refusal(exc)
+    status = 400 if context["errors"] else 200
+    return render(request, "recovery/versions.html", context, status=status)

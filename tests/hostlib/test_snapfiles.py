@@ -1,0 +1,125 @@
+"""The snapshot reader on a folder tree made here, laid out as a dataset's mount is (.zfs/snapshot/<name> as plain
+folders: this machine has no ZFS, so nothing is automounted; the lab proves the mounts, tests/lab/test_recovery.py):
+pages, names that are not text, links shown and never followed, '..' and links on the way refused, the live folder
+compared, a path's versions."""
+
+import fcntl
+import os
+
+import pytest
+
+from hostlib import snap_helper, snapfiles
+from hostlib.errors import PathNotAllowed
+from hostlib.runner import LocalTransport
+
+raw = snapfiles.raw_of
+
+
+@pytest.fixture
+def mount(tmp_path):
+    """A dataset mounted at tmp_path/docs with snapshots a (older) and b: report.txt changed between them and after,
+    notes.txt the same, old.txt gone from the live folder, new.txt only live."""
+    root = tmp_path / "docs"
+    for where in (root / ".zfs" / "snapshot" / "a", root / ".zfs" / "snapshot" / "b", root):
+        (where / "team").mkdir(parents=True)
+    snaps = root / ".zfs" / "snapshot"
+    for where, text in ((snaps / "a", "v1"), (snaps / "b", "v2"), (root, "v3 live")):
+        (where / "team" / "report.txt").write_text(text)
+        os.utime(where / "team" / "report.txt", (1_700_000_000 + len(text), 1_700_000_000 + len(text)))
+    (snaps / "b" / "team" / "old.txt").write_text("gone now")
+    (root / "team" / "new.txt").write_text("new")
+    return root
+
+
+def test_a_page_lists_folders_first_then_names_and_compares_with_the_live_folder(mount):
+    (mount / ".zfs/snapshot/b/team/zz-folder").mkdir()
+    page = snapfiles.folder(LocalTransport(), str(mount), "b", [raw("team")])
+    assert [(e.name, e.type) for e in page.entries] == [
+        ("zz-folder", "dir"),
+        ("old.txt", "file"),
+        ("report.txt", "file"),
+    ]
+    assert {e.name: e.live for e in page.entries} == {"zz-folder": "gone", "old.txt": "gone", "report.txt": "changed"}
+    assert page.total == 3 and page.entries[2].size == 2 and page.entries[2].owner == "root"
+    live = snapfiles.folder(LocalTransport(), str(mount), None, [raw("team")])
+    assert [e.name for e in live.entries] == ["new.txt", "report.txt"] and live.entries[0].live is None
+
+
+def test_pages_of_a_big_folder_follow_each_other(mount):
+    big = mount / ".zfs/snapshot/b/big"
+    big.mkdir()
+    for i in range(2500):
+        (big / f"f{i:05d}").touch()
+    first = snapfiles.folder(LocalTransport(), str(mount), "b", [raw("big")], limit=1000)
+    third = snapfiles.folder(LocalTransport(), str(mount), "b", [raw("big")], offset=2000, limit=1000)
+    assert first.total == 2500 and len(first.entries) == 1000 and first.entries[0].name == "f00000"
+    assert [e.name for e in third.entries][:2] == ["f02000", "f02001"] and len(third.entries) == 500
+    assert {e.live for e in first.entries} == {"gone"}
+
+
+def test_names_that_are_not_text_are_shown_escaped_and_named_back_exactly(mount):
+    team = os.fsencode(mount / ".zfs/snapshot/b/team")
+    for name in (b"line\nbreak", b"latin-\xe9", b"esc\x1b[31m"):
+        with open(os.path.join(team, name), "wb") as fh:
+            fh.write(b"x")
+    page = snapfiles.folder(LocalTransport(), str(mount), "b", [raw("team")], live=False)
+    shown = {e.name: e.raw for e in page.entries}
+    assert {"line\\nbreak", "latin-\\xe9", "esc\\x1b[31m"} <= set(shown)
+    assert bytes.fromhex(shown["latin-\\xe9"]) == b"latin-\xe9"
+    odd = snapfiles.versions(LocalTransport(), str(mount), [raw("team"), shown["line\\nbreak"]], ["b", "a"])
+    assert odd.snapshots[0]["stamp"] is not None and odd.snapshots[1]["stamp"] is None and odd.live is None
+
+
+def test_a_link_is_shown_with_its_target_and_never_followed_nor_walked_through(mount):
+    team = mount / ".zfs/snapshot/b/team"
+    (team / "out").symlink_to("/etc")
+    (team / "pw").symlink_to("/etc/shadow")
+    page = snapfiles.folder(LocalTransport(), str(mount), "b", [raw("team")], live=False)
+    links = {e.name: (e.type, e.target, e.size) for e in page.entries if e.type == "link"}
+    assert links == {"out": ("link", "/etc", 4), "pw": ("link", "/etc/shadow", 11)}
+    with pytest.raises(PathNotAllowed, match="out is a link or not a folder"):
+        snapfiles.folder(LocalTransport(), str(mount), "b", [raw("team"), raw("out")])
+    (mount.parent / "elsewhere").symlink_to(mount)
+    with pytest.raises(PathNotAllowed, match="is a link or not a folder"):
+        snapfiles.folder(LocalTransport(), str(mount.parent / "elsewhere"), "b", [])
+
+
+@pytest.mark.parametrize("parts", [[".."], ["team", ".."], ["a/b"], [""], ["."]])
+def test_dot_dot_and_slashes_are_refused_before_anything_is_opened(mount, parts):
+    with pytest.raises(PathNotAllowed, match="only plain names"):
+        snapfiles.folder(LocalTransport(), str(mount), "b", [raw(p) for p in parts])
+
+
+@pytest.mark.parametrize("snapshot", ["..", "a/../../x", ""])
+def test_a_snapshot_name_that_is_a_path_is_refused(mount, snapshot):
+    with pytest.raises(PathNotAllowed, match="snapshot name"):
+        snapfiles.folder(LocalTransport(), str(mount), snapshot, [])
+
+
+def test_a_snapshot_destroyed_meanwhile_is_refused_by_name(mount):
+    with pytest.raises(PathNotAllowed, match="refusing snapshot gone: gone does not exist there"):
+        snapfiles.folder(LocalTransport(), str(mount), "gone", [])
+    found = snapfiles.versions(LocalTransport(), str(mount), [raw("team"), raw("report.txt")], ["gone", "b"])
+    assert found.snapshots[0] == {"snapshot": "gone", "stamp": None, "missing": True}
+
+
+def test_versions_tell_the_snapshots_where_a_file_differs(mount):
+    found = snapfiles.versions(LocalTransport(), str(mount), [raw("team"), raw("report.txt")], ["b", "a"])
+    b, a = (s["stamp"] for s in found.snapshots)
+    assert found.live and b and a and len({tuple(found.live), tuple(b), tuple(a)}) == 3
+    assert b[1] == 2 and found.live[1] == 7  # sizes: "v2", "v3 live"
+    notes = snapfiles.versions(LocalTransport(), str(mount), [raw("team"), raw("old.txt")], ["b", "a"])
+    assert notes.live is None and notes.snapshots[0]["stamp"] and notes.snapshots[1]["stamp"] is None
+
+
+def test_the_readers_slots_bound_how_many_run_at_once(mount, monkeypatch, tmp_path):
+    monkeypatch.setattr(snap_helper, "LOCK_DIR", str(tmp_path / "locks"))
+    monkeypatch.setattr(snap_helper, "SLOT_WAIT", 0.2)
+    held = [snap_helper._slot() for _ in range(snap_helper.SLOTS)]
+    with pytest.raises(snap_helper.Refused, match="busy: 4 snapshot reads"):
+        snap_helper._slot()
+    os.close(held.pop())
+    again = snap_helper._slot()
+    for fd in [*held, again]:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)

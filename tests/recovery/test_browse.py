@@ -1,0 +1,96 @@
+"""Browsing snapshots through Tarn's pages and API on the local host, its dataset's mount a folder tree made here
+(.zfs/snapshot/<name> as plain folders: no ZFS on this machine; the lab proves the real snapshots and their mounts,
+tests/lab/test_recovery.py): what a page shows, the refusals naming their field, a viewer refused, versions."""
+
+import os
+
+import pytest
+from django.utils import timezone
+
+from hostlib.snapfiles import raw_of
+from pools.models import Dataset, Pool, Snapshot
+
+
+@pytest.fixture
+def tree(tmp_path, local_host):
+    root = tmp_path / "docs"
+    snaps = root / ".zfs" / "snapshot"
+    for name, text in (("a", "v1"), ("b", "v2")):
+        (snaps / name / "team").mkdir(parents=True)
+        (snaps / name / "team" / "report.txt").write_text(text)
+    (root / "team").mkdir()
+    (root / "team" / "report.txt").write_text("v2")
+    os.utime(root / "team" / "report.txt", (1, 1))
+    now = timezone.now()
+    pool = Pool.objects.create(host=local_host, name="tank", guid="1", state="ONLINE", observed_at=now)
+    docs = Dataset.objects.create(host=local_host, pool=pool, name="tank/docs", type="filesystem", mountpoint=str(root),
+                                  properties={"mounted": {"value": "yes"}}, observed_at=now)  # fmt: skip
+    for txg, name in ((10, "a"), (20, "b")):
+        Snapshot.objects.create(dataset=docs, name=name, createtxg=txg, created_at=now)
+    return root
+
+
+def test_an_operator_browses_a_snapshot_and_sees_how_the_live_folder_differs(tree, operator_client):
+    page = operator_client.get("/recovery/").content.decode()
+    assert "?dataset=tank/docs" in page
+    page = operator_client.get("/recovery/?dataset=tank/docs").content.decode()
+    assert page.index(">b</a>") < page.index(">a</a>"), "newest first"
+    got = operator_client.get(f"/recovery/?dataset=tank/docs&snapshot=b&path={raw_of('team')}")
+    body = got.content.decode()
+    assert got.status_code == 200 and "report.txt" in body and 'class="live-changed"' in body, body[-2000:]
+    versions = f"/recovery/versions/?dataset=tank/docs&amp;path={raw_of('team')}/{raw_of('report.txt')}"
+    assert versions in body
+    live = operator_client.get(f"/recovery/?dataset=tank/docs&live=1&path={raw_of('team')}").content.decode()
+    assert "report.txt" in live and "live-" not in live
+
+
+def test_a_files_versions_group_the_snapshots_that_hold_the_same_file(tree, operator_client):
+    path = f"{raw_of('team')}/{raw_of('report.txt')}"
+    body = operator_client.get(f"/recovery/versions/?dataset=tank/docs&path={path}").content.decode()
+    assert body.count("@b") >= 1 and body.count("@a") >= 1 and "version 2" in body, body[-1500:]
+    api = operator_client.get("/api/v1/snapshot-files/versions/", {"host": "local", "dataset": "tank/docs",
+                                                                   "path": "team/report.txt"}).json()  # fmt: skip
+    assert [(v["newest"], v["count"], v["size"]) for v in api["versions"]] == [("b", 1, 2), ("a", 1, 2)]
+    assert api["total"] == 2 and api["next_offset"] is None and api["live_size"] == 2
+    one = operator_client.get("/api/v1/snapshot-files/versions/", {"host": "local", "dataset": "tank/docs",
+                                                                   "path": "team/report.txt", "limit": 1}).json()  # fmt: skip
+    assert one["looked"] == 1 and one["next_offset"] == 1
+
+
+@pytest.mark.parametrize(
+    ("query", "field"),
+    [
+        ({"dataset": "tank/nope"}, "dataset"),
+        ({"dataset": "tank/docs", "snapshot": "gone"}, "snapshot"),
+        ({"dataset": "tank/docs", "snapshot": "b", "path": raw_of("..")}, "path"),
+        ({"dataset": "tank/docs", "snapshot": "b", "path": "zz"}, "path"),
+        ({"dataset": "tank/docs", "snapshot": "b", "path": raw_of("nothere")}, "path"),
+    ],
+)
+def test_bad_places_are_refused_naming_the_field(tree, operator_client, query, field):
+    got = operator_client.get("/recovery/", query)
+    assert got.status_code == 400 and f"<strong>{field}</strong>" in got.content.decode()
+    api = operator_client.get("/api/v1/snapshot-files/", {"host": "local", **query, "raw_path": query.get("path", "")})
+    assert api.status_code == 400 and field in api.json(), api.json()
+
+
+def test_a_viewer_may_not_read_file_names(tree, viewer_client):
+    assert viewer_client.get("/recovery/?dataset=tank/docs&snapshot=b").status_code == 403
+    assert viewer_client.get("/api/v1/snapshot-files/", {"host": "local", "dataset": "tank/docs"}).status_code == 403
+    assert "Browse snapshots" not in viewer_client.get("/").content.decode()
+
+
+def test_the_api_lists_a_folder_with_text_or_hex_paths(tree, operator_client):
+    by_text = operator_client.get("/api/v1/snapshot-files/", {"host": "local", "dataset": "tank/docs",
+                                                              "snapshot": "a", "path": "team"}).json()  # fmt: skip
+    by_hex = operator_client.get("/api/v1/snapshot-files/", {"host": "local", "dataset": "tank/docs",
+                                                             "snapshot": "a", "raw_path": raw_of("team")}).json()  # fmt: skip
+    assert by_text == by_hex and by_text["total"] == 1
+    assert by_text["entries"][0]["name"] == "report.txt" and by_text["entries"][0]["live"] == "changed"
+
+
+def test_a_snapshot_destroyed_since_the_inventory_read_it_is_refused_on_the_snapshot_field(tree, operator_client):
+    Snapshot.objects.create(dataset=Dataset.objects.get(name="tank/docs"), name="c", createtxg=30,
+                            created_at=timezone.now())  # fmt: skip
+    got = operator_client.get("/recovery/", {"dataset": "tank/docs", "snapshot": "c"})
+    assert got.status_code == 400 and "<strong>snapshot</strong>: refusing snapshot c" in got.content.decode()
