@@ -116,7 +116,10 @@ def test_tarn_joins_a_domain_group_decides_who_signs_in_kerberos_works_a_dead_dc
     )
     session.stdin.write("ls\n")
     session.stdin.flush()
-    time.sleep(5)
+    for _ in range(30):  # signed in: its session is listed (a fixed 5 s wait before)
+        if "alice" in guest.sh("smbstatus -b 2>/dev/null || true").lower():
+            break
+        time.sleep(0.5)
     guest.sh(f"ip route add prohibit {DC_ADDR}/32")
     try:
         member = directory_services.member_check(member=member, transport=transport_for(lab_host, read_only=True))

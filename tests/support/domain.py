@@ -3,6 +3,7 @@ on the wire between the guests), the first guest resolving through it. Made once
 guest as its state "dc"."""
 
 import json
+from concurrent.futures import ThreadPoolExecutor
 
 from tests.support.lab import Lab
 
@@ -150,6 +151,8 @@ def member_on_wire(member: Lab) -> None:
 def enter_domain(member: Lab, dc: Lab) -> None:
     """The DC restored (or made once and saved; already there when provisioned in the background), the member from
     its clean state put on the wire."""
-    dc.enter(DC_STATE, lambda: provision_dc(dc))
-    member.enter("clean")
+    with ThreadPoolExecutor(2) as both:  # side by side: each guest its own run dir, monitor and connection
+        made = [both.submit(dc.enter, DC_STATE, lambda: provision_dc(dc)), both.submit(member.enter, "clean")]
+        for done in made:
+            done.result()
     member_on_wire(member)

@@ -4,6 +4,7 @@ import os
 import shutil
 import subprocess
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -92,7 +93,7 @@ class Lab:
         """Reboot the guest for real and wait until it is up again (systemd settled); returns the seconds taken."""
         started = time.monotonic()
         self.lab_sh("ssh", "systemctl reboot", timeout=60)
-        close_shared_connections()
+        close_shared_connections(keep=self.others())
         time.sleep(5)
         return self.wait_up(started, timeout)
 
@@ -101,7 +102,7 @@ class Lab:
         while time.monotonic() - started < timeout:
             probe = self.lab_sh("ssh", "systemctl is-system-running --wait")
             if probe.stdout.strip() in ("running", "degraded"):
-                close_shared_connections()
+                close_shared_connections(keep=self.others())
                 return time.monotonic() - started
             time.sleep(2)
         raise AssertionError(f"the guest did not come back within {timeout:.0f} s of a reboot")
@@ -116,15 +117,21 @@ class Lab:
         (clean: the saved states go with it). The one SSH handshake after loadvm is Tarn's own: its first command
         is the probe, and its shared connection then carries the harness's guest commands too."""
         started = time.monotonic()
-        close_shared_connections()  # they would point at a guest that no longer knows them
+        _labs[self.run] = self
+        close_shared_connections(keep=self.others())  # they would point at a guest that no longer knows them
         result = self.lab_sh("reset", state, "--no-ssh", timeout=180)
         if result.returncode != 0 or not self._connect():
             lab_down(self.overrides)
             lab_up(overrides=self.overrides)
-            close_shared_connections()
+            close_shared_connections(keep=self.others())
             state = "clean"
         _guests[self.run] = state
         return time.monotonic() - started
+
+    def others(self) -> set[str]:
+        """The shared connections to the other running guests (their root's): a restore of this one leaves them up,
+        where closing them cost the other guest a handshake (~1.5-2 s of its emulated CPU) at its next command."""
+        return {lab.transport()._control_path() for run, lab in _labs.items() if run != self.run}
 
     def _connect(self, timeout: float = 60) -> bool:
         """Tarn's transport reaches the restored guest (and keeps its shared connection); the guest's clock, which
@@ -170,8 +177,8 @@ def enter_both(first: Lab, second: Lab, state: str, build) -> None:
     """Both guests in a state made across the two (a replication pair): restored when both saved it, else made
     once from clean by build() and saved on each."""
     if first.saved(state) and second.saved(state):
-        first.enter(state)
-        second.enter(state)
+        with ThreadPoolExecutor(2) as both:  # side by side: each its own run dir, monitor and connection
+            list(both.map(lambda lab: lab.enter(state), (first, second)))
         return
     first.enter("clean")
     second.enter("clean")
@@ -184,14 +191,15 @@ def enter_both(first: Lab, second: Lab, state: str, build) -> None:
 # The state each running guest (by its run dir) is in, as far as this test session knows: "clean", a saved one's
 # name, or None once a test has had it.
 _guests: dict[str, str | None] = {}
+_labs: dict[str, Lab] = {}  # the guests restored in this session, by run dir
 
 
-def close_shared_connections() -> None:
-    """Stop ssh's shared-connection masters: after a restore their TCP connection points at a guest that no longer
-    knows it. Tarn retries a command that meets a dying master (proven in test_runner_ssh.py); closing them here
-    keeps lab tests from racing that death at all."""
+def close_shared_connections(keep: set[str] | frozenset = frozenset()) -> None:
+    """Stop ssh's shared-connection masters (but those in keep): after a restore their TCP connection points at a
+    guest that no longer knows it. Tarn retries a command that meets a dying master (proven in test_runner_ssh.py);
+    closing them here keeps lab tests from racing that death at all."""
     for sock in Path(_control_dir()).iterdir():
-        if sock.is_socket():
+        if sock.is_socket() and str(sock) not in keep:
             subprocess.run(
                 ["ssh", "-o", f"ControlPath={sock}", "-O", "exit", "lab"], capture_output=True, timeout=10, check=False
             )
