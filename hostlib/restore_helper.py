@@ -1,0 +1,350 @@
+"""Tarn's restore, run on the host as root (a transient systemd unit: it outlives Tarn's worker): copies a file or a
+folder out of a snapshot back into the live dataset, in place or beside, never through a link.
+
+    restore ARGS STATUS    ARGS: a root-only JSON file Tarn wrote: {mount, snapshot, parts (hex names), how
+                           ("place" or "beside"), name (beside: the new name, hex), job}; STATUS: progress, JSON
+
+The source is opened from / with O_NOFOLLOW at every step (through .zfs/snapshot/<name>), the destination's folder
+the same way in the live dataset. Everything is copied into a hidden temporary name in the destination folder first
+(owner, mode, times, every xattr: POSIX ACLs included; links copied as links; devices, FIFOs and sockets skipped and
+counted); only when the copy is whole does it take the place of the original (a file: rename over it; a folder:
+the two exchanged, RENAME_EXCHANGE, then the old one removed: the safety snapshot Tarn took first holds it) or its
+new name beside it. A copy that fails (no space left, a stop: SIGTERM between two blocks) removes the temporary
+copy: the original is as it was. Data is copied with copy_file_range, which clones blocks where the pool can (ZFS
+block cloning) and copies them where it cannot. Standard library only. Exit 3: refused."""
+
+import ctypes
+import errno
+import json
+import os
+import signal
+import stat
+import sys
+import time
+
+REFUSED = 3
+OPEN_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+OPEN_FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
+CHUNK = 64 << 20  # bytes a copy_file_range call may move (a stop is seen between two)
+STATUS_EVERY = 0.5
+RENAME_EXCHANGE = 2
+AT_FDCWD = -100
+
+
+class Refused(Exception):
+    pass
+
+
+class Stopped(Exception):
+    pass
+
+
+class Failed(Exception):
+    """The copy failed and said so in the status (its temporary copy removed)."""
+
+
+def shown(raw):
+    text = raw.decode("utf-8", "backslashreplace")
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
+def open_below(fd, names, what):
+    """fd/names…, each opened with O_NOFOLLOW relative to the one before; fd is closed (also on failure)."""
+    try:
+        for name in names:
+            if name in (b"", b".", b"..") or b"/" in name or b"\0" in name:
+                raise Refused(f"refusing {what}: {shown(name)!r} is not a plain name")
+            try:
+                child = os.open(name, OPEN_DIR, dir_fd=fd)
+            except OSError as e:
+                if e.errno in (errno.ELOOP, errno.ENOTDIR):
+                    raise Refused(f"refusing {what}: {shown(name)} is a link or not a folder") from None
+                if e.errno == errno.ENOENT:
+                    raise Refused(f"refusing {what}: {shown(name)} does not exist there") from None
+                raise
+            os.close(fd)
+            fd = child
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def open_path(path, what):
+    names = [p.encode() for p in path.split("/") if p]
+    if not path.startswith("/"):
+        raise Refused(f"refusing {path}: not an absolute path")
+    return open_below(os.open("/", OPEN_DIR), names, what)
+
+
+class Copy:
+    """Counts and the status file; a SIGTERM asks for a stop, seen between two blocks."""
+
+    def __init__(self, status, total):
+        self.status, self.total = status, total
+        self.bytes = self.files = self.folders = self.links = self.skipped = 0
+        self.stop, self.written = False, 0.0
+        signal.signal(signal.SIGTERM, self._ask_stop)
+
+    def _ask_stop(self, *_):
+        self.stop = True
+
+    def check(self):
+        if self.stop:
+            raise Stopped("stopped")
+
+    def report(self, state="copying", force=False, **more):
+        now = time.monotonic()
+        if not force and now - self.written < STATUS_EVERY:
+            return
+        self.written = now
+        fields = {"state": state, "bytes": self.bytes, "total": self.total, "files": self.files,
+                  "folders": self.folders, "links": self.links, "skipped": self.skipped, "updated": time.time(), **more}  # fmt: skip
+        part = f"{self.status}.part"
+        with open(part, "w") as fh:
+            json.dump(fields, fh)
+        os.replace(part, self.status)
+
+
+def _xattrs(src, dst):
+    """Every xattr of src onto dst (both descriptors): user.*, security.*, trusted.*, the POSIX ACLs."""
+    for name in os.listxattr(src):
+        try:
+            os.setxattr(dst, name, os.getxattr(src, name))
+        except OSError as e:
+            if e.errno not in (errno.EOPNOTSUPP, errno.ENOTSUP):
+                raise
+
+
+def _meta(src_st, dst_fd, src_fd=None):
+    if src_fd is not None:
+        _xattrs(src_fd, dst_fd)
+    os.fchown(dst_fd, src_st.st_uid, src_st.st_gid)
+    os.fchmod(dst_fd, stat.S_IMODE(src_st.st_mode))  # after chown: it clears set-id bits
+
+
+def _file(copy, src_dir, name, dst_dir, dst_name, st):
+    src = os.open(name, OPEN_FILE, dir_fd=src_dir)
+    try:
+        dst = os.open(dst_name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
+                      dir_fd=dst_dir)  # fmt: skip
+        try:
+            left = st.st_size
+            while left > 0:
+                copy.check()
+                try:
+                    moved = os.copy_file_range(src, dst, min(CHUNK, left))
+                except OSError as e:
+                    if e.errno not in (errno.EXDEV, errno.EINVAL, errno.EOPNOTSUPP, errno.ENOSYS):
+                        raise
+                    moved = _plain(src, dst, min(CHUNK, left))
+                if moved == 0:
+                    break
+                left -= moved
+                copy.bytes += moved
+                copy.report()
+            _meta(st, dst, src)
+            os.utime(dst, ns=(st.st_atime_ns, st.st_mtime_ns))
+        finally:
+            os.close(dst)
+    finally:
+        os.close(src)
+    copy.files += 1
+
+
+def _plain(src, dst, length):
+    data = os.read(src, min(length, 8 << 20))
+    os.write(dst, data)
+    return len(data)
+
+
+def _link(copy, src_dir, name, dst_dir, dst_name, st):
+    os.symlink(os.readlink(name, dir_fd=src_dir), dst_name, dir_fd=dst_dir)
+    os.chown(dst_name, st.st_uid, st.st_gid, dir_fd=dst_dir, follow_symlinks=False)
+    os.utime(dst_name, ns=(st.st_atime_ns, st.st_mtime_ns), dir_fd=dst_dir, follow_symlinks=False)
+    copy.links += 1
+
+
+def _folder(copy, src_fd, dst_dir, dst_name, st):
+    """src_fd (an open folder) copied as dst_dir/dst_name, everything inside first, its own times last."""
+    os.mkdir(dst_name, 0o700, dir_fd=dst_dir)
+    dst = os.open(dst_name, OPEN_DIR, dir_fd=dst_dir)
+    try:
+        with os.scandir(src_fd) as found:
+            names = [os.fsencode(e.name) for e in found]
+        for name in names:
+            copy.check()
+            _entry(copy, src_fd, name, dst, name)
+        _meta(st, dst, src_fd)
+        os.utime(dst, ns=(st.st_atime_ns, st.st_mtime_ns))
+    finally:
+        os.close(dst)
+    copy.folders += 1
+
+
+def _entry(copy, src_dir, name, dst_dir, dst_name):
+    st = os.lstat(name, dir_fd=src_dir)
+    if stat.S_ISREG(st.st_mode):
+        _file(copy, src_dir, name, dst_dir, dst_name, st)
+    elif stat.S_ISLNK(st.st_mode):
+        _link(copy, src_dir, name, dst_dir, dst_name, st)
+    elif stat.S_ISDIR(st.st_mode):
+        fd = os.open(name, OPEN_DIR, dir_fd=src_dir)
+        try:
+            _folder(copy, fd, dst_dir, dst_name, st)
+        finally:
+            os.close(fd)
+    else:
+        copy.skipped += 1  # devices, FIFOs, sockets: not data to restore
+    copy.report()
+
+
+def _remove(dir_fd, name):
+    """dir_fd/name and everything inside, never following a link."""
+    st = os.lstat(name, dir_fd=dir_fd)
+    if stat.S_ISDIR(st.st_mode):
+        fd = os.open(name, OPEN_DIR, dir_fd=dir_fd)
+        try:
+            with os.scandir(fd) as found:
+                inside = [os.fsencode(e.name) for e in found]
+            for child in inside:
+                _remove(fd, child)
+        finally:
+            os.close(fd)
+        os.rmdir(name, dir_fd=dir_fd)
+    else:
+        os.unlink(name, dir_fd=dir_fd)
+
+
+def _exchange(dir_fd, a, b):
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    if libc.renameat2(dir_fd, a, dir_fd, b, RENAME_EXCHANGE) != 0:
+        code = ctypes.get_errno()
+        raise OSError(code, os.strerror(code))
+
+
+def _size(fd):
+    """Bytes of the regular files below an open folder (for the progress bar), without following links."""
+    total = 0
+    with os.scandir(fd) as found:
+        for e in found:
+            if e.is_file(follow_symlinks=False):
+                total += e.stat(follow_symlinks=False).st_size
+            elif e.is_dir(follow_symlinks=False):
+                child = os.open(e.name, OPEN_DIR, dir_fd=fd)
+                try:
+                    total += _size(child)
+                finally:
+                    os.close(child)
+    return total
+
+
+def restore(args, status):
+    names = [bytes.fromhex(p) for p in args["parts"]]
+    if not names:
+        raise Refused("refusing: name a file or folder below the dataset")
+    folder, last = names[:-1], names[-1]
+    snapshot = args["snapshot"].encode()
+    src_root = open_path(args["mount"], "the dataset")
+    src_dir = open_below(src_root, [b".zfs", b"snapshot", snapshot, *folder], "the snapshot's folder")
+    try:
+        st = os.lstat(last, dir_fd=src_dir)
+        dst_dir = open_below(open_path(args["mount"], "the dataset"), folder, "the live folder")
+        try:
+            return _restore(args, status, src_dir, dst_dir, last, st)
+        finally:
+            os.close(dst_dir)
+    finally:
+        os.close(src_dir)
+
+
+def _restore(args, status, src_dir, dst_dir, last, st):
+    if stat.S_ISDIR(st.st_mode):
+        fd = os.open(last, OPEN_DIR, dir_fd=src_dir)
+        try:
+            total = _size(fd)
+        finally:
+            os.close(fd)
+    else:
+        total = st.st_size if stat.S_ISREG(st.st_mode) else 0
+    copy = Copy(status, total)
+    temp = b".tarn-restore-%d" % int(args["job"])
+    if args["how"] == "beside":
+        target = bytes.fromhex(args["name"])
+        if _exists(dst_dir, target):
+            raise Refused(f"refusing: {shown(target)} exists already beside it")
+    else:
+        target = last
+        try:
+            there = os.lstat(target, dir_fd=dst_dir)
+        except FileNotFoundError:
+            there = None
+        if there is not None and stat.S_ISLNK(there.st_mode) != stat.S_ISLNK(st.st_mode):
+            raise Refused(f"refusing: {shown(target)} is a link now (planted?); nothing is written through it")
+        if there is not None and stat.S_ISDIR(there.st_mode) != stat.S_ISDIR(st.st_mode):
+            raise Refused(f"refusing: {shown(target)} is a {'folder' if stat.S_ISDIR(there.st_mode) else 'file'} now")
+    if _exists(dst_dir, temp):
+        _remove(dst_dir, temp)  # a copy an earlier attempt left (a killed unit)
+    copy.report(force=True)
+    try:
+        _entry(copy, src_dir, last, dst_dir, temp)
+        copy.check()
+    except BaseException as exc:
+        if _exists(dst_dir, temp):
+            _remove(dst_dir, temp)
+        state = "stopped" if isinstance(exc, Stopped) else "failed"
+        said = "no space left on the pool" if isinstance(exc, OSError) and exc.errno == errno.ENOSPC else str(exc)
+        copy.report(state=state, force=True, error="" if state == "stopped" else said[:500])
+        if isinstance(exc, Stopped):
+            return copy
+        raise Failed(said) from exc
+    if args["how"] == "beside" or not _exists(dst_dir, target):
+        os.rename(temp, target, src_dir_fd=dst_dir, dst_dir_fd=dst_dir)
+    elif stat.S_ISDIR(st.st_mode):
+        _exchange(dst_dir, temp, target)  # the restored folder takes the name; the live one goes to temp
+        copy.report(state="removing", force=True)
+        _remove(dst_dir, temp)
+    else:
+        os.rename(temp, target, src_dir_fd=dst_dir, dst_dir_fd=dst_dir)  # atomic: the old file or the restored one
+    copy.report(state="done", force=True, name=shown(target))
+    return copy
+
+
+def _exists(dir_fd, name):
+    try:
+        os.lstat(name, dir_fd=dir_fd)
+        return True
+    except FileNotFoundError:
+        return False
+
+
+def main(argv):
+    command, args_path, status = argv[0], argv[1], argv[2]
+    if command != "restore":
+        raise SystemExit(f"unknown command {command}")
+    st = os.stat(args_path, follow_symlinks=False)
+    if st.st_uid != 0 or st.st_mode & 0o077:
+        raise Refused(f"refusing {args_path}: not root's own file")
+    with open(args_path) as fh:
+        args = json.load(fh)
+    try:
+        restore(args, status)
+    except Refused as e:
+        Copy(status, 0).report(state="failed", force=True, error=str(e))
+        raise
+    except Failed:
+        return 1
+    except OSError as e:  # before the copy began (a folder on the way unreadable)
+        said = "no space left on the pool" if e.errno == errno.ENOSPC else f"{e.strerror} ({e.filename or ''})"
+        Copy(status, 0).report(state="failed", force=True, error=said[:500])
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except Refused as e:
+        print(e, file=sys.stderr)
+        sys.exit(REFUSED)

@@ -1,0 +1,124 @@
+"""The restore helper on a folder tree made here, laid out as a dataset's mount (.zfs/snapshot/<name> a plain folder:
+no ZFS here; the lab restores from real snapshots, tests/lab/test_recovery.py): a file and a folder back in place and
+beside, owner, mode, times and xattrs kept, links copied as links, a link planted where the restore lands refused, a
+stop leaving the original, and no space left leaving the original."""
+
+import errno
+import json
+import os
+import stat
+import subprocess
+import sys
+
+import pytest
+
+from hostlib import restore_helper
+
+HELPER = restore_helper.__file__
+
+
+@pytest.fixture
+def mount(tmp_path):
+    root = tmp_path / "docs"
+    old = root / ".zfs" / "snapshot" / "mon"
+    (old / "team" / "deep").mkdir(parents=True)
+    (old / "team" / "report.txt").write_text("monday's report")
+    (old / "team" / "deep" / "notes.txt").write_text("monday's notes")
+    os.symlink("report.txt", old / "team" / "latest")
+    os.chown(old / "team" / "report.txt", 1234, 2345)
+    os.chmod(old / "team" / "report.txt", 0o640)
+    os.setxattr(old / "team" / "report.txt", "user.tag", b"kept")
+    os.utime(old / "team" / "report.txt", ns=(1_600_000_000_000_000_000, 1_600_000_000_000_000_000))
+    (root / "team").mkdir(parents=True)
+    (root / "team" / "report.txt").write_text("overwritten by mistake")
+    (root / "team" / "today.txt").write_text("made after the snapshot")
+    return root
+
+
+def run(tmp_path, mount, parts, how="place", name=None, job=7):
+    args = tmp_path / f"args-{job}.json"
+    args.write_text(json.dumps({"mount": str(mount), "snapshot": "mon", "parts": [p.encode().hex() for p in parts],
+                                "how": how, "name": name.encode().hex() if name else "", "job": job}))  # fmt: skip
+    args.chmod(0o600)
+    status = tmp_path / f"status-{job}.json"
+    done = subprocess.run([sys.executable, HELPER, "restore", str(args), str(status)], capture_output=True, text=True,
+                          timeout=60)  # fmt: skip
+    return done, json.loads(status.read_text()) if status.exists() else {}
+
+
+def test_a_file_comes_back_in_place_with_its_owner_mode_times_and_xattrs(tmp_path, mount):
+    done, status = run(tmp_path, mount, ["team", "report.txt"])
+    assert done.returncode == 0, done.stderr
+    back = mount / "team" / "report.txt"
+    st = back.stat()
+    assert back.read_text() == "monday's report" and (st.st_uid, st.st_gid) == (1234, 2345)
+    assert stat.S_IMODE(st.st_mode) == 0o640 and st.st_mtime_ns == 1_600_000_000_000_000_000
+    assert os.getxattr(back, "user.tag") == b"kept"
+    assert status["state"] == "done" and status["bytes"] == status["total"] == 15 and status["files"] == 1
+    assert sorted(os.listdir(mount / "team")) == ["report.txt", "today.txt"], "no temporary copy left"
+
+
+def test_a_folder_comes_back_in_place_whole_and_beside_under_a_new_name(tmp_path, mount):
+    done, status = run(tmp_path, mount, ["team"], how="beside", name="team.restored-mon", job=1)
+    assert done.returncode == 0, done.stderr
+    beside = mount / "team.restored-mon"
+    assert (beside / "deep" / "notes.txt").read_text() == "monday's notes"
+    assert os.readlink(beside / "latest") == "report.txt" and status["links"] == 1 and status["folders"] == 2
+    assert (mount / "team" / "today.txt").exists(), "beside: the live folder untouched"
+    done, _ = run(tmp_path, mount, ["team"], job=2)
+    assert done.returncode == 0, done.stderr
+    assert sorted(os.listdir(mount / "team")) == ["deep", "latest", "report.txt"], "in place: the folder as it was"
+    assert sorted(os.listdir(mount)) == [".zfs", "team", "team.restored-mon"], "the old one removed, nothing left"
+    again, _ = run(tmp_path, mount, ["team"], how="beside", name="team.restored-mon", job=3)
+    assert again.returncode == restore_helper.REFUSED and "exists already" in again.stderr
+
+
+def test_a_link_planted_where_the_file_lands_is_refused_and_nothing_is_written_through_it(tmp_path, mount):
+    target = tmp_path / "outside.txt"
+    target.write_text("not Tarn's to write")
+    (mount / "team" / "report.txt").unlink()
+    os.symlink(target, mount / "team" / "report.txt")
+    done, status = run(tmp_path, mount, ["team", "report.txt"])
+    assert done.returncode == restore_helper.REFUSED and "is a link now" in done.stderr
+    assert target.read_text() == "not Tarn's to write" and status["state"] == "failed"
+    (mount / "team").rename(mount / "team-real")
+    os.symlink(mount / "team-real", mount / "team")
+    done, _ = run(tmp_path, mount, ["team", "report.txt"], job=8)
+    assert done.returncode == restore_helper.REFUSED and "team is a link or not a folder" in done.stderr
+
+
+def test_a_stop_or_no_space_leaves_the_original_and_no_half_copy(tmp_path, mount, monkeypatch):
+    folder = mount / ".zfs/snapshot/mon/team"
+    (folder / "big.bin").write_bytes(os.urandom(1 << 20))
+    args = {"mount": str(mount), "snapshot": "mon", "parts": [b"team".hex()], "how": "place", "name": "", "job": 5}
+    calls = {"n": 0}
+    real = os.copy_file_range
+
+    def full(src, dst, count, *rest):
+        calls["n"] += 1
+        if calls["n"] > 1:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(src, dst, count, *rest)
+
+    monkeypatch.setattr(os, "copy_file_range", full)
+    with pytest.raises(restore_helper.Failed, match="no space left"):
+        restore_helper.restore(args, str(tmp_path / "status-5.json"))
+    assert (mount / "team" / "report.txt").read_text() == "overwritten by mistake", "the original as it was"
+    assert sorted(os.listdir(mount / "team")) == ["report.txt", "today.txt"], "the half copy removed"
+    status = json.loads((tmp_path / "status-5.json").read_text())
+    assert status["state"] == "failed" and status["error"] == "no space left on the pool"
+
+    monkeypatch.setattr(os, "copy_file_range", real)
+    monkeypatch.setattr(restore_helper.Copy, "check", lambda self: (_ for _ in ()).throw(restore_helper.Stopped()))
+    restore_helper.restore({**args, "job": 6}, str(tmp_path / "status-6.json"))
+    assert json.loads((tmp_path / "status-6.json").read_text())["state"] == "stopped"
+    assert sorted(os.listdir(mount / "team")) == ["report.txt", "today.txt"]
+
+
+def test_arguments_in_a_file_anyone_could_write_are_refused(tmp_path, mount):
+    args = tmp_path / "args.json"
+    args.write_text("{}")
+    args.chmod(0o666)
+    done = subprocess.run([sys.executable, HELPER, "restore", str(args), str(tmp_path / "s.json")],
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert done.returncode == restore_helper.REFUSED and "not root's own file" in done.stderr
