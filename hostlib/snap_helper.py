@@ -294,8 +294,39 @@ def _stamp_in(top, folder, last):
         os.close(fd)
 
 
+def entry(request):
+    """One entry of a snapshot (lstat, never followed) and how the live one compares: same, changed or gone."""
+    mount, names = request["mount"], _names(request["parts"])
+    if not names:
+        raise Refused("refusing the path: name a file or folder")
+    folder, last = names[:-1], names[-1]
+    slot = _slot()
+    try:
+        fd_mount = open_mount(mount)
+        try:
+            with Snapshot(mount, request["snapshot"], fd_mount) as root:
+                fd = _open_below(os.dup(root), folder, "the folder")
+                try:
+                    try:
+                        found = _entry(fd, last, {}, {})
+                    except FileNotFoundError:
+                        raise Refused(f"refusing the path: {shown(last)} is not in the snapshot") from None
+                    mine = _stamp(fd, last)
+                finally:
+                    os.close(fd)
+            theirs = _stamp_in(fd_mount, folder, last)
+        finally:
+            os.close(fd_mount)
+    finally:
+        os.close(slot)
+    found["live"] = "gone" if theirs is None else ("same" if theirs == mine else "changed")
+    return found
+
+
 def main(argv):
     command = argv[0]
+    if command == "entry":
+        return entry(json.load(sys.stdin))
     if command == "list":
         return listing(json.load(sys.stdin))
     if command == "versions":

@@ -89,6 +89,12 @@ _ENTRY_FIELDS = {"name": "", "raw": "", "type": "other", "size": 0, "mode": 0, "
                  "target": "", "live": None}  # fmt: skip
 
 
+def entry(t: Transport, mount: str, snapshot: str, parts: list[str]) -> Entry:
+    """One entry of a snapshot, and whether the live one is the same, changed or gone."""
+    found = _ask(t, "entry", {"mount": mount, "snapshot": snapshot, "parts": parts}, timeout=60)
+    return Entry(**{k: found.get(k, d) for k, d in _ENTRY_FIELDS.items()})
+
+
 def versions(t: Transport, mount: str, parts: list[str], snapshots: list[str]) -> Versions:
     """The path's stamp (object number, size, type, mtime, ctime) live and in each snapshot (newest first), one
     snapshot mounted at a time by this reader."""

@@ -546,3 +546,9 @@ def snapshots_of(*, dataset):
 def snapshot_of(*, dataset, name: str):
     """A dataset's snapshot of that name as last read, or None."""
     return Snapshot.objects.filter(dataset=dataset, name=name).first()
+
+
+def snapshots_older(*, host, prefix: str, before, limit: int = 100) -> list[str]:
+    """The host's snapshots whose name starts with prefix, made before `before`, not held: full names, oldest first."""
+    rows = Snapshot.objects.filter(host=host, name__startswith=prefix, created_at__lt=before, holds=0)
+    return [f"{d}@{n}" for d, n in rows.order_by("created_at").values_list("dataset__name", "name")[:limit]]

@@ -3,7 +3,7 @@
 from django import forms
 
 from appliance.fields import IntegerField
-from recovery.choices import VERSIONS_MOST, VERSIONS_PASS
+from recovery.choices import VERSIONS_MOST, VERSIONS_PASS, How
 
 
 class BrowseForm(forms.Form):
@@ -19,3 +19,12 @@ class VersionsForm(forms.Form):
     offset = IntegerField(min_value=0, required=False)
     limit = IntegerField(min_value=1, max_value=VERSIONS_MOST, required=False, initial=VERSIONS_PASS,
                          help_text=f"Snapshots a pass looks into (up to {VERSIONS_MOST}).")  # fmt: skip
+
+
+class RestoreForm(forms.Form):
+    dataset = forms.CharField(max_length=255, widget=forms.HiddenInput)
+    snapshot = forms.CharField(max_length=255, widget=forms.HiddenInput)
+    path = forms.CharField(max_length=4096 * 3, strip=False, widget=forms.HiddenInput)
+    how = forms.ChoiceField(choices=How.choices, initial=How.BESIDE, widget=forms.RadioSelect, label="Restore")
+    confirm = forms.CharField(max_length=255, required=False, strip=False, label="Type its name to restore in place",
+                              help_text="In place replaces the live copy (a safety snapshot keeps it).")  # fmt: skip

@@ -7,4 +7,6 @@ from recovery import views
 urlpatterns = [
     path("", views.browse, name="recovery-browse"),
     path("versions/", views.file_versions, name="recovery-versions"),
+    path("restore/", views.restore_page, name="recovery-restore"),
+    path("restores/<int:pk>/stop/", views.restore_stop, name="recovery-restore-stop"),
 ]

@@ -2,14 +2,17 @@
 a file's versions. Operators and admins only: file names are data a viewer does not see."""
 
 from django.core.exceptions import ValidationError
-from django.shortcuts import render
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_http_methods, require_POST
 
 from appliance.auth import requires
 from appliance.choices import Role
 from appliance.selectors import host_current
+from appliance.web import attempt, start_on_form
 from recovery import selectors, services
 from recovery.choices import PAGE, VERSIONS_PASS
-from recovery.forms import BrowseForm, VersionsForm
+from recovery.forms import BrowseForm, RestoreForm, VersionsForm
+from recovery.models import Restore
 
 
 def _refusal(exc: ValidationError) -> dict[str, str]:
@@ -32,6 +35,7 @@ def browse(request):
                                    path=data.get("path", ""))  # fmt: skip
             context["where"] = where
             context["snapshots"] = selectors.snapshot_page(dataset=where.dataset, page=request.GET.get("snapshots"))
+            context["restores"] = selectors.recent_restores(host=host, dataset=where.dataset.name)
             if where.snapshot or "live" in request.GET:
                 page = services.folder_page(where=where, page=data.get("page") or 1)
                 context["listing"] = page
@@ -68,3 +72,49 @@ def file_versions(request):
             context["errors"] = _refusal(exc)
     status = 400 if context["errors"] else 200
     return render(request, "recovery/versions.html", context, status=status)
+
+
+def _restore_started(**kwargs):
+    return services.restore_start(**kwargs).operation
+
+
+@require_http_methods(["GET", "POST"])
+@requires(read=Role.OPERATOR)
+def restore_page(request):
+    """What a restore of this file or folder would do (the live copy beside the snapshot's), and the form: beside
+    (the default) or in place with its name typed. Posted: the operation's page, or the form again with its errors."""
+    host = host_current(request)
+    form = RestoreForm(request.POST if request.method == "POST" else request.GET)
+    context = {"host": host, "errors": {}, "form": form}
+    valid = form.is_valid()
+    data = form.cleaned_data if valid else {}
+    if not valid and request.method == "GET":
+        form = RestoreForm(initial={k: request.GET.get(k, "") for k in ("dataset", "snapshot", "path")})
+        context["form"] = form
+        data = {k: request.GET.get(k, "") for k in ("dataset", "snapshot", "path")}
+    try:
+        where = services.where(host=host, dataset=data.get("dataset", ""), snapshot=data.get("snapshot", ""),
+                               path=data.get("path", ""))  # fmt: skip
+        context["where"] = where
+        if not where.parts or not where.snapshot:
+            raise ValidationError({"path": "Pick a file or folder inside a snapshot."})
+        context["entry"] = services.entry_of(where=where)
+    except ValidationError as exc:
+        context["errors"] = _refusal(exc)
+        return render(request, "recovery/restore.html", context, status=400)
+    if request.method == "POST" and valid:
+        started = start_on_form(form, _restore_started, host=host, user=request.user, dataset=data["dataset"],
+                                snapshot=data["snapshot"], path=data["path"], how=data["how"],
+                                confirm=data.get("confirm", ""))  # fmt: skip
+        if started:
+            return started
+    status = 400 if request.method == "POST" else 200
+    return render(request, "recovery/restore.html", context, status=status)
+
+
+@require_POST
+@requires(read=Role.OPERATOR)
+def restore_stop(request, pk):
+    row = get_object_or_404(Restore, pk=pk, host=host_current(request))
+    attempt(request, services.restore_stop, restore=row, user=request.user)
+    return redirect("operation-detail", pk=row.operation_id) if row.operation_id else redirect("recovery-browse")

@@ -231,6 +231,7 @@ SPECTACULAR_SETTINGS = {
         "RunStatusEnum": "appliance.choices.RunStatus",
         "AccountKindEnum": "appliance.choices.AccountKind",
         "QuotaKindEnum": "permissions.choices.QuotaKind",
+        "FileRestoreHowEnum": "recovery.choices.How",
     },
 }
 
@@ -267,6 +268,7 @@ CELERY_BEAT_SCHEDULE = {
     "directory-checks": {"task": "directory.tasks.members_check_due", "schedule": 60.0},
     "quota-reads": {"task": "permissions.tasks.quotas_read_due", "schedule": 60.0},
     "capacity-forecasts": {"task": "capacity.tasks.capacity_update_all", "schedule": 3600.0},
+    "restore-safety-snapshots": {"task": "recovery.tasks.safety_snapshots_prune", "schedule": 86400.0},
 }
 
 LOGGING = {

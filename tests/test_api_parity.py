@@ -146,6 +146,8 @@ API = {
     "quota-project": ["api:quota-use-project"],
     "quota-refresh": ["api:quota-use-refresh"],
     "capacity-update": ["api:capacity-forecast-refresh"],
+    "recovery-restore": ["api:restore-list"],
+    "recovery-restore-stop": ["api:restore-stop"],
     "updates-check": ["api:host-updates-check"],
     "updates-apply": ["api:host-updates-apply"],
     "updates-reboot": ["api:host-updates-reboot"],

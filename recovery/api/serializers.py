@@ -4,7 +4,8 @@ from rest_framework import serializers
 
 from appliance.api.serializers import HostField
 from appliance.fields import ApiFloatField, ApiIntegerField
-from recovery.choices import VERSIONS_MOST, VERSIONS_PASS
+from recovery.choices import VERSIONS_MOST, VERSIONS_PASS, How
+from recovery.models import Restore
 
 
 class WhereQuery(serializers.Serializer):
@@ -65,3 +66,26 @@ class FileVersionsSerializer(serializers.Serializer):
     most_mounted = ApiIntegerField()
     missing = serializers.ListField(child=serializers.CharField())
     live_size = ApiIntegerField(allow_null=True, help_text="The live file's size; null: not there now.")
+
+
+class FileRestoreRequest(serializers.Serializer):
+    host = HostField()
+    dataset = serializers.CharField(max_length=255)
+    snapshot = serializers.CharField(max_length=255)
+    path = serializers.CharField(max_length=4096, required=False, allow_blank=True, trim_whitespace=False,
+                                 help_text="Names joined by '/' (UTF-8 names).")  # fmt: skip
+    raw_path = serializers.CharField(max_length=4096 * 3, required=False, allow_blank=True,
+                                     help_text="The hex of each name's bytes joined by '/'; wins over path.")  # fmt: skip
+    how = serializers.ChoiceField(choices=How.choices)
+    confirm = serializers.CharField(max_length=255, required=False, allow_blank=True, trim_whitespace=False,
+                                    help_text="In place: the file's or folder's name, typed.")  # fmt: skip
+
+
+class FileRestoreSerializer(serializers.ModelSerializer):
+    host = serializers.SlugRelatedField(slug_field="name", read_only=True)
+
+    class Meta:
+        model = Restore
+        fields = ["id", "host", "dataset", "snapshot", "shown", "how", "name", "status", "progress", "safety",
+                  "operation", "created_at", "finished_at"]  # fmt: skip
+        read_only_fields = fields

@@ -6,9 +6,11 @@ from rest_framework import viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
+from appliance.api.base import ACCEPTED, accepted, by_host, valid
 from appliance.choices import Role
 from recovery import services
 from recovery.api import serializers as s
+from recovery.models import Restore
 
 
 def _query(shape, request):
@@ -41,3 +43,29 @@ class SnapshotFileViewSet(viewsets.ViewSet):
         where = services.where(host=d["host"], dataset=d["dataset"], path=path)
         found = services.versions(where=where, offset=d["offset"], limit=d["limit"])
         return Response(s.FileVersionsSerializer(found).data)
+
+
+class RestoreViewSet(viewsets.ReadOnlyModelViewSet):
+    """Restores out of snapshots (newest first); start one (202 + its Operation), stop a running one."""
+
+    serializer_class = s.FileRestoreSerializer
+    tarn_read_role = Role.OPERATOR
+
+    def get_queryset(self):
+        return by_host(Restore.objects.select_related("host"), self.request)
+
+    @extend_schema(request=s.FileRestoreRequest, responses=ACCEPTED)
+    def create(self, request):
+        """A file or folder back from a snapshot: beside it as <name>.restored-<snapshot>, or in place (its name
+        typed in confirm; a safety snapshot first)."""
+        d = dict(valid(s.FileRestoreRequest, request).validated_data)
+        path = d.pop("raw_path", "") or services.text_path(d.pop("path", ""))
+        d.pop("path", None)
+        return accepted(services.restore_start(user=request.user, path=path, **d).operation)
+
+    @extend_schema(request=None, responses={204: None})
+    @action(detail=True, methods=["post"])
+    def stop(self, request, pk=None):
+        """Stop it: the half copy is removed, the original stays as it was."""
+        services.restore_stop(restore=self.get_object(), user=request.user)
+        return Response(status=204)

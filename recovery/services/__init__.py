@@ -1,5 +1,20 @@
-"""The recovery app's services, by noun: browsing (reads of a snapshot's folders and a file's versions)."""
+"""The recovery app's services, by noun: browsing (reads of a snapshot's folders and a file's versions) and
+restores (a file or folder back, an Operation)."""
 
-from recovery.services.browse import Version, VersionPass, Where, folder_page, parts_of, text_path, versions, where
+from recovery.services.browse import (
+    Version,
+    VersionPass,
+    Where,
+    entry_of,
+    folder_page,
+    parts_of,
+    text_path,
+    versions,
+    where,
+)
+from recovery.services.restores import restore_start, restore_stop, safety_snapshots_prune
 
-__all__ = ["Version", "VersionPass", "Where", "folder_page", "parts_of", "text_path", "versions", "where"]
+__all__ = [
+    "Version", "VersionPass", "Where", "entry_of", "folder_page", "parts_of", "restore_start", "restore_stop", "safety_snapshots_prune", "text_path",
+    "versions", "where",
+]  # fmt: skip

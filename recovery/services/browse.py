@@ -93,6 +93,15 @@ def folder_page(*, where: Where, page: int = 1, per_page: int = PAGE) -> snapfil
         raise _said(exc) from None
 
 
+def entry_of(*, where: Where) -> snapfiles.Entry:
+    """The snapshot's entry at the path, compared with the live one."""
+    try:
+        return snapfiles.entry(transport_for(where.host, read_only=True), where.mount, where.snapshot,
+                               list(where.parts))  # fmt: skip
+    except HostError as exc:
+        raise _said(exc) from None
+
+
 @dataclass(frozen=True)
 class Version:
     """One version of the path: the snapshots holding it (newest and oldest of them, and how many) and its stamp;

@@ -24,6 +24,7 @@ from encryption.models import KeyExport, RetiredKey
 from health.models import DiskHealth, SelfTestRun, SelfTestSchedule
 from permissions.models import AclWalk, QuotaUse
 from pools.models import Dataset, Disk, Pool, Snapshot, SnapshotTask
+from recovery.models import Restore
 from replication.models import Pair
 from replication.models import Task as ReplicationTask
 from shares.models import NfsExport, SambaUser, SmbShare
@@ -426,6 +427,11 @@ ROLES: dict[str, tuple[str, str] | None] = {
     "/recovery/versions/": (OPERATOR, OPERATOR),
     "/api/v1/snapshot-files/": (OPERATOR, OPERATOR),
     "/api/v1/snapshot-files/versions/": (OPERATOR, OPERATOR),
+    "/recovery/restore/": (OPERATOR, OPERATOR),
+    "/recovery/restores/<pk>/stop/": (OPERATOR, OPERATOR),
+    "/api/v1/restores/": (OPERATOR, OPERATOR),
+    "/api/v1/restores/<pk>/": (OPERATOR, OPERATOR),
+    "/api/v1/restores/<pk>/stop/": (OPERATOR, OPERATOR),
 }
 
 
@@ -503,6 +509,8 @@ def objects(local_host, admin_user):
     use = QuotaUse.objects.create(host=local_host, dataset="tank/a", kind="user", name="alice", read_at=timezone.now())
     forecast = Forecast.objects.create(host=local_host, pool="tank", state="learning", computed_at=timezone.now(),
                                        used=1, total=2)  # fmt: skip
+    restore = Restore.objects.create(host=local_host, dataset="tank/a", snapshot="s", path="61", shown="a", how="beside",
+                                     status="running")  # fmt: skip
     return {
         "capacity": forecast.pk,
         "quota-use": use.pk,
@@ -554,6 +562,7 @@ def objects(local_host, admin_user):
         "media-speed": "hdd",
         "snapshot-task": task.pk,  # before "snapshot": the first key found in a URL name wins
         "snapshot": snapshot.pk,
+        "restore": restore.pk,  # last: backup-restore's pk is the backup's
     }
 
 

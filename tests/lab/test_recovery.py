@@ -9,6 +9,7 @@ from django.core.exceptions import ValidationError
 from hostlib import snapfiles
 from pools.services import inventory_refresh
 from recovery import services
+from recovery.models import Restore
 
 D = "/dev/disk/by-id/virtio-zfsdisk{}".format
 
@@ -47,3 +48,41 @@ def test_browsing_mounts_a_snapshot_only_while_it_reads_and_versions_mount_one_a
     ], found.versions  # fmt: skip
     assert found.live != found.versions[0].stamp, "changed after @last"
     assert "@" not in guest.sh("grep ' /tank/docs/.zfs' /proc/mounts || true"), "none left mounted"
+
+
+def test_a_folder_comes_back_in_place_with_its_acls_after_a_safety_snapshot_and_a_planted_link_is_refused(
+    guest, lab_host, admin_user, run_queued
+):
+    guest.sh(
+        f"zpool create -f tank {D(1)} && zfs create -o acltype=posix -o xattr=sa tank/docs && "
+        "mkdir -p /tank/docs/team/deep && echo monday > /tank/docs/team/report.txt && "
+        "echo notes > /tank/docs/team/deep/notes.txt && chown -R 1234:2345 /tank/docs/team && "
+        "setfacl -m u:4321:rw /tank/docs/team/report.txt && head -c 8M /dev/urandom > /tank/docs/team/big.bin && "
+        "zfs snapshot tank/docs@mon && rm -rf /tank/docs/team/deep && echo tuesday > /tank/docs/team/report.txt"
+    )
+    inventory_refresh(host=lab_host)
+
+    def restore(path, how, **more):
+        op = run_queued(lambda **kw: services.restore_start(**kw).operation, host=lab_host, user=admin_user,
+                        dataset="tank/docs", snapshot="mon", path=path, how=how, **more)  # fmt: skip
+        return op, Restore.objects.get(operation=op)
+
+    op, row = restore(raw("team"), "place", confirm="team")
+    assert op.status == "succeeded", (op.message, op.log)
+    assert guest.sh("cat /tank/docs/team/report.txt /tank/docs/team/deep/notes.txt").split() == ["monday", "notes"]
+    assert "user:4321:rw-" in guest.sh("getfacl -cp /tank/docs/team/report.txt")
+    assert guest.sh("stat -c %u:%g /tank/docs/team/deep").strip() == "1234:2345"
+    row.refresh_from_db()
+    assert row.safety.startswith("tank/docs@tarn-restore-") and row.progress["bytes"] >= 8 << 20
+    safety = row.safety.split("@")[1]
+    assert guest.sh(f"cat /tank/docs/.zfs/snapshot/{safety}/team/report.txt").strip() == "tuesday", "kept"
+    assert ".tarn-restore" not in guest.sh("ls -a /tank/docs /tank/docs/team")
+
+    op, _ = restore(f"{raw('team')}/{raw('report.txt')}", "beside")
+    assert op.status == "succeeded" and guest.sh("cat /tank/docs/team/report.txt.restored-mon").strip() == "monday"
+
+    guest.sh("rm /tank/docs/team/report.txt && ln -s /etc/passwd /tank/docs/team/report.txt")  # after the preview
+    op, _ = restore(f"{raw('team')}/{raw('report.txt')}", "place", confirm="report.txt")
+    assert op.status == "failed" and "is a link now" in op.message, op.message
+    assert "root:x:0:0" in guest.sh("head -1 /etc/passwd"), "nothing written through the link"
+    assert guest.sh("systemctl list-units --no-legend --all 'tarn-restore-*'").strip() == "", "units cleaned up"

@@ -1,0 +1,147 @@
+"""Restoring a file or folder out of a snapshot: an Operation (one restore per dataset at a time), a safety snapshot
+of the live dataset first when it goes back in place, then tarn-restore on the NAS as a unit that outlives the worker
+(hostlib.restores), followed for its bytes and files, stoppable. A copy that fails or is stopped leaves the original
+as it was (the helper removes its half copy)."""
+
+import time
+from datetime import timedelta
+
+from django.core.exceptions import ValidationError
+from django.utils import timezone
+
+from appliance.choices import Role
+from appliance.operations import Tracker, operation_runner, operation_start
+from hostlib import restores
+from hostlib.errors import HostError
+from pools import selectors as pools
+from pools.services import Scope, inventory_refresh, snapshot_destroy_start
+from recovery.choices import POLL_SECONDS, SAFETY_KEEP_DAYS, SAFETY_PREFIX, How, RestoreStatus
+from recovery.models import Restore
+from recovery.services.browse import where as place
+
+LOCK = "recovery"
+STATE_EVERY = 5  # polls between two looks at the unit itself (a helper that died without a last word)
+
+
+def restore_start(*, host, user, dataset: str, snapshot: str, path: str, how: str, confirm: str = "") -> Restore:
+    """Refused, naming the field: no snapshot, no path, a way that is not one, a restore in place without the name
+    typed (it replaces the live copy), another restore running in the dataset."""
+    if not snapshot:
+        raise ValidationError({"snapshot": "Pick the snapshot to restore from."})
+    if how not in How.values:
+        raise ValidationError({"how": f"One of: {', '.join(How.values)}."})
+    where = place(host=host, dataset=dataset, snapshot=snapshot, path=path)
+    if not where.parts:
+        raise ValidationError({"path": "Name a file or folder: the dataset itself is rolled back, not restored."})
+    shown = "/".join(where.names)
+    last = where.names[-1]
+    if how == How.PLACE and confirm != last:
+        raise ValidationError({"confirm": f"Type {last} to replace the live copy (a safety snapshot is taken first)."})
+    name = f"{last}.restored-{snapshot}" if how == How.BESIDE else ""
+    row = Restore.objects.create(host=host, dataset=where.dataset.name, snapshot=snapshot, path=where.path,
+                                 shown=shown, how=how, name=name, created_by=user)  # fmt: skip
+    op = operation_start(kind="recovery.restore", host=host, user=user, subject=where.dataset.name,
+                         params={"restore": row.pk, "dataset": where.dataset.name, "path": shown[:200]})  # fmt: skip
+    Restore.objects.filter(pk=row.pk).update(operation=op)
+    row.operation = op
+    return row
+
+
+def restore_stop(*, restore: Restore, user) -> None:
+    """Ask a running restore to stop: its half copy is removed, the original stays."""
+    if not user.has_role(Role.OPERATOR):
+        raise ValidationError("Only an operator or an admin stops a restore.")
+    if not Restore.objects.filter(pk=restore.pk, status=RestoreStatus.RUNNING).update(stop_requested=True):
+        raise ValidationError(f"This restore is {restore.get_status_display()}: nothing to stop.")
+
+
+def _ended(row: Restore, status: str, said: dict) -> None:
+    Restore.objects.filter(pk=row.pk).update(status=status, progress=said, finished_at=timezone.now())
+
+
+@operation_runner("recovery.restore", lock=LOCK, queue="default")
+def restore_run(tracker: Tracker) -> None:
+    row = Restore.objects.select_related("host").get(pk=tracker.op.params["restore"])
+    t = tracker.transport()
+    try:
+        dataset = pools.mounted_filesystem(host=row.host, name=row.dataset)
+        if dataset is None:
+            raise HostError(f"{row.dataset} is no longer a mounted filesystem")
+        if row.how == How.PLACE:
+            tracker.progress(1, "Taking a safety snapshot")
+            stamp = timezone.now().strftime("%Y-%m-%d_%H-%M-%S")
+            row.safety = restores.safety_snapshot(t, row.dataset, f"{SAFETY_PREFIX}-{stamp}-{row.pk}")
+            Restore.objects.filter(pk=row.pk).update(safety=row.safety)
+            tracker.log(f"safety snapshot {row.safety}: the live copy as it was")
+        name = row.name.encode("utf-8", "surrogateescape").hex() if row.name else ""
+        restores.start(t, row.pk, mount=dataset.mountpoint, snapshot=row.snapshot, parts=row.path.split("/"),
+                       how=row.how, name=name)  # fmt: skip
+        said = _follow(tracker, t, row)
+    except BaseException as exc:
+        _ended(row, RestoreStatus.FAILED, {"error": str(exc)[:500]})
+        raise
+    finally:
+        if row.safety:
+            inventory_refresh(host=row.host, operation=tracker.op, scope=Scope(datasets=[row.dataset]))
+    if said.get("state") == "stopped":
+        _ended(row, RestoreStatus.STOPPED, said)
+        tracker.progress(100, f"Stopped: {row.shown} is as it was; nothing half-copied is left.")
+        return
+    _ended(row, RestoreStatus.DONE, said)
+    where = f"beside it as {row.name}" if row.how == How.BESIDE else "in place"
+    tracker.progress(100, f"Restored {row.shown} from @{row.snapshot} {where}: {_counts(said)}.")
+
+
+def _counts(said: dict) -> str:
+    parts = [f"{said.get('files', 0)} files", f"{said.get('bytes', 0) >> 20} MiB"]
+    if said.get("folders"):
+        parts.insert(0, f"{said['folders']} folders")
+    if said.get("links"):
+        parts.append(f"{said['links']} links")
+    if said.get("skipped"):
+        parts.append(f"{said['skipped']} devices, FIFOs or sockets skipped")
+    return ", ".join(parts)
+
+
+def _follow(tracker: Tracker, t, row: Restore) -> dict:
+    """Poll the unit's status until it ends (a stop asked is passed on); if following fails, the unit is stopped
+    too, so no restore goes on that nobody follows."""
+    polls, said = 0, {}
+    try:
+        while True:
+            time.sleep(POLL_SECONDS)
+            polls += 1
+            if Restore.objects.filter(pk=row.pk, stop_requested=True).exists():
+                restores.stop(t, row.pk)
+            said = restores.progress(t, row.pk) or said
+            if said:
+                Restore.objects.filter(pk=row.pk).update(progress=said)
+                total = said.get("total") or 0
+                percent = min(99, 2 + int(97 * said.get("bytes", 0) / total)) if total else 2
+                tracker.progress(percent, f"{said.get('state', 'copying')}: {_counts(said)}")
+            if said.get("state") in ("done", "stopped", "failed") or polls % STATE_EVERY == 0:
+                state, result = restores.state(t, row.pk)
+                if state in ("inactive", "failed"):
+                    said = restores.progress(t, row.pk) or said
+                    restores.forget(t, row.pk)
+                    if said.get("state") == "failed" or (
+                        result not in ("", "success") and said.get("state") != "stopped"
+                    ):
+                        raise HostError(f"The restore failed: {said.get('error') or result}")
+                    if said.get("state") not in ("done", "stopped"):
+                        raise HostError(f"tarn-restore ended without a word ({state}, {result or 'no result'})")
+                    return said
+    except BaseException:
+        try:
+            restores.stop(t, row.pk)
+        except HostError:
+            pass
+        raise
+
+
+def safety_snapshots_prune(*, host, now=None):
+    """The safety snapshots past SAFETY_KEEP_DAYS (held ones stay), destroyed as the Snapshots page would (one
+    Operation, audited); None when there are none."""
+    now = now or timezone.now()
+    old = pools.snapshots_older(host=host, prefix=f"{SAFETY_PREFIX}-", before=now - timedelta(days=SAFETY_KEEP_DAYS))
+    return snapshot_destroy_start(host=host, user=None, snapshots=old) if old else None

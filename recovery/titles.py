@@ -1,0 +1,11 @@
+"""What the recovery operations are called on their pages, and the page each came from."""
+
+from appliance.titles import Title, operation_titles
+
+operation_titles(
+    {
+        "recovery.restore": Title(
+            "Restore {path} of {dataset} from a snapshot", back="recovery-browse", back_label="Back to Browse snapshots"
+        ),
+    }
+)
