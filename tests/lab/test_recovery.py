@@ -6,7 +6,7 @@ by name."""
 import pytest
 from django.core.exceptions import ValidationError
 
-from hostlib import snapfiles
+from hostlib import acl, snapfiles
 from pools.services import inventory_refresh
 from recovery import services
 from recovery.models import Restore
@@ -16,6 +16,18 @@ D = "/dev/disk/by-id/virtio-zfsdisk{}".format
 pytestmark = pytest.mark.lab
 
 raw = snapfiles.raw_of
+ACL = acl.build(6, 4, 0, {4321: 6}, {}).encode()  # what setfacl -m u:4321:rw makes (the lab guest has no setfacl)
+
+
+def xattrs(path: str, blob: bytes) -> str:
+    """The file's access ACL and a user xattr, set by python3 in the guest."""
+    return (f"python3 -c \"import os; os.setxattr('{path}', 'system.posix_acl_access', bytes.fromhex('{blob.hex()}')); "
+            f"os.setxattr('{path}', 'user.tag', b'kept')\"")  # fmt: skip
+
+
+def read_xattrs(path: str) -> str:
+    return (f"python3 -c \"import os; print(os.getxattr('{path}', 'system.posix_acl_access').hex(), "
+            f"os.getxattr('{path}', 'user.tag').decode())\"")  # fmt: skip
 
 
 def test_browsing_mounts_a_snapshot_only_while_it_reads_and_versions_mount_one_at_a_time(guest, lab_host):
@@ -57,7 +69,7 @@ def test_a_folder_comes_back_in_place_with_its_acls_after_a_safety_snapshot_and_
         f"zpool create -f tank {D(1)} && zfs create -o acltype=posix -o xattr=sa tank/docs && "
         "mkdir -p /tank/docs/team/deep && echo monday > /tank/docs/team/report.txt && "
         "echo notes > /tank/docs/team/deep/notes.txt && chown -R 1234:2345 /tank/docs/team && "
-        "setfacl -m u:4321:rw /tank/docs/team/report.txt && head -c 8M /dev/urandom > /tank/docs/team/big.bin && "
+        f"{xattrs('/tank/docs/team/report.txt', ACL)} && head -c 8M /dev/urandom > /tank/docs/team/big.bin && "
         "zfs snapshot tank/docs@mon && rm -rf /tank/docs/team/deep && echo tuesday > /tank/docs/team/report.txt"
     )
     inventory_refresh(host=lab_host)
@@ -70,7 +82,7 @@ def test_a_folder_comes_back_in_place_with_its_acls_after_a_safety_snapshot_and_
     op, row = restore(raw("team"), "place", confirm="team")
     assert op.status == "succeeded", (op.message, op.log)
     assert guest.sh("cat /tank/docs/team/report.txt /tank/docs/team/deep/notes.txt").split() == ["monday", "notes"]
-    assert "user:4321:rw-" in guest.sh("getfacl -cp /tank/docs/team/report.txt")
+    assert guest.sh(read_xattrs("/tank/docs/team/report.txt")).strip() == ACL.hex() + " kept", "ACL and xattr kept"
     assert guest.sh("stat -c %u:%g /tank/docs/team/deep").strip() == "1234:2345"
     row.refresh_from_db()
     assert row.safety.startswith("tank/docs@tarn-restore-") and row.progress["bytes"] >= 8 << 20
