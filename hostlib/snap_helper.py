@@ -10,6 +10,9 @@ most SLOTS snapshots are mounted by Tarn's reads at any moment.
 
     list     REQUEST   {mount, snapshot or null, parts, offset, limit, live}: one page of a folder: JSON
     versions REQUEST   {mount, snapshots (newest first), parts}: the path's lstat in each: JSON
+    entry    REQUEST   {mount, snapshot, parts}: one entry, and how the live one compares: JSON
+    read     REQUEST   {mount, snapshot, parts, offset, length}: a regular file's bytes (base64, 8 MiB at most) and
+                       its size: JSON
     mounts   MOUNT     the snapshots of that dataset mounted now: JSON
 
 REQUEST is JSON on stdin. Names travel as hex of their bytes (any byte but / and NUL is a name on Linux); each
@@ -323,8 +326,48 @@ def entry(request):
     return found
 
 
+def read(request):
+    """length bytes of a regular file of a snapshot from offset, base64, and the file's size (its parts read one
+    request at a time: a snapshot's file does not change between two)."""
+    import base64  # noqa: PLC0415 - only this command needs it
+
+    mount, names = request["mount"], _names(request["parts"])
+    if not names:
+        raise Refused("refusing the path: name a file")
+    offset, length = max(0, int(request.get("offset", 0))), min(max(0, int(request.get("length", 0))), 8 << 20)
+    slot = _slot()
+    try:
+        fd_mount = open_mount(mount)
+        try:
+            with Snapshot(mount, request["snapshot"], fd_mount) as root:
+                fd = _open_below(os.dup(root), names[:-1], "the folder")
+                try:
+                    try:
+                        f = os.open(names[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=fd)
+                    except OSError as e:
+                        if e.errno in (errno.ELOOP, errno.ENOENT):
+                            raise Refused(f"refusing {shown(names[-1])}: a link or not there") from None
+                        raise
+                    try:
+                        st = os.fstat(f)
+                        if not stat.S_ISREG(st.st_mode):
+                            raise Refused(f"refusing {shown(names[-1])}: not a regular file")
+                        data = os.pread(f, length, offset) if length else b""
+                    finally:
+                        os.close(f)
+                finally:
+                    os.close(fd)
+        finally:
+            os.close(fd_mount)
+    finally:
+        os.close(slot)
+    return {"size": st.st_size, "data": base64.b64encode(data).decode("ascii")}
+
+
 def main(argv):
     command = argv[0]
+    if command == "read":
+        return read(json.load(sys.stdin))
     if command == "entry":
         return entry(json.load(sys.stdin))
     if command == "list":

@@ -3,6 +3,7 @@ host's python3: nothing to install, and it works on a host Tarn may only read): 
 with the live folder beside it, and a path's versions across snapshots. Names travel as hex of their bytes, so a
 name that is not UTF-8 (or holds a newline) is shown escaped and can still be named back exactly."""
 
+import base64
 import inspect
 import json
 from dataclasses import dataclass, field
@@ -93,6 +94,17 @@ def entry(t: Transport, mount: str, snapshot: str, parts: list[str]) -> Entry:
     """One entry of a snapshot, and whether the live one is the same, changed or gone."""
     found = _ask(t, "entry", {"mount": mount, "snapshot": snapshot, "parts": parts}, timeout=60)
     return Entry(**{k: found.get(k, d) for k, d in _ENTRY_FIELDS.items()})
+
+
+READ_CHUNK = 4 << 20  # bytes a read brings (base64 on the wire: a third more)
+
+
+def read(t: Transport, mount: str, snapshot: str, parts: list[str], *, offset: int, length: int) -> tuple[int, bytes]:
+    """(the file's size, length bytes of it from offset): a regular file of a snapshot, never through a link."""
+
+    found = _ask(t, "read", {"mount": mount, "snapshot": snapshot, "parts": parts, "offset": int(offset),
+                              "length": int(length)}, timeout=120)  # fmt: skip
+    return int(found["size"]), base64.b64decode(found["data"])
 
 
 def versions(t: Transport, mount: str, parts: list[str], snapshots: list[str]) -> Versions:

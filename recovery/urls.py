@@ -8,5 +8,6 @@ urlpatterns = [
     path("", views.browse, name="recovery-browse"),
     path("versions/", views.file_versions, name="recovery-versions"),
     path("restore/", views.restore_page, name="recovery-restore"),
+    path("download/", views.download, name="recovery-download"),
     path("restores/<int:pk>/stop/", views.restore_stop, name="recovery-restore-stop"),
 ]

@@ -13,6 +13,7 @@ from recovery import selectors, services
 from recovery.choices import PAGE, VERSIONS_PASS
 from recovery.forms import BrowseForm, RestoreForm, VersionsForm
 from recovery.models import Restore
+from recovery.web import streamed
 
 
 def _refusal(exc: ValidationError) -> dict[str, str]:
@@ -44,6 +45,21 @@ def browse(request):
             context["errors"] = _refusal(exc)
     status = 400 if context["errors"] else 200
     return render(request, "recovery/browse.html", context, status=status)
+
+
+@require_http_methods(["GET"])
+@requires(read=Role.OPERATOR)
+def download(request):
+    host = host_current(request)
+    form = BrowseForm(request.GET)
+    data = form.cleaned_data if form.is_valid() else {}
+    try:
+        where = services.where(host=host, dataset=data.get("dataset", ""), snapshot=data.get("snapshot", ""),
+                               path=data.get("path", ""))  # fmt: skip
+        return streamed(services.download(where=where, user=request.user))
+    except ValidationError as exc:
+        context = {"host": host, "errors": _refusal(exc), "filesystems": selectors.browsable(host=host)}
+        return render(request, "recovery/browse.html", context, status=400)
 
 
 def _pages(page, number: int) -> dict:

@@ -171,6 +171,7 @@ SILENCED_SYSTEM_CHECKS = [
 TARN_TUNING_MEASURE_SECONDS = env_int("TARN_TUNING_MEASURE_SECONDS", 5)
 # How long the home page's panels are kept (per process) before they are read again; tests run with 0.
 TARN_DASHBOARD_SECONDS = env_int("TARN_DASHBOARD_SECONDS", 2)
+TARN_DOWNLOAD_MAX_MB = env_int("TARN_DOWNLOAD_MAX_MB", 256)  # the largest file a snapshot's page hands out
 # Failed logins: after this many failures for one username or address in the window, refuse.
 TARN_LOGIN_MAX_FAILURES = env_int("TARN_LOGIN_MAX_FAILURES", 5)  # per user name and address
 TARN_LOGIN_MAX_PER_ADDRESS = env_int("TARN_LOGIN_MAX_PER_ADDRESS", 20)  # one address, all names (spraying)

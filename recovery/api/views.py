@@ -11,6 +11,7 @@ from appliance.choices import Role
 from recovery import services
 from recovery.api import serializers as s
 from recovery.models import Restore
+from recovery.web import streamed
 
 
 def _query(shape, request):
@@ -34,6 +35,14 @@ class SnapshotFileViewSet(viewsets.ViewSet):
         d, path = _query(s.FolderQuery, request)
         where = services.where(host=d["host"], dataset=d["dataset"], snapshot=d.get("snapshot", ""), path=path)
         return Response(s.SnapshotFolderSerializer(services.folder_page(where=where, page=d["page"])).data)
+
+    @extend_schema(parameters=[s.FolderQuery], responses={(200, "application/octet-stream"): bytes})
+    @action(detail=False)
+    def download(self, request):
+        """A regular file of a snapshot, as an attachment (up to TARN_DOWNLOAD_MAX_MB; audited)."""
+        d, path = _query(s.FolderQuery, request)
+        where = services.where(host=d["host"], dataset=d["dataset"], snapshot=d.get("snapshot", ""), path=path)
+        return streamed(services.download(where=where, user=request.user))
 
     @extend_schema(parameters=[s.VersionsQuery], responses=s.FileVersionsSerializer)
     @action(detail=False)

@@ -5,9 +5,12 @@ snapshot reader (hostlib.snapfiles). Reads only: no Operation (nothing changes),
 import re
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 
+from appliance.choices import AuditKind
 from appliance.connect import transport_for
+from appliance.models import AuditEntry
 from hostlib import snapfiles
 from hostlib.errors import HostError
 from pools import selectors as pools
@@ -169,3 +172,45 @@ def versions(*, where: Where, offset: int = 0, limit: int = VERSIONS_PASS) -> Ve
             grouped.append(Version(seen["snapshot"], seen["snapshot"], 1, stamp))
     missing = [s["snapshot"] for s in found.snapshots if s.get("missing")]
     return VersionPass(found.live, grouped, len(names), offset, total, found.most_mounted, missing)
+
+
+@dataclass(frozen=True)
+class Download:
+    name: str  # as text, escaped
+    raw: bytes
+    size: int
+    chunks: object  # an iterator of bytes
+
+
+def download(*, where: Where, user) -> Download:
+    """A regular file of a snapshot, read from the NAS snapshots.READ_CHUNK at a time as the response is sent (never
+    whole in memory), up to TARN_DOWNLOAD_MAX_MB; audited (who, which file, how big)."""
+    if not where.snapshot or not where.parts:
+        raise ValidationError({"path": "Pick a file inside a snapshot."})
+    t = transport_for(where.host, read_only=True)
+    args = (where.mount, where.snapshot, list(where.parts))
+    try:
+        size, first = snapfiles.read(t, *args, offset=0, length=snapfiles.READ_CHUNK)
+    except HostError as exc:
+        raise _said(exc) from None
+    most = settings.TARN_DOWNLOAD_MAX_MB << 20
+    if size > most:
+        raise ValidationError({"path": f"{size >> 20} MiB is more than the {most >> 20} MiB a download may be "
+                                       "(TARN_DOWNLOAD_MAX_MB): restore it beside the live copy instead."})  # fmt: skip
+    AuditEntry.objects.create(kind=AuditKind.COMMAND, user=user, username=getattr(user, "username", ""),
+                              host_name=where.host.name,
+                              argv=["snapshot-download", f"{where.dataset.name}@{where.snapshot}",
+                                    "/".join(where.names)[:1000], str(size)])  # fmt: skip
+
+    def chunks():
+        yield first
+        offset = len(first)
+        while offset < size:
+            _, data = snapfiles.read(t, *args, offset=offset, length=snapfiles.READ_CHUNK)
+            if not data:
+                return
+            offset += len(data)
+            yield data
+
+    raw = bytes.fromhex(where.parts[-1])
+    return Download(where.names[-1], raw, size, chunks())

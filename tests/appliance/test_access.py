@@ -428,6 +428,8 @@ ROLES: dict[str, tuple[str, str] | None] = {
     "/api/v1/snapshot-files/": (OPERATOR, OPERATOR),
     "/api/v1/snapshot-files/versions/": (OPERATOR, OPERATOR),
     "/recovery/restore/": (OPERATOR, OPERATOR),
+    "/recovery/download/": (OPERATOR, OPERATOR),
+    "/api/v1/snapshot-files/download/": (OPERATOR, OPERATOR),
     "/recovery/restores/<pk>/stop/": (OPERATOR, OPERATOR),
     "/api/v1/restores/": (OPERATOR, OPERATOR),
     "/api/v1/restores/<pk>/": (OPERATOR, OPERATOR),

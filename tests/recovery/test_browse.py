@@ -7,6 +7,8 @@ import os
 import pytest
 from django.utils import timezone
 
+from appliance.models import AuditEntry
+from hostlib import snapfiles
 from hostlib.snapfiles import raw_of
 from pools.models import Dataset, Pool, Snapshot
 
@@ -94,3 +96,29 @@ def test_a_snapshot_destroyed_since_the_inventory_read_it_is_refused_on_the_snap
                             created_at=timezone.now())  # fmt: skip
     got = operator_client.get("/recovery/", {"dataset": "tank/docs", "snapshot": "c"})
     assert got.status_code == 400 and "<strong>snapshot</strong>: refusing snapshot c" in got.content.decode()
+
+
+def test_a_file_is_downloaded_from_a_snapshot_in_chunks_and_the_download_is_audited(
+    tree, operator_client, monkeypatch, settings
+):
+    big = tree / ".zfs/snapshot/b/team/big.bin"
+    payload = os.urandom((9 << 20) + 123)  # three reads of 4 MiB
+    big.write_bytes(payload)
+    monkeypatch.setattr(snapfiles, "READ_CHUNK", 4 << 20)
+    got = operator_client.get("/recovery/download/", {"dataset": "tank/docs", "snapshot": "b",
+                                                      "path": f"{raw_of('team')}/{raw_of('big.bin')}"})  # fmt: skip
+    assert got.status_code == 200 and b"".join(got.streaming_content) == payload
+    assert got["Content-Disposition"] == 'attachment; filename="big.bin"' and got["Content-Length"] == str(len(payload))
+    entry = AuditEntry.objects.filter(argv__0="snapshot-download").get()
+    assert entry.argv[1:] == ["tank/docs@b", "team/big.bin", str(len(payload))] and entry.username == "oscar"
+    settings.TARN_DOWNLOAD_MAX_MB = 8
+    refused = operator_client.get("/api/v1/snapshot-files/download/", {"host": "local", "dataset": "tank/docs",
+                                                                       "snapshot": "b", "path": "team/big.bin"})  # fmt: skip
+    assert refused.status_code == 400 and "TARN_DOWNLOAD_MAX_MB" in refused.json()["path"][0]
+    (tree / ".zfs/snapshot/b/team/link").symlink_to("/etc/shadow")
+    linked = operator_client.get("/api/v1/snapshot-files/download/", {"host": "local", "dataset": "tank/docs",
+                                                                      "snapshot": "b", "path": "team/link"})  # fmt: skip
+    assert linked.status_code == 400 and "a link or not there" in linked.json()["path"][0]
+    folder = operator_client.get("/api/v1/snapshot-files/download/", {"host": "local", "dataset": "tank/docs",
+                                                                      "snapshot": "b", "path": "team"})  # fmt: skip
+    assert folder.status_code == 400 and "not a regular file" in folder.json()["path"][0]
