@@ -13,6 +13,7 @@ most SLOTS snapshots are mounted by Tarn's reads at any moment.
     entry    REQUEST   {mount, snapshot, parts}: one entry, and how the live one compares: JSON
     read     REQUEST   {mount, snapshot, parts, offset, length}: a regular file's bytes (base64, 8 MiB at most) and
                        its size: JSON
+    diff     REQUEST   {argv: zfs diff's, mount, prefix, offset, limit}: its lines under prefix, counted, one page
     mounts   MOUNT     the snapshots of that dataset mounted now: JSON
 
 REQUEST is JSON on stdin. Names travel as hex of their bytes (any byte but / and NUL is a name on Linux); each
@@ -26,7 +27,9 @@ import grp
 import json
 import os
 import pwd
+import re
 import stat
+import subprocess
 import sys
 import time
 
@@ -364,8 +367,53 @@ def read(request):
     return {"size": st.st_size, "data": base64.b64encode(data).decode("ascii")}
 
 
+DIFF_ESCAPE = re.compile(rb"\\([0-7]{4})")
+
+
+def _unescape(raw):
+    return DIFF_ESCAPE.sub(lambda m: bytes([int(m.group(1), 8) & 0xFF]), raw)
+
+
+def diff(request):
+    """`zfs diff -FHt SINCE TO` read as it comes (never whole in memory): the lines under prefix (below the mount
+    point, its bytes as hex; a rename counts where either side is), counted by change, and one page of them."""
+    argv = request["argv"]
+    if argv[:2] != ["zfs", "diff"]:
+        raise Refused("refusing: not a zfs diff")
+    base = os.fsencode(request["mount"].rstrip("/")) + b"/"
+    prefix = base + bytes.fromhex(request.get("prefix", ""))
+    offset, limit = max(0, int(request.get("offset", 0))), min(max(1, int(request.get("limit", 200))), 1000)
+    counts, matched, total, page = {}, 0, 0, []
+    env = {"LC_ALL": "C", "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    try:
+        for line in proc.stdout:
+            fields = line.rstrip(b"\n").split(b"\t")
+            if len(fields) < 4:
+                continue
+            total += 1
+            paths = [_unescape(fields[3])] + ([_unescape(fields[4])] if fields[1] == b"R" and len(fields) > 4 else [])
+            if not any(p == prefix.rstrip(b"/") or p.startswith(prefix) for p in paths):
+                continue
+            matched += 1
+            key = fields[1].decode("ascii", "replace")
+            counts[key] = counts.get(key, 0) + 1
+            if offset < matched <= offset + limit:
+                page.append(line.rstrip(b"\n").decode("ascii", "surrogateescape"))
+        error = proc.stderr.read().decode("utf-8", "replace")
+    finally:
+        if proc.poll() is None:  # stopped early (Tarn's timeout, an error): no zfs diff left behind
+            proc.kill()
+        proc.wait()
+    if proc.returncode != 0:
+        raise Refused(f"zfs diff: {error.strip()[-300:] or proc.returncode}")
+    return {"lines": page, "counts": counts, "matched": matched, "total": total}
+
+
 def main(argv):
     command = argv[0]
+    if command == "diff":
+        return diff(json.load(sys.stdin))
     if command == "read":
         return read(json.load(sys.stdin))
     if command == "entry":

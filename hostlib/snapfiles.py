@@ -8,7 +8,7 @@ import inspect
 import json
 from dataclasses import dataclass, field
 
-from hostlib import snap_helper
+from hostlib import snap_helper, zdiff
 from hostlib.errors import CommandFailed, PathNotAllowed, error_for
 from hostlib.runner import Transport
 
@@ -121,3 +121,24 @@ def mounted(t: Transport, mount: str) -> list[str]:
     if done.returncode != 0:
         raise error_for(["tarn-snap", "mounts"], done.returncode, done.stderr)
     return json.loads(done.stdout)
+
+
+@dataclass(frozen=True)
+class Changes:
+    """One page of what changed under a folder, counted by change (added, removed, modified, renamed)."""
+
+    changes: list[zdiff.Change]
+    counts: dict[str, int]
+    matched: int  # the changes under the folder
+    total: int  # every change zfs diff listed
+
+
+def changes(t: Transport, mount: str, since: str, to: str = "", *, prefix: list[str] = (), offset: int = 0,
+            limit: int = PAGE) -> Changes:  # fmt: skip
+    """`zfs diff` of since (a snapshot) and to (a later one, or "" for now), read on the NAS as it comes: only the
+    page under prefix (hex names below the mount point) travels."""
+    request = {"argv": zdiff.diff_argv(since, to), "mount": mount, "prefix": "".join(f"{p}2f" for p in prefix),
+               "offset": int(offset), "limit": int(limit)}  # fmt: skip
+    found = _ask(t, "diff", request, timeout=600)
+    counts = {zdiff.CHANGES.get(k, k): v for k, v in found["counts"].items()}
+    return Changes(zdiff.parse("\n".join(found["lines"])), counts, int(found["matched"]), int(found["total"]))

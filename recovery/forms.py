@@ -28,3 +28,11 @@ class RestoreForm(forms.Form):
     how = forms.ChoiceField(choices=How.choices, initial=How.BESIDE, widget=forms.RadioSelect, label="Restore")
     confirm = forms.CharField(max_length=255, required=False, strip=False, label="Type its name to restore in place",
                               help_text="In place replaces the live copy (a safety snapshot keeps it).")  # fmt: skip
+
+
+class ChangesForm(forms.Form):
+    dataset = forms.CharField(max_length=255)
+    since = forms.CharField(max_length=255, label="From snapshot")
+    to = forms.CharField(max_length=255, required=False, label="To snapshot", help_text="Empty: now.")
+    path = forms.CharField(max_length=4096 * 3, required=False, strip=False, widget=forms.HiddenInput)
+    page = IntegerField(min_value=1, required=False)

@@ -11,7 +11,7 @@ from appliance.selectors import host_current
 from appliance.web import attempt, start_on_form
 from recovery import selectors, services
 from recovery.choices import PAGE, VERSIONS_PASS
-from recovery.forms import BrowseForm, RestoreForm, VersionsForm
+from recovery.forms import BrowseForm, ChangesForm, RestoreForm, VersionsForm
 from recovery.models import Restore
 from recovery.web import streamed
 
@@ -134,3 +134,28 @@ def restore_stop(request, pk):
     row = get_object_or_404(Restore, pk=pk, host=host_current(request))
     attempt(request, services.restore_stop, restore=row, user=request.user)
     return redirect("operation-detail", pk=row.operation_id) if row.operation_id else redirect("recovery-browse")
+
+
+@require_http_methods(["GET"])
+@requires(read=Role.OPERATOR)
+def changes(request):
+    """What changed in the dataset (under the folder) between two snapshots, or since one: counts and a page."""
+    host = host_current(request)
+    form = ChangesForm(request.GET)
+    context = {"host": host, "errors": {}, "form": form}
+    if not form.is_valid():
+        context["errors"] = {k: "; ".join(v) for k, v in form.errors.items()}
+    elif host:
+        data = form.cleaned_data
+        try:
+            where = services.where(host=host, dataset=data["dataset"], path=data.get("path", ""))
+            rows, found = services.changes(where=where, since=data["since"], to=data.get("to", ""),
+                                           page=data.get("page") or 1)  # fmt: skip
+            number = data.get("page") or 1
+            last = max(1, (found.matched + PAGE - 1) // PAGE)
+            context.update(where=where, rows=rows, found=found, since=data["since"], to=data.get("to", ""),
+                           pages={"number": number, "last": last, "previous": number - 1 if number > 1 else None,
+                                  "next": number + 1 if number < last else None})  # fmt: skip
+        except ValidationError as exc:
+            context["errors"] = _refusal(exc)
+    return render(request, "recovery/changes.html", context, status=400 if context["errors"] else 200)

@@ -89,3 +89,25 @@ class FileRestoreSerializer(serializers.ModelSerializer):
         fields = ["id", "host", "dataset", "snapshot", "shown", "how", "name", "status", "progress", "safety",
                   "operation", "created_at", "finished_at"]  # fmt: skip
         read_only_fields = fields
+
+
+class ChangesQuery(WhereQuery):
+    since = serializers.CharField(max_length=255, help_text="The earlier snapshot's name.")
+    to = serializers.CharField(max_length=255, required=False, allow_blank=True, help_text="A later one; empty: now.")
+    page = ApiIntegerField(min_value=1, default=1)
+
+
+class ChangeSerializer(serializers.Serializer):
+    change = serializers.CharField(help_text="added, removed, modified or renamed")
+    type = serializers.CharField()
+    path = serializers.CharField(help_text="Below the mount point, as text (escaped).")
+    new_path = serializers.CharField(help_text="A rename's new path.")
+    links = ApiIntegerField(allow_null=True, help_text="A file's link count went up or down by this.")
+    at = ApiFloatField()
+
+
+class ChangesSerializer(serializers.Serializer):
+    changes = ChangeSerializer(many=True)
+    counts = serializers.DictField(child=ApiIntegerField())
+    matched = ApiIntegerField()
+    total = ApiIntegerField()

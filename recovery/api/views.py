@@ -44,6 +44,16 @@ class SnapshotFileViewSet(viewsets.ViewSet):
         where = services.where(host=d["host"], dataset=d["dataset"], snapshot=d.get("snapshot", ""), path=path)
         return streamed(services.download(where=where, user=request.user))
 
+    @extend_schema(parameters=[s.ChangesQuery], responses=s.ChangesSerializer)
+    @action(detail=False)
+    def changes(self, request):
+        """What changed (zfs diff) between @since and @to (or now) under the path: 200 a page, and the counts."""
+        d, path = _query(s.ChangesQuery, request)
+        where = services.where(host=d["host"], dataset=d["dataset"], path=path)
+        rows, found = services.changes(where=where, since=d["since"], to=d.get("to", ""), page=d["page"])
+        body = {"changes": rows, "counts": found.counts, "matched": found.matched, "total": found.total}
+        return Response(s.ChangesSerializer(body).data)
+
     @extend_schema(parameters=[s.VersionsQuery], responses=s.FileVersionsSerializer)
     @action(detail=False)
     def versions(self, request):

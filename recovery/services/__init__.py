@@ -5,6 +5,7 @@ from recovery.services.browse import (
     Version,
     VersionPass,
     Where,
+    changes,
     download,
     entry_of,
     folder_page,
@@ -16,6 +17,6 @@ from recovery.services.browse import (
 from recovery.services.restores import restore_start, restore_stop, safety_snapshots_prune
 
 __all__ = [
-    "Version", "VersionPass", "Where", "download", "entry_of", "folder_page", "parts_of", "restore_start", "restore_stop", "safety_snapshots_prune", "text_path",
+    "Version", "VersionPass", "Where", "changes", "download", "entry_of", "folder_page", "parts_of", "restore_start", "restore_stop", "safety_snapshots_prune", "text_path",
     "versions", "where",
 ]  # fmt: skip

@@ -214,3 +214,41 @@ def download(*, where: Where, user) -> Download:
 
     raw = bytes.fromhex(where.parts[-1])
     return Download(where.names[-1], raw, size, chunks())
+
+
+@dataclass(frozen=True)
+class ChangeRow:
+    change: str
+    type: str
+    path: str  # below the mount point, as text (escaped)
+    new_path: str
+    links: int | None
+    at: float
+
+
+def changes(*, where: Where, since: str, to: str = "", page: int = 1, per_page: int = PAGE):
+    """What changed under the folder between @since and @to (a later snapshot, or "" for now): one page, newest
+    first as zfs lists them, and the counts by change. Refused, naming the field: a snapshot the dataset does not
+    have, @to not later than @since."""
+    snapshots = {s.name: s for s in pools.snapshots_of(dataset=where.dataset).filter(name__in=[since, to])}
+    if since not in snapshots:
+        raise ValidationError({"since": f"{where.dataset.name} has no snapshot {since[:100]!r}."})
+    if to and to not in snapshots:
+        raise ValidationError({"to": f"{where.dataset.name} has no snapshot {to[:100]!r}."})
+    if to and snapshots[to].createtxg <= snapshots[since].createtxg:
+        raise ValidationError({"to": f"@{to} is not later than @{since}."})
+    page = max(1, int(page))
+    name = where.dataset.name
+    try:
+        found = snapfiles.changes(transport_for(where.host, read_only=True), where.mount, f"{name}@{since}",
+                                  f"{name}@{to}" if to else "", prefix=list(where.parts),
+                                  offset=(page - 1) * per_page, limit=per_page)  # fmt: skip
+    except HostError as exc:
+        raise _said(exc, "since") from None
+    base = where.mount.rstrip("/").encode() + b"/"
+
+    def below(path: bytes | None) -> str:
+        return snapfiles.shown(path[len(base) :] if path and path.startswith(base) else (path or b""))
+
+    rows = [ChangeRow(c.change, c.type, below(c.path), below(c.new_path), c.links, c.at) for c in found.changes]
+    return rows, found

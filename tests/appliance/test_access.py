@@ -429,6 +429,8 @@ ROLES: dict[str, tuple[str, str] | None] = {
     "/api/v1/snapshot-files/versions/": (OPERATOR, OPERATOR),
     "/recovery/restore/": (OPERATOR, OPERATOR),
     "/recovery/download/": (OPERATOR, OPERATOR),
+    "/recovery/changes/": (OPERATOR, OPERATOR),
+    "/api/v1/snapshot-files/changes/": (OPERATOR, OPERATOR),
     "/api/v1/snapshot-files/download/": (OPERATOR, OPERATOR),
     "/recovery/restores/<pk>/stop/": (OPERATOR, OPERATOR),
     "/api/v1/restores/": (OPERATOR, OPERATOR),

@@ -51,6 +51,13 @@ def test_browsing_mounts_a_snapshot_only_while_it_reads_and_versions_mount_one_a
                                                   path=f"{raw('team')}/{raw('out')}"))  # fmt: skip
     assert "out is a link or not a folder" in str(refused.value)
 
+    # What changed from @s01 to @last, through the real zfs diff: the escaped name comes back byte for byte
+    rows, found = services.changes(where=services.where(host=lab_host, dataset="tank/docs"), since="s01", to="last")
+    got = {(r.change, r.type, r.path) for r in rows}
+    assert {("modified", "file", "team/report.txt"), ("added", "link", "team/out"),
+            ("added", "file", "team/line\\nbreak\\xff")} <= got, got  # fmt: skip
+    assert found.counts.get("added") == 2 and found.total == found.matched, found
+
     guest.sh("zfs destroy tank/docs@s29")  # destroyed behind the inventory's back
     found = services.versions(where=services.where(host=lab_host, dataset="tank/docs",
                                                    path=f"{raw('team')}/{raw('report.txt')}"))  # fmt: skip

@@ -2,7 +2,9 @@
 (.zfs/snapshot/<name> as plain folders: no ZFS on this machine; the lab proves the real snapshots and their mounts,
 tests/lab/test_recovery.py): what a page shows, the refusals naming their field, a viewer refused, versions."""
 
+import json
 import os
+from pathlib import Path
 
 import pytest
 from django.utils import timezone
@@ -11,6 +13,9 @@ from appliance.models import AuditEntry
 from hostlib import snapfiles
 from hostlib.snapfiles import raw_of
 from pools.models import Dataset, Pool, Snapshot
+from tests.support.runners import FakeHost
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "host" / "recovery"
 
 
 @pytest.fixture
@@ -122,3 +127,27 @@ def test_a_file_is_downloaded_from_a_snapshot_in_chunks_and_the_download_is_audi
     folder = operator_client.get("/api/v1/snapshot-files/download/", {"host": "local", "dataset": "tank/docs",
                                                                       "snapshot": "b", "path": "team"})  # fmt: skip
     assert folder.status_code == 400 and "not a regular file" in folder.json()["path"][0]
+
+
+def test_what_changed_is_a_page_of_zfs_diff_under_the_folder_with_its_counts(tree, operator_client, monkeypatch):
+    fake = FakeHost()
+    lines = (FIXTURES / "zfs-diff-FHt.txt").read_text().replace("/tank/docs", str(tree)).splitlines()
+    fake.answer("python3", stdout=json.dumps({"lines": lines[1:4], "counts": {"M": 3, "+": 4, "-": 1, "R": 2},
+                                              "matched": 10, "total": 12}))  # fmt: skip
+    fake.install(monkeypatch)
+    got = operator_client.get("/api/v1/snapshot-files/changes/", {"host": "local", "dataset": "tank/docs",
+                                                                  "since": "a", "path": "team"})  # fmt: skip
+    body = got.json()
+    assert got.status_code == 200 and body["counts"] == {"modified": 3, "added": 4, "removed": 1, "renamed": 2}
+    assert [(c["change"], c["path"], c["new_path"]) for c in body["changes"]] == [
+        ("added", "team/new.txt", ""), ("removed", "team/old.txt", ""), ("renamed", "team/a.txt", "team/b.txt")
+    ]  # fmt: skip
+    request = json.loads(fake.calls[-1].text)
+    assert request["argv"] == ["zfs", "diff", "-F", "-H", "-t", "--", "tank/docs@a", "tank/docs"]
+    assert request["prefix"] == b"team/".hex() and request["offset"] == 0
+    page = operator_client.get("/recovery/changes/", {"dataset": "tank/docs", "since": "a", "to": "b",
+                                                      "path": raw_of("team")}).content.decode()  # fmt: skip
+    assert "10 changes under this folder (12 in the dataset)" in page and "team/b.txt" in page
+    backwards = operator_client.get("/api/v1/snapshot-files/changes/", {"host": "local", "dataset": "tank/docs",
+                                                                        "since": "b", "to": "a"})  # fmt: skip
+    assert backwards.status_code == 400 and "not later than" in backwards.json()["to"][0]
