@@ -4,6 +4,7 @@ and "forecast now" (an operator's: it reads only Tarn's own inventory)."""
 from urllib.parse import urlencode
 
 from django.contrib import messages
+from django.core.cache import cache
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
@@ -12,6 +13,8 @@ from capacity import selectors, services
 from capacity.choices import FIT_DAYS, MIN_HISTORY_HOURS
 from capacity.forms import ForecastFilterForm
 from capacity.models import Forecast
+
+NOW_SECONDS = 60  # "Forecast now" at most once a minute a host (each reads every point of 30 days)
 
 
 def forecast_list(request):
@@ -44,7 +47,9 @@ def forecast_detail(request, pk):
 @require_POST
 def forecast_update(request):
     host = host_current(request)
-    if host is not None:
+    if host is not None and not cache.add(f"tarn:capacity:now:{host.pk}", 1, NOW_SECONDS):
+        messages.info(request, f"{host.name}'s forecasts were made less than a minute ago.")
+    elif host is not None:
         made = services.capacity_update(host=host)
         messages.success(request, f"{len(made)} forecast(s) made again from {host.name}'s inventory.")
     return redirect("capacity-list")

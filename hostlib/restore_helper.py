@@ -17,6 +17,7 @@ import ctypes
 import errno
 import json
 import os
+import re
 import signal
 import stat
 import sys
@@ -27,8 +28,8 @@ OPEN_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 OPEN_FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
 CHUNK = 64 << 20  # bytes a copy_file_range call may move (a stop is seen between two)
 STATUS_EVERY = 0.5
+RENAME_NOREPLACE = 1
 RENAME_EXCHANGE = 2
-AT_FDCWD = -100
 
 
 class Refused(Exception):
@@ -199,16 +200,18 @@ def _entry(copy, src_dir, name, dst_dir, dst_name):
     copy.report()
 
 
-def _remove(dir_fd, name):
-    """dir_fd/name and everything inside, never following a link."""
+def _remove(dir_fd, name, dev):
+    """dir_fd/name and everything inside, never following a link nor crossing into another filesystem (dev)."""
     st = os.lstat(name, dir_fd=dir_fd)
+    if st.st_dev != dev:
+        raise Refused(f"refusing to remove {shown(name)}: another filesystem is mounted there")
     if stat.S_ISDIR(st.st_mode):
         fd = os.open(name, OPEN_DIR, dir_fd=dir_fd)
         try:
             with os.scandir(fd) as found:
                 inside = [os.fsencode(e.name) for e in found]
             for child in inside:
-                _remove(fd, child)
+                _remove(fd, child, dev)
         finally:
             os.close(fd)
         os.rmdir(name, dir_fd=dir_fd)
@@ -216,11 +219,14 @@ def _remove(dir_fd, name):
         os.unlink(name, dir_fd=dir_fd)
 
 
-def _exchange(dir_fd, a, b):
+def _rename2(from_fd, a, to_fd, b, flags):
+    """renameat2(2): RENAME_NOREPLACE (never over what is there) or RENAME_EXCHANGE (the two swapped at once)."""
     libc = ctypes.CDLL(None, use_errno=True)
     libc.renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
-    if libc.renameat2(dir_fd, a, dir_fd, b, RENAME_EXCHANGE) != 0:
+    if libc.renameat2(from_fd, a, to_fd, b, flags) != 0:
         code = ctypes.get_errno()
+        if code == errno.EEXIST:
+            raise Refused(f"refusing: {shown(b)} exists already")
         raise OSError(code, os.strerror(code))
 
 
@@ -259,6 +265,30 @@ def restore(args, status):
         os.close(src_dir)
 
 
+def _staging(dst_dir, job):
+    """A private folder of root's (0700, a random name) in the destination folder, opened: the copy is made inside
+    it, where no user can reach, and only moved out whole. Refused if what was opened is not the folder just made."""
+    name = b".tarn-restore-%d-%s" % (int(job), os.urandom(8).hex().encode())
+    os.mkdir(name, 0o700, dir_fd=dst_dir)
+    fd = os.open(name, OPEN_DIR, dir_fd=dst_dir)
+    st = os.fstat(fd)
+    if st.st_uid != 0 or stat.S_IMODE(st.st_mode) != 0o700 or st.st_nlink != 2:
+        os.close(fd)
+        raise Refused("refusing: the folder made for the copy was swapped before it was opened")
+    return name, fd
+
+
+def _mounted_below(path):
+    """Mount points at or below path (bytes), from /proc/self/mountinfo (its octal escapes undone)."""
+    found = []
+    with open("/proc/self/mountinfo", "rb") as fh:
+        for line in fh:
+            point = re.sub(rb"\\([0-7]{3})", lambda m: bytes([int(m.group(1), 8)]), line.split(b" ")[4])
+            if point == path or point.startswith(path + b"/"):
+                found.append(point)
+    return found
+
+
 def _restore(args, status, src_dir, dst_dir, last, st):
     if stat.S_ISDIR(st.st_mode):
         fd = os.open(last, OPEN_DIR, dir_fd=src_dir)
@@ -269,11 +299,12 @@ def _restore(args, status, src_dir, dst_dir, last, st):
     else:
         total = st.st_size if stat.S_ISREG(st.st_mode) else 0
     copy = Copy(status, total)
-    temp = b".tarn-restore-%d" % int(args["job"])
+    dev = os.fstat(dst_dir).st_dev
     if args["how"] == "beside":
         target = bytes.fromhex(args["name"])
-        if _exists(dst_dir, target):
-            raise Refused(f"refusing: {shown(target)} exists already beside it")
+        if target in (b"", b".", b"..") or b"/" in target or b"\0" in target or len(target) > 255:
+            raise Refused(f"refusing the name {shown(target)!r}: not a plain name of at most 255 bytes")
+        there = None
     else:
         target = last
         try:
@@ -284,31 +315,44 @@ def _restore(args, status, src_dir, dst_dir, last, st):
             raise Refused(f"refusing: {shown(target)} is a link now (planted?); nothing is written through it")
         if there is not None and stat.S_ISDIR(there.st_mode) != stat.S_ISDIR(st.st_mode):
             raise Refused(f"refusing: {shown(target)} is a {'folder' if stat.S_ISDIR(there.st_mode) else 'file'} now")
-    if _exists(dst_dir, temp):
-        _remove(dst_dir, temp)  # a copy an earlier attempt left (a killed unit)
-    copy.report(force=True)
+        if there is not None and there.st_dev != dev:
+            raise Refused(f"refusing: {shown(target)} is another dataset's mount point")
+        if there is not None and stat.S_ISDIR(there.st_mode):
+            live = os.fsencode(args["mount"].rstrip("/")) + b"/" + b"/".join(bytes.fromhex(p) for p in args["parts"])
+            if _mounted_below(live):
+                raise Refused(f"refusing: a dataset or filesystem is mounted inside {shown(target)}")
+    name, staging = _staging(dst_dir, args["job"])
     try:
-        _entry(copy, src_dir, last, dst_dir, temp)
-        copy.check()
-    except BaseException as exc:
-        if _exists(dst_dir, temp):
-            _remove(dst_dir, temp)
-        state = "stopped" if isinstance(exc, Stopped) else "failed"
-        said = "no space left on the pool" if isinstance(exc, OSError) and exc.errno == errno.ENOSPC else str(exc)
-        copy.report(state=state, force=True, error="" if state == "stopped" else said[:500])
-        if isinstance(exc, Stopped):
-            return copy
-        raise Failed(said) from exc
-    if args["how"] == "beside" or not _exists(dst_dir, target):
-        os.rename(temp, target, src_dir_fd=dst_dir, dst_dir_fd=dst_dir)
-    elif stat.S_ISDIR(st.st_mode):
-        _exchange(dst_dir, temp, target)  # the restored folder takes the name; the live one goes to temp
-        copy.report(state="removing", force=True)
-        _remove(dst_dir, temp)
-    else:
-        os.rename(temp, target, src_dir_fd=dst_dir, dst_dir_fd=dst_dir)  # atomic: the old file or the restored one
-    copy.report(state="done", force=True, name=shown(target))
-    return copy
+        copy.report(force=True)
+        try:
+            _entry(copy, src_dir, last, staging, b"e")
+            copy.check()
+        except BaseException as exc:
+            state = "stopped" if isinstance(exc, Stopped) else "failed"
+            said = "no space left on the pool" if isinstance(exc, OSError) and exc.errno == errno.ENOSPC else str(exc)
+            copy.report(state=state, force=True, error="" if state == "stopped" else said[:500])
+            if isinstance(exc, Stopped):
+                return copy
+            raise Failed(said) from exc
+        if there is None:
+            _rename2(staging, b"e", dst_dir, target, RENAME_NOREPLACE)  # beside, or the live one gone: never over
+        elif stat.S_ISDIR(st.st_mode):
+            _rename2(staging, b"e", dst_dir, target, RENAME_EXCHANGE)  # the live folder goes into the private one
+            copy.report(state="removing", force=True)
+        else:
+            os.rename(b"e", target, src_dir_fd=staging, dst_dir_fd=dst_dir)  # atomic: the old file or the restored
+        copy.report(state="done", force=True, name=shown(target))
+        return copy
+    finally:
+        try:
+            if _exists(staging, b"e"):
+                _remove(staging, b"e", dev)  # a half copy, or the replaced live folder: both private
+        finally:
+            os.close(staging)
+            try:
+                os.rmdir(name, dir_fd=dst_dir)  # empty by now; a folder planted under its name is not (rmdir fails)
+            except OSError:
+                pass
 
 
 def _exists(dir_fd, name):

@@ -24,6 +24,7 @@ import ctypes
 import errno
 import fcntl
 import grp
+import heapq
 import json
 import os
 import pwd
@@ -31,6 +32,7 @@ import re
 import stat
 import subprocess
 import sys
+import tempfile
 import time
 
 REFUSED = 3
@@ -190,11 +192,19 @@ def _stamp(fd, raw):
 
 
 def _page(fd, offset, limit):
-    """Folders first, then by name (bytes): one page of entries, and how many there are in all."""
+    """Folders first, then by name (bytes): one page of entries, and how many there are in all. Only the first
+    offset + limit are kept while the folder is read (a folder of millions costs a page's memory, not millions')."""
+    total = 0
+
+    def entries(found):
+        nonlocal total
+        for e in found:
+            total += 1
+            yield not e.is_dir(follow_symlinks=False), os.fsencode(e.name)
+
     with os.scandir(fd) as found:
-        names = [(not e.is_dir(follow_symlinks=False), os.fsencode(e.name)) for e in found]
-    names.sort()
-    return [raw for _, raw in names[offset : offset + limit]], len(names)
+        first = heapq.nsmallest(offset + limit, entries(found))
+    return [raw for _, raw in first[offset:]], total
 
 
 def listing(request):
@@ -345,16 +355,19 @@ def read(request):
             with Snapshot(mount, request["snapshot"], fd_mount) as root:
                 fd = _open_below(os.dup(root), names[:-1], "the folder")
                 try:
-                    try:
-                        f = os.open(names[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=fd)
-                    except OSError as e:
-                        if e.errno in (errno.ELOOP, errno.ENOENT):
-                            raise Refused(f"refusing {shown(names[-1])}: a link or not there") from None
-                        raise
+                    try:  # a snapshot does not change: what lstat says is what open finds (a device is never opened)
+                        seen = os.lstat(names[-1], dir_fd=fd)
+                    except FileNotFoundError:
+                        raise Refused(f"refusing {shown(names[-1])}: a link or not there") from None
+                    if stat.S_ISLNK(seen.st_mode):
+                        raise Refused(f"refusing {shown(names[-1])}: a link or not there")
+                    if not stat.S_ISREG(seen.st_mode):
+                        raise Refused(f"refusing {shown(names[-1])}: not a regular file")
+                    f = os.open(names[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=fd)
                     try:
                         st = os.fstat(f)
-                        if not stat.S_ISREG(st.st_mode):
-                            raise Refused(f"refusing {shown(names[-1])}: not a regular file")
+                        if (st.st_dev, st.st_ino) != (seen.st_dev, seen.st_ino) or not stat.S_ISREG(st.st_mode):
+                            raise Refused(f"refusing {shown(names[-1])}: it changed while it was opened")
                         data = os.pread(f, length, offset) if length else b""
                     finally:
                         os.close(f)
@@ -385,7 +398,9 @@ def diff(request):
     offset, limit = max(0, int(request.get("offset", 0))), min(max(1, int(request.get("limit", 200))), 1000)
     counts, matched, total, page = {}, 0, 0, []
     env = {"LC_ALL": "C", "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    slot = _slot()  # one of the host's readers: diffs are bounded with the rest
+    errors = tempfile.TemporaryFile()  # read after: a pipe zfs filled while stdout was read would hang it
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=errors, env=env)
     try:
         for line in proc.stdout:
             fields = line.rstrip(b"\n").split(b"\t")
@@ -400,11 +415,13 @@ def diff(request):
             counts[key] = counts.get(key, 0) + 1
             if offset < matched <= offset + limit:
                 page.append(line.rstrip(b"\n").decode("ascii", "surrogateescape"))
-        error = proc.stderr.read().decode("utf-8", "replace")
     finally:
         if proc.poll() is None:  # stopped early (Tarn's timeout, an error): no zfs diff left behind
             proc.kill()
         proc.wait()
+        os.close(slot)
+    errors.seek(0)
+    error = errors.read(4096).decode("utf-8", "replace")
     if proc.returncode != 0:
         raise Refused(f"zfs diff: {error.strip()[-300:] or proc.returncode}")
     return {"lines": page, "counts": counts, "matched": matched, "total": total}

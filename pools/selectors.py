@@ -548,7 +548,11 @@ def snapshot_of(*, dataset, name: str):
     return Snapshot.objects.filter(dataset=dataset, name=name).first()
 
 
-def snapshots_older(*, host, prefix: str, before, limit: int = 100) -> list[str]:
-    """The host's snapshots whose name starts with prefix, made before `before`, not held: full names, oldest first."""
-    rows = Snapshot.objects.filter(host=host, name__startswith=prefix, created_at__lt=before, holds=0)
-    return [f"{d}@{n}" for d, n in rows.order_by("created_at").values_list("dataset__name", "name")[:limit]]
+def snapshots_unheld(*, host, names: list[str]) -> list[str]:
+    """Of these full snapshot names (dataset@name), those the host has as last read and not held, oldest first."""
+    wanted = {tuple(n.split("@", 1)) for n in names if "@" in n}
+    if not wanted:
+        return []
+    rows = Snapshot.objects.filter(host=host, holds=0, name__in={n for _, n in wanted})
+    found = rows.order_by("created_at").values_list("dataset__name", "name")
+    return [f"{d}@{n}" for d, n in found if (d, n) in wanted]

@@ -10,13 +10,13 @@ class BrowseForm(forms.Form):
     dataset = forms.CharField(max_length=255, required=False)
     snapshot = forms.CharField(max_length=255, required=False)
     path = forms.CharField(max_length=4096 * 3, required=False, strip=False)
-    page = IntegerField(min_value=1, required=False)
+    page = IntegerField(min_value=1, max_value=10**6, required=False)
 
 
 class VersionsForm(forms.Form):
     dataset = forms.CharField(max_length=255)
     path = forms.CharField(max_length=4096 * 3, strip=False)
-    offset = IntegerField(min_value=0, required=False)
+    offset = IntegerField(min_value=0, max_value=10**7, required=False)
     limit = IntegerField(min_value=1, max_value=VERSIONS_MOST, required=False, initial=VERSIONS_PASS,
                          help_text=f"Snapshots a pass looks into (up to {VERSIONS_MOST}).")  # fmt: skip
 
@@ -35,4 +35,4 @@ class ChangesForm(forms.Form):
     since = forms.CharField(max_length=255, label="From snapshot")
     to = forms.CharField(max_length=255, required=False, label="To snapshot", help_text="Empty: now.")
     path = forms.CharField(max_length=4096 * 3, required=False, strip=False, widget=forms.HiddenInput)
-    page = IntegerField(min_value=1, required=False)
+    page = IntegerField(min_value=1, max_value=10**6, required=False)

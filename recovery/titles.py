@@ -5,7 +5,9 @@ from appliance.titles import Title, operation_titles
 operation_titles(
     {
         "recovery.restore": Title(
-            "Restore {path} of {dataset} from a snapshot", back="recovery-browse", back_label="Back to Browse snapshots"
+            "Restore a file or folder of {dataset} from a snapshot",
+            back="recovery-browse",
+            back_label="Back to Browse snapshots",
         ),
     }
 )

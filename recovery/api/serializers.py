@@ -20,11 +20,11 @@ class WhereQuery(serializers.Serializer):
 class FolderQuery(WhereQuery):
     snapshot = serializers.CharField(max_length=255, required=False, allow_blank=True,
                                      help_text="Empty: the live folder.")  # fmt: skip
-    page = ApiIntegerField(min_value=1, default=1)
+    page = ApiIntegerField(min_value=1, max_value=10**6, default=1)
 
 
 class VersionsQuery(WhereQuery):
-    offset = ApiIntegerField(min_value=0, default=0, help_text="Snapshots (newest first) skipped.")
+    offset = ApiIntegerField(min_value=0, max_value=10**7, default=0, help_text="Snapshots (newest first) skipped.")
     limit = ApiIntegerField(min_value=1, max_value=VERSIONS_MOST, default=VERSIONS_PASS,
                             help_text="Snapshots this pass looks into.")  # fmt: skip
 
@@ -94,7 +94,7 @@ class FileRestoreSerializer(serializers.ModelSerializer):
 class ChangesQuery(WhereQuery):
     since = serializers.CharField(max_length=255, help_text="The earlier snapshot's name.")
     to = serializers.CharField(max_length=255, required=False, allow_blank=True, help_text="A later one; empty: now.")
-    page = ApiIntegerField(min_value=1, default=1)
+    page = ApiIntegerField(min_value=1, max_value=10**6, default=1)
 
 
 class ChangeSerializer(serializers.Serializer):

@@ -197,10 +197,10 @@ def download(*, where: Where, user) -> Download:
     if size > most:
         raise ValidationError({"path": f"{size >> 20} MiB is more than the {most >> 20} MiB a download may be "
                                        "(TARN_DOWNLOAD_MAX_MB): restore it beside the live copy instead."})  # fmt: skip
+    # the file's name in params (an admin's to read in the audit log), not in argv (everyone's): file names are data
     AuditEntry.objects.create(kind=AuditKind.COMMAND, user=user, username=getattr(user, "username", ""),
-                              host_name=where.host.name,
-                              argv=["snapshot-download", f"{where.dataset.name}@{where.snapshot}",
-                                    "/".join(where.names)[:1000], str(size)])  # fmt: skip
+                              host_name=where.host.name, params={"path": "/".join(where.names)[:1000]},
+                              argv=["snapshot-download", f"{where.dataset.name}@{where.snapshot}", str(size)])  # fmt: skip
 
     def chunks():
         yield first

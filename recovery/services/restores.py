@@ -38,10 +38,14 @@ def restore_start(*, host, user, dataset: str, snapshot: str, path: str, how: st
     if how == How.PLACE and confirm != last:
         raise ValidationError({"confirm": f"Type {last} to replace the live copy (a safety snapshot is taken first)."})
     name = f"{last}.restored-{snapshot}" if how == How.BESIDE else ""
+    if how == How.BESIDE and len(_beside(where.parts[-1], snapshot)) > 255:
+        raise ValidationError(
+            {"how": "Its name and .restored-<snapshot> come to more than 255 bytes: restore it in place."}
+        )
     row = Restore.objects.create(host=host, dataset=where.dataset.name, snapshot=snapshot, path=where.path,
                                  shown=shown, how=how, name=name, created_by=user)  # fmt: skip
     op = operation_start(kind="recovery.restore", host=host, user=user, subject=where.dataset.name,
-                         params={"restore": row.pk, "dataset": where.dataset.name, "path": shown[:200]})  # fmt: skip
+                         params={"restore": row.pk, "dataset": where.dataset.name})  # fmt: skip
     Restore.objects.filter(pk=row.pk).update(operation=op)
     row.operation = op
     return row
@@ -73,23 +77,42 @@ def restore_run(tracker: Tracker) -> None:
             row.safety = restores.safety_snapshot(t, row.dataset, f"{SAFETY_PREFIX}-{stamp}-{row.pk}")
             Restore.objects.filter(pk=row.pk).update(safety=row.safety)
             tracker.log(f"safety snapshot {row.safety}: the live copy as it was")
-        name = row.name.encode("utf-8", "surrogateescape").hex() if row.name else ""
+        name = _beside(row.path.split("/")[-1], row.snapshot).hex() if row.how == How.BESIDE else ""
         restores.start(t, row.pk, mount=dataset.mountpoint, snapshot=row.snapshot, parts=row.path.split("/"),
                        how=row.how, name=name)  # fmt: skip
         said = _follow(tracker, t, row)
     except BaseException as exc:
-        _ended(row, RestoreStatus.FAILED, {"error": str(exc)[:500]})
+        said = Restore.objects.values_list("progress", flat=True).get(pk=row.pk) or {}
+        _ended(row, RestoreStatus.FAILED, {**said, "error": said.get("error") or str(exc)[:500]})
         raise
     finally:
         if row.safety:
             inventory_refresh(host=row.host, operation=tracker.op, scope=Scope(datasets=[row.dataset]))
     if said.get("state") == "stopped":
         _ended(row, RestoreStatus.STOPPED, said)
-        tracker.progress(100, f"Stopped: {row.shown} is as it was; nothing half-copied is left.")
+        tracker.progress(100, "Stopped: the live copy is as it was; nothing half-copied is left.")
         return
     _ended(row, RestoreStatus.DONE, said)
-    where = f"beside it as {row.name}" if row.how == How.BESIDE else "in place"
-    tracker.progress(100, f"Restored {row.shown} from @{row.snapshot} {where}: {_counts(said)}.")
+    # no file name in an operation's words: a viewer reads operations, and file names are data (the restore's row,
+    # an operator's to read, names it)
+    where = "beside it (.restored-" + row.snapshot + ")" if row.how == How.BESIDE else "in place"
+    tracker.progress(100, f"Restored restore {row.pk} from @{row.snapshot} {where}: {_counts(said)}.")
+
+
+def _beside(raw_hex: str, snapshot: str) -> bytes:
+    """The name a restore beside takes: the entry's own bytes, then .restored-<snapshot>."""
+    return bytes.fromhex(raw_hex) + b".restored-" + snapshot.encode()
+
+
+def _kind(error: str) -> str:
+    """What went wrong, without the file's name (the restore's row keeps the whole reason for operators)."""
+    for words, said in (("no space left", "no space left on the pool"), ("is a link now", "a link was planted where it "
+                        "lands; nothing was written through it"), ("mounted inside", "a filesystem is mounted inside"),
+                        ("exists already", "the name it would take exists already"), ("swapped", "its folder was "
+                        "swapped while it was made")):  # fmt: skip
+        if words in error:
+            return said
+    return "the NAS refused it (the reason is on the restore, Storage → Browse snapshots)"
 
 
 def _counts(said: dict) -> str:
@@ -123,11 +146,12 @@ def _follow(tracker: Tracker, t, row: Restore) -> dict:
                 state, result = restores.state(t, row.pk)
                 if state in ("inactive", "failed"):
                     said = restores.progress(t, row.pk) or said
+                    Restore.objects.filter(pk=row.pk).update(progress=said)
                     restores.forget(t, row.pk)
                     if said.get("state") == "failed" or (
                         result not in ("", "success") and said.get("state") != "stopped"
                     ):
-                        raise HostError(f"The restore failed: {said.get('error') or result}")
+                        raise HostError(f"Restore {row.pk} failed: {_kind(said.get('error') or result)}")
                     if said.get("state") not in ("done", "stopped"):
                         raise HostError(f"tarn-restore ended without a word ({state}, {result or 'no result'})")
                     return said
@@ -140,8 +164,11 @@ def _follow(tracker: Tracker, t, row: Restore) -> dict:
 
 
 def safety_snapshots_prune(*, host, now=None):
-    """The safety snapshots past SAFETY_KEEP_DAYS (held ones stay), destroyed as the Snapshots page would (one
-    Operation, audited); None when there are none."""
+    """The safety snapshots Tarn's own restores took, past SAFETY_KEEP_DAYS, destroyed as the Snapshots page would
+    (one Operation, audited): only names a Restore row recorded (a snapshot an admin or a replication named alike is
+    not Tarn's to destroy), still in the inventory, not held. None when there are none."""
     now = now or timezone.now()
-    old = pools.snapshots_older(host=host, prefix=f"{SAFETY_PREFIX}-", before=now - timedelta(days=SAFETY_KEEP_DAYS))
+    recorded = Restore.objects.filter(host=host, created_at__lt=now - timedelta(days=SAFETY_KEEP_DAYS))
+    names = [n for n in recorded.exclude(safety="").values_list("safety", flat=True) if f"@{SAFETY_PREFIX}-" in n]
+    old = pools.snapshots_unheld(host=host, names=names)
     return snapshot_destroy_start(host=host, user=None, snapshots=old) if old else None

@@ -43,7 +43,7 @@ def test_find_a_deleted_file_in_a_snapshot_see_its_versions_and_restore_it_besid
     page.check("input[name=how][value=beside]")
     page.click("#restore-form button")
     wait_for_operation(page)
-    expect(page.locator("main")).to_contain_text("beside it as report.txt.restored-tue")
+    expect(page.locator("main")).to_contain_text("beside it (.restored-tue)")
     assert guest.sh("cat /tank/docs/team/report.txt.restored-tue").strip() == "v2"
     shot(page, "recovery-03-restored")
 

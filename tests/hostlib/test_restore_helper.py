@@ -122,3 +122,32 @@ def test_arguments_in_a_file_anyone_could_write_are_refused(tmp_path, mount):
     done = subprocess.run([sys.executable, HELPER, "restore", str(args), str(tmp_path / "s.json")],
                           capture_output=True, text=True, timeout=60)  # fmt: skip
     assert done.returncode == restore_helper.REFUSED and "not root's own file" in done.stderr
+
+
+def test_a_folder_planted_under_the_old_temporary_name_is_never_removed(tmp_path, mount):
+    """A user in a shared folder renames someone else's folder to the name the copy would use (job ids are
+    sequential): the copy goes into a private folder of root's with a random name instead, and the planted one
+    stays whole."""
+    victim = mount / "team" / ".tarn-restore-7"
+    victim.mkdir()
+    (victim / "data").write_text("someone else's")
+    done, status = run(tmp_path, mount, ["team", "report.txt"], how="beside", name="report.txt.restored-mon", job=7)
+    assert done.returncode == 0 and status["state"] == "done", done.stderr
+    assert (victim / "data").read_text() == "someone else's"
+    assert sorted(os.listdir(mount / "team")) == [".tarn-restore-7", "report.txt", "report.txt.restored-mon",
+                                                  "today.txt"], "nothing else left behind"  # fmt: skip
+
+
+def test_a_folder_with_a_filesystem_mounted_inside_is_not_replaced(tmp_path, mount):
+    """Its contents would be removed with the old folder (the safety snapshot holds only the dataset's own)."""
+    inside = mount / "team" / "sub"
+    inside.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "tmpfs", str(inside)], check=True)
+    try:
+        (inside / "kept.txt").write_text("another filesystem's")
+        done, status = run(tmp_path, mount, ["team"], job=9)
+        assert done.returncode == restore_helper.REFUSED and "is mounted inside team" in done.stderr
+        assert (inside / "kept.txt").read_text() == "another filesystem's" and status["state"] == "failed"
+        assert (mount / "team" / "today.txt").exists(), "the live folder as it was"
+    finally:
+        subprocess.run(["umount", str(inside)], check=True)

@@ -42,7 +42,7 @@ class FakeDiff:
 
     def __init__(self, argv, **kwargs):
         self.argv, self.returncode = argv, 0
-        self.stdout, self.stderr = io.BytesIO(FIXTURE.read_bytes()), io.BytesIO(b"")
+        self.stdout = io.BytesIO(FIXTURE.read_bytes())
 
     def poll(self):
         return 0
@@ -51,8 +51,9 @@ class FakeDiff:
         return 0
 
 
-def test_the_reader_keeps_one_page_under_a_folder_and_counts_every_change_there(monkeypatch):
+def test_the_reader_keeps_one_page_under_a_folder_and_counts_every_change_there(monkeypatch, tmp_path):
     monkeypatch.setattr(snap_helper.subprocess, "Popen", FakeDiff)
+    monkeypatch.setattr(snap_helper, "LOCK_DIR", str(tmp_path / "locks"))
     request = {"argv": zdiff.diff_argv("tank/docs@a"), "mount": "/tank/docs", "prefix": b"team/".hex(),
                "offset": 1, "limit": 3}  # fmt: skip
     found = snap_helper.diff(request)

@@ -101,7 +101,8 @@ def test_a_folder_comes_back_in_place_with_its_acls_after_a_safety_snapshot_and_
     assert op.status == "succeeded" and guest.sh("cat /tank/docs/team/report.txt.restored-mon").strip() == "monday"
 
     guest.sh("rm /tank/docs/team/report.txt && ln -s /etc/passwd /tank/docs/team/report.txt")  # after the preview
-    op, _ = restore(f"{raw('team')}/{raw('report.txt')}", "place", confirm="report.txt")
-    assert op.status == "failed" and "is a link now" in op.message, op.message
+    op, row = restore(f"{raw('team')}/{raw('report.txt')}", "place", confirm="report.txt")
+    assert op.status == "failed" and "a link was planted where it lands" in op.message, op.message
+    assert "is a link now" in row.progress["error"] and row.status == "failed", row.progress
     assert "root:x:0:0" in guest.sh("head -1 /etc/passwd"), "nothing written through the link"
     assert guest.sh("systemctl list-units --no-legend --all 'tarn-restore-*'").strip() == "", "units cleaned up"

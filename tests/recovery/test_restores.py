@@ -73,7 +73,8 @@ def test_in_place_takes_a_safety_snapshot_first_and_the_unit_gets_its_arguments_
                     dataset="tank/docs", snapshot="mon", path=PATH, how="place", confirm="report.txt")  # fmt: skip
     row = Restore.objects.get()
     assert op.status == "succeeded" and row.status == "done", (op.message, op.log)
-    assert "Restored team/report.txt from @mon in place: 1 files" in op.message
+    assert f"Restored restore {row.pk} from @mon in place: 1 files" in op.message
+    assert "report.txt" not in op.message + op.log + json.dumps(op.params), "no file name where a viewer reads"
     changes = [a for a in fake.mutations if a[0] in ("zfs", "systemd-run", "write_file")]
     snap = next(i for i, a in enumerate(changes) if a[:2] == ["zfs", "snapshot"])
     unit = next(i for i, a in enumerate(changes) if a[0] == "systemd-run")
@@ -140,9 +141,13 @@ def test_a_unit_that_ends_without_a_word_fails_the_restore(docs, local_host, adm
 
 def test_safety_snapshots_past_their_days_are_destroyed_and_held_ones_stay(docs, local_host):
     old = timezone.now() - timezone.timedelta(days=8)
-    for name, holds in (("tarn-restore-old", 0), ("tarn-restore-held", 1), ("auto-old", 0)):
+    names = ("tarn-restore-old", "tarn-restore-held", "tarn-restore-admins", "tarn-restore-new")
+    for name, holds in zip(names, (0, 1, 0, 0), strict=True):
         Snapshot.objects.create(dataset=docs, name=name, createtxg=5, created_at=old, holds=holds)
-    Snapshot.objects.create(dataset=docs, name="tarn-restore-new", createtxg=50, created_at=timezone.now())
+    for name in names[:2] + names[3:]:  # the admin's own tarn-restore-admins was made by no restore of Tarn's
+        made = Restore.objects.create(host=local_host, dataset="tank/docs", snapshot="mon", path="61", shown="a",
+                                      how="place", safety=f"tank/docs@{name}")  # fmt: skip
+        Restore.objects.filter(pk=made.pk).update(created_at=old if name != "tarn-restore-new" else timezone.now())
     op = services.safety_snapshots_prune(host=local_host)
     assert op.kind == "pools.snapshot_destroy" and op.params["argvs"] == [["zfs", "destroy", "--",
                                                                            "tank/docs@tarn-restore-old"]], op.params  # fmt: skip
