@@ -123,3 +123,15 @@ def test_the_readers_slots_bound_how_many_run_at_once(mount, monkeypatch, tmp_pa
     for fd in [*held, again]:
         fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
+
+
+def test_a_folder_of_100000_entries_gives_its_first_and_last_pages(mount):
+    big = mount / ".zfs/snapshot/b/many"
+    big.mkdir()
+    for i in range(100_000):
+        os.close(os.open(big / f"n{i:06d}", os.O_CREAT | os.O_WRONLY, 0o644))
+    first = snapfiles.folder(LocalTransport(), str(mount), "b", [raw("many")], limit=200, live=False)
+    last = snapfiles.folder(LocalTransport(), str(mount), "b", [raw("many")], offset=99_900, limit=200, live=False)
+    assert first.total == last.total == 100_000
+    assert [e.name for e in first.entries][:2] == ["n000000", "n000001"] and len(first.entries) == 200
+    assert [e.name for e in last.entries][-1] == "n099999" and len(last.entries) == 100
