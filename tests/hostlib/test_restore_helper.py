@@ -151,3 +151,14 @@ def test_a_folder_with_a_filesystem_mounted_inside_is_not_replaced(tmp_path, mou
         assert (mount / "team" / "today.txt").exists(), "the live folder as it was"
     finally:
         subprocess.run(["umount", str(inside)], check=True)
+
+
+def test_a_name_that_is_not_text_is_restored_byte_for_byte(tmp_path, mount):
+    odd = b"line\nbreak\xff"
+    with open(os.path.join(os.fsencode(mount / ".zfs/snapshot/mon/team"), odd), "wb") as fh:
+        fh.write(b"odd")
+    args = {"mount": str(mount), "snapshot": "mon", "parts": [b"team".hex(), odd.hex()], "how": "beside",
+            "name": (odd + b".restored-mon").hex(), "job": 11}  # fmt: skip
+    restore_helper.restore(args, str(tmp_path / "status-11.json"))
+    back = os.path.join(os.fsencode(mount / "team"), odd + b".restored-mon")
+    assert open(back, "rb").read() == b"odd"

@@ -153,3 +153,18 @@ def test_safety_snapshots_past_their_days_are_destroyed_and_held_ones_stay(docs,
                                                                            "tank/docs@tarn-restore-old"]], op.params  # fmt: skip
     Snapshot.objects.filter(name="tarn-restore-old").delete()
     assert services.safety_snapshots_prune(host=local_host) is None
+
+
+def test_beside_takes_the_entrys_own_bytes_and_a_name_too_long_is_refused(docs, local_host, admin_user, fake,
+                                                                          run_queued):  # fmt: skip
+    odd = b"line\nbreak\xff"
+    fake.on("systemd-run", call=lambda argv: answer_status(fake, Restore.objects.get().pk, DONE))
+    run_queued(lambda **kw: services.restore_start(**kw).operation, host=local_host, user=admin_user,
+               dataset="tank/docs", snapshot="mon", path=f"{raw_of('team')}/{odd.hex()}", how="beside")  # fmt: skip
+    row = Restore.objects.get()
+    args = json.loads(dict(fake.writes)[restores.args_path(row.pk)])
+    assert bytes.fromhex(args["name"]) == odd + b".restored-mon" and row.shown == "team/line\\nbreak\\xff"
+    with pytest.raises(Exception) as refused:
+        services.restore_start(host=local_host, user=admin_user, dataset="tank/docs", snapshot="mon",
+                               path=("x" * 250).encode().hex(), how="beside")  # fmt: skip
+    assert "how" in refused.value.message_dict
