@@ -3,6 +3,7 @@
 from django import forms
 
 from appliance.fields import IntegerField
+from appliance.forms import ConfirmField
 from recovery.choices import VERSIONS_MOST, VERSIONS_PASS, How
 
 
@@ -26,8 +27,11 @@ class RestoreForm(forms.Form):
     snapshot = forms.CharField(max_length=255, widget=forms.HiddenInput)
     path = forms.CharField(max_length=4096 * 3, strip=False, widget=forms.HiddenInput)
     how = forms.ChoiceField(choices=How.choices, initial=How.BESIDE, widget=forms.RadioSelect, label="Restore")
-    confirm = forms.CharField(max_length=255, required=False, strip=False, label="Type its name to restore in place",
-                              help_text="In place replaces the live copy (a safety snapshot keeps it).")  # fmt: skip
+    confirm = ConfirmField(
+        required=False,
+        label="Type its name to restore in place",
+        help_text="In place replaces the live copy (a safety snapshot keeps it).",
+    )
 
 
 class ChangesForm(forms.Form):

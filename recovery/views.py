@@ -8,7 +8,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from appliance.auth import requires
 from appliance.choices import Role
 from appliance.selectors import host_current
-from appliance.web import attempt, start_on_form
+from appliance.web import attempt, operation_page, start_on_form
 from recovery import selectors, services
 from recovery.choices import PAGE, VERSIONS_PASS
 from recovery.forms import BrowseForm, ChangesForm, RestoreForm, VersionsForm
@@ -133,7 +133,7 @@ def restore_page(request):
 def restore_stop(request, pk):
     row = get_object_or_404(Restore, pk=pk, host=host_current(request))
     attempt(request, services.restore_stop, restore=row, user=request.user)
-    return redirect("operation-detail", pk=row.operation_id) if row.operation_id else redirect("recovery-browse")
+    return operation_page(row.operation) if row.operation_id else redirect("recovery-browse")
 
 
 @require_http_methods(["GET"])

@@ -2,7 +2,7 @@
 
 from rest_framework import serializers
 
-from appliance.api.serializers import HostField
+from appliance.api.serializers import ConfirmField, HostField
 from appliance.fields import ApiFloatField, ApiIntegerField
 from recovery.choices import VERSIONS_MOST, VERSIONS_PASS, How
 from recovery.models import Restore
@@ -77,8 +77,7 @@ class FileRestoreRequest(serializers.Serializer):
     raw_path = serializers.CharField(max_length=4096 * 3, required=False, allow_blank=True,
                                      help_text="The hex of each name's bytes joined by '/'; wins over path.")  # fmt: skip
     how = serializers.ChoiceField(choices=How.choices)
-    confirm = serializers.CharField(max_length=255, required=False, allow_blank=True, trim_whitespace=False,
-                                    help_text="In place: the file's or folder's name, typed.")  # fmt: skip
+    confirm = ConfirmField(required=False, allow_blank=True, help_text="In place: the file's or folder's name, typed.")
 
 
 class FileRestoreSerializer(serializers.ModelSerializer):

@@ -9,6 +9,7 @@ from datetime import timedelta
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
+from appliance.checks import confirmed
 from appliance.choices import Role
 from appliance.operations import Tracker, operation_runner, operation_start
 from hostlib import restores
@@ -35,8 +36,8 @@ def restore_start(*, host, user, dataset: str, snapshot: str, path: str, how: st
         raise ValidationError({"path": "Name a file or folder: the dataset itself is rolled back, not restored."})
     shown = "/".join(where.names)
     last = where.names[-1]
-    if how == How.PLACE and confirm != last:
-        raise ValidationError({"confirm": f"Type {last} to replace the live copy (a safety snapshot is taken first)."})
+    if how == How.PLACE:
+        confirmed(confirm, last, f"Type {last} to replace the live copy (a safety snapshot is taken first).")
     name = f"{last}.restored-{snapshot}" if how == How.BESIDE else ""
     if how == How.BESIDE and len(_beside(where.parts[-1], snapshot)) > 255:
         raise ValidationError(

@@ -47,13 +47,22 @@ def acl_of_file(guest, path: str) -> acl.Acl | None:
 @pytest.fixture
 def docs_shared(guest, shared, lab_host):
     """tank/docs shared over SMB (every Samba user may connect: the folders decide) and NFS to the guest itself,
-    mounted at /mnt/docs; alice in the group team, bob not."""
-    guest.sh("groupadd -f team && usermod -aG team alice && install -d -m 0777 /tank/docs/projects /tank/docs/outside")
-    shared(
-        share_services.smb_share_save_start, data={"name": "docs", "dataset": "tank/docs", **SHARE, "valid_users": ""}
-    )
-    shared(share_services.nfs_export_save_start, data={"dataset": "tank/docs", "clients": "127.0.0.1", **NFS})
-    guest.sh("mkdir -p /mnt/docs && mount -t nfs -o vers=4.2 127.0.0.1:/tank/docs /mnt/docs")
+    mounted at /mnt/docs; alice in the group team, bob not. Made through Tarn once on top of "shared" and saved as
+    the guest's state "docs-shared" (each test had paid ~22 s for it); a test restoring it has the shares on the
+    guest, not Tarn's rows for them (none of these tests changes a share)."""
+
+    def build():
+        guest.sh(
+            "groupadd -f team && usermod -aG team alice && install -d -m 0777 /tank/docs/projects /tank/docs/outside"
+        )
+        shared(
+            share_services.smb_share_save_start,
+            data={"name": "docs", "dataset": "tank/docs", **SHARE, "valid_users": ""},
+        )
+        shared(share_services.nfs_export_save_start, data={"dataset": "tank/docs", "clients": "127.0.0.1", **NFS})
+        guest.sh("mkdir -p /mnt/docs && mount -t nfs -o vers=4.2 127.0.0.1:/tank/docs /mnt/docs")
+
+    guest.enter("docs-shared", build, base="shared")
     yield shared
     guest.sh("umount -f /mnt/docs 2>/dev/null; true")
 

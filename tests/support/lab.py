@@ -147,16 +147,17 @@ class Lab:
                     return False
                 time.sleep(0.3)
 
-    def enter(self, state: str = "clean", build=None) -> None:
-        """Start a test from `state`: restored when saved (~3 s), else made once from clean by build() and saved
-        (a pool, users: what several tests start from), so no test pays for making it again."""
+    def enter(self, state: str = "clean", build=None, base: str = "clean") -> None:
+        """Start a test from `state`: restored when saved (~3 s), else made once by build() from `base` (clean, or a
+        saved state the caller entered just before) and saved (a pool, users, shares: what several tests start
+        from), so no test pays for making it again."""
         if _guests.get(self.run) == state:
             return  # nothing has touched the guest since it was restored
         if state == "clean" or self.saved(state):
             self.reset(state)
             return
-        if _guests.get(self.run) != "clean":
-            self.reset()
+        if _guests.get(self.run) != base:
+            self.reset(base)
         build()
         self.lab_sh("save", state).check_returncode()
         _guests[self.run] = state
