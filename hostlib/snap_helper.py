@@ -415,10 +415,12 @@ def diff(request):
             counts[key] = counts.get(key, 0) + 1
             if offset < matched <= offset + limit:
                 page.append(line.rstrip(b"\n").decode("ascii", "surrogateescape"))
-    finally:
-        if proc.poll() is None:  # stopped early (Tarn's timeout, an error): no zfs diff left behind
-            proc.kill()
+        proc.wait()  # its output ended: it exits once it has destroyed the snapshot it took of "now"
+    except BaseException:
+        proc.kill()  # stopped early (Tarn's timeout, an error): no zfs diff left behind
         proc.wait()
+        raise
+    finally:
         os.close(slot)
     errors.seek(0)
     error = errors.read(4096).decode("utf-8", "replace")

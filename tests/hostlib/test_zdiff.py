@@ -44,11 +44,12 @@ class FakeDiff:
         self.argv, self.returncode = argv, 0
         self.stdout = io.BytesIO(FIXTURE.read_bytes())
 
-    def poll(self):
+    def wait(self):  # a zfs diff that is still tidying up when its output ends (a "now" snapshot to destroy)
+        self.waited = True
         return 0
 
-    def wait(self):
-        return 0
+    def kill(self):
+        raise AssertionError("a zfs diff that ended on its own is waited for, never killed")
 
 
 def test_the_reader_keeps_one_page_under_a_folder_and_counts_every_change_there(monkeypatch, tmp_path):
