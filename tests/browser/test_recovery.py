@@ -38,7 +38,9 @@ def test_find_a_deleted_file_in_a_snapshot_see_its_versions_and_restore_it_besid
     expect(page.locator("#change-counts")).to_contain_text("1 removed")
     page.go_back()
 
-    page.locator("#entries tr", has_text="report.txt").locator("a:text-is('Restore…')").click()
+    # each page here asks the guest (python3 started under emulation, a snapshot mounted): slower than the default 30 s
+    # once, with the unit tier beside it
+    page.locator("#entries tr", has_text="report.txt").locator("a:text-is('Restore…')").click(timeout=90_000)
     expect(page.locator("#restore-preview")).to_contain_text("gone since")
     page.check("input[name=how][value=beside]")
     page.click("#restore-form button")
