@@ -20,7 +20,6 @@ REQUEST is JSON on stdin. Names travel as hex of their bytes (any byte but / and
 entry also carries its name as text, with anything not printable UTF-8 escaped. Standard library only (its source
 is sent to the host's python3). Exit 3: refused (a link on the way, not a folder, no such snapshot)."""
 
-import ctypes
 import errno
 import fcntl
 import grp
@@ -28,11 +27,8 @@ import heapq
 import json
 import os
 import pwd
-import re
 import stat
-import subprocess
 import sys
-import tempfile
 import time
 
 REFUSED = 3
@@ -104,6 +100,8 @@ def mounted(mount):
 
 
 def _unmount(path):
+    import ctypes  # noqa: PLC0415 - imports are most of a run under emulation (subprocess ~0.2 s): only where needed
+
     libc = ctypes.CDLL(None, use_errno=True)
     libc.umount2.argtypes = [ctypes.c_char_p, ctypes.c_int]
     if libc.umount2(os.fsencode(path), UMOUNT_NOFOLLOW) != 0:
@@ -380,16 +378,18 @@ def read(request):
     return {"size": st.st_size, "data": base64.b64encode(data).decode("ascii")}
 
 
-DIFF_ESCAPE = re.compile(rb"\\([0-7]{4})")
-
-
 def _unescape(raw):
-    return DIFF_ESCAPE.sub(lambda m: bytes([int(m.group(1), 8) & 0xFF]), raw)
+    import re  # noqa: PLC0415 - only diffs need it
+
+    return re.sub(rb"\\([0-7]{4})", lambda m: bytes([int(m.group(1), 8) & 0xFF]), raw)
 
 
 def diff(request):
     """`zfs diff -FHt SINCE TO` read as it comes (never whole in memory): the lines under prefix (below the mount
     point, its bytes as hex; a rename counts where either side is), counted by change, and one page of them."""
+    import subprocess  # noqa: PLC0415 - only diffs start a process
+    import tempfile  # noqa: PLC0415
+
     argv = request["argv"]
     if argv[:2] != ["zfs", "diff"]:
         raise Refused("refusing: not a zfs diff")

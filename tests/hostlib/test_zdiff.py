@@ -3,6 +3,7 @@ rename's new path, a link count's change), and the snapshot reader's page of the
 they come. The fixture follows that format line for line (tests/lab/test_recovery.py parses the real output)."""
 
 import io
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -53,7 +54,7 @@ class FakeDiff:
 
 
 def test_the_reader_keeps_one_page_under_a_folder_and_counts_every_change_there(monkeypatch, tmp_path):
-    monkeypatch.setattr(snap_helper.subprocess, "Popen", FakeDiff)
+    monkeypatch.setattr(subprocess, "Popen", FakeDiff)  # the reader imports subprocess when it diffs
     monkeypatch.setattr(snap_helper, "LOCK_DIR", str(tmp_path / "locks"))
     request = {"argv": zdiff.diff_argv("tank/docs@a"), "mount": "/tank/docs", "prefix": b"team/".hex(),
                "offset": 1, "limit": 3}  # fmt: skip

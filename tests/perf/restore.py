@@ -13,6 +13,7 @@ ENTRIES = 10_000
 SNAPSHOTS = 1_000
 FOLDER_MIB = 1024
 CLONE = "/sys/module/zfs/parameters/zfs_bclone_enabled"
+CLEAR = "rm -rf /tank/docs/byhand* /tank/docs/tarn* && zpool sync tank"
 
 
 def lab_listing():
@@ -82,10 +83,12 @@ def lab_restore():
     for cloning in ("0", "1"):
         guest.sh(f"echo {cloning} > {CLONE}")
 
-        def by_hand():
-            guest.sh(f"cp -a /tank/docs/.zfs/snapshot/mon/folder /tank/docs/byhand{next(copies)} && sync", timeout=3600)
+        def by_hand():  # each side first removes the copy before it (the disk holds the snapshot and one copy)
+            guest.sh(f"{CLEAR} && cp -a /tank/docs/.zfs/snapshot/mon/folder /tank/docs/byhand{next(copies)} && sync",
+                     timeout=3600)  # fmt: skip
 
         def tarn():
+            guest.sh(CLEAR, timeout=600)
             row = services.restore_start(host=host, user=user, dataset="tank/docs", snapshot="mon", path=raw("folder"),
                                          how="beside")  # fmt: skip
             op = Operation.objects.get(pk=row.operation.pk)
