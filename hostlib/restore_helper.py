@@ -372,6 +372,7 @@ def main(argv):
         raise Refused(f"refusing {args_path}: not root's own file")
     with open(args_path) as fh:
         args = json.load(fh)
+    os.unlink(args_path)  # read once: nothing of a job is left in /run/tarn but its status
     try:
         restore(args, status)
     except Refused as e:

@@ -37,7 +37,7 @@ def start(t: Transport, job: int, *, mount: str, snapshot: str, parts: list[str]
         raise ValueError(f"not a way to restore: {how}")
     install_helper(t)
     t.run(["install", "-d", "-m", "0700", "--", STATUS_DIR], mutating=True)
-    t.remove_file(status_path(job))
+    # no status file to remove first: a job's number is never reused, and the helper writes its first word at once
     given = {"mount": mount, "snapshot": snapshot, "parts": list(parts), "how": how, "name": name, "job": int(job)}
     t.write_file(args_path(job), json.dumps(given), mode=0o600)
     argv = ["python3", HELPER, "restore", args_path(job), status_path(job)]
@@ -63,9 +63,9 @@ def stop(t: Transport, job: int) -> None:
 
 
 def forget(t: Transport, job: int) -> None:
+    """The ended unit cleaned up: its arguments the helper removed once read; its status file, read last, goes."""
     systemd.reset_failed(t, unit_name(job))
     t.remove_file(status_path(job))
-    t.remove_file(args_path(job))
 
 
 def safety_snapshot(t: Transport, dataset: str, name: str) -> str:

@@ -56,6 +56,7 @@ def test_a_file_comes_back_in_place_with_its_owner_mode_times_and_xattrs(tmp_pat
     assert os.getxattr(back, "user.tag") == b"kept"
     assert status["state"] == "done" and status["bytes"] == status["total"] == 15 and status["files"] == 1
     assert sorted(os.listdir(mount / "team")) == ["report.txt", "today.txt"], "no temporary copy left"
+    assert not (tmp_path / "args-7.json").exists(), "its arguments read once and removed"
 
 
 def test_a_folder_comes_back_in_place_whole_and_beside_under_a_new_name(tmp_path, mount):
