@@ -163,3 +163,20 @@ def test_a_name_that_is_not_text_is_restored_byte_for_byte(tmp_path, mount):
     restore_helper.restore(args, str(tmp_path / "status-11.json"))
     back = os.path.join(os.fsencode(mount / "team"), odd + b".restored-mon")
     assert open(back, "rb").read() == b"odd"
+
+
+def test_where_copy_file_range_is_refused_the_kernel_copies_with_sendfile(tmp_path, mount, monkeypatch):
+    payload = os.urandom(3 << 20)
+    (mount / ".zfs/snapshot/mon/team/big.bin").write_bytes(payload)
+
+    def refused(*args):
+        raise OSError(errno.EXDEV, "Invalid cross-device link")
+
+    sent = []
+    real = os.sendfile
+    monkeypatch.setattr(os, "copy_file_range", refused)
+    monkeypatch.setattr(os, "sendfile", lambda *a: sent.append(a[3]) or real(*a))
+    args = {"mount": str(mount), "snapshot": "mon", "parts": [b"team".hex(), b"big.bin".hex()], "how": "beside",
+            "name": b"big.bin.restored-mon".hex(), "job": 12}  # fmt: skip
+    restore_helper.restore(args, str(tmp_path / "status-12.json"))
+    assert (mount / "team" / "big.bin.restored-mon").read_bytes() == payload and sent, "copied by the kernel"
