@@ -70,3 +70,8 @@ def new_key(
         return key, passphrase_confirmed(passphrase, passphrase_confirm)
     keyfile = checked(lambda: zfs.key_file_for(name))
     return zfs.NewKey(cipher=cipher, keyformat=keyformat, keyfile=keyfile), secrets.token_hex(32)
+
+
+def host_said(exc: Exception, key: str = "path") -> ValidationError:
+    """What a host said when a read or change of it was refused (hostlib's HostError), on the field that asked."""
+    return ValidationError({key: str(exc)[:300]})

@@ -33,7 +33,11 @@ RENAME_EXCHANGE = 2
 
 
 class Refused(Exception):
-    pass
+    """A refusal; cause, for the ones Tarn words for its operation (which names no file): a short code."""
+
+    def __init__(self, message, cause=""):
+        super().__init__(message)
+        self.cause = cause
 
 
 class Stopped(Exception):
@@ -211,7 +215,7 @@ def _remove(dir_fd, name, dev):
     """dir_fd/name and everything inside, never following a link nor crossing into another filesystem (dev)."""
     st = os.lstat(name, dir_fd=dir_fd)
     if st.st_dev != dev:
-        raise Refused(f"refusing to remove {shown(name)}: another filesystem is mounted there")
+        raise Refused(f"refusing to remove {shown(name)}: another filesystem is mounted there", "mounted")
     if stat.S_ISDIR(st.st_mode):
         fd = os.open(name, OPEN_DIR, dir_fd=dir_fd)
         try:
@@ -233,7 +237,7 @@ def _rename2(from_fd, a, to_fd, b, flags):
     if libc.renameat2(from_fd, a, to_fd, b, flags) != 0:
         code = ctypes.get_errno()
         if code == errno.EEXIST:
-            raise Refused(f"refusing: {shown(b)} exists already")
+            raise Refused(f"refusing: {shown(b)} exists already", "exists")
         raise OSError(code, os.strerror(code))
 
 
@@ -281,7 +285,7 @@ def _staging(dst_dir, job):
     st = os.fstat(fd)
     if st.st_uid != 0 or stat.S_IMODE(st.st_mode) != 0o700 or st.st_nlink != 2:
         os.close(fd)
-        raise Refused("refusing: the folder made for the copy was swapped before it was opened")
+        raise Refused("refusing: the folder made for the copy was swapped before it was opened", "swapped")
     return name, fd
 
 
@@ -319,7 +323,7 @@ def _restore(args, status, src_dir, dst_dir, last, st):
         except FileNotFoundError:
             there = None
         if there is not None and stat.S_ISLNK(there.st_mode) != stat.S_ISLNK(st.st_mode):
-            raise Refused(f"refusing: {shown(target)} is a link now (planted?); nothing is written through it")
+            raise Refused(f"refusing: {shown(target)} is a link now (planted?); nothing is written through it", "link")
         if there is not None and stat.S_ISDIR(there.st_mode) != stat.S_ISDIR(st.st_mode):
             raise Refused(f"refusing: {shown(target)} is a {'folder' if stat.S_ISDIR(there.st_mode) else 'file'} now")
         if there is not None and there.st_dev != dev:
@@ -327,7 +331,7 @@ def _restore(args, status, src_dir, dst_dir, last, st):
         if there is not None and stat.S_ISDIR(there.st_mode):
             live = os.fsencode(args["mount"].rstrip("/")) + b"/" + b"/".join(bytes.fromhex(p) for p in args["parts"])
             if _mounted_below(live):
-                raise Refused(f"refusing: a dataset or filesystem is mounted inside {shown(target)}")
+                raise Refused(f"refusing: a dataset or filesystem is mounted inside {shown(target)}", "mounted")
     name, staging = _staging(dst_dir, args["job"])
     try:
         copy.report(force=True)
@@ -336,8 +340,8 @@ def _restore(args, status, src_dir, dst_dir, last, st):
             copy.check()
         except BaseException as exc:
             state = "stopped" if isinstance(exc, Stopped) else "failed"
-            said = "no space left on the pool" if isinstance(exc, OSError) and exc.errno == errno.ENOSPC else str(exc)
-            copy.report(state=state, force=True, error="" if state == "stopped" else said[:500])
+            said = "no space left on the pool" if _cause(exc) == "no-space" else str(exc)
+            copy.report(state=state, force=True, error="" if state == "stopped" else said[:500], cause=_cause(exc))
             if isinstance(exc, Stopped):
                 return copy
             raise Failed(said) from exc
@@ -362,6 +366,13 @@ def _restore(args, status, src_dir, dst_dir, last, st):
                 pass
 
 
+def _cause(exc):
+    """The short code of what went wrong, for the words Tarn's operation uses (they name no file)."""
+    if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+        return "no-space"
+    return getattr(exc, "cause", "")
+
+
 def _exists(dir_fd, name):
     try:
         os.lstat(name, dir_fd=dir_fd)
@@ -383,13 +394,13 @@ def main(argv):
     try:
         restore(args, status)
     except Refused as e:
-        Copy(status, 0).report(state="failed", force=True, error=str(e))
+        Copy(status, 0).report(state="failed", force=True, error=str(e), cause=e.cause)
         raise
     except Failed:
         return 1
     except OSError as e:  # before the copy began (a folder on the way unreadable)
-        said = "no space left on the pool" if e.errno == errno.ENOSPC else f"{e.strerror} ({e.filename or ''})"
-        Copy(status, 0).report(state="failed", force=True, error=said[:500])
+        said = "no space left on the pool" if _cause(e) == "no-space" else f"{e.strerror} ({e.filename or ''})"
+        Copy(status, 0).report(state="failed", force=True, error=said[:500], cause=_cause(e))
         return 1
     return 0
 

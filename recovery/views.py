@@ -20,6 +20,10 @@ def _refusal(exc: ValidationError) -> dict[str, str]:
     return {k: "; ".join(v) for k, v in exc.message_dict.items()}
 
 
+def _form_errors(form) -> dict[str, str]:
+    return {k: "; ".join(v) for k, v in form.errors.items()}
+
+
 @requires(read=Role.OPERATOR)
 def browse(request):
     """No dataset: the filesystems to pick; a dataset: its snapshots; a snapshot (or "live"): one folder's page."""
@@ -28,7 +32,7 @@ def browse(request):
     context = {"host": host, "filesystems": selectors.browsable(host=host), "errors": {}}
     data = form.cleaned_data if form.is_valid() else {}
     if not form.is_valid():
-        context["errors"] = {k: "; ".join(v) for k, v in form.errors.items()}
+        context["errors"] = _form_errors(form)
     dataset = data.get("dataset", "")
     if host and dataset:
         try:
@@ -40,7 +44,7 @@ def browse(request):
             if where.snapshot or "live" in request.GET:
                 page = services.folder_page(where=where, page=data.get("page") or 1)
                 context["listing"] = page
-                context["pages"] = _pages(page, data.get("page") or 1)
+                context["pages"] = _pages(page.total, data.get("page") or 1)
         except ValidationError as exc:
             context["errors"] = _refusal(exc)
     status = 400 if context["errors"] else 200
@@ -62,8 +66,9 @@ def download(request):
         return render(request, "recovery/browse.html", context, status=400)
 
 
-def _pages(page, number: int) -> dict:
-    last = max(1, (page.total + PAGE - 1) // PAGE)
+def _pages(total: int, number: int) -> dict:
+    """A page of PAGE entries out of total: its number, the last, and its neighbours (None at the ends)."""
+    last = max(1, (total + PAGE - 1) // PAGE)
     return {"number": number, "last": last, "previous": number - 1 if number > 1 else None,
             "next": number + 1 if number < last else None}  # fmt: skip
 
@@ -75,7 +80,7 @@ def file_versions(request):
     form = VersionsForm(request.GET)
     context = {"host": host, "errors": {}, "form": form}
     if not form.is_valid():
-        context["errors"] = {k: "; ".join(v) for k, v in form.errors.items()}
+        context["errors"] = _form_errors(form)
     elif host:
         data = form.cleaned_data
         try:
@@ -144,18 +149,15 @@ def changes(request):
     form = ChangesForm(request.GET)
     context = {"host": host, "errors": {}, "form": form}
     if not form.is_valid():
-        context["errors"] = {k: "; ".join(v) for k, v in form.errors.items()}
+        context["errors"] = _form_errors(form)
     elif host:
         data = form.cleaned_data
         try:
             where = services.where(host=host, dataset=data["dataset"], path=data.get("path", ""))
             rows, found = services.changes(where=where, since=data["since"], to=data.get("to", ""),
                                            page=data.get("page") or 1)  # fmt: skip
-            number = data.get("page") or 1
-            last = max(1, (found.matched + PAGE - 1) // PAGE)
             context.update(where=where, rows=rows, found=found, since=data["since"], to=data.get("to", ""),
-                           pages={"number": number, "last": last, "previous": number - 1 if number > 1 else None,
-                                  "next": number + 1 if number < last else None})  # fmt: skip
+                           pages=_pages(found.matched, data.get("page") or 1))  # fmt: skip
         except ValidationError as exc:
             context["errors"] = _refusal(exc)
     return render(request, "recovery/changes.html", context, status=400 if context["errors"] else 200)

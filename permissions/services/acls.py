@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from django.core.exceptions import ValidationError
 
-from appliance.checks import confirmed
+from appliance.checks import confirmed, host_said
 from appliance.choices import AccountKind
 from appliance.connect import transport_for
 from appliance.models import Operation
@@ -16,7 +16,7 @@ from appliance.operations import Tracker, operation_runner, operation_start
 from hostlib import acl, zfs
 from hostlib.errors import HostError
 from hostlib.runner import Transport
-from permissions.services.folders import Place, folder_read, host_said, missing_account, place
+from permissions.services.folders import Place, folder_read, missing_account, place
 from pools.services import Scope, inventory_refresh
 
 LOCK = "acl"  # one ACL job per dataset: host:<name>:acl:<dataset>

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from django.core.exceptions import ValidationError
 
+from appliance.checks import host_said
 from appliance.connect import transport_for
 from hostlib import acl
 from hostlib.errors import HostError
@@ -60,11 +61,6 @@ def place(*, host, dataset: str, path: str = "") -> Place:
     if problems:
         raise ValidationError(problems)
     return Place(host=host, dataset=row.name, root=row.mountpoint, parts=parts, properties=row.properties)
-
-
-def host_said(exc: HostError, key: str = "path") -> ValidationError:
-    """What the host said when a read failed, on the field that asked."""
-    return ValidationError({key: str(exc)[:300]})
 
 
 def folder_read(*, where: Place) -> acl.Folder:

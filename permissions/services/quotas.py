@@ -11,6 +11,7 @@ from django.db import transaction
 from django.db.models import Sum
 from django.utils import timezone
 
+from appliance.checks import host_said
 from appliance.connect import transport_for
 from appliance.models import Host, Operation
 from appliance.operations import Tracker, operation_runner, operation_start
@@ -19,7 +20,7 @@ from hostlib.errors import HostError
 from hostlib.runner import Transport
 from permissions.choices import NO_QUOTA, QUOTA_POINT_DAYS, QUOTA_READ_MINUTES, QuotaKind
 from permissions.models import QuotaPoint, QuotaReading, QuotaUse
-from permissions.services.folders import host_said, missing_account, place
+from permissions.services.folders import missing_account, place
 from permissions.services.walks import follow
 from pools import selectors as pools
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.core.exceptions import ValidationError
 
+from appliance.checks import host_said
 from appliance.choices import AuditKind
 from appliance.connect import transport_for
 from appliance.models import AuditEntry
@@ -81,8 +82,7 @@ def where(*, host, dataset: str, snapshot: str = "", path: str = "") -> Where:
 
 def _said(exc: HostError, key: str = "path") -> ValidationError:
     """What the NAS said, on the field that asked (a snapshot gone since the inventory read it: on the snapshot)."""
-    said = str(exc)
-    return ValidationError({"snapshot" if said.startswith("refusing snapshot ") else key: said[:300]})
+    return host_said(exc, "snapshot" if str(exc).startswith("refusing snapshot ") else key)
 
 
 def folder_page(*, where: Where, page: int = 1, per_page: int = PAGE) -> snapfiles.Page:

@@ -105,15 +105,21 @@ def _beside(raw_hex: str, snapshot: str) -> bytes:
     return bytes.fromhex(raw_hex) + b".restored-" + snapshot.encode()
 
 
-def _kind(error: str) -> str:
-    """What went wrong, without the file's name (the restore's row keeps the whole reason for operators)."""
-    for words, said in (("no space left", "no space left on the pool"), ("is a link now", "a link was planted where it "
-                        "lands; nothing was written through it"), ("mounted inside", "a filesystem is mounted inside"),
-                        ("exists already", "the name it would take exists already"), ("swapped", "its folder was "
-                        "swapped while it was made")):  # fmt: skip
-        if words in error:
-            return said
-    return "the NAS refused it (the reason is on the restore, Storage → Browse snapshots)"
+# what the operation says for each of tarn-restore's causes: never the file's name (the restore's row keeps the whole
+# reason, for operators)
+CAUSES = {
+    "no-space": "no space left on the pool",
+    "link": "a link was planted where it lands; nothing was written through it",
+    "mounted": "a filesystem is mounted inside",
+    "exists": "the name it would take exists already",
+    "swapped": "its folder was swapped while it was made",
+}
+
+
+def _kind(said: dict) -> str:
+    return CAUSES.get(
+        said.get("cause", ""), "the NAS refused it (the reason is on the restore, Storage → Browse snapshots)"
+    )
 
 
 def _counts(said: dict) -> str:
@@ -152,7 +158,7 @@ def _follow(tracker: Tracker, t, row: Restore) -> dict:
                     if said.get("state") == "failed" or (
                         result not in ("", "success") and said.get("state") != "stopped"
                     ):
-                        raise HostError(f"Restore {row.pk} failed: {_kind(said.get('error') or result)}")
+                        raise HostError(f"Restore {row.pk} failed: {_kind(said)}")
                     if said.get("state") not in ("done", "stopped"):
                         raise HostError(f"tarn-restore ended without a word ({state}, {result or 'no result'})")
                     return said
