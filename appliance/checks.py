@@ -6,8 +6,11 @@ import secrets
 from collections.abc import Callable
 
 from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
 
+from appliance import vault
 from hostlib import names, zfs
+from hostlib.errors import InvalidField
 from hostlib.zpool import InvalidLayout
 
 PASSPHRASES_DIFFER = "The two passphrases differ."
@@ -24,6 +27,26 @@ def checked(call: Callable, field: str = "name", *, prefix: str = "", layout: st
         raise ValidationError(exc.problems) from None
     except InvalidLayout as exc:
         raise ValidationError({layout: str(exc)} if layout else str(exc)) from None
+    except InvalidField as exc:  # a refusal that names its own field (iSCSI, UPS)
+        raise ValidationError({exc.field: str(exc)}) from None
+
+
+def saved(row, field: str, taken: str) -> None:
+    """Save the row; a twin saved a moment ago by another request (the check before passed for both) is a refusal
+    on `field` saying `taken`, not a 500."""
+    try:
+        with transaction.atomic():
+            row.save()
+    except IntegrityError:
+        raise ValidationError({field: taken}) from None
+
+
+def sealed(value: str, field: str) -> str:
+    """A secret sealed by the vault for the workers to open; a vault that cannot seal is a refusal on `field`."""
+    try:
+        return vault.seal(value)
+    except vault.VaultError as exc:
+        raise ValidationError({field: f"Tarn cannot seal it: {exc}"}) from None
 
 
 def confirmed(typed: str, name: str, refusal: str) -> None:

@@ -6,7 +6,6 @@ OpenZFS on Linux has POSIX ACLs only (acltype=posix; NFSv4 ACLs are not merged: 
 kernel's own xattr (system.posix_acl_access / _default) on an open descriptor, as setfacl does through libacl; the
 mask is always recomputed as the union of the group class, as setfacl does by default."""
 
-import inspect
 import json
 import re
 import struct
@@ -15,7 +14,7 @@ from dataclasses import dataclass, field
 from hostlib import acl_helper, systemd
 from hostlib.configfiles import HELPER_DIR, install_sources
 from hostlib.errors import CommandFailed, HostError, PathNotAllowed, error_for
-from hostlib.runner import Transport
+from hostlib.runner import Transport, python, source_of
 
 # linux/posix_acl_xattr.h
 VERSION = 2
@@ -303,7 +302,7 @@ def _answer(done, command: str) -> dict:
 def _ask(t: Transport, command: str, *args: str, timeout: float = 60) -> dict:
     """A read by the helper, its source sent to the host's python3 (as hostlib.atomic's is): nothing to install
     on a host Tarn may only read."""
-    argv = ["python3", "-c", inspect.getsource(acl_helper), command, *args]
+    argv = python("-c", source_of(acl_helper), command, *args)
     return _answer(t.run(argv, timeout=timeout, check=False), command)
 
 
@@ -395,7 +394,7 @@ def apply_one(t: Transport, root: str, parts: list[str], wanted: dict) -> dict:
     Its arguments go on stdin: an ACL of thousands of entries is past what one command line takes."""
     install_helper(t)
     given = json.dumps({"root": root, "parts": parts, "spec": wanted})
-    return _answer(t.run(["python3", HELPER, "set"], input=given, timeout=60, mutating=True, check=False), "set")
+    return _answer(t.run(python(HELPER, "set"), input=given, timeout=60, mutating=True, check=False), "set")
 
 
 def _unit(kind: str, job: int) -> str:
@@ -430,7 +429,7 @@ def walk_start(t: Transport, job: int, command: str, root: str, parts: list[str]
     t.run(["install", "-d", "-m", "0700", "--", STATUS_DIR], mutating=True)
     t.remove_file(status_path(job, kind))
     t.write_file(args_path(job, kind), json.dumps({"root": root, "parts": parts, **given}), mode=0o600)
-    argv = ["python3", HELPER, command, args_path(job, kind), status_path(job, kind)]
+    argv = python(HELPER, command, args_path(job, kind), status_path(job, kind))
     systemd.start(t, unit_name(job, kind), argv, description=f"Tarn ACL {command} {job}", properties=WALK_PROPERTIES)
 
 

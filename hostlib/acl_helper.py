@@ -20,7 +20,6 @@ Standard library only (its source is sent to the host's python3). Exit 3: refuse
 import errno
 import fcntl
 import grp
-import json
 import os
 import pwd
 import resource
@@ -30,6 +29,8 @@ import stat
 import struct
 import sys
 import time
+
+from hostlib.wire import dumps, loads
 
 REFUSED = 3
 ACCESS, DEFAULT = "system.posix_acl_access", "system.posix_acl_default"
@@ -285,7 +286,7 @@ def _read_args(path):
     folder's name there)."""
     fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
     with os.fdopen(fd) as fh:
-        return json.load(fh)
+        return loads(fh.read())
 
 
 def set_one(root, parts, spec):
@@ -330,7 +331,7 @@ class Walk:
             return
         self.written = now
         if self.pipe is not None:
-            os.write(self.pipe, (json.dumps(self.counts) + "\n").encode())  # < PIPE_BUF: one write, whole
+            os.write(self.pipe, (dumps(self.counts) + "\n").encode())  # < PIPE_BUF: one write, whole
             return
         self._write_status(self.counts)
 
@@ -338,7 +339,7 @@ class Walk:
         temporary = f"{self.status}.new"
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         with os.fdopen(fd, "w") as fh:
-            json.dump(counts, fh)
+            fh.write(dumps(counts))
         os.replace(temporary, self.status)
 
     def change_folder(self, fd):
@@ -521,7 +522,7 @@ class Walk:
                 if chunk:
                     *lines, entry[1] = (entry[1] + chunk).split(b"\n")
                     if lines:
-                        entry[2] = json.loads(lines[-1])
+                        entry[2] = loads(lines[-1])
                     continue
                 os.close(fd)
                 code = os.waitstatus_to_exitcode(os.waitpid(entry[0], 0)[1])
@@ -615,15 +616,15 @@ def _walk(walk, root, parts):
 def main(argv):
     command, args = argv[0], argv[1:]
     if command == "read":
-        return read(args[0], json.loads(args[1]))
+        return read(args[0], loads(args[1]))
     if command == "list":
-        return listing(args[0], json.loads(args[1]), int(args[2]))
+        return listing(args[0], loads(args[1]), int(args[2]))
     if command == "resolve":
-        return resolve(json.loads(args[0]))
+        return resolve(loads(args[0]))
     if command == "account":
         return account(args[0])
     if command == "set":  # its arguments on stdin: an ACL of thousands of entries is past what argv takes
-        given = json.load(sys.stdin)
+        given = loads(sys.stdin.read())
         return set_one(given["root"], given["parts"], Spec(given["spec"]))
     if command in ("count", "apply", "project"):
         given, status = _read_args(args[0]), args[1]
@@ -637,7 +638,7 @@ def main(argv):
 
 if __name__ == "__main__":
     try:
-        print(json.dumps(main(sys.argv[1:])))
+        print(dumps(main(sys.argv[1:])))
     except Refused as e:
         print(e, file=sys.stderr)
         sys.exit(REFUSED)

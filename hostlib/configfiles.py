@@ -2,11 +2,10 @@
 first: share parameters are a classic injection surface) and the write that puts the old file back when the
 service refuses the new one."""
 
-import inspect
 import re
 
 from hostlib.errors import HostError, last_line
-from hostlib.runner import Transport
+from hostlib.runner import Transport, source_of
 
 HELPER_DIR = "/usr/local/lib/tarn"  # Tarn's programs on a NAS (replication's, the ACL walk), root's, from Tarn's source
 
@@ -59,7 +58,7 @@ def install_sources(t: Transport, programs: dict) -> bool:
     """Tarn's own programs on a host ({path: module}: each module's source, root's, 0755), read back with one cat and
     rewritten only where they differ (each write_file starts a python3 on the host: ~1.5 s under emulation); True if
     any was written."""
-    wanted = {path: inspect.getsource(module) for path, module in programs.items()}
+    wanted = {path: source_of(module) for path, module in programs.items()}
     if t.run(["cat", "--", *wanted], check=False).stdout == "".join(wanted.values()):
         return False
     for path, text in wanted.items():

@@ -7,6 +7,15 @@ class HostError(Exception):
     """Base class: something on a host did not go as asked."""
 
 
+class InvalidField(HostError, ValueError):
+    """A value the host library refuses (Tarn's rules, or what only the host can tell), naming the field it came
+    from: a page or API shows it under that field (appliance.checks.checked), an operation as its message."""
+
+    def __init__(self, field: str, message: str):
+        super().__init__(message)
+        self.field = field
+
+
 class ToolNotAllowed(HostError):
     """argv[0] is not on the allowlist."""
 

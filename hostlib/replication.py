@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from hostlib import names, recv_helper, send_helper, serve_helper, systemd, zfs
 from hostlib.configfiles import HELPER_DIR, install_sources
 from hostlib.errors import HostError, error_for
-from hostlib.runner import Transport
+from hostlib.runner import Transport, python
 
 SNAPSHOT, BOOKMARK = "snapshot", "bookmark"
 TOKEN = r"[0-9a-f]+-[0-9a-f]+-[0-9a-f]+-[0-9a-f]+"  # a receive_resume_token: four groups of hex digits
@@ -308,14 +308,14 @@ def send_start(t: Transport, task: int, steps: list[dict], ssh: dict, *, limit: 
     unit = send_unit(task)
     if systemd.service_state(t, unit)[0] == "failed":
         systemd.reset_failed(t, unit)
-    systemd.start(t, unit, ["python3", f"{HELPER_DIR}/tarn-send", spec], description=f"Tarn replication {task}")
+    systemd.start(t, unit, python(f"{HELPER_DIR}/tarn-send", spec), description=f"Tarn replication {task}")
 
 
 def send_progress(t: Transport, task: int, *, wait: float = 0) -> dict:
     """tarn-send's last progress ({} before its first write); with wait, at most that many seconds later, as soon
     as the run ends (tarn-send's own --wait: the end is seen when it comes, in one command)."""
     if wait:
-        argv = ["python3", f"{HELPER_DIR}/tarn-send", "--wait", progress_path(task), str(float(wait))]
+        argv = python(f"{HELPER_DIR}/tarn-send", "--wait", progress_path(task), str(float(wait)))
     else:
         argv = ["cat", "--", progress_path(task)]
     done = t.run(argv, check=False, timeout=30 + wait)

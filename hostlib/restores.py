@@ -6,7 +6,7 @@ import json
 
 from hostlib import names, restore_helper, systemd, zfs
 from hostlib.configfiles import HELPER_DIR, install_sources
-from hostlib.runner import Transport
+from hostlib.runner import Transport, python
 
 HELPER = f"{HELPER_DIR}/tarn-restore"
 STATUS_DIR = "/run/tarn"
@@ -40,7 +40,7 @@ def start(t: Transport, job: int, *, mount: str, snapshot: str, parts: list[str]
     # no status file to remove first: a job's number is never reused, and the helper writes its first word at once
     given = {"mount": mount, "snapshot": snapshot, "parts": list(parts), "how": how, "name": name, "job": int(job)}
     t.write_file(args_path(job), json.dumps(given), mode=0o600)
-    argv = ["python3", HELPER, "restore", args_path(job), status_path(job)]
+    argv = python(HELPER, "restore", args_path(job), status_path(job))
     systemd.start(t, unit_name(job), argv, description=f"Tarn restore {int(job)}", properties=PROPERTIES)
 
 

@@ -16,12 +16,13 @@ import signal
 import stat
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hostlib import atomic
+from hostlib import atomic, wire
 from hostlib.errors import (
     CommandFailed,
     CommandTimeout,
@@ -35,6 +36,25 @@ from hostlib.errors import (
     error_for,
     last_line,
 )
+
+# The host's python3, for Tarn's own programs (standard library only): isolated (-I: no PYTHON* variables, no user
+# site, not the working folder) and without site (-S: Debian's site imports cost ~0.1 s a start under emulation).
+PYTHON = ("python3", "-I", "-S")
+
+
+def python(*args: str) -> list[str]:
+    """argv for one of Tarn's programs on a host: python(path, …) or python("-c", source, …)."""
+    return [*PYTHON, *args]
+
+
+WIRE_IMPORT = "\nfrom hostlib.wire import dumps, loads\n"  # a line of its own
+
+
+def source_of(module) -> str:
+    """A program's source as a host gets it: one file, hostlib.wire's source in place of its import of it."""
+    text = inspect.getsource(module)
+    return text.replace(WIRE_IMPORT, f"\n{inspect.getsource(wire)}\n", 1)
+
 
 # Every tool Tarn may run on a host. Anything else is refused before a process exists.
 ALLOWED_TOOLS = frozenset(
@@ -101,6 +121,8 @@ ALLOWED_TOOLS = frozenset(
         "ldapsearch",  # an LDAP directory's users and groups, paged (hostlib.sssd)
         "sssctl",  # sssd: its configuration checked, its domain online (hostlib.sssd)
         "sss_cache",  # sssd's cache emptied when its directory changes
+        "upsc",  # NUT: a UPS's state as upsd serves it (hostlib.nut)
+        "targetctl",  # LIO: Tarn's saveconfig.json restored (hostlib.iscsi; python3-rtslib-fb)
     }
 )
 # Directories write_file may touch (config Tarn owns). Kernel parameters are not files: see kernel.py.
@@ -112,6 +134,10 @@ CONFIG_DIRS = (
     "/etc/sysctl.d",
     "/etc/modprobe.d",
     "/etc/systemd/network",
+    "/run/systemd/network",  # a pending bond or VLAN change's hold on its links (net.hold; gone at reboot)
+    "/etc/rtslib-fb-target",  # LIO's configuration, rendered by Tarn (hostlib.iscsi)
+    "/etc/nut",  # NUT's, rendered by Tarn (hostlib.nut)
+    "/etc/systemd/system/rtslib-fb-targetctl.service.d",  # its boot restore ordered after the zvols
     "/etc/tarn",
     "/run/tarn",  # the `ip -batch` scripts of a network change and of its armed restore
     "/usr/local/lib/tarn",  # replication's helpers, tarn-send and tarn-recv
@@ -221,12 +247,17 @@ class Transport:
     def read_file(self, path: str, *, timeout: float = 10.0) -> str:
         return self.run(["cat", "--", path], timeout=timeout).stdout
 
-    def write_file(self, path: str, text: str | bytes, *, mode: int = 0o644, timeout: float = 30.0) -> bool:
-        """Atomically write text (or bytes) unless the file already holds it; True if anything changed."""
+    def write_file(
+        self, path: str, text: str | bytes, *, mode: int = 0o644, group: str = "", timeout: float = 30.0
+    ) -> bool:
+        """Atomically write text (or bytes) unless the file already holds it; True if anything changed. group: the
+        file's group by name (a daemon reading it as that group), root's otherwise."""
         if self.read_only:
             raise ReadOnlyHost(f"read-only host: would write {path}")
         started = time.monotonic()
-        changed = self._write(path, text.encode() if isinstance(text, str) else text, mode, timeout)
+        if group and not re.fullmatch(r"[a-z_][a-z0-9_-]{0,31}", group):
+            raise PathNotAllowed(f"refusing group {group!r} for {path}")
+        changed = self._write(path, text.encode() if isinstance(text, str) else text, mode, timeout, group)
         if self.on_command:
             self.on_command(
                 CommandResult(
@@ -322,7 +353,7 @@ class Transport:
     def _mount_folder(self, path, seal) -> str:
         raise NotImplementedError
 
-    def _write(self, path, data, mode, timeout) -> bool:
+    def _write(self, path, data, mode, timeout, group="") -> bool:
         raise NotImplementedError
 
 
@@ -374,22 +405,27 @@ def _spawn(
             )
         except FileNotFoundError:  # as a shell says it over SSH: the same exit status and message on both transports
             return 127, "", f"{argv[0]}: command not found\n", time.monotonic() - started
-        data, step = (input.encode() if isinstance(input, str) else input), 0.005
-        while True:  # in short slices (growing to 0.2 s), watching how much it printed
-            remaining = started + timeout - time.monotonic()
-            try:
-                proc.communicate(input=data, timeout=max(0.0, min(step, remaining)))
-                break
-            except subprocess.TimeoutExpired:
-                data, step = None, min(step * 2, 0.2)  # the input went in with the first slice
-                if watch:
-                    watch()
-                if _printed(out, err) > max_output:
-                    _kill(proc)
-                    raise OutputTooLarge(argv, max_output) from None
-                if remaining <= 0:
-                    _kill(proc)
-                    raise CommandTimeout(argv, timeout) from None
+        feeder = _feed(proc, input.encode() if isinstance(input, str) else input)
+        step = 0.005
+        try:
+            while True:  # in short slices (growing to 0.2 s), watching how much it printed
+                remaining = started + timeout - time.monotonic()
+                try:
+                    proc.wait(timeout=max(0.0, min(step, remaining)))
+                    break
+                except subprocess.TimeoutExpired:
+                    step = min(step * 2, 0.2)
+                    if watch:
+                        watch()
+                    if _printed(out, err) > max_output:
+                        _kill(proc)
+                        raise OutputTooLarge(argv, max_output) from None
+                    if remaining <= 0:
+                        _kill(proc)
+                        raise CommandTimeout(argv, timeout) from None
+        finally:
+            if feeder:
+                feeder.join(timeout=5)  # ended: the command read it all, or exited (a broken pipe)
         if _printed(out, err) > max_output:
             raise OutputTooLarge(argv, max_output)
         out.seek(0)
@@ -400,6 +436,30 @@ def _spawn(
             err.read().decode(errors="replace"),
             (time.monotonic() - started),
         )
+
+
+def _feed(proc: subprocess.Popen, data: bytes | None) -> threading.Thread | None:
+    """Write data to the command's stdin and close it, in a thread of its own: a command may read its input late or
+    slowly (more than a pipe holds), and the slices above must go on watching it meanwhile. Not communicate(): retried
+    after a slice's timeout without the input again, it never writes the rest nor closes stdin (the command waits)."""
+    if proc.stdin is None:
+        return None
+
+    def write():
+        try:
+            if data:
+                proc.stdin.write(data)
+        except (BrokenPipeError, OSError):
+            pass  # the command exited (or was stopped) without reading it all: its exit status tells
+        finally:
+            try:
+                proc.stdin.close()
+            except (BrokenPipeError, OSError):
+                pass
+
+    feeder = threading.Thread(target=write, name="tarn-stdin", daemon=True)
+    feeder.start()
+    return feeder
 
 
 def _printed(out, err) -> int:
@@ -428,10 +488,10 @@ class LocalTransport(Transport):
         rc, out, err, duration = _spawn(argv, timeout=timeout, input=input, env=env, max_output=max_output)
         return CommandResult(argv, rc, out, err, duration, mutating)
 
-    def _write(self, path, data, mode, timeout):
+    def _write(self, path, data, mode, timeout, group=""):
         try:
-            return atomic.write_if_changed(path, data, mode, self.writable_dirs)
-        except PermissionError as exc:
+            return atomic.write_if_changed(path, data, mode, self.writable_dirs, group)
+        except (PermissionError, KeyError) as exc:  # KeyError: no such group
             raise PathNotAllowed(str(exc)) from None
 
     def _folder(self, path, owner, group, mode, create):
@@ -668,8 +728,7 @@ class SSHTransport(Transport):
         return CommandResult(argv, rc, out, err, duration, mutating)
 
     def _folder(self, path, owner, group, mode, create):
-        argv = [
-            "python3",
+        argv = python(
             "-c",
             inspect.getsource(atomic),
             "--folder",
@@ -678,7 +737,7 @@ class SSHTransport(Transport):
             group,
             format(mode, "o"),
             "1" if create else "0",
-        ]
+        )
         result = self._execute(argv, timeout=60, input=None, mutating=True)
         if result.returncode == 3:
             raise PathNotAllowed(result.stderr.strip())
@@ -687,7 +746,7 @@ class SSHTransport(Transport):
         return result.stdout.strip()
 
     def _scratch(self, path, create, tag):
-        argv = ["python3", "-c", inspect.getsource(atomic), "--scratch", path, "create" if create else "remove"]
+        argv = python("-c", inspect.getsource(atomic), "--scratch", path, "create" if create else "remove")
         argv += [tag] if tag else []
         result = self._execute(argv, timeout=600, input=None, mutating=True)
         if result.returncode == 3:
@@ -697,7 +756,7 @@ class SSHTransport(Transport):
         return result.stdout.strip()
 
     def _mount_folder(self, path, seal):
-        argv = ["python3", "-c", inspect.getsource(atomic), "--mount-folder", path, "seal" if seal else "check"]
+        argv = python("-c", inspect.getsource(atomic), "--mount-folder", path, "seal" if seal else "check")
         result = self._execute(argv, timeout=30, input=None, mutating=seal)
         if result.returncode == 3:
             raise PathNotAllowed(result.stderr.strip())
@@ -706,7 +765,7 @@ class SSHTransport(Transport):
         return result.stdout.strip()
 
     def _module_parameter(self, module, name, value):
-        argv = ["python3", "-c", inspect.getsource(atomic), "--module-parameter", module, name, value]
+        argv = python("-c", inspect.getsource(atomic), "--module-parameter", module, name, value)
         result = self._execute(argv, timeout=30, input=None, mutating=True)
         short = ["module_parameter", module, name, value]
         if result.returncode == 3:
@@ -718,7 +777,7 @@ class SSHTransport(Transport):
         return result.stdout.strip()
 
     def _remove(self, path, timeout):
-        argv = ["python3", "-c", inspect.getsource(atomic), "--remove", path, *self.writable_dirs]
+        argv = python("-c", inspect.getsource(atomic), "--remove", path, *self.writable_dirs)
         result = self._execute(argv, timeout=timeout, input=None, mutating=True)
         if result.returncode == 3:
             raise PathNotAllowed(result.stderr.strip())
@@ -726,9 +785,9 @@ class SSHTransport(Transport):
             raise error_for(["remove_file", path], result.returncode, result.stderr)
         return result.stdout.strip() == "removed"
 
-    def _write(self, path, data, mode, timeout):
+    def _write(self, path, data, mode, timeout, group=""):
         script = inspect.getsource(atomic)
-        argv = ["python3", "-c", script, path, format(mode, "o"), *self.writable_dirs]
+        argv = python("-c", script, path, format(mode, "o") + (f":{group}" if group else ""), *self.writable_dirs)
         # The data travels on stdin as bytes (config files, and sealed backups, which are not text).
         result = self._execute(argv, timeout=timeout, input=data, mutating=True)
         if result.returncode == 3:

@@ -13,12 +13,13 @@ its source with `python3 -I -S -c`, the same on this machine and on a NAS reache
 pure and tested against output captured from the lab.
 """
 
-import json
 import os
 import resource
 import subprocess
 import sys
 import time
+
+from hostlib.wire import dumps, loads
 
 KSTAT = "/proc/spl/kstat/zfs"
 SMB_PORT, NFS_PORT = 445, 2049
@@ -128,7 +129,7 @@ def parse_ss(text):
 def parse_smbstatus(text):
     """'address port' → {user, shares, dialect} from `smbstatus -j`: each session (its 'hostname' is the client's
     endpoint, e.g. ipv4:10.0.2.2:41202) with the shares its tree connects name."""
-    data = json.loads(text or "{}")
+    data = loads(text or "{}")
     sessions, by_id = {}, {}
     for session in (data.get("sessions") or {}).values():
         kind, _, endpoint = (session.get("hostname") or "").partition(":")
@@ -150,7 +151,7 @@ def parse_smbstatus(text):
 
 def parse_vdev_props(text):
     """vdev → [parent, class, read_ops, write_ops, read_bytes, write_bytes] from `zpool get -j --json-int`."""
-    data = json.loads(text)
+    data = loads(text)
     vdevs = {}
     for name, vdev in (data.get("vdevs") or {}).items():
         if vdev.get("vdev_type") == "root":
@@ -173,7 +174,7 @@ def parse_vdev_props(text):
 
 def parse_health(text):
     """(pool state, {vdev: state} of the vdevs not ONLINE) from the same `zpool get -j` document."""
-    data = json.loads(text)
+    data = loads(text)
     vdevs = {
         name: v.get("state", "")
         for name, v in (data.get("vdevs") or {}).items()
@@ -330,4 +331,4 @@ def collect():
 
 
 if __name__ == "__main__":
-    json.dump(collect(), sys.stdout, separators=(",", ":"))
+    sys.stdout.write(dumps(collect()))

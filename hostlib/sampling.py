@@ -1,15 +1,14 @@
 """Take one sample of a host's counters: the shipped sampler (hostlib/sampler.py) run as one command."""
 
-import inspect
 import json
 import math
 from typing import NamedTuple
 
 from hostlib import sampler
 from hostlib.errors import CommandFailed
-from hostlib.runner import Transport
+from hostlib.runner import Transport, python, source_of
 
-SOURCE = inspect.getsource(sampler)
+SOURCE = source_of(sampler)
 
 
 # What one sample may carry: a NAS with 200,000 datasets must not make a 13 MB row every 10 s. Past a limit the
@@ -29,7 +28,7 @@ class BadSample(CommandFailed):
 def sample(transport: Transport, *, timeout: float = 30.0) -> dict:
     """The sampler's JSON document, checked (shape, finite numbers) and bounded (LIMITS), with the round trip it cost
     (ms) added as round_trip_ms."""
-    result = transport.run(["python3", "-I", "-S", "-c", SOURCE], timeout=timeout, max_output=MAX_DOCUMENT)
+    result = transport.run(python("-c", SOURCE), timeout=timeout, max_output=MAX_DOCUMENT)
     data = parse(result.stdout)
     data["round_trip_ms"] = round(result.duration * 1000, 1)
     return data

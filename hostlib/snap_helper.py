@@ -24,12 +24,13 @@ import errno
 import fcntl
 import grp
 import heapq
-import json
 import os
 import pwd
 import stat
 import sys
 import time
+
+from hostlib.wire import dumps, loads
 
 REFUSED = 3
 SLOTS = 4  # readers at once on a host, so snapshots mounted by Tarn's reads at once
@@ -432,15 +433,15 @@ def diff(request):
 def main(argv):
     command = argv[0]
     if command == "diff":
-        return diff(json.load(sys.stdin))
+        return diff(loads(sys.stdin.read()))
     if command == "read":
-        return read(json.load(sys.stdin))
+        return read(loads(sys.stdin.read()))
     if command == "entry":
-        return entry(json.load(sys.stdin))
+        return entry(loads(sys.stdin.read()))
     if command == "list":
-        return listing(json.load(sys.stdin))
+        return listing(loads(sys.stdin.read()))
     if command == "versions":
-        return versions(json.load(sys.stdin))
+        return versions(loads(sys.stdin.read()))
     if command == "mounts":
         return sorted(mounted(argv[1]))
     raise SystemExit(f"unknown command {command}")
@@ -448,7 +449,7 @@ def main(argv):
 
 if __name__ == "__main__":
     try:
-        print(json.dumps(main(sys.argv[1:])))
+        print(dumps(main(sys.argv[1:])))
     except Refused as e:
         print(e, file=sys.stderr)
         sys.exit(REFUSED)

@@ -4,13 +4,12 @@ with the live folder beside it, and a path's versions across snapshots. Names tr
 name that is not UTF-8 (or holds a newline) is shown escaped and can still be named back exactly."""
 
 import base64
-import inspect
 import json
 from dataclasses import dataclass, field
 
 from hostlib import snap_helper, zdiff
 from hostlib.errors import CommandFailed, PathNotAllowed, error_for
-from hostlib.runner import Transport
+from hostlib.runner import Transport, python, source_of
 
 shown = snap_helper.shown  # a name's bytes as text, anything not printable UTF-8 escaped
 PAGE = 200  # entries a page by default (the reader takes at most 1,000)
@@ -61,7 +60,7 @@ def raw_of(name: str) -> str:
 
 
 def _ask(t: Transport, command: str, request: dict, timeout: float) -> dict:
-    argv = ["python3", "-c", inspect.getsource(snap_helper), command]
+    argv = python("-c", source_of(snap_helper), command)
     done = t.run(argv, input=json.dumps(request), timeout=timeout, check=False)
     if done.returncode == snap_helper.REFUSED:
         raise PathNotAllowed(done.stderr.strip()[-500:])
@@ -116,7 +115,7 @@ def versions(t: Transport, mount: str, parts: list[str], snapshots: list[str]) -
 
 def mounted(t: Transport, mount: str) -> list[str]:
     """The dataset's snapshots mounted now."""
-    argv = ["python3", "-c", inspect.getsource(snap_helper), "mounts", mount]
+    argv = python("-c", source_of(snap_helper), "mounts", mount)
     done = t.run(argv, timeout=30, check=False)
     if done.returncode != 0:
         raise error_for(["tarn-snap", "mounts"], done.returncode, done.stderr)

@@ -10,6 +10,7 @@ MAX_NAME = 255  # bytes in one name (ZFS's limit)
 SAFETY_PREFIX = "tarn-restore"  # the snapshot taken of the live dataset before a restore in place
 SAFETY_KEEP_DAYS = 7  # …kept this long (held ones stay), pruned by beat as a schedule's keep_days would
 POLL_SECONDS = 1.0
+QUICK_SECONDS, QUICK_POLLS = 0.25, 8  # the first polls of a restore, 2 s in all
 
 
 class How(models.TextChoices):

@@ -4,10 +4,10 @@ protocol a change touches (SMB, NFS or both). Samba passwords travel only in the
 from dataclasses import asdict
 
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.utils import timezone
 
-from appliance.checks import checked, confirmed
+from appliance.checks import checked, confirmed, saved
 from appliance.choices import Role
 from appliance.connect import transport_for
 from appliance.models import Operation
@@ -104,16 +104,6 @@ def _share_row(model, host, data: dict, pk: int | None, path: str = ""):
     return row, model.objects.filter(host=host).exclude(pk=row.pk)
 
 
-def _save(row, field: str, taken: str) -> None:
-    """Save the row; a twin saved a moment ago by another request (the check above passed for both) is a field
-    error, not a 500."""
-    try:
-        with transaction.atomic():
-            row.save()
-    except IntegrityError:
-        raise ValidationError({field: taken}) from None
-
-
 def _shares_apply_start(host, user, what: str, parts, create=None, dataset="", folder="") -> Operation:
     """parts: which of Tarn's files the change touches ("smb", "nfs"); the others are left alone. create: the
     argvs of a new dataset (then folder: its root folder, made writable by the shared group)."""
@@ -159,7 +149,7 @@ def smb_share_save_start(*, host, user, data: dict, pk: int | None = None, new_d
     shares_render(host, smb_rows=[*others, row])  # every value checked, the whole file renders
     what = f"SMB share {row.name}" + (f" on new dataset {new_dataset}" if new_dataset else "")
     with transaction.atomic():
-        _save(row, "name", f"{host.name} already has a share named {row.name} (names ignore case).")
+        saved(row, "name", f"{host.name} already has a share named {row.name} (names ignore case).")
         return _shares_apply_start(host, user, what, ["smb"], create=create, dataset=new_dataset, folder=folder)
 
 
@@ -234,7 +224,7 @@ def nfs_export_save_start(*, host, user, data: dict, pk: int | None = None, conf
     if errors:
         raise ValidationError(errors)
     with transaction.atomic():
-        _save(row, "dataset", f"{row.path} is exported already: add the clients to that export.")
+        saved(row, "dataset", f"{row.path} is exported already: add the clients to that export.")
         return _shares_apply_start(host, user, f"NFS export {row.path}", ["nfs"])
 
 

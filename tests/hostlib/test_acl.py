@@ -17,9 +17,9 @@ import pytest
 from hostlib import acl, acl_helper
 from hostlib.acl import GROUP, GROUP_OBJ, MASK, OTHER, USER, USER_OBJ, Acl
 from hostlib.errors import PathNotAllowed
-from hostlib.runner import LocalTransport
+from hostlib.runner import LocalTransport, source_of
 from tests.conftest import require
-from tests.support.runners import FakeHost
+from tests.support.runners import FakeHost, program
 
 
 @pytest.fixture
@@ -210,7 +210,7 @@ def _walk(root, parts, spec, write=True, status=None, cls=acl_helper.Walk):
 
 def test_one_folder_set_through_the_helper_changes_that_folder_only(tree, monkeypatch):
     monkeypatch.setattr(acl, "install_helper", lambda t: False)
-    monkeypatch.setattr(acl, "HELPER", acl_helper.__file__)
+    monkeypatch.setattr(acl, "HELPER", program(acl_helper))
     got = acl.apply_one(LocalTransport(), str(tree), ["team"], _spec(special=0o2000))
     assert got["changed"] and got["before"] is None
     assert "group:users:rwx" in _getfacl(tree / "team") and "flags: -s-" in _getfacl(tree / "team")
@@ -294,7 +294,7 @@ def test_sigterm_stops_a_walk_between_two_files_and_says_so(tmp_path):
     big.mkdir()
     for i in range(20_000):
         (big / f"f{i}").touch()
-    said = _stopped_once_started(tmp_path, Path(acl_helper.__file__).read_text())
+    said = _stopped_once_started(tmp_path, source_of(acl_helper))
     assert 0 < said["files"] < 20_000
     written = sum(acl_helper._xattr(str(p), acl_helper.ACCESS) is not None for p in big.iterdir())
     assert written == said["files"] == said["changed"] - 1  # the folder, then exactly the files it counted
@@ -364,9 +364,7 @@ def test_a_fork_that_fails_midway_stops_and_reaps_the_workers_already_started(tr
 def test_sigterm_stops_every_worker_and_the_status_counts_what_they_wrote(tmp_path):
     top = tmp_path / "big"
     _many(top, 4, 15_000)
-    said = _stopped_once_started(
-        tmp_path, Path(acl_helper.__file__).read_text().replace("\nWORKERS = ", "\nWORKERS = 4 or ", 1)
-    )
+    said = _stopped_once_started(tmp_path, source_of(acl_helper).replace("\nWORKERS = ", "\nWORKERS = 4 or ", 1))
     files = [p for d in top.iterdir() for p in d.rglob("*") if p.is_file()]
     written = sum(acl_helper._xattr(str(p), acl_helper.ACCESS) is not None for p in files)
     assert 0 < said["files"] < len(files) and written == said["files"], (written, said)
@@ -426,7 +424,7 @@ def test_a_walks_folder_and_acl_never_reach_the_units_command_line(monkeypatch):
 
 def test_one_folder_with_another_filesystem_mounted_on_it_is_refused(tree, monkeypatch, root):
     monkeypatch.setattr(acl, "install_helper", lambda t: False)
-    monkeypatch.setattr(acl, "HELPER", acl_helper.__file__)
+    monkeypatch.setattr(acl, "HELPER", program(acl_helper))
     mount = tree / "team" / "mounted"
     mount.mkdir()
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tarn-test", str(mount)], check=True)

@@ -13,8 +13,9 @@ import sys
 import pytest
 
 from hostlib import restore_helper
+from tests.support.runners import program
 
-HELPER = restore_helper.__file__
+HELPER = program(restore_helper)
 
 
 @pytest.fixture

@@ -51,6 +51,20 @@ def test_it_runs_with_the_c_locale_and_a_fixed_path():
 ENV_ARGV = ["python3", "-c", "import os, sys; print(os.environ.get('PASSWD_FD'), sys.stdin.readline().strip())"]
 
 
+def test_input_read_late_and_larger_than_a_pipe_reaches_the_command_whole():
+    """A command that reads its input after the first slice (a loaded machine, a slow start) gets all of it and its
+    end: the runner once left the rest unwritten and stdin open, and the command waited out its timeout."""
+    late = ["python3", "-c", "import sys, time; time.sleep(0.3); print(len(sys.stdin.buffer.read()))"]
+    started = time.monotonic()
+    assert LocalTransport().run(late, input="x" * 1_000_000, timeout=30).stdout.strip() == "1000000"
+    assert time.monotonic() - started < 10
+
+
+def test_a_command_that_never_reads_its_input_still_ends():
+    done = LocalTransport().run(["python3", "-c", "print('ok')"], input="y" * 1_000_000, timeout=30)
+    assert done.stdout.strip() == "ok"
+
+
 def test_an_allowed_variable_reaches_the_command_and_any_other_is_refused():
     """Samba's tools read a password from the fd PASSWD_FD names: stdin, never argv."""
     assert LocalTransport().run(ENV_ARGV, env={"PASSWD_FD": "0"}, input="s3cret\n").stdout.split() == ["0", "s3cret"]

@@ -44,9 +44,12 @@ def _unmount(guest, dataset: str, seconds: int = 60) -> None:
     """Stop exporting, then unmount, both retried while zfs says busy: nfsd lets go of a filesystem it exported a
     moment after the export is dropped (the busy that Tarn's lock unexports first for), later on a loaded machine;
     and once (a fresh clone at 3338574) the export was listed again after `exportfs -ua` and stayed for the whole
-    minute, so each try unexports again. What still held it is shown if it never lets go."""
+    minute, so each try unexports again; a fresh clone at 298e9e5 saw it stay through all of them, so half-way nfsd is
+    restarted (as an admin would: it drops every reference it holds). What still held it is shown if it never lets
+    go."""
     said = guest.sh(
         f"for i in $(seq {seconds * 4}); do exportfs -ua; zfs unmount {dataset} 2>/tmp/unmount.err && exit 0;"
+        f" [ $i = {seconds * 2} ] && systemctl restart nfs-server;"
         " grep -q busy /tmp/unmount.err || break; sleep 0.25; done; cat /tmp/unmount.err;"
         f" find /proc/[0-9]*/cwd /proc/[0-9]*/fd -lname '/{dataset}*' 2>/dev/null;"  # processes holding it
         " grep -h . /proc/fs/nfsd/clients/*/info 2>/dev/null; exportfs -v; exit 0"  # else nfsd's clients

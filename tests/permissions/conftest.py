@@ -14,6 +14,7 @@ from appliance.models import Host
 from hostlib import acl, acl_helper
 from hostlib.runner import CommandResult, LocalTransport
 from pools.models import Dataset, Pool
+from tests.support.runners import program
 
 
 class WalkHere(LocalTransport):
@@ -24,7 +25,7 @@ class WalkHere(LocalTransport):
     def _execute(self, argv, *, timeout, input, mutating, max_output=None, env=None):
         if argv[0] == "systemd-run":
             unit = next(a for a in argv if a.startswith("--unit=")).split("=", 1)[1]
-            command, args, status = argv[argv.index("--") + 3 :]
+            command, args, status = argv[-3:]  # … -- python3 -I -S HELPER command args status
             given = acl_helper._read_args(args)
             if command == "project":
                 walk = acl_helper.ProjectWalk(given["project"], True, status)
@@ -48,7 +49,7 @@ class WalkHere(LocalTransport):
             return CommandResult(argv, 0, "", "", 0.0, mutating)
         return super()._execute(argv, timeout=timeout, input=input, mutating=mutating, env=env)
 
-    def _write(self, path, data, mode, timeout):
+    def _write(self, path, data, mode, timeout, group=""):
         Path(path).write_bytes(data)
         return True
 
@@ -61,7 +62,7 @@ class WalkHere(LocalTransport):
 def here(monkeypatch, tmp_path):
     """Every transport_for() a local transport with the walk stood in for; the helper from Tarn's source."""
     monkeypatch.setattr(acl, "install_helper", lambda t: False)
-    monkeypatch.setattr(acl, "HELPER", acl_helper.__file__)
+    monkeypatch.setattr(acl, "HELPER", program(acl_helper))
     monkeypatch.setattr(acl, "STATUS_DIR", str(tmp_path / "status"))
     (tmp_path / "status").mkdir()
     audited = []

@@ -10,7 +10,8 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from appliance.models import Operation
-from hostlib import acl_helper
+from hostlib import acl, acl_helper
+from hostlib.runner import PYTHON
 from permissions import selectors, services
 from permissions.choices import WalkStatus
 from permissions.models import AclWalk
@@ -113,7 +114,7 @@ def test_one_folder_is_changed_as_an_operation_and_audited_by_name(dataset, here
     assert "nobody" not in getfacl(mount / "team" / "doc.txt")  # one folder only
     mutations = [r.argv for r in here if r.mutating]
     assert mutations and all(len(" ".join(a)) < 2000 for a in mutations)  # the helper's name, not its source
-    assert mutations[-1][:3] == ["python3", acl_helper.__file__, "set"]
+    assert mutations[-1][:5] == [*PYTHON, acl.HELPER, "set"]
 
 
 def test_taking_all_acls_away_needs_the_folders_name(dataset, here, mount, admin_user, run_queued):

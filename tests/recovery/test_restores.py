@@ -36,6 +36,7 @@ def fake(monkeypatch):
     fake = FakeHost()
     fake.answer("systemctl", "show", stdout="ActiveState=inactive\nResult=success\n")
     monkeypatch.setattr(runner, "POLL_SECONDS", 0)
+    monkeypatch.setattr(runner, "QUICK_SECONDS", 0)
     return fake.install(monkeypatch)
 
 

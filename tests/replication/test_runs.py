@@ -13,6 +13,7 @@ from django.utils import timezone
 from analytics.selectors import conditions
 from appliance.models import Host
 from hostlib import replication
+from hostlib.runner import PYTHON
 from pools.models import Dataset, Pool
 from replication import services
 from replication.models import DatasetState, Pair, Task, TaskRun
@@ -75,7 +76,7 @@ def sides(fake: FakeHost, source: str, target: str | None, *, after: str | None 
     if after is not None:
         fake.on("systemd-run", call=lambda argv: fake.answer(*there, stdout=after))
     done = {"state": "done", "step": 1, "steps": 1, "total": 4096, "started": NOW, "updated": NOW + 1}
-    fake.answer("python3", f"{replication.HELPER_DIR}/tarn-send", "--wait", stdout=json.dumps(done))
+    fake.answer(*PYTHON, f"{replication.HELPER_DIR}/tarn-send", "--wait", stdout=json.dumps(done))
 
 
 def run(task, run_queued, admin_user) -> tuple:
@@ -237,7 +238,7 @@ def test_a_run_ends_after_its_tarn_send_has_exited_so_the_next_does_not_follow_i
         if exiting["looks"] < 0:
             fake.answer("systemctl", "show", stdout=inactive)
 
-    fake.on("python3", f"{replication.HELPER_DIR}/tarn-send", "--wait", call=last_word)
+    fake.on(*PYTHON, f"{replication.HELPER_DIR}/tarn-send", "--wait", call=last_word)
     fake.on("systemctl", "show", call=look)
     task = Task.objects.create(pair=pair, source_dataset=SOURCE, target_name="docs")
     op, first = run(task, run_queued, admin_user)

@@ -3,6 +3,7 @@
 exact commands and files without a lab."""
 
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -105,6 +106,7 @@ class FakeHost:
         self.rules: list[Rule] = []
         self.watchers: list[tuple[tuple[str, ...], Callable[[list[str]], None]]] = []
         self.files: dict[str, str] = {}
+        self.groups: dict[str, str] = {}  # path -> the group a write_file gave it (root's when absent)
         self.links: set[str] = set()  # paths planted as links: a mount folder at or below one is refused
         self.opened: list[tuple[str, bool]] = []  # (host name, read_only) per transport_for()
         self.environments: list[tuple[list[str], dict[str, str]]] = []  # (argv, env) of commands given an env
@@ -259,11 +261,13 @@ class FakeTransport(Transport):
             self.fake.environments.append((argv, env))
         return self.fake.execute(argv, input=input, mutating=mutating, read_only=self.read_only)
 
-    def _write(self, path, data, mode, timeout):
+    def _write(self, path, data, mode, timeout, group=""):
         try:
             text = data.decode()
         except UnicodeDecodeError:  # a binary file (a sealed backup) is recorded as its bytes
             text = data
+        if group and not self.read_only:
+            self.fake.groups[path] = group
         return self.fake.write(path, text, mode, self.read_only)
 
     def _remove(self, path, timeout):
@@ -277,3 +281,16 @@ class FakeTransport(Transport):
 
     def _mount_folder(self, path, seal):
         return self.fake.mount_folder(path, seal, self.read_only)
+
+
+_PROGRAMS: list[str] = []  # the folder programs are written to, made once a session
+
+
+def program(module) -> str:
+    """One of Tarn's programs as a host gets it (hostlib.runner.source_of: one file, hostlib.wire inside), written
+    to a folder of the session's; its path. Tests run this, not the module's own file, which imports hostlib.wire."""
+    if not _PROGRAMS:
+        _PROGRAMS.append(tempfile.mkdtemp(prefix="tarn-programs-"))
+    path = Path(_PROGRAMS[0]) / f"{module.__name__.rsplit('.', 1)[-1]}.py"
+    path.write_text(runner.source_of(module))
+    return str(path)

@@ -512,7 +512,7 @@ def test_keep_disarms_the_restore_then_writes_the_networkd_files_and_reloads(run
         ["networkctl", "reload"],
     ]
     assert fake.files["/etc/systemd/network/05-tarn-enp0s17.network"] == NETWORKD_HEADER + (
-        "[Match]\nMACAddress=52:54:00:12:34:57\nType=ether\n\n[Link]\nMTUBytes=9000\n\n"
+        "[Match]\nPermanentMACAddress=52:54:00:12:34:57\nType=ether\n\n[Link]\nMTUBytes=9000\n\n"
         "[Network]\nAddress=10.77.0.2/24\nLinkLocalAddressing=no\nIPv6AcceptRA=no\nConfigureWithoutCarrier=yes\n"
     )
     assert stale not in fake.files
@@ -607,7 +607,7 @@ def test_keeping_a_deleted_bridge_drops_its_files_and_keeps_its_port(run_queued,
             "/etc/systemd/network/05-tarn-enp0s18.network",
             NETWORKD_HEADER
             + (
-                "[Match]\nMACAddress=52:54:00:12:34:58\nType=ether\n\n[Link]\nMTUBytes=1500\n\n"
+                "[Match]\nPermanentMACAddress=52:54:00:12:34:58\nType=ether\n\n[Link]\nMTUBytes=1500\n\n"
                 "[Network]\nLinkLocalAddressing=no\nIPv6AcceptRA=no\nConfigureWithoutCarrier=yes\n"
             ),
         ),
