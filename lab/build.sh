@@ -100,6 +100,14 @@ sed -i -E '/^[a-z]+:/ s/ (winbind|sss)\b//g' "$R/etc/nsswitch.conf"
 in_root apt-get install -y -qq --no-install-recommends -t bookworm-backports smartmontools >/dev/null
 in_root systemctl disable --quiet smartmontools.service
 
+# Block and power (issue 45): LIO's rtslib (targetctl, and the unit that restores its configuration at boot) for the
+# first guest's targets, open-iscsi for the second guest as their initiator, NUT for the UPS (inert: MODE=none until
+# Tarn configures it).
+step "block and power: rtslib-fb, open-iscsi, nut"
+in_root apt-get install -y -qq --no-install-recommends python3-rtslib-fb open-iscsi nut-server nut-client >/dev/null
+in_root systemctl disable --quiet nut.target nut-server nut-monitor nut-driver-enumerator.path nut-driver-enumerator \
+  2>/dev/null || true
+
 step "configure the guest"
 echo lab-guest >"$R/etc/hostname"
 printf '127.0.0.1 localhost\n127.0.1.1 lab-guest\n' >"$R/etc/hosts"

@@ -556,3 +556,24 @@ def snapshots_unheld(*, host, names: list[str]) -> list[str]:
     rows = Snapshot.objects.filter(host=host, holds=0, name__in={n for _, n in wanted})
     found = rows.order_by("created_at").values_list("dataset__name", "name")
     return [f"{d}@{n}" for d, n in found if (d, n) in wanted]
+
+
+def dataset_named(*, host, name: str):
+    """A dataset of the host's inventory by its name, or None."""
+    return Dataset.objects.filter(host=host, name=name).first()
+
+
+def volume_names(*, host) -> list[str]:
+    """The host's zvols, by name."""
+    return list(
+        Dataset.objects.filter(host=host, type=DatasetType.VOLUME).order_by("name").values_list("name", flat=True)
+    )
+
+
+def locked_volumes(*, host) -> set[str]:
+    """The host's zvols whose key is not loaded, as the inventory last read them."""
+    return {
+        d.name
+        for d in encrypted_datasets(host=host)
+        if d.type == DatasetType.VOLUME and d.encryption.get("key") == "unavailable"
+    }

@@ -12,6 +12,7 @@ from encryption.services.roots import _roots, _seal
 from hostlib import nfs, samba, zfs
 from hostlib.errors import Busy
 from pools import selectors as pools
+from pools.dependents import release
 from pools.services import Scope, inventory_refresh
 from shares import selectors as shares
 
@@ -51,6 +52,8 @@ def lock_run(tracker: Tracker) -> None:
     if exported:
         stopped = nfs.unexport(t, exported)
         tracker.log(f"NFS exports stopped: {', '.join(stopped) or 'none were exported'}")
+    for label in release(host=op.host, t=t, roots=[root], locking=True):
+        tracker.log(f"{label}: offline")
     tracker.progress(40, f"Unmounting {root} and what is below it")
     head = next((d for d in pools.encryption_roots(host=op.host) if d.name == root), None)
     try:
@@ -61,6 +64,7 @@ def lock_run(tracker: Tracker) -> None:
     except Busy as exc:
         if exported:
             nfs.reexport(t)  # nothing was locked: its exports come back
+        release(host=op.host, t=t, roots=[root], locking=False)  # …and its LUNs
         raise ValidationError(
             f"{root} is busy ({exc}): nothing was locked. Lock with force to stop what uses it."
         ) from None

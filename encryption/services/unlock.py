@@ -14,6 +14,7 @@ from encryption.services.roots import _load, _roots, _sources
 from hostlib import nfs, zfs
 from hostlib.errors import CommandFailed
 from pools import selectors as pools
+from pools.dependents import release
 from pools.services import Scope, inventory_refresh
 from shares import selectors as shares
 
@@ -92,6 +93,8 @@ def unlock_run(tracker: Tracker) -> None:
         if name in roots and roots[name].type == "filesystem":  # a zvol has nothing to mount
             tracker.progress(60 + int(25 * i / len(p["roots"])), f"Mounting {name} and what is below it")
             zfs.mount_tree(t, name)
+    for label in release(host=op.host, t=t, roots=p["roots"], locking=False):
+        tracker.log(f"{label}: back")
     if any(shares.nfs_exports_under(host=op.host, datasets=p["roots"])):
         tracker.progress(85, "Exporting the NFS shares on them again")
         nfs.reexport(t)

@@ -4,7 +4,8 @@ from django.core.exceptions import ValidationError
 
 from appliance.checks import checked, confirmed
 from appliance.models import Operation
-from hostlib import zfs
+from hostlib import names, zfs
+from pools.dependents import dataset_users
 from pools.services.commands import command_start, dataset_row, new_dataset_name, refuse_if_in_use
 from pools.services.inventory import Scope
 
@@ -29,8 +30,10 @@ def dataset_create_start(*, host, user, name: str, props: dict, volume_size: str
 
 
 def dataset_set_start(*, host, user, name: str, props: dict) -> Operation:
-    dataset_row(host, name)
+    dataset = dataset_row(host, name)
     argv = checked(lambda: zfs.set_argv(name, props))
+    if "volsize" in props:
+        _refuse_shrinking_in_use(host, dataset, props["volsize"])
     return command_start(
         host=host,
         user=user,
@@ -40,6 +43,19 @@ def dataset_set_start(*, host, user, name: str, props: dict) -> Operation:
         done=f"Set {', '.join(props)} on {name}",
         scope=Scope(trees=[name]),
     )
+
+
+def _refuse_shrinking_in_use(host, dataset, volsize) -> None:
+    """A zvol something serves (an iSCSI LUN) is not made smaller under it: the blocks past the new end are the
+    initiator's file system. Growing it is fine."""
+    try:
+        new, now = names.parse_size(volsize), int(dataset.properties.get("volsize", {}).get("value") or 0)
+    except (ValueError, TypeError):
+        return  # zfs.set_argv checked the value; an unknown current size is not refused here
+    users = dataset_users(host=host, dataset=dataset.name)
+    if users and new < now:
+        raise ValidationError({"volsize": f"{dataset.name} is in use by {', '.join(users[:5])}: remove that first "
+                                          "to shrink it (growing it is fine)."})  # fmt: skip
 
 
 def dataset_inherit_start(*, host, user, name: str, key: str) -> Operation:
