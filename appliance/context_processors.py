@@ -27,6 +27,7 @@ NAV = [
         "Sharing",
         [
             ("Shares", "share-list"),
+            ("iSCSI", "iscsi-page"),  # zvols as disks for VMs and servers
             ("Permissions", "permissions-page"),
             ("Quotas", "quota-page"),
             ("Directory", "directory-page"),
@@ -40,6 +41,7 @@ NAV = [
             ("Disk health", "health-list"),  # SMART self-tests and scrubs
             ("Encryption", "encryption-list"),
             ("Backups", "backup-list"),  # admins only (ADMIN_ONLY)
+            ("UPS", "ups-page"),  # the power: its state, the shutdown policy
         ],
     ),
     (

@@ -79,6 +79,10 @@ class Link:
     state: str  # operstate: UP, DOWN, UNKNOWN, LOWERLAYERDOWN
     up: bool  # administratively up
     master: str = ""  # the bridge or bond it is a port of
+    parent: str = ""  # a VLAN's: the link it is on
+    perm_mac: str = ""  # the NIC's own MAC where it differs from mac (a bond's ports all carry the bond's)
+    info: dict = field(default_factory=dict)  # a bond's mode, miimon, lacp_rate, xmit_hash_policy; a VLAN's id; a
+    # bond port's state (ACTIVE/BACKUP) and mii_status
     addresses: list[Address] = field(default_factory=list)
     counters: dict = field(default_factory=dict)  # rx/tx bytes, packets, errors, dropped
     driver: str = ""
@@ -89,6 +93,10 @@ class Link:
     @property
     def is_nic(self) -> bool:
         return self.kind == "ether"
+
+    @property
+    def own_mac(self) -> str:
+        return self.perm_mac or self.mac
 
     @property
     def static_addresses(self) -> list[Address]:
@@ -113,6 +121,9 @@ def parse_links(text: str) -> list[Link]:
                 state=raw.get("operstate", "UNKNOWN"),
                 up="UP" in raw.get("flags", []),
                 master=raw.get("master", ""),
+                parent=raw.get("link", "") if kind == "vlan" else "",
+                perm_mac=raw.get("permaddr", ""),
+                info=_info(kind, info),
                 addresses=[
                     Address(
                         cidr=f"{a['local']}/{a['prefixlen']}",
@@ -131,6 +142,25 @@ def parse_links(text: str) -> list[Link]:
             )
         )
     return links
+
+
+def _info(kind: str, info: dict) -> dict:
+    """What Tarn shows and keeps of a link's details: a bond's options, a VLAN's id, a bond port's state."""
+    data, found = info.get("info_data") or {}, {}
+    if kind == "bond":
+        found = {
+            "mode": data.get("mode", ""),
+            "miimon": int(data.get("miimon") or 0),
+            "lacp_rate": data.get("ad_lacp_rate", "") if data.get("mode") == "802.3ad" else "",
+            "xmit_hash_policy": data.get("xmit_hash_policy", "") if data.get("mode") == "802.3ad" else "",
+            "active": data.get("active_slave", ""),
+        }
+    elif kind == "vlan":
+        found = {"id": int(data.get("id") or 0), "protocol": data.get("protocol", "")}
+    if info.get("info_slave_kind") == "bond":
+        port = info.get("info_slave_data") or {}
+        found |= {"bond_state": port.get("state", ""), "mii_status": port.get("mii_status", "")}
+    return found
 
 
 def parse_driver(text: str) -> str:
@@ -212,6 +242,16 @@ def mtu_lines(link: Link, mtu: int) -> tuple[list[str], list[str]]:
     return [f"link set dev {link.name} mtu {int(mtu)}"], [f"link set dev {link.name} mtu {int(link.mtu)}"]
 
 
+def stack_mtu_lines(link: Link, lower: list[Link], upper: list[Link], mtu: int) -> tuple[list[str], list[str]]:
+    """(apply, restore) for an MTU down the stack: the link, what it sits on (a bridge's ports) and what sits on it
+    (its VLANs) all take it. A link's MTU cannot exceed the one below it: raising goes from the bottom up, lowering
+    from the top down, and the restore (back to each one's own MTU) the other way round."""
+    order = [*lower, link, *upper]
+    apply = [line for x in (order if mtu >= link.mtu else order[::-1]) for line in mtu_lines(x, mtu)[0]]
+    restore = [line for x in (order[::-1] if mtu >= link.mtu else order) for line in mtu_lines(x, mtu)[1]]
+    return apply, restore
+
+
 def bridge_lines(name: str, ports: list[Link], mtu: int | None = None) -> tuple[list[str], list[str]]:
     """(apply, restore) for a new bridge over ports: the ports' static addresses move to the bridge (the bridge
     takes the first port's MAC, so DHCP leases and ARP caches keep working), and back on restore."""
@@ -258,6 +298,206 @@ def unbridge_lines(bridge: Link, ports: list[Link]) -> tuple[list[str], list[str
     restore += [f"address add {cidr} dev {bridge.name}" for cidr in moved]
     restore.append(f"link set dev {bridge.name} up")
     return apply, restore
+
+
+# --- bonds and VLANs ------------------------------------------------------------------------------------------------
+BOND_MODES = ("802.3ad", "active-backup", "balance-alb")
+LACP_RATES = ("slow", "fast")  # 802.3ad only: LACPDUs every 30 s or every second
+HASH_POLICIES = ("layer2", "layer2+3", "layer3+4", "encap2+3", "encap3+4")  # 802.3ad only: how flows spread
+MIIMON_MIN, MIIMON_MAX = 10, 1000  # ms between carrier checks (100 is what every distribution's example uses)
+VLAN_ID_MIN, VLAN_ID_MAX = 1, 4094  # 0 is "no VLAN" (priority tags), 4095 reserved (IEEE 802.1Q)
+VLAN_PARENT_KINDS = ("ether", "bond", "bridge")
+
+
+@dataclass(frozen=True)
+class BondOptions:
+    mode: str = "active-backup"
+    miimon: int = 100
+    lacp_rate: str = ""  # "" : the kernel's default (slow); 802.3ad only
+    xmit_hash_policy: str = ""  # "" : the kernel's default (layer2); 802.3ad only
+
+    def checked(self) -> "BondOptions":
+        """ValueError naming the option that is wrong (the words are the ones ip and networkd take)."""
+        if self.mode not in BOND_MODES:
+            raise ValueError(f"mode: one of {', '.join(BOND_MODES)}")
+        if (
+            isinstance(self.miimon, bool)
+            or not isinstance(self.miimon, int)
+            or not MIIMON_MIN <= self.miimon <= MIIMON_MAX
+        ):
+            raise ValueError(f"miimon: from {MIIMON_MIN} to {MIIMON_MAX} ms")
+        for name, value, allowed in (
+            ("lacp_rate", self.lacp_rate, LACP_RATES),
+            ("xmit_hash_policy", self.xmit_hash_policy, HASH_POLICIES),
+        ):
+            if value and value not in allowed:
+                raise ValueError(f"{name}: one of {', '.join(allowed)}")
+            if value and self.mode != "802.3ad":
+                raise ValueError(f"{name}: for mode 802.3ad (LACP) only")
+        return self
+
+    def ip_words(self) -> list[str]:
+        words = ["mode", self.mode, "miimon", str(int(self.miimon))]
+        if self.lacp_rate:
+            words += ["lacp_rate", self.lacp_rate]
+        if self.xmit_hash_policy:
+            words += ["xmit_hash_policy", self.xmit_hash_policy]
+        return words
+
+    @classmethod
+    def of(cls, bond: Link) -> "BondOptions":
+        """A bond's options as read (what a restore makes it again with)."""
+        info = bond.info
+        return cls(
+            mode=info.get("mode", "active-backup"),
+            miimon=int(info.get("miimon") or 100),
+            lacp_rate=info.get("lacp_rate", ""),
+            xmit_hash_policy=info.get("xmit_hash_policy", ""),
+        ).checked()
+
+
+def check_vlan_id(vid: int) -> int:
+    if isinstance(vid, bool) or not isinstance(vid, int) or not VLAN_ID_MIN <= vid <= VLAN_ID_MAX:
+        raise ValueError(f"A VLAN id from {VLAN_ID_MIN} to {VLAN_ID_MAX} (0 and 4095 are reserved)")
+    return vid
+
+
+def check_cidr(value: str) -> str:
+    """An address with its prefix (192.0.2.10/24, 2001:db8::10/64), normalised; ValueError otherwise."""
+    if not isinstance(value, str) or "/" not in value or "%" in value:
+        raise ValueError(f"{str(value)[:60]!r}: an address with its prefix length, e.g. 192.0.2.10/24")
+    try:
+        found = ipaddress.ip_interface(value)
+    except ValueError:
+        raise ValueError(f"{value[:60]!r} is not an address with a prefix length") from None
+    if found.ip.is_loopback or found.ip.is_multicast or found.ip.is_unspecified:
+        raise ValueError(f"{value[:60]!r} is not an address a link can carry")
+    return str(found)
+
+
+def _add_bond(name: str, mac: str, mtu: int, options: BondOptions) -> str:
+    return f"link add name {check_ifname(name)} address {mac} mtu {int(mtu)} type bond {' '.join(options.ip_words())}"
+
+
+def _enslave(port: Link, bond: str) -> list[str]:
+    """A NIC joins a bond down (the kernel refuses one that is up) and without addresses (the bond carries them)."""
+    return [
+        f"address flush dev {port.name} scope global",
+        f"link set dev {port.name} down",
+        f"link set dev {port.name} master {bond}",
+        f"link set dev {port.name} up",
+    ]
+
+
+def _set_free(port: Link) -> list[str]:
+    """A former bond port as it was: no master, its own MTU, up, its static addresses."""
+    lines = [f"link set dev {port.name} nomaster", f"link set dev {port.name} mtu {port.mtu}"]
+    lines.append(f"link set dev {port.name} up")
+    return lines + [f"address add {a.cidr} dev {port.name}" for a in port.static_addresses]
+
+
+def bond_lines(name: str, ports: list[Link], options: BondOptions, mtu: int | None = None):
+    """(apply, restore) for a new bond of NICs: it takes the first port's MAC (DHCP leases and ARP caches keep
+    working) and the ports' static addresses; the restore deletes it (the kernel gives each port its MAC back) and
+    gives each port its MTU, state and addresses again."""
+    check_ifname(name)
+    options.checked()
+    names = [p.name for p in ports]
+    if len(set(names)) != len(names):
+        raise ValueError(f"A port is named twice: {', '.join(sorted({n for n in names if names.count(n) > 1}))}")
+    if len(ports) < 2:
+        raise ValueError("A bond needs two NICs at least")
+    mtu = int(mtu or min(p.mtu for p in ports))
+    apply = [_add_bond(name, ports[0].own_mac, mtu, options)]
+    for port in ports:
+        apply += _enslave(port, name)
+    apply += [f"address add {a.cidr} dev {name}" for p in ports for a in p.static_addresses]
+    apply.append(f"link set dev {name} up")
+    restore = [f"link del dev {name}"]
+    for port in ports:
+        restore += _set_free(port)
+    return apply, restore
+
+
+def unbond_lines(bond: Link, ports: list[Link]) -> tuple[list[str], list[str]]:
+    """(apply, restore) for deleting a bond: its static addresses go to its first port (by name), as a bridge's do;
+    the kernel gives each port its own MAC back."""
+    ports = sorted(ports, key=lambda p: p.name)
+    home, moved = unbridge_moves(bond, ports)
+    apply = [f"link del dev {bond.name}"]  # its addresses go with it (networkd may have taken them off already)
+    apply += [f"link set dev {port.name} up" for port in ports]
+    apply += [f"address add {cidr} dev {home}" for cidr in moved]
+    restore = [f"address del {cidr} dev {home}" for cidr in moved]
+    restore.append(_add_bond(bond.name, bond.mac, bond.mtu, BondOptions.of(bond)))
+    for port in ports:
+        restore += _enslave(port, bond.name)
+    restore += [f"address add {cidr} dev {bond.name}" for cidr in moved]
+    restore.append(f"link set dev {bond.name} up")
+    return apply, restore
+
+
+def vlan_name(parent: str, vid: int) -> str:
+    """The usual name, parent.id, where it fits in 15 bytes; else vlan<id>."""
+    name = f"{parent}.{int(vid)}"
+    return name if len(name) <= 15 else f"vlan{int(vid)}"
+
+
+def vlan_lines(parent: Link, vid: int, name: str, addresses: list[str], mtu: int | None = None):
+    """(apply, restore) for a new VLAN on a NIC, bond or bridge, with the addresses given (the parent keeps its
+    own: its untagged traffic goes on). Its MTU is the parent's unless given lower."""
+    check_ifname(name)
+    check_vlan_id(vid)
+    if parent.kind not in VLAN_PARENT_KINDS:
+        raise ValueError(f"A VLAN goes on a NIC, a bond or a bridge, not on a {parent.kind} ({parent.name})")
+    mtu = int(mtu or parent.mtu)
+    if mtu > parent.mtu:
+        raise ValueError(f"The VLAN's MTU ({mtu}) cannot exceed {parent.name}'s ({parent.mtu})")
+    apply = [f"link add link {parent.name} name {name} mtu {mtu} type vlan id {int(vid)}"]
+    apply += [f"address add {check_cidr(cidr)} dev {name}" for cidr in addresses]
+    apply.append(f"link set dev {name} up")
+    return apply, [f"link del dev {name}"]
+
+
+def unvlan_lines(vlan: Link) -> tuple[list[str], list[str]]:
+    """(apply, restore) for deleting a VLAN: made again on its parent with its id, MTU and static addresses."""
+    vid = check_vlan_id(int(vlan.info.get("id") or 0))
+    restore = [f"link add link {check_ifname(vlan.parent)} name {vlan.name} mtu {vlan.mtu} type vlan id {vid}"]
+    restore += [f"address add {a.cidr} dev {vlan.name}" for a in vlan.static_addresses]
+    restore.append(f"link set dev {vlan.name} up")
+    return [f"link del dev {vlan.name}"], restore
+
+
+# While a bond or VLAN change waits for Keep, networkd must leave its links alone: a bond's ports all carry the
+# bond's MAC (and a VLAN its parent's), so a file matching a NIC by MAC would configure the bond, the other port and
+# the VLAN as that NIC, and a port taken down to be enslaved is configured again when it comes up. A runtime file
+# (gone at reboot) sorting before every other marks them unmanaged until Tarn keeps or settles the change.
+HOLD_DIR = "/run/systemd/network"
+
+
+def hold_path(change: int) -> str:
+    return f"{HOLD_DIR}/04-tarn-hold-{int(change)}.network"
+
+
+def networkd_active(t: Transport) -> bool:
+    argv = ["systemctl", "is-active", "--quiet", "systemd-networkd.service"]
+    return t.run(argv, check=False, timeout=30).returncode == 0
+
+
+def hold(t: Transport, change: int, names: list[str]) -> bool:
+    """networkd leaves these links alone until release (True), or networkd does not run here (False)."""
+    if not networkd_active(t):
+        return False
+    words = " ".join(check_ifname(n) for n in sorted(set(names)))
+    text = f"# Tarn: change {int(change)} waits for Keep; networkd leaves these links alone until then.\n"
+    t.write_file(hold_path(change), text + f"[Match]\nName={words}\n\n[Link]\nUnmanaged=yes\n", mode=0o644)
+    t.run(["networkctl", "reload"], mutating=True, timeout=60)
+    return True
+
+
+def release(t: Transport, change: int, links: list[Link] = ()) -> None:
+    """networkd manages the held links again (from Tarn's files once kept, or its own after a restore)."""
+    if t.remove_file(hold_path(change)):
+        networkd_reload(t, links)
 
 
 # Routes a restore puts back: the ones an admin (`ip route add`: boot) or networkd (static) made. The kernel's own
@@ -357,10 +597,11 @@ NETWORKD_DIR = "/etc/systemd/network"
 PREFIX = "05-tarn-"  # sorts before the system's own files, so Tarn's take a link over
 
 
-def _network_section(link: Link) -> list[str]:
+def _network_section(link: Link, master_kind: str, vlans: list[str]) -> list[str]:
     lines = ["[Network]"]
     if link.master:
-        return [*lines, f"Bridge={link.master}", "LinkLocalAddressing=no", "IPv6AcceptRA=no"]
+        joins = "Bond" if master_kind == "bond" else "Bridge"
+        return [*lines, f"{joins}={link.master}", "LinkLocalAddressing=no", "IPv6AcceptRA=no"]
     lines += [f"Address={a.cidr}" for a in link.static_addresses]
     dhcp4 = any(a.dynamic and a.family == "inet" for a in link.addresses)
     ra = any(a.dynamic and a.family == "inet6" and a.scope == "global" for a in link.addresses)
@@ -370,28 +611,56 @@ def _network_section(link: Link) -> list[str]:
     lines.append(f"LinkLocalAddressing={'ipv6' if link_local else 'no'}")
     lines.append(f"IPv6AcceptRA={'yes' if ra else 'no'}")
     lines.append("ConfigureWithoutCarrier=yes")
+    return lines + [f"VLAN={name}" for name in vlans]
+
+
+def _netdev(link: Link) -> list[str]:
+    """A bridge's, bond's or VLAN's .netdev: what networkd makes at boot before it configures it."""
+    lines = ["[NetDev]", f"Name={link.name}", f"Kind={link.kind}"]
+    if link.kind != "vlan":  # a VLAN carries its parent's MAC
+        lines.append(f"MACAddress={link.mac}")
+    lines += [f"MTUBytes={link.mtu}", ""]
+    if link.kind == "bond":
+        options = BondOptions.of(link)
+        lines += ["[Bond]", f"Mode={options.mode}", f"MIIMonitorSec={options.miimon}ms"]
+        if options.lacp_rate:
+            lines.append(f"LACPTransmitRate={options.lacp_rate}")
+        if options.xmit_hash_policy:
+            lines.append(f"TransmitHashPolicy={options.xmit_hash_policy}")
+        lines.append("")
+    elif link.kind == "vlan":
+        lines += ["[VLAN]", f"Id={check_vlan_id(int(link.info.get('id') or 0))}", ""]
     return lines
 
 
 def render_networkd(links: list[Link]) -> dict[str, str]:
-    """path → text for each link Tarn manages: a NIC matched by MAC (and type, as a bridge shares its MAC), a
-    bridge by name with its .netdev. Pure: rendered from the links' observed state after a kept change."""
+    """path → text for each link Tarn manages: a NIC matched by its own (permanent) MAC and type (a bridge, a bond
+    and a VLAN carry a NIC's MAC, and a bond's ports all carry the bond's), a bridge, bond or VLAN by name with its
+    .netdev; a VLAN's parent names it. Pure: rendered from the links' observed state after a kept change. A VLAN
+    needs its parent among the links, and a port its bond (else networkd would never make them)."""
     header = "# Written by Tarn from its database; edits here are replaced on the next change.\n"
+    kinds = {x.name: x.kind for x in links}
+    for link in links:
+        if link.kind == "vlan" and link.parent not in kinds:
+            raise ValueError(f"{link.name} is kept only with its parent {link.parent}")
+        if "bond_state" in link.info and link.master not in kinds:
+            raise ValueError(f"{link.name} is kept only with its bond {link.master}")
     files = {}
     for link in sorted(links, key=lambda x: x.name):
         check_ifname(link.name)
         base = f"{NETWORKD_DIR}/{PREFIX}{link.name}"
-        if link.kind == "bridge":
-            files[f"{base}.netdev"] = header + "\n".join(
-                ["[NetDev]", f"Name={link.name}", "Kind=bridge", f"MACAddress={link.mac}", f"MTUBytes={link.mtu}", ""]
-            )
-            match = ["[Match]", f"Name={link.name}", "Type=bridge"]
+        if link.kind in ("bridge", "bond", "vlan"):
+            files[f"{base}.netdev"] = header + "\n".join(_netdev(link))
+            match = ["[Match]", f"Name={link.name}", f"Type={link.kind}"]
         elif link.kind == "ether":
-            match = ["[Match]", f"MACAddress={link.mac}", "Type=ether"]
+            match = ["[Match]", f"PermanentMACAddress={link.own_mac}", "Type=ether"]
         else:
-            raise ValueError(f"Tarn keeps NICs and bridges only, not a {link.kind} ({link.name})")
-        lines = [*match, "", "[Link]", f"MTUBytes={link.mtu}", "", *_network_section(link), ""]
-        files[f"{base}.network"] = header + "\n".join(lines)
+            raise ValueError(f"Tarn keeps NICs, bridges, bonds and VLANs only, not a {link.kind} ({link.name})")
+        vlans = sorted(x.name for x in links if x.kind == "vlan" and x.parent == link.name)
+        master_kind = kinds.get(link.master) or ("bond" if "bond_state" in link.info else "bridge")
+        mtu = [] if master_kind == "bond" else ["[Link]", f"MTUBytes={link.mtu}", ""]  # a bond sets its ports'
+        section = _network_section(link, master_kind, vlans)
+        files[f"{base}.network"] = header + "\n".join([*match, "", *mtu, *section, ""])
     return files
 
 

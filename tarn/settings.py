@@ -55,6 +55,8 @@ INSTALLED_APPS = [
     "permissions.apps.PermissionsConfig",
     "capacity.apps.CapacityConfig",
     "recovery.apps.RecoveryConfig",
+    "iscsi.apps.IscsiConfig",
+    "ups.apps.UpsConfig",
 ]
 
 MIDDLEWARE = [
@@ -233,6 +235,8 @@ SPECTACULAR_SETTINGS = {
         "AccountKindEnum": "appliance.choices.AccountKind",
         "QuotaKindEnum": "permissions.choices.QuotaKind",
         "FileRestoreHowEnum": "recovery.choices.How",
+        "UpsModeEnum": "ups.choices.Mode",
+        "UpsPolicyEnum": "ups.choices.Policy",
     },
 }
 
@@ -270,6 +274,7 @@ CELERY_BEAT_SCHEDULE = {
     "quota-reads": {"task": "permissions.tasks.quotas_read_due", "schedule": 60.0},
     "capacity-forecasts": {"task": "capacity.tasks.capacity_update_all", "schedule": 3600.0},
     "restore-safety-snapshots": {"task": "recovery.tasks.safety_snapshots_prune", "schedule": 86400.0},
+    "ups-read": {"task": "ups.tasks.ups_read_all", "schedule": 60.0},
 }
 
 LOGGING = {

@@ -20,6 +20,8 @@ urlpatterns = [
     path("directory/", include("directory.urls")),
     path("capacity/", include("capacity.urls")),
     path("recovery/", include("recovery.urls")),
+    path("iscsi/", include("iscsi.urls")),
+    path("ups/", include("ups.urls")),
     path("permissions/", include("permissions.urls")),
     path("", include("analytics.urls")),
     path("", include("analytics.metrics_urls")),

@@ -7,7 +7,17 @@ from appliance.forms import ConfirmField
 from appliance.models import Host
 from appliance.validators import no_bidi
 from hostlib import net
-from tuning.choices import JUMBO_MTU, KERNEL_KINDS, ROLLBACK_SECONDS_DEFAULT, ROLLBACK_SECONDS_MAX, ROLLBACK_SECONDS_MIN
+from tuning.choices import (
+    BOND_MIIMON_DEFAULT,
+    JUMBO_MTU,
+    KERNEL_KINDS,
+    ROLLBACK_SECONDS_DEFAULT,
+    ROLLBACK_SECONDS_MAX,
+    ROLLBACK_SECONDS_MIN,
+    BondMode,
+    HashPolicy,
+    LacpRate,
+)
 from tuning.profiles import DEFAULT_PROFILE, PROFILES
 
 SECONDS_HELP = "If you do not press Keep within this time, the host itself puts the old settings back."
@@ -106,7 +116,60 @@ class BridgeForm(forms.Form):
         self.fields["ports"].choices = [(n, n) for n in nics]
 
 
-class BridgeDeleteForm(forms.Form):
+class BondForm(forms.Form):
+    name = forms.CharField(max_length=15, initial="bond0", strip=False)
+    ports = forms.MultipleChoiceField(choices=[], widget=forms.CheckboxSelectMultiple)
+    mode = forms.ChoiceField(choices=BondMode.choices, initial=BondMode.ACTIVE_BACKUP)
+    miimon = IntegerField(
+        min_value=net.MIIMON_MIN,
+        max_value=net.MIIMON_MAX,
+        initial=BOND_MIIMON_DEFAULT,
+        label="Link check every (ms)",
+        help_text="How soon a dead port is noticed: at most this long of traffic is lost when one fails.",
+    )
+    lacp_rate = forms.ChoiceField(choices=LacpRate.choices, required=False, label="LACP rate (802.3ad only)")
+    xmit_hash_policy = forms.ChoiceField(choices=HashPolicy.choices, required=False, label="Hash policy (802.3ad only)")
+    seconds = _seconds()
+
+    def __init__(self, *args, nics=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["ports"].choices = [(n, n) for n in nics]
+
+    def option_fields(self):
+        """The fields below the ports on the page (name and ports are laid out by hand)."""
+        return [self[name] for name in ("mode", "miimon", "lacp_rate", "xmit_hash_policy", "seconds")]
+
+
+class VlanForm(forms.Form):
+    link = forms.CharField(max_length=15, strip=False, label="On link")
+    vid = IntegerField(min_value=net.VLAN_ID_MIN, max_value=net.VLAN_ID_MAX, label="VLAN id")
+    name = forms.CharField(
+        max_length=15, required=False, strip=False, help_text="Empty: the link's name, a dot and the id (eth1.42)."
+    )
+    addresses = forms.CharField(
+        required=False,
+        max_length=500,
+        help_text="The VLAN's own addresses with their prefix (192.0.2.10/24), space-separated; none is fine.",
+    )
+    seconds = _seconds()
+
+    def clean_addresses(self):
+        words = self.cleaned_data["addresses"].split()
+        if len(words) > 16:
+            raise forms.ValidationError("Up to 16 addresses.")
+        try:
+            return [net.check_cidr(w) for w in words]
+        except ValueError as exc:
+            raise forms.ValidationError(f"{exc}.") from None
+
+    def option_fields(self):
+        """The fields below the link on the page (a select laid out by hand)."""
+        return [self[name] for name in ("vid", "name", "addresses", "seconds")]
+
+
+class LinkDeleteForm(forms.Form):
+    """A bridge's, bond's or VLAN's delete button: its name typed again."""
+
     name = forms.CharField(max_length=15, strip=False)
     confirm = ConfirmField(max_length=15, label="Confirm")
     seconds = _seconds()

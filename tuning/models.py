@@ -5,7 +5,7 @@ from django.db import models
 from django.urls import reverse
 
 from appliance.models import Host, Operation
-from tuning.choices import Action, ChangeKind, ChangeStatus, SettingKind
+from tuning.choices import NETWORK_KINDS, Action, ChangeKind, ChangeStatus, SettingKind
 
 
 class Link(models.Model):
@@ -23,6 +23,11 @@ class Link(models.Model):
     state = models.CharField(max_length=20)
     up = models.BooleanField(default=False)
     master = models.CharField(max_length=15, blank=True)
+    parent = models.CharField(max_length=15, blank=True, help_text="A VLAN's: the link it is on.")
+    perm_mac = models.CharField(
+        max_length=95, blank=True, help_text="The NIC's own MAC where it carries another (a bond port)."
+    )
+    info = models.JSONField(default=dict, help_text="A bond's options, a VLAN's id, a bond port's state.")
     addresses = models.JSONField(default=list)  # [{"cidr", "family", "dynamic", "scope"}]
     counters = models.JSONField(default=dict)
     driver = models.CharField(max_length=40, blank=True)
@@ -102,7 +107,7 @@ class ChangeSet(models.Model):
 
     @property
     def is_network(self) -> bool:
-        return self.kind in (ChangeKind.MTU, ChangeKind.BRIDGE, ChangeKind.UNBRIDGE)
+        return self.kind in NETWORK_KINDS
 
     @property
     def effect(self) -> dict:

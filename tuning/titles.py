@@ -13,6 +13,7 @@ operation_titles(
         "tuning.apply": Title("Apply {change_set_name}", **CHANGE),
         "tuning.network": Title("Apply {change_set_name}", **CHANGE),
         "tuning.keep": Title("Keep {change_set_name}", **CHANGE),
+        "tuning.release": Title("Hand {change_set_name}'s links back to networkd", **CHANGE),
         "tuning.revert": Title("Revert tuned values", **OVERVIEW),
         "tuning.reapply": Title("Apply a tuned value again", **OVERVIEW),
         "tuning.persist": Title("Write the tuned values to survive a reboot", **OVERVIEW),

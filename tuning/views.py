@@ -1,4 +1,4 @@
-"""Tuning pages: the network (links, MTU, bridges), kernel and ZFS settings, base tuning's plan → apply → keep or
+"""Tuning pages: the network (links, MTU, bridges, bonds, VLANs), kernel and ZFS settings, base tuning's plan → apply → keep or
 revert, and each change set with its measured effect."""
 
 from django.contrib import messages
@@ -12,12 +12,17 @@ from appliance.selectors import host_current
 from appliance.web import add_service_errors, attempt, form_errors, host_object_or_404, operation_page
 from tuning import selectors, services
 from tuning.choices import ChangeStatus
-from tuning.forms import ApplyForm, BridgeDeleteForm, BridgeForm, MtuForm, PlanForm, SettingForm
+from tuning.forms import ApplyForm, BondForm, BridgeForm, LinkDeleteForm, MtuForm, PlanForm, SettingForm, VlanForm
 from tuning.models import ChangeSet, Setting
 
 
-def _nics(overview) -> list[str]:
-    return [x.name for x in overview["links"] if x.kind == "ether" and not x.master]
+def _nics(overview, *, data_only: bool = False) -> list[str]:
+    """NICs free to bridge or bond: in no bridge or bond, carrying no VLAN; data_only: not the management link
+    (never bonded)."""
+    links = overview.get("links", [])
+    carrying = {x.parent for x in links if x.kind == "vlan"}
+    free = [x for x in links if x.kind == "ether" and not x.master and x.name not in carrying]
+    return [x.name for x in free if not (data_only and x.management)]
 
 
 def tuning_overview(request, **bound):
@@ -36,6 +41,8 @@ def tuning_overview(request, **bound):
             "setting_form": SettingForm(),
             "mtu_form": MtuForm(),
             "bridge_form": BridgeForm(nics=_nics(overview)) if host else None,
+            "bond_form": BondForm(nics=_nics(overview, data_only=True)) if host else None,
+            "vlan_form": VlanForm(),
             **bound,
         },
         status=400 if bound else 200,
@@ -102,13 +109,41 @@ def bridge_create(request):
 @requires(write=Role.ADMIN)
 @require_POST
 def bridge_delete(request):
-    """A bridge row's button, its name typed to confirm: a refusal is a message on the overview."""
-    form = BridgeDeleteForm(request.POST)
+    return _link_delete(request, services.bridge_delete_start)
+
+
+@requires(write=Role.ADMIN)
+@require_POST
+def bond_create(request):
+    nics = _nics(selectors.tuning_overview(host=host_current(request)), data_only=True)
+    return _submit(request, BondForm(request.POST, nics=nics), services.bond_create_start, "bond_form")
+
+
+@requires(write=Role.ADMIN)
+@require_POST
+def bond_delete(request):
+    return _link_delete(request, services.bond_delete_start)
+
+
+@requires(write=Role.ADMIN)
+@require_POST
+def vlan_create(request):
+    return _submit(request, VlanForm(request.POST), services.vlan_create_start, "vlan_form")
+
+
+@requires(write=Role.ADMIN)
+@require_POST
+def vlan_delete(request):
+    return _link_delete(request, services.vlan_delete_start)
+
+
+def _link_delete(request, start):
+    """A bridge's, bond's or VLAN's button, its name typed to confirm: a refusal is a message on the overview."""
+    form = LinkDeleteForm(request.POST)
     if not form.is_valid():
         messages.error(request, form_errors(form))
         return redirect("tuning-overview")
-    kwargs = {"host": host_current(request), "user": request.user, **form.cleaned_data}
-    return _started(request, services.bridge_delete_start, **kwargs)
+    return _started(request, start, host=host_current(request), user=request.user, **form.cleaned_data)
 
 
 @requires(write=Role.ADMIN)

@@ -22,6 +22,8 @@ from capacity.models import Forecast
 from directory.models import DirectoryName, DomainMember, LdapDirectory
 from encryption.models import KeyExport, RetiredKey
 from health.models import DiskHealth, SelfTestRun, SelfTestSchedule
+from iscsi.models import Initiator, Lun
+from iscsi.models import Target as IscsiTarget
 from permissions.models import AclWalk, QuotaUse
 from pools.models import Dataset, Disk, Pool, Snapshot, SnapshotTask
 from recovery.models import Restore
@@ -30,6 +32,7 @@ from replication.models import Task as ReplicationTask
 from shares.models import NfsExport, SambaUser, SmbShare
 from tests.support.apps import ROOT, product_apps
 from tuning.models import ChangeSet, Link, Setting
+from ups.models import Ups
 
 MUTATING = ["POST", "PUT", "PATCH", "DELETE"]
 VIEWER, OPERATOR, ADMIN = Role.VIEWER, Role.OPERATOR, Role.ADMIN
@@ -136,6 +139,10 @@ ROLES: dict[str, tuple[str, str] | None] = {
     "/tuning/links/mtu/": (VIEWER, ADMIN),
     "/tuning/bridges/": (VIEWER, ADMIN),
     "/tuning/bridges/delete/": (VIEWER, ADMIN),
+    "/tuning/bonds/": (VIEWER, ADMIN),
+    "/tuning/bonds/delete/": (VIEWER, ADMIN),
+    "/tuning/vlans/": (VIEWER, ADMIN),
+    "/tuning/vlans/delete/": (VIEWER, ADMIN),
     "/tuning/changes/<pk>/": (VIEWER, ADMIN),
     "/tuning/changes/<pk>/keep/": (VIEWER, ADMIN),
     "/tuning/changes/<pk>/revert/": (VIEWER, ADMIN),
@@ -221,6 +228,10 @@ ROLES: dict[str, tuple[str, str] | None] = {
     "/api/v1/links/": (VIEWER, ADMIN),
     "/api/v1/links/bridge/": (VIEWER, ADMIN),
     "/api/v1/links/bridge-delete/": (VIEWER, ADMIN),
+    "/api/v1/links/bond/": (VIEWER, ADMIN),
+    "/api/v1/links/bond-delete/": (VIEWER, ADMIN),
+    "/api/v1/links/vlan/": (VIEWER, ADMIN),
+    "/api/v1/links/vlan-delete/": (VIEWER, ADMIN),
     "/api/v1/links/mtu/": (VIEWER, ADMIN),
     "/api/v1/links/refresh/": (VIEWER, ADMIN),
     "/api/v1/links/<pk>/": (VIEWER, ADMIN),
@@ -436,6 +447,30 @@ ROLES: dict[str, tuple[str, str] | None] = {
     "/api/v1/restores/": (OPERATOR, OPERATOR),
     "/api/v1/restores/<pk>/": (OPERATOR, OPERATOR),
     "/api/v1/restores/<pk>/stop/": (OPERATOR, OPERATOR),
+    # iSCSI: read by everyone (the secrets are sealed and never shown); a target, LUN or initiator is an operator's
+    # day-to-day work, as a share is.
+    "/iscsi/": (VIEWER, OPERATOR),
+    "/iscsi/targets/": (VIEWER, OPERATOR),
+    "/iscsi/targets/<pk>/delete/": (VIEWER, OPERATOR),
+    "/iscsi/luns/": (VIEWER, OPERATOR),
+    "/iscsi/luns/<pk>/remove/": (VIEWER, OPERATOR),
+    "/iscsi/initiators/": (VIEWER, OPERATOR),
+    "/iscsi/initiators/<pk>/remove/": (VIEWER, OPERATOR),
+    "/iscsi/sessions/": (VIEWER, OPERATOR),
+    "/api/v1/iscsi-targets/": (VIEWER, OPERATOR),
+    "/api/v1/iscsi-targets/<pk>/": (VIEWER, OPERATOR),
+    "/api/v1/iscsi-targets/sessions/": (VIEWER, OPERATOR),
+    "/api/v1/iscsi-luns/": (VIEWER, OPERATOR),
+    "/api/v1/iscsi-luns/<pk>/": (VIEWER, OPERATOR),
+    "/api/v1/iscsi-initiators/": (VIEWER, OPERATOR),
+    "/api/v1/iscsi-initiators/<pk>/": (VIEWER, OPERATOR),
+    # The UPS: read by everyone; how it is watched decides when the NAS powers off: an admin's.
+    "/ups/": (VIEWER, OPERATOR),
+    "/ups/save/": (VIEWER, ADMIN),
+    "/ups/remove/": (VIEWER, ADMIN),
+    "/api/v1/ups/": (VIEWER, ADMIN),
+    "/api/v1/ups/<pk>/": (VIEWER, ADMIN),
+    "/api/v1/ups/<pk>/readings/": (VIEWER, ADMIN),
 }
 
 
@@ -513,9 +548,17 @@ def objects(local_host, admin_user):
     use = QuotaUse.objects.create(host=local_host, dataset="tank/a", kind="user", name="alice", read_at=timezone.now())
     forecast = Forecast.objects.create(host=local_host, pool="tank", state="learning", computed_at=timezone.now(),
                                        used=1, total=2)  # fmt: skip
+    target = IscsiTarget.objects.create(host=local_host, iqn="iqn.2026-11.lan.office:nas1")
+    lun = Lun.objects.create(host=local_host, target=target, number=0, zvol="tank/vol", serial="s")
+    initiator = Initiator.objects.create(target=target, iqn="iqn.1991-05.com.microsoft:client1")
+    ups = Ups.objects.create(host=local_host, name="rack", password="sealed")
     restore = Restore.objects.create(host=local_host, dataset="tank/a", snapshot="s", path="61", shown="a", how="beside",
                                      status="running")  # fmt: skip
     return {
+        "iscsi-target": target.pk,
+        "api:ups": ups.pk,
+        "iscsi-lun": lun.pk,
+        "iscsi-initiator": initiator.pk,
         "capacity": forecast.pk,
         "quota-use": use.pk,
         "acl-walk": walk.pk,

@@ -77,15 +77,21 @@ OWN_PATTERN = {
     "shares.api.serializers.SmbShareSerializer.name",
     "shares.api.serializers.SmbShareSerializer.comment",
     "tuning.forms.BridgeForm.name",
-    "tuning.forms.BridgeDeleteForm.name",
+    "tuning.forms.LinkDeleteForm.name",  # a link's name: hostlib.net.IFNAME (letters, digits, . _ -)
+    "tuning.forms.BondForm.name",
+    "tuning.forms.VlanForm.name",
     "tuning.api.serializers.BridgeRequest.name",
-    "tuning.api.serializers.BridgeDeleteRequest.name",
+    "tuning.api.serializers.LinkDeleteRequest.name",
+    "tuning.api.serializers.BondRequest.name",
+    "tuning.api.serializers.VlanRequest.name",
     "replication.forms.RestoreForm.name",  # a dataset name (test_a_bad_restore_names_its_field_and_nothing_is_started)
     "replication.api.serializers.RestoreRequest.name",
     "permissions.forms.EntryForm.name",  # a user or group: hostlib.acl.NAME (word characters, no controls)
     "permissions.api.serializers.EntrySerializer.name",
     "permissions.forms.QuotaForm.name",  # an account (hostlib.acl.NAME) or a project's id (ASCII digits)
     "permissions.api.serializers.QuotaSetRequest.name",
+    "ups.forms.UpsForm.name",  # a UPS name: hostlib.nut.ups_name (letters, digits, _ and -)
+    "ups.api.serializers.UpsRequest.name",
 }
 # Serializers that only ever render a response (what the inventory read, a built-in profile): nothing typed.
 OUTPUT_ONLY = {
@@ -99,6 +105,7 @@ OUTPUT_ONLY = {
     "benchmarks.api.serializers.ProfileSerializer.title",
     "benchmarks.api.serializers.ProfileSerializer.represents",
     "permissions.api.serializers.AclEntryOut.name",
+    "ups.api.serializers.UpsSerializer.name",
 }
 
 

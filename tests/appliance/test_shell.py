@@ -39,7 +39,7 @@ def test_the_menu_says_network_and_tuning_and_the_page_agrees(viewer_client, loc
     assert ">Tuning</a>" not in dashboard
     page = viewer_client.get("/tuning/").content.decode()
     assert "<title>Network &amp; tuning · Tarn</title>" in page
-    assert "<h1>Network &amp; tuning <small" in page and "<h2>Network links, MTU and bridges</h2>" in page
+    assert "<h1>Network &amp; tuning <small" in page and "<h2>Network links, MTU, bridges, bonds and VLANs</h2>" in page
     assert '<a href="/tuning/" aria-current="page">Network &amp; tuning</a>' in page
 
 

@@ -53,7 +53,7 @@ def test_a_page_below_a_menu_entry_marks_its_section_not_the_page(page, local_ho
 def test_a_viewer_has_no_backups_entry(page, local_host):
     login(page, "vera", Role.VIEWER)
     protection = page.locator("nav[aria-label=Main] details", has=page.locator("summary:text-is('Protection')"))
-    assert protection.locator("a").all_text_contents() == ["Replication", "Disk health", "Encryption"]
+    assert protection.locator("a").all_text_contents() == ["Replication", "Disk health", "Encryption", "UPS"]
 
 
 def test_one_group_is_open_at_a_time_and_escape_or_a_click_elsewhere_shuts_it(page, local_host):

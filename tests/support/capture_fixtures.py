@@ -10,7 +10,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from hostlib import disks, facts, fio, smart, zfs
+from hostlib import disks, facts, fio, net, smart, zfs
 from hostlib.facts import parse_zfs_version
 from tests.support.lab import lab_up
 
@@ -238,6 +238,21 @@ def capture(lab) -> None:
     save("ip_route_4.json", ["ip", "-4", "-j", "route", "show"])
     save("ip_route_6.json", ["ip", "-6", "-j", "route", "show"])
     save("ip_addr_with_routes.json", ["ip", "-j", "-d", "-s", "addr", "show"])
+    # A bond of the two data NICs with a VLAN on it, made as Tarn makes them (networkd kept off them as Tarn does).
+    lab.sh(f"ip link del br0 && ip addr flush dev {nic} scope global")
+    hold = net.hold_path(0)
+    lab.sh(
+        f"mkdir -p {net.HOLD_DIR} && printf '[Match]\\nName=bond0 bond0.42 {nic} {nic1}\\n\\n[Link]\\nUnmanaged=yes\\n' > {hold}"
+    )
+    lab.sh("networkctl reload")
+    ports = sorted((x for x in net.read_links(t, details=False) if x.name in (nic, nic1)), key=lambda x: x.name)
+    ports[0].addresses = [net.static_address("10.77.0.2/24")]  # the guest's data address, flushed above
+    bond = net.Link("bond0", "bond", ports[0].mac, 1500, None, None, "UP", True)
+    apply = net.bond_lines("bond0", ports, net.BondOptions())[0]
+    apply += net.vlan_lines(bond, 42, "bond0.42", ["10.79.42.2/24"])[0]
+    net.run_batch(t, "/run/tarn/capture.ip", apply)
+    time.sleep(2)
+    save("ip_addr_bond_vlan.json", ["ip", "-j", "-d", "-s", "addr", "show"])
     (OUT / "MANIFEST.json").write_text(
         json.dumps(
             {

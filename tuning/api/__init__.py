@@ -1,1 +1,1 @@
-"""Network and tuning: links (MTU, bridges), kernel and ZFS parameters, planned, applied and reverted as change sets."""
+"""Network and tuning: links (MTU, bridges, bonds, VLANs), kernel and ZFS parameters, planned, applied and reverted as change sets."""

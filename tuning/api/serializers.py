@@ -5,7 +5,18 @@ from rest_framework import serializers
 from appliance.api.serializers import ConfirmField, HostField, HostRequest, ModelSerializer
 from appliance.fields import ApiIntegerField, ApiIPAddressField
 from appliance.validators import no_bidi
-from tuning.choices import JUMBO_MTU, KERNEL_KINDS, ROLLBACK_SECONDS_DEFAULT, ROLLBACK_SECONDS_MAX, ROLLBACK_SECONDS_MIN
+from hostlib import net
+from tuning.choices import (
+    BOND_MIIMON_DEFAULT,
+    JUMBO_MTU,
+    KERNEL_KINDS,
+    ROLLBACK_SECONDS_DEFAULT,
+    ROLLBACK_SECONDS_MAX,
+    ROLLBACK_SECONDS_MIN,
+    BondMode,
+    HashPolicy,
+    LacpRate,
+)
 from tuning.models import ChangeSet, Link, Setting
 from tuning.profiles import DEFAULT_PROFILE, PROFILES
 
@@ -27,6 +38,9 @@ class LinkSerializer(ModelSerializer):
             "state",
             "up",
             "master",
+            "parent",
+            "perm_mac",
+            "info",
             "addresses",
             "counters",
             "driver",
@@ -152,7 +166,29 @@ class BridgeRequest(HostRequest):
     seconds = _seconds()
 
 
-class BridgeDeleteRequest(HostRequest):
+class LinkDeleteRequest(HostRequest):
     name = _ifname()
-    confirm = ConfirmField(max_length=15, help_text="The bridge's name, typed again.")
+    confirm = ConfirmField(max_length=15, help_text="The bridge's, bond's or VLAN's name, typed again.")
+    seconds = _seconds()
+
+
+class BondRequest(HostRequest):
+    name = _ifname()
+    ports = serializers.ListField(
+        child=_ifname(), min_length=1, max_length=8, help_text="Data NICs, each once (two or more)."
+    )
+    mode = serializers.ChoiceField(choices=BondMode.choices, default=BondMode.ACTIVE_BACKUP)
+    miimon = ApiIntegerField(min_value=net.MIIMON_MIN, max_value=net.MIIMON_MAX, default=BOND_MIIMON_DEFAULT)
+    lacp_rate = serializers.ChoiceField(choices=LacpRate.choices, default="", help_text="802.3ad only.")
+    xmit_hash_policy = serializers.ChoiceField(choices=HashPolicy.choices, default="", help_text="802.3ad only.")
+    seconds = _seconds()
+
+
+class VlanRequest(HostRequest):
+    link = _ifname(help_text="A NIC, bond or bridge (not a port of one).")
+    vid = ApiIntegerField(min_value=net.VLAN_ID_MIN, max_value=net.VLAN_ID_MAX)
+    name = serializers.CharField(max_length=15, trim_whitespace=False, default="", allow_blank=True)
+    addresses = serializers.ListField(
+        child=serializers.CharField(max_length=64), max_length=16, default=list, help_text="e.g. 192.0.2.10/24"
+    )
     seconds = _seconds()

@@ -28,7 +28,8 @@ class _AdminWrites:
 
 
 class LinkViewSet(_AdminWrites, viewsets.ReadOnlyModelViewSet):
-    """Network links as last read (filter: ?host=name). MTU changes and bridges arm a rollback on the host."""
+    """Network links as last read (filter: ?host=name). MTU changes, bridges, bonds and VLANs arm a rollback on the
+    host."""
 
     serializer_class = s.LinkSerializer
 
@@ -55,11 +56,36 @@ class LinkViewSet(_AdminWrites, viewsets.ReadOnlyModelViewSet):
         data = valid(s.BridgeRequest, request).validated_data
         return started(services.bridge_create_start(user=request.user, **data))
 
-    @extend_schema(request=s.BridgeDeleteRequest, responses=CHANGE)
+    @extend_schema(request=s.LinkDeleteRequest, responses=CHANGE)
     @action(detail=False, methods=["post"], url_path="bridge-delete")
     def bridge_delete(self, request):
-        data = valid(s.BridgeDeleteRequest, request).validated_data
+        data = valid(s.LinkDeleteRequest, request).validated_data
         return started(services.bridge_delete_start(user=request.user, **data))
+
+    @extend_schema(request=s.BondRequest, responses=CHANGE)
+    @action(detail=False, methods=["post"])
+    def bond(self, request):
+        """Bond two data NICs or more (their addresses move to the bond; never the management link)."""
+        return started(services.bond_create_start(user=request.user, **valid(s.BondRequest, request).validated_data))
+
+    @extend_schema(request=s.LinkDeleteRequest, responses=CHANGE)
+    @action(detail=False, methods=["post"], url_path="bond-delete")
+    def bond_delete(self, request):
+        """Delete a bond (its addresses go to its first port); not one carrying VLANs."""
+        data = valid(s.LinkDeleteRequest, request).validated_data
+        return started(services.bond_delete_start(user=request.user, **data))
+
+    @extend_schema(request=s.VlanRequest, responses=CHANGE)
+    @action(detail=False, methods=["post"])
+    def vlan(self, request):
+        """An 802.1Q VLAN (id 1–4094) on a NIC, bond or bridge, with addresses of its own."""
+        return started(services.vlan_create_start(user=request.user, **valid(s.VlanRequest, request).validated_data))
+
+    @extend_schema(request=s.LinkDeleteRequest, responses=CHANGE)
+    @action(detail=False, methods=["post"], url_path="vlan-delete")
+    def vlan_delete(self, request):
+        data = valid(s.LinkDeleteRequest, request).validated_data
+        return started(services.vlan_delete_start(user=request.user, **data))
 
 
 class ChangeSetViewSet(_AdminWrites, mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):

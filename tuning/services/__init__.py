@@ -1,6 +1,6 @@
 """Writes for tuning. Every change is a ChangeSet (revertible, with each setting's original value) applied by an
 Operation: inventory (links, kernel values), settings (plan → apply → measure → revert, drift) and network (MTU
-and bridges with the restore armed on the host). Importing this package registers their runners."""
+bridges, bonds and VLANs with the restore armed on the host). Importing this package registers their runners."""
 
 from tuning.services.inventory import (
     kernel_refresh,
@@ -9,14 +9,17 @@ from tuning.services.inventory import (
     tuning_refresh_schedule,
     tuning_refresh_start,
 )
-from tuning.services.network import (
+from tuning.services.links import (
+    bond_create_start,
+    bond_delete_start,
     bridge_create_start,
     bridge_delete_start,
-    change_keep_start,
-    changes_settle,
     link_mtu_start,
     network_revert_start,
+    vlan_create_start,
+    vlan_delete_start,
 )
+from tuning.services.network import change_keep_start, changes_settle
 from tuning.services.settings import (
     drift_start,
     setting_start,
@@ -35,6 +38,8 @@ def change_revert_start(*, change_set, user):
 
 __all__ = [
     "change_revert_start",
+    "bond_create_start",
+    "bond_delete_start",
     "bridge_create_start",
     "bridge_delete_start",
     "change_keep_start",
@@ -51,4 +56,6 @@ __all__ = [
     "tuning_refresh_schedule",
     "tuning_refresh_start",
     "tuning_revert_start",
+    "vlan_create_start",
+    "vlan_delete_start",
 ]

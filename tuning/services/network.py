@@ -1,21 +1,20 @@
-"""Network changes (MTU, bridges): the restore is armed on the host as a transient timer before anything
-changes, so a change that cuts the link heals itself; Keep disarms it and writes the systemd-networkd files that
-make it survive a reboot."""
+"""The path every network change runs (MTU, bridges, bonds, VLANs): the restore is armed on the host as a transient
+timer before anything changes, so a change that cuts the link heals itself; a bond's or VLAN's links are held from
+networkd meanwhile; Keep disarms it and writes the systemd-networkd files that make it survive a reboot. The changes
+themselves are started in links.py."""
 
 import time
 from datetime import timedelta
 
 from django.core.exceptions import ValidationError
-from django.db import transaction
 from django.utils import timezone
 
-from appliance.checks import confirmed
 from appliance.models import Host, Operation
 from appliance.operations import TargetBusy, Tracker, operation_runner, operation_start
 from hostlib import facts, net, systemd
 from hostlib.errors import HostError, HostUnreachable
 from hostlib.runner import Transport
-from tuning.choices import ROLLBACK_SECONDS_MAX, ROLLBACK_SECONDS_MIN, ChangeKind, ChangeStatus
+from tuning.choices import HELD_KINDS, ChangeKind, ChangeStatus
 from tuning.models import ChangeSet, Link
 from tuning.services.common import TUNING, change_end
 from tuning.services.inventory import links_refresh, tuning_refresh_start
@@ -23,187 +22,92 @@ from tuning.services.inventory import links_refresh, tuning_refresh_start
 RUN_DIR = "/run/tarn"
 
 
-def _network_start(host: Host, user, *, kind: str, title: str, links: list[str], target: dict, seconds: int):
-    if not ROLLBACK_SECONDS_MIN <= seconds <= ROLLBACK_SECONDS_MAX:
-        raise ValidationError({"seconds": f"Between {ROLLBACK_SECONDS_MIN} and {ROLLBACK_SECONDS_MAX} seconds."})
-    if ChangeSet.objects.filter(host=host, status=ChangeStatus.PENDING).exists():
-        raise ValidationError({"links": "A network change is waiting for Keep or its rollback: finish that first."})
-    with transaction.atomic():
-        cs = ChangeSet.objects.create(
-            host=host,
-            kind=kind,
-            title=title,
-            links=links,
-            target={**target, "seconds": seconds},
-            created_by=user,
-            status=ChangeStatus.APPLYING,
-        )
-        cs.operation = operation_start(kind="tuning.network", host=host, user=user, params={"change_set": cs.pk})
-        cs.save(update_fields=["operation"])
-    return cs
-
-
-def _link(host: Host, name: str, field: str = "link") -> Link:
-    try:
-        net.check_ifname(name)
-    except ValueError as exc:
-        raise ValidationError({field: str(exc)}) from None
-    link = Link.objects.filter(host=host, name=name).first()
-    if link is None:
-        raise ValidationError({field: f"{host.name} has no link {name}."})
-    return link
-
-
-def link_mtu_start(*, host: Host, user, link: str, mtu: int, peers: list[str], seconds: int) -> ChangeSet:
-    """Set a link's MTU (a NIC, bond, VLAN or bridge). peers: addresses the new MTU must reach unfragmented
-    (ping -M do) before it may stay."""
-    name = link
-    link = _link(host, name)
-    if link.kind not in net.TUNABLE_KINDS:
-        raise ValidationError(
-            {"link": f"{name} is a {link.kind} link: Tarn sets the MTU of NICs, bonds, VLANs and bridges only."}
-        )
-    low, high = link.min_mtu or 68, link.max_mtu or 65535
-    if not low <= mtu <= high:
-        raise ValidationError({"mtu": f"{name} takes an MTU from {low} to {high}."})
-    if link.master:
-        raise ValidationError({"link": f"{name} is a port of {link.master}: set the MTU on {link.master}."})
-    ports = list(Link.objects.filter(host=host, master=name))
-    if mtu < net.IPV6_MIN_MTU and any(a.get("family") == "inet6" for x in (link, *ports) for a in x.addresses):
-        raise ValidationError(
-            {
-                "mtu": f"{name} carries IPv6, which needs an MTU of at least {net.IPV6_MIN_MTU} (below it the kernel "
-                "takes the link's IPv6 addresses away)."
-            }
-        )
-    try:
-        peers = [net.check_address(p) for p in peers]
-    except ValueError as exc:
-        raise ValidationError({"peers": str(exc)}) from None
-    return _network_start(
-        host,
-        user,
-        kind=ChangeKind.MTU,
-        title=f"MTU {mtu} on {name}",
-        links=[name, *(p.name for p in ports)],
-        target={"link": name, "mtu": mtu, "peers": peers},
-        seconds=seconds,
-    )
-
-
-def bridge_create_start(*, host: Host, user, name: str, ports: list[str], seconds: int, management_ok=False):
-    try:
-        net.check_ifname(name)
-    except ValueError as exc:
-        raise ValidationError({"name": str(exc)}) from None
-    if Link.objects.filter(host=host, name=name).exists():
-        raise ValidationError({"name": f"{host.name} has a link named {name} already."})
-    if not ports:
-        raise ValidationError({"ports": "Choose the links to bridge."})
-    twice = sorted({p for p in ports if ports.count(p) > 1})
-    if twice:
-        raise ValidationError({"ports": f"Name each port once: {', '.join(twice)} is named more than once."})
-    rows = [_link(host, p, "ports") for p in ports]
-    bad = [r.name for r in rows if r.kind != "ether" or r.master]
-    if bad:
-        raise ValidationError({"ports": f"Only NICs that are in no bridge yet: not {', '.join(bad)}."})
-    taken = [r.name for r in rows if r.management]
-    if taken and not management_ok:
-        raise ValidationError(
-            {"management_ok": f"{', '.join(taken)} carries the management connection: confirm to bridge it."}
-        )
-    return _network_start(
-        host,
-        user,
-        kind=ChangeKind.BRIDGE,
-        title=f"Bridge {name} over {', '.join(ports)}",
-        links=[name, *ports],
-        target={"bridge": name, "ports": ports, "management_ok": management_ok},
-        seconds=seconds,
-    )
-
-
-def bridge_delete_start(*, host: Host, user, name: str, confirm: str, seconds: int) -> ChangeSet:
-    link = _link(host, name, "name")
-    if link.kind != "bridge":
-        raise ValidationError({"name": f"{name} is not a bridge."})
-    confirmed(confirm, name, f"Type the bridge's name ({name}) to delete it.")
-    ports = list(Link.objects.filter(host=host, master=name).values_list("name", flat=True))
-    return _network_start(
-        host,
-        user,
-        kind=ChangeKind.UNBRIDGE,
-        title=f"Delete bridge {name}",
-        links=[name, *ports],
-        target={"bridge": name, "ports": ports},
-        seconds=seconds,
-    )
-
-
-def network_revert_start(*, change_set: ChangeSet, user) -> ChangeSet:
-    """Undo a kept network change the same way it was made: a new change with its own armed restore and Keep."""
-    cs, host = change_set, change_set.host
-    if cs.status != ChangeStatus.KEPT:
-        raise ValidationError({"change_set": "Only a kept network change can be reverted."})
-    seconds, target = cs.target.get("seconds", 60), cs.target
-    if cs.kind == ChangeKind.MTU:
-        new = link_mtu_start(
-            host=host, user=user, link=target["link"], mtu=target["original_mtu"], peers=[], seconds=seconds
-        )
-    elif cs.kind == ChangeKind.BRIDGE:
-        name = target["bridge"]
-        new = bridge_delete_start(host=host, user=user, name=name, confirm=name, seconds=seconds)
-    else:
-        new = bridge_create_start(
-            host=host, user=user, name=target["bridge"], ports=target["ports"], seconds=seconds, management_ok=True
-        )
-    new.title = f"Revert: {cs.title}"
-    new.target = {**new.target, "reverts": cs.pk}
-    new.save(update_fields=["title", "target"])
-    return new
-
-
 def _lines(cs: ChangeSet, live: dict[str, net.Link], management: set[str]) -> tuple[list[str], list[str]]:
-    target = cs.target
-    if cs.kind == ChangeKind.MTU:
-        link = live.get(target["link"])
-        if link is None:
-            raise HostError(f"{target['link']} is gone from the host.")
+    """The change's `ip -batch` lines and their inverse, from the links as the host has them now (every name the
+    change set holds is checked against them again: the page's view may be old)."""
+    target, kind = cs.target, cs.kind
+    if kind == ChangeKind.MTU:
+        link = _live(live, target["link"])
         ports = _ports(live, link.name)
         net.check_mtu(link, target["mtu"], ports)
-        apply, restore = [], []
-        for x in [*ports, link]:  # ports first: a bridge's MTU cannot exceed its ports'
-            a, r = net.mtu_lines(x, target["mtu"])
-            apply, restore = apply + a, r + restore
-        return apply, restore
-    if cs.kind == ChangeKind.BRIDGE:
-        ports = [live.get(p) for p in target["ports"]]
-        if None in ports:
-            raise HostError("A chosen port is gone from the host.")
-        if target["bridge"] in live:
-            raise HostError(f"{target['bridge']} exists already.")
+        vlans = [x for x in live.values() if x.kind == "vlan" and x.parent == link.name]
+        lower = [] if link.kind == "bond" else ports  # a bond gives its ports its MTU itself
+        return net.stack_mtu_lines(link, lower, vlans, target["mtu"])
+    if kind == ChangeKind.BRIDGE:
+        ports = [_live(live, p) for p in target["ports"]]
+        _absent(live, target["bridge"])
         taken = management & set(target["ports"])
         if taken and not target.get("management_ok"):
             raise HostError(f"{', '.join(sorted(taken))} carries the management connection: confirm to bridge it.")
         return net.bridge_lines(target["bridge"], ports)
-    bridge = live.get(target["bridge"])
-    if bridge is None:
-        raise HostError(f"{target['bridge']} is gone from the host.")
-    return net.unbridge_lines(bridge, _ports(live, bridge.name))
+    if kind == ChangeKind.UNBRIDGE:
+        bridge = _live(live, target["bridge"])
+        return net.unbridge_lines(bridge, _ports(live, bridge.name))
+    if kind == ChangeKind.BOND:
+        ports = [_live(live, p) for p in target["ports"]]
+        _absent(live, target["bond"])
+        _free(live, ports, management)
+        options = net.BondOptions(**target["options"])
+        return net.bond_lines(target["bond"], ports, options)
+    if kind == ChangeKind.UNBOND:
+        bond = _live(live, target["bond"])
+        if bond.kind != "bond" or bond.name in management:
+            raise HostError(f"{bond.name} is not a bond Tarn may delete (a {bond.kind}, or the management link).")
+        return net.unbond_lines(bond, _ports(live, bond.name))
+    if kind == ChangeKind.VLAN:
+        parent = _live(live, target["link"])
+        _absent(live, target["vlan"])
+        if parent.master:
+            raise HostError(f"{parent.name} is a port of {parent.master} now.")
+        return net.vlan_lines(parent, target["vid"], target["vlan"], target["addresses"])
+    vlan = _live(live, target["vlan"])
+    if vlan.kind != "vlan" or vlan.name in management:
+        raise HostError(f"{vlan.name} is not a VLAN Tarn may delete (a {vlan.kind}, or the management link).")
+    return net.unvlan_lines(vlan)
 
 
-def _ports(live: dict[str, net.Link], bridge: str) -> list[net.Link]:
-    return [p for p in live.values() if p.master == bridge]
+def _live(live: dict[str, net.Link], name: str) -> net.Link:
+    if name not in live:
+        raise HostError(f"{name} is gone from the host.")
+    return live[name]
+
+
+def _absent(live: dict[str, net.Link], name: str) -> None:
+    if name in live:
+        raise HostError(f"{name} exists already.")
+
+
+def _free(live: dict[str, net.Link], ports: list[net.Link], management: set[str]) -> None:
+    for port in ports:
+        if port.kind != "ether" or port.master or port.name in management:
+            raise HostError(f"{port.name} is not a free data NIC now (a {port.kind}, a port, or the management link).")
+        if any(x.kind == "vlan" and x.parent == port.name for x in live.values()):
+            raise HostError(f"{port.name} carries a VLAN now.")
+
+
+def _ports(live: dict[str, net.Link], master: str) -> list[net.Link]:
+    return [p for p in live.values() if p.master == master]
 
 
 def _involved(cs: ChangeSet, live: dict[str, net.Link]) -> set[str]:
-    """The links a change touches: the link and its ports (MTU), the new bridge's ports, the bridge and its ports."""
-    if cs.kind == ChangeKind.BRIDGE:
-        names = set(cs.target["ports"])
+    """The links whose addresses and routes the restore puts back as they are now: the link and its ports (MTU), the
+    new bridge's or bond's ports, the bridge or bond and its ports, the VLAN deleted and its parent."""
+    target = cs.target
+    if cs.kind in (ChangeKind.BRIDGE, ChangeKind.BOND):
+        names = set(target["ports"])
+    elif cs.kind in (ChangeKind.VLAN, ChangeKind.UNVLAN):
+        names = {target["link"], target["vlan"]}
     else:
-        names = {cs.target["link"] if cs.kind == ChangeKind.MTU else cs.target["bridge"]}
+        names = {target.get("link") or target.get("bridge") or target.get("bond")}
         names |= {x.name for x in live.values() if x.master in names}
     return {n for n in names if n in live}
+
+
+def _held(cs: ChangeSet, live: dict[str, net.Link]) -> list[str]:
+    """The links networkd must leave alone while a bond or VLAN change waits: the bond and its ports, the VLAN."""
+    if cs.kind in (ChangeKind.VLAN, ChangeKind.UNVLAN):
+        return [cs.target["vlan"]]
+    return [cs.target["bond"], *cs.target["ports"], *(x.name for x in live.values() if x.master == cs.target["bond"])]
 
 
 @operation_runner("tuning.network", lock=TUNING)
@@ -239,6 +143,16 @@ def tuning_network_run(tracker: Tracker) -> None:
     tracker.progress(25, f"Arming the restore on {host.name} ({seconds} s)")
     t.write_file(restore_path, "".join(line + "\n" for line in restore), mode=0o600)
     _arm_restore(t, cs, unit, seconds)
+    if cs.kind in HELD_KINDS:
+        tracker.progress(35, "Keeping networkd off the links until the change is kept")
+        try:
+            held = net.hold(t, cs.pk, _held(cs, live))
+        except HostError as exc:
+            _restore_now(t, cs, unit, restore_path)
+            change_end(cs, ChangeStatus.FAILED, f"Could not keep networkd off the links: {exc}. Nothing changed.")
+            raise HostError(cs.message) from None
+        cs.target["held"] = held
+        cs.save(update_fields=["target"])
     tracker.progress(45, "Applying")
     try:
         net.run_batch(t, f"{RUN_DIR}/apply-{cs.pk}.ip", apply)
@@ -254,6 +168,7 @@ def tuning_network_run(tracker: Tracker) -> None:
         problem = f"Could not apply: {exc}"
     if problem:
         _restore_now(t, cs, unit, restore_path)
+        _release(t, cs)
         links_refresh(host=host, t=t)
         change_end(cs, ChangeStatus.FAILED, f"{problem} The original settings are back.")
         raise HostError(cs.message)
@@ -296,6 +211,17 @@ def _restore_now(t: Transport, cs: ChangeSet, unit: str, restore_path: str) -> N
         net.restore_batch(t, restore_path)
 
 
+def _release(t: Transport, cs: ChangeSet) -> None:
+    """networkd takes the held links back (after a restore: they are as its files say, and it renews DHCP)."""
+    if cs.target.get("held"):
+        try:
+            net.release(t, cs.pk)
+        except HostError:
+            return  # the hold is in /run: it goes at the next reboot, and the next change's settle tries again
+        cs.target = {**cs.target, "held": False}
+        cs.save(update_fields=["target"])
+
+
 def change_keep_start(*, change_set: ChangeSet, user) -> Operation:
     cs = change_set
     if cs.status != ChangeStatus.PENDING:
@@ -317,6 +243,7 @@ def tuning_keep_run(tracker: Tracker) -> None:
     t = tracker.transport()
     if not cs.target.get("disarmed"):  # a Keep that failed after disarming left no timer to stop
         if not systemd.disarm(t, cs.restore_unit):
+            _release(t, cs)
             links_refresh(host=cs.host, t=t)
             change_end(cs, ChangeStatus.ROLLED_BACK, "Too late: the host had put the original settings back.")
             raise HostError(cs.message)
@@ -326,8 +253,9 @@ def tuning_keep_run(tracker: Tracker) -> None:
     try:
         links = links_refresh(host=cs.host, t=t)
         managed = set(Link.objects.filter(host=cs.host, managed=True).values_list("name", flat=True))
-        managed = (managed | set(cs.links)) - ({cs.target["bridge"]} if cs.kind == ChangeKind.UNBRIDGE else set())
-        _persist_network(t, cs.host, {x.name for x in links} & managed, moved=cs.target.get("moved"))
+        managed = (managed | set(cs.links)) - _gone(cs)
+        held = cs.pk if cs.target.get("held") else None
+        _persist_network(t, cs.host, {x.name for x in links} & managed, moved=cs.target.get("moved"), held=held)
     except (HostError, ValueError) as exc:
         _keep_failed(t, cs, exc)
         raise HostError(cs.message) from None
@@ -363,7 +291,15 @@ def _keep_failed(t: Transport, cs: ChangeSet, exc: Exception) -> None:
     cs.save(update_fields=["restore_unit", "deadline", "target", "message"])
 
 
-def _persist_network(t: Transport, host: Host, names: set[str], moved: dict | None = None) -> None:
+def _gone(cs: ChangeSet) -> set[str]:
+    """The link a kept change deleted (no file of Tarn's names it any more)."""
+    deleted = {ChangeKind.UNBRIDGE: "bridge", ChangeKind.UNBOND: "bond", ChangeKind.UNVLAN: "vlan"}.get(cs.kind)
+    return {cs.target[deleted]} if deleted else set()
+
+
+def _persist_network(
+    t: Transport, host: Host, names: set[str], moved: dict | None = None, held: int | None = None
+) -> None:
     """Tarn's networkd files for the links as they are, plus the addresses a bridge delete moved to its port: while
     the delete is armed, networkd configures the port from its old file (a bridge port, no address) and may drop
     the address Tarn moved there (seen in the lab); Keep writes it back and networkd puts it on again."""
@@ -372,12 +308,14 @@ def _persist_network(t: Transport, host: Host, names: set[str], moved: dict | No
     if home is not None:
         have = {a.cidr for a in home.addresses}
         home.addresses += [net.static_address(cidr) for cidr in moved["addresses"] if cidr not in have]
-    keep = [observed[n] for n in sorted(names) if n in observed and observed[n].kind in ("ether", "bridge")]
+    keep = [observed[n] for n in sorted(names) if n in observed and observed[n].kind in net.TUNABLE_KINDS]
     files = net.render_networkd(keep)
     for path in set(net.tarn_networkd_files(t)) - set(files):
         t.remove_file(path)
     for path, text in files.items():
         t.write_file(path, text)
+    if held is not None:  # networkd takes the links back with Tarn's files in place (they sort first)
+        t.remove_file(net.hold_path(held))
     net.networkd_reload(t, keep)
     Link.objects.filter(host=host).update(managed=False)
     Link.objects.filter(host=host, name__in=[x.name for x in keep]).update(managed=True)
@@ -389,7 +327,21 @@ def changes_settle() -> int:
     for cs in due:
         change_end(cs, ChangeStatus.ROLLED_BACK, "Not kept in time: the host put the original settings back.")
         try:
-            tuning_refresh_start(host=cs.host, user=None)
+            if cs.target.get("held"):
+                operation_start(kind="tuning.release", host=cs.host, user=None, params={"change_set": cs.pk})
+            else:
+                tuning_refresh_start(host=cs.host, user=None)
         except TargetBusy:
-            pass  # a refresh is on its way already
+            pass  # a refresh is on its way already (a release: the next settle tries again)
     return len(due)
+
+
+@operation_runner("tuning.release", lock=TUNING)
+def tuning_release_run(tracker: Tracker) -> None:
+    """A bond or VLAN change the host rolled back: networkd takes its links back, and they are read again."""
+    cs = ChangeSet.objects.get(pk=tracker.op.params["change_set"])
+    t = tracker.transport()
+    tracker.progress(30, "networkd takes the links back")
+    _release(t, cs)
+    links_refresh(host=cs.host, t=t)
+    tracker.progress(100, "The links are as before the change, and networkd's again.")
