@@ -33,6 +33,8 @@ CONFIGFS = "/sys/kernel/config/target/iscsi"
 MAX_NAME = 223
 MAX_LUNS = 256  # rtslib 2.1.75 maps LUN indexes 0-255
 CHAP_MIN, CHAP_MAX = 12, 16
+MAX_PORTALS = 16
+DEFAULT_PORT = 3260
 _IQN = re.compile(r"iqn\.[0-9]{4}-(0[1-9]|1[0-2])\.[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+(:[a-z0-9.:-]*)?")  # fmt: skip
 _EUI = re.compile(r"eui\.[0-9a-f]{16}")
 _NAA = re.compile(r"naa\.[0-9a-f]{16}([0-9a-f]{16})?")
@@ -102,6 +104,50 @@ def address(value: str, field: str = "address") -> str:
         raise InvalidIscsi(field, "A portal address is an IPv4 or IPv6 address (0.0.0.0: all)") from None
 
 
+def portal(value: str, field: str = "portals") -> tuple[str, int]:
+    """One portal as an admin writes it: `address`, `address:port` or `[IPv6]:port` (3260 when no port is given)."""
+    text = value.strip()
+    where, number = text, DEFAULT_PORT
+    if text.startswith("["):
+        where, bracket, rest = text[1:].partition("]")
+        if not bracket or (rest and not rest.startswith(":")):
+            raise InvalidIscsi(field, f"{text}: an IPv6 portal is [address] or [address]:port")
+        if rest:
+            number = rest[1:]
+    elif text.count(":") == 1:
+        where, _, number = text.partition(":")
+    return address(where, field), port(number, field)
+
+
+def portal_text(where: str, number: int) -> str:
+    return f"[{where}]:{number}" if ":" in where else f"{where}:{number}"
+
+
+def portals(value, field: str = "portals") -> list[tuple[str, int]]:
+    """A target's portals, from lines (or commas) of portal() or a list of them: one at least, MAX_PORTALS at most,
+    none twice, and an address for all (0.0.0.0, ::) alone on its port: the kernel binds it to every address, so
+    another portal on that port would fail to listen (EADDRINUSE)."""
+    items = re.split(r"[\s,]+", value) if isinstance(value, str) else [str(v) for v in value]
+    found = [portal(item, field) for item in items if item.strip()]
+    if not found:
+        raise InvalidIscsi(field, "A target has a portal at least (0.0.0.0:3260: every address, iSCSI's port)")
+    if len(found) > MAX_PORTALS:
+        raise InvalidIscsi(field, f"A target has at most {MAX_PORTALS} portals")
+    seen = set()
+    for where, number in found:
+        if (where, number) in seen:
+            raise InvalidIscsi(field, f"{portal_text(where, number)} is given twice")
+        seen.add((where, number))
+    for where, number in found:
+        if ipaddress.ip_address(where).is_unspecified:
+            others = [portal_text(a, p) for a, p in found if p == number and a != where]
+            if others:
+                raise InvalidIscsi(
+                    field, f"{portal_text(where, number)} listens on every address: {others[0]} cannot be beside it"
+                )
+    return found
+
+
 @dataclass(frozen=True)
 class Acl:
     initiator: str
@@ -147,9 +193,8 @@ def check(targets: list[Target]) -> None:
         if target.iqn in seen_targets:
             raise InvalidIscsi("iqn", f"Two targets are named {target.iqn}")
         seen_targets.add(target.iqn)
-        for where, number in target.portals:
-            address(where)
-            port(number)
+        if target.portals:
+            portals([portal_text(a, p) for a, p in target.portals])
         indexes = set()
         for lun in target.luns:
             names.dataset_name(lun.zvol)
@@ -299,7 +344,7 @@ def _portals_here(t: Transport, targets: list[Target]) -> None:
     have = {str(ipaddress.ip_interface(a.cidr).ip) for link in links for a in link.addresses}
     missing = sorted(wanted - have)
     if missing:
-        raise InvalidIscsi("portal_address", f"{missing[0]} is not an address of this host (0.0.0.0: all of them)")
+        raise InvalidIscsi("portals", f"{missing[0]} is not an address of this host (0.0.0.0: all of them)")
 
 
 def _restore(t: Transport) -> list[str]:

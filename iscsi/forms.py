@@ -3,8 +3,8 @@
 from django import forms
 
 from appliance.fields import IntegerField
-from hostlib.iscsi import CHAP_MAX, MAX_LUNS, MAX_NAME
-from iscsi.choices import ALL_ADDRESSES, DEFAULT_PORT
+from hostlib.iscsi import CHAP_MAX, MAX_LUNS, MAX_NAME, MAX_PORTALS
+from iscsi.choices import ALL_PORTALS
 
 
 class TargetForm(forms.Form):
@@ -13,11 +13,13 @@ class TargetForm(forms.Form):
         label="Target name (IQN)", max_length=MAX_NAME,
         help_text="iqn.YYYY-MM.reversed.domain:name, e.g. iqn.2026-11.lan.office:nas1-vm (lower case is kept).",
     )  # fmt: skip
-    portal_address = forms.CharField(
-        label="Portal address", initial=ALL_ADDRESSES, max_length=45,
-        help_text="An address of this NAS initiators connect to; 0.0.0.0 for all of them.",
+    portals = forms.CharField(
+        label="Portals", initial=ALL_PORTALS, max_length=MAX_PORTALS * 50,
+        widget=forms.Textarea(attrs={"rows": 2, "cols": 40}),
+        help_text="Where initiators connect, one a line: an address of this NAS, address:port or [IPv6]:port "
+        "(3260, iSCSI's own, when none is given). 0.0.0.0 listens on all of them; two data networks: one address "
+        "of each, for multipath.",
     )  # fmt: skip
-    portal_port = IntegerField(label="Port", initial=DEFAULT_PORT, help_text="3260 is iSCSI's own.")
     enabled = forms.BooleanField(label="Takes logins", required=False, initial=True)
 
 

@@ -1,18 +1,21 @@
-"""iSCSI on a host: a Target (its IQN, one portal, enabled), its LUNs (each a zvol, with the unit serial initiators
+"""iSCSI on a host: a Target (its IQN, its portals, enabled), its LUNs (each a zvol, with the unit serial initiators
 know the disk by, kept for the LUN's life) and the Initiators allowed in (their IQN; CHAP user and secret, and the
 mutual pair, sealed by the vault: only the workers open them, to write the host's configuration)."""
 
 from django.db import models
 
 from appliance.models import Host
-from iscsi.choices import ALL_ADDRESSES, DEFAULT_PORT
+from hostlib.iscsi import portal_text
+
+
+def every_address() -> list:
+    return [["0.0.0.0", 3260]]
 
 
 class Target(models.Model):
     host = models.ForeignKey(Host, on_delete=models.CASCADE, related_name="iscsi_targets")
     iqn = models.CharField(max_length=223)
-    portal_address = models.CharField(max_length=45, default=ALL_ADDRESSES)
-    portal_port = models.PositiveIntegerField(default=DEFAULT_PORT)
+    portals = models.JSONField(default=every_address, help_text="[[address, port], …]: where it listens.")
     enabled = models.BooleanField(default=True)
     sessions = models.JSONField(default=list, help_text="The last read: [{initiator, state, addresses}].")
     sessions_read_at = models.DateTimeField(null=True, blank=True)
@@ -24,6 +27,10 @@ class Target(models.Model):
 
     def __str__(self):
         return self.iqn
+
+    @property
+    def portal_texts(self) -> list[str]:
+        return [portal_text(a, p) for a, p in self.portals]
 
 
 class Lun(models.Model):

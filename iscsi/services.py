@@ -15,7 +15,7 @@ from appliance.models import Operation
 from appliance.operations import Tracker, operation_runner, operation_start
 from hostlib import iscsi
 from hostlib.errors import HostError
-from iscsi.choices import ALL_ADDRESSES, DEFAULT_PORT
+from iscsi.choices import ALL_PORTALS
 from iscsi.models import Initiator, Lun, Target
 from pools import selectors as pools
 from pools.choices import DatasetType
@@ -27,22 +27,20 @@ def _apply_start(host, user, what: str) -> Operation:
 
 
 def target_save_start(
-    *, host, user, iqn: str, portal_address: str = ALL_ADDRESSES, portal_port=DEFAULT_PORT, enabled: bool = True,
-    pk: int | None = None,
-) -> Operation:  # fmt: skip
-    """A target made (or changed): its name, its portal (an address the host has, checked again on the host, or
-    0.0.0.0 for all) and whether it takes logins."""
+    *, host, user, iqn: str, portals: str | list[str] = ALL_PORTALS, enabled: bool = True, pk: int | None = None
+) -> Operation:
+    """A target made (or changed): its name, its portals (lines of address[:port]: addresses the host has, checked
+    again on the host, or 0.0.0.0 for all) and whether it takes logins."""
     row = Target.objects.filter(host=host, pk=pk).first() if pk else Target(host=host)
     if pk and row is None:
         raise ValidationError({"iqn": "That target no longer exists."})
     row.iqn = checked(lambda: iscsi.node_name(iqn, "iqn"))
-    row.portal_address = checked(lambda: iscsi.address(portal_address, "portal_address"))
+    found = checked(lambda: iscsi.portals(portals, "portals"))
     known = tuning.host_addresses(host)
-    if row.portal_address not in (ALL_ADDRESSES, "::") and known and row.portal_address not in known:
-        raise ValidationError(
-            {"portal_address": f"{row.portal_address} is not an address of {host.name} ({', '.join(known[:6])})."}
-        )
-    row.portal_port = checked(lambda: iscsi.port(portal_port, "portal_port"))
+    for where, _ in found:
+        if where not in ("0.0.0.0", "::") and known and where not in known:
+            raise ValidationError({"portals": f"{where} is not an address of {host.name} ({', '.join(known[:6])})."})
+    row.portals = [[where, number] for where, number in found]
     row.enabled = bool(enabled)
     taken = f"{host.name} has a target named {row.iqn} already."
     if Target.objects.filter(host=host, iqn=row.iqn).exclude(pk=row.pk).exists():
@@ -203,7 +201,7 @@ def configuration(host, *, offline=(), back=()) -> list[iscsi.Target]:
     return [
         iscsi.Target(
             row.iqn,
-            portals=[(row.portal_address, row.portal_port)],
+            portals=[(a, p) for a, p in row.portals],
             luns=[
                 iscsi.Lun(lun.number, lun.zvol, lun.serial, lun.write_back, lun.read_only)
                 for lun in row.luns.all()

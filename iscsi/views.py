@@ -1,4 +1,4 @@
-"""The iSCSI page: a host's targets with their portal, LUNs, allowed initiators and who is logged in (as last
+"""The iSCSI page: a host's targets with their portals, LUNs, allowed initiators and who is logged in (as last
 read), and the forms that change them (each an Operation that applies the whole configuration)."""
 
 from django.shortcuts import render
@@ -17,9 +17,8 @@ def _page(request, status=200, target_form=None, lun_form=None, initiator_form=N
     host = host_current(request)
     zvols = pools.volume_names(host=host) if host else []
     targets = list(selectors.target_list(host=host)) if host else []
-    for t in targets:  # each target's own form to change its portal or stop its logins
-        initial = {"pk": t.pk, "iqn": t.iqn, "portal_address": t.portal_address, "portal_port": t.portal_port,
-                   "enabled": t.enabled}  # fmt: skip
+    for t in targets:  # each target's own form to change its portals or stop its logins
+        initial = {"pk": t.pk, "iqn": t.iqn, "portals": "\n".join(t.portal_texts), "enabled": t.enabled}
         t.edit_form = TargetForm(initial=initial, auto_id=f"t{t.pk}_%s")
     context = {
         "host": host,

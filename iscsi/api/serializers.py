@@ -5,8 +5,8 @@ from rest_framework import serializers
 
 from appliance.api.serializers import HostField, secret_field
 from appliance.fields import ApiIntegerField
-from hostlib.iscsi import CHAP_MAX, MAX_LUNS, MAX_NAME
-from iscsi.choices import ALL_ADDRESSES, DEFAULT_PORT
+from hostlib.iscsi import CHAP_MAX, MAX_LUNS, MAX_NAME, MAX_PORTALS
+from iscsi.choices import ALL_PORTALS
 from iscsi.models import Initiator, Lun, Target
 
 
@@ -34,11 +34,11 @@ class TargetSerializer(serializers.ModelSerializer):
     host = serializers.CharField(source="host.name")
     luns = LunSerializer(many=True, read_only=True)
     initiators = InitiatorSerializer(many=True, read_only=True)
-    portal_port = ApiIntegerField(read_only=True)
+    portals = serializers.ListField(source="portal_texts", child=serializers.CharField(), read_only=True)
 
     class Meta:
         model = Target
-        fields = ["id", "host", "iqn", "portal_address", "portal_port", "enabled", "luns", "initiators", "sessions",
+        fields = ["id", "host", "iqn", "portals", "enabled", "luns", "initiators", "sessions",
                   "sessions_read_at"]  # fmt: skip
 
 
@@ -46,8 +46,10 @@ class TargetRequest(serializers.Serializer):
     host = HostField()
     pk = ApiIntegerField(required=False, allow_null=True, default=None, help_text="A target's id: change it.")
     iqn = serializers.CharField(max_length=MAX_NAME)
-    portal_address = serializers.CharField(max_length=45, default=ALL_ADDRESSES)
-    portal_port = ApiIntegerField(default=DEFAULT_PORT)
+    portals = serializers.ListField(
+        child=serializers.CharField(max_length=60), min_length=1, max_length=MAX_PORTALS, default=[ALL_PORTALS],
+        help_text="address, address:port or [IPv6]:port (3260 when none is given); 0.0.0.0: every address.",
+    )  # fmt: skip
     enabled = serializers.BooleanField(default=True)
 
 

@@ -3,6 +3,8 @@
 import django.db.models.deletion
 from django.db import migrations, models
 
+import iscsi.models
+
 
 class Migration(migrations.Migration):
     initial = True
@@ -17,8 +19,12 @@ class Migration(migrations.Migration):
             fields=[
                 ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
                 ("iqn", models.CharField(max_length=223)),
-                ("portal_address", models.CharField(default="0.0.0.0", max_length=45)),
-                ("portal_port", models.PositiveIntegerField(default=3260)),
+                (
+                    "portals",
+                    models.JSONField(
+                        default=iscsi.models.every_address, help_text="[[address, port], …]: where it listens."
+                    ),
+                ),
                 ("enabled", models.BooleanField(default=True)),
                 (
                     "sessions",

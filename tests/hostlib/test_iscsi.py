@@ -54,6 +54,43 @@ def test_ports_outside_1_to_65535_are_refused(value):
         iscsi.port(value)
 
 
+@pytest.mark.parametrize(
+    ("given", "wanted"),
+    [
+        ("0.0.0.0", [("0.0.0.0", 3260)]),
+        ("10.77.0.2:3261", [("10.77.0.2", 3261)]),
+        ("10.77.0.2\n10.78.0.2:3260", [("10.77.0.2", 3260), ("10.78.0.2", 3260)]),  # multipath: one on each network
+        ("10.77.0.2, [fd00::2]:3260", [("10.77.0.2", 3260), ("fd00::2", 3260)]),
+        ("[::]", [("::", 3260)]),
+        ("0.0.0.0:3260\n10.77.0.2:3261", [("0.0.0.0", 3260), ("10.77.0.2", 3261)]),  # another port: both listen
+    ],
+)
+def test_portals_are_lines_of_address_and_port(given, wanted):
+    assert iscsi.portals(given) == wanted
+    assert iscsi.portals([iscsi.portal_text(*p) for p in wanted]) == wanted  # shown as typed back
+
+
+@pytest.mark.parametrize(
+    ("given", "words"),
+    [
+        ("", "a portal at least"),
+        ("nas.lan", "IPv4 or IPv6"),
+        ("10.77.0.2:0", "1 to 65535"),
+        ("10.77.0.2:65536", "1 to 65535"),
+        ("fd00::2:99999", "IPv4 or IPv6"),  # an IPv6 portal's port goes after brackets: never guessed
+        ("[fd00::2", "[address]"),
+        ("10.77.0.2\n10.77.0.2:3260", "given twice"),
+        ("0.0.0.0\n10.77.0.2", "every address"),
+        ("[::]:3260\n0.0.0.0:3260", "every address"),
+        ("\n".join(f"10.0.0.{i}" for i in range(1, 18)), "at most 16"),
+    ],
+)
+def test_bad_portals_are_refused_on_their_field(given, words):
+    with pytest.raises(InvalidIscsi, match=words) as refused:
+        iscsi.portals(given)
+    assert refused.value.field == "portals"
+
+
 @pytest.mark.parametrize(("secret", "ok"), [("a" * 11, False), ("a" * 12, True), ("a" * 16, True), ("a" * 17, False),
                                             ("with space 12", False), ("tab\there12345", False)])  # fmt: skip
 def test_chap_secrets_are_12_to_16_printable_characters(secret, ok):

@@ -26,8 +26,8 @@ def test_with_no_target_the_page_says_what_to_do_and_opens_the_form(local_host, 
 
 
 def test_a_malformed_name_keeps_the_form_open_with_the_error_under_the_field(local_host, operator_client):
-    response = operator_client.post("/iscsi/targets/", {"iqn": "iqn.2026-11.local:nas", "portal_address": "0.0.0.0",
-                                                        "portal_port": "3260", "enabled": "on"})  # fmt: skip
+    response = operator_client.post("/iscsi/targets/", {"iqn": "iqn.2026-11.local:nas", "portals": "0.0.0.0",
+                                                        "enabled": "on"})  # fmt: skip
     page = response.content.decode()
     assert response.status_code == 400
     assert 'id="id_iqn_error"' in page and "two parts" in page and 'id="target-box" open' in page
@@ -38,7 +38,7 @@ def test_a_target_is_shown_with_its_lun_and_initiator_and_never_its_secret(
     zvol, local_host, operator_client, monkeypatch, django_capture_on_commit_callbacks, admin_user
 ):
     FakeHost().install(monkeypatch)
-    target = Target.objects.create(host=local_host, iqn=IQN)
+    target = Target.objects.create(host=local_host, iqn=IQN, portals=[["10.77.0.2", 3260], ["fd00::2", 3261]])
     Lun.objects.create(host=local_host, target=target, number=0, zvol="tank/vol1", serial="6b1e0c2a")
     services.initiator_save_start(host=local_host, user=admin_user, target=target.pk,
                                   iqn="iqn.1991-05.com.microsoft:client1", chap_user="client1",
@@ -46,5 +46,8 @@ def test_a_target_is_shown_with_its_lun_and_initiator_and_never_its_secret(
     page = operator_client.get("/iscsi/").content.decode()
     assert IQN in page and "tank/vol1" in page and "iqn.1991-05.com.microsoft:client1" in page
     assert "InitSecret-001" not in page and Initiator.objects.get().chap_secret not in page
+    assert "Portals <code>10.77.0.2:3260</code>, <code>[fd00::2]:3261</code>." in page
+    assert ">\n10.77.0.2:3260\n[fd00::2]:3261</textarea>" in page  # its form, as the admin would type them
     api = operator_client.get("/api/v1/iscsi-targets/").json()
+    assert api["results"][0]["portals"] == ["10.77.0.2:3260", "[fd00::2]:3261"]
     assert api["results"][0]["initiators"][0]["chap"] == "chap" and "InitSecret-001" not in str(api)

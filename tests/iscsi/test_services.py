@@ -72,9 +72,12 @@ def test_a_target_with_a_lun_and_a_chap_initiator_is_applied_whole(zvols, local_
     ("start", "given", "field"),
     [
         ("target_save_start", {"iqn": "iqn.2026-11.local:nas"}, "iqn"),
-        ("target_save_start", {"iqn": IQN, "portal_port": 0}, "portal_port"),
-        ("target_save_start", {"iqn": IQN, "portal_port": 65536}, "portal_port"),
-        ("target_save_start", {"iqn": IQN, "portal_address": "nas.lan"}, "portal_address"),
+        ("target_save_start", {"iqn": IQN, "portals": "0.0.0.0:0"}, "portals"),
+        ("target_save_start", {"iqn": IQN, "portals": "0.0.0.0:65536"}, "portals"),
+        ("target_save_start", {"iqn": IQN, "portals": "nas.lan"}, "portals"),
+        ("target_save_start", {"iqn": IQN, "portals": ""}, "portals"),
+        ("target_save_start", {"iqn": IQN, "portals": "0.0.0.0\n127.0.0.1"}, "portals"),  # both on 3260
+        ("target_save_start", {"iqn": IQN, "portals": "127.0.0.1:3260\n127.0.0.1"}, "portals"),  # twice
         ("lun_add_start", {"zvol": "tank/docs"}, "zvol"),  # a filesystem, not a zvol
         ("lun_add_start", {"zvol": "tank/vol9"}, "zvol"),
         ("lun_add_start", {"zvol": "tank/vol2", "number": 256}, "number"),
@@ -108,9 +111,23 @@ def test_a_portal_on_an_address_the_host_lacks_fails_on_the_host_and_nothing_is_
 ):
     lo = [{"ifname": "lo", "addr_info": [{"local": "127.0.0.1", "prefixlen": 8}]}]
     fake.answer("ip", "-j", "-d", "-s", "addr", stdout=json.dumps(lo))
-    op = run_queued(services.target_save_start, host=local_host, user=admin_user, iqn=IQN, portal_address="10.9.9.9")
+    op = run_queued(services.target_save_start, host=local_host, user=admin_user, iqn=IQN, portals="10.9.9.9")
     assert op.status == "failed" and "10.9.9.9 is not an address of this host" in op.message
     assert host_iscsi.CONFIG not in fake.files
+
+
+def test_a_target_listens_on_each_of_its_portals(local_host, admin_user, fake, run_queued):
+    """Two networks, one address of each (multipath), on the page and in what LIO restores."""
+    lo = [
+        {"ifname": "lo", "addr_info": [{"local": "127.0.0.1", "prefixlen": 8}, {"local": "127.0.0.2", "prefixlen": 8}]}
+    ]
+    fake.answer("ip", "-j", "-d", "-s", "addr", stdout=json.dumps(lo))
+    op = run_queued(services.target_save_start, host=local_host, user=admin_user, iqn=IQN,
+                    portals="127.0.0.1\n127.0.0.2:3261")  # fmt: skip
+    assert op.status == "succeeded", op.message
+    assert Target.objects.get().portal_texts == ["127.0.0.1:3260", "127.0.0.2:3261"]
+    (tpg,) = config(fake)["targets"][0]["tpgs"]
+    assert [(p["ip_address"], p["port"]) for p in tpg["portals"]] == [("127.0.0.1", 3260), ("127.0.0.2", 3261)]
 
 
 def test_a_zvol_a_lun_serves_is_not_destroyed_until_the_lun_is_removed(zvols, local_host, admin_user, fake, run_queued):
