@@ -1,5 +1,6 @@
 """zfs: datasets, zvols and snapshots — listed once per pool for the inventory, changed through exact argv."""
 
+import io
 import json
 import re
 import secrets
@@ -82,27 +83,109 @@ class SnapshotInfo:
     createtxg: int = 0
 
 
+_DECODER = json.JSONDecoder()
+_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+def _after_space(text: str, at: int) -> int:
+    return _SPACE.match(text, at).end()
+
+
+def _key(text: str, at: int) -> tuple[str, int]:
+    """A JSON object's key at text[at] and where its value starts."""
+    if text[at] != '"':
+        raise ValueError(f"not a JSON object member at {at}")
+    key, at = json.decoder.scanstring(text, at + 1)
+    at = _after_space(text, at)
+    if text[at] != ":":
+        raise ValueError(f"no ':' after a JSON key at {at}")
+    return key, _after_space(text, at + 1)
+
+
+def _after_member(text: str, at: int) -> int:
+    """Past the ',' after a member's value (or at the object's '}')."""
+    at = _after_space(text, at)
+    if text[at] == ",":
+        return _after_space(text, at + 1)
+    if text[at] != "}":
+        raise ValueError(f"no ',' between JSON members at {at}")
+    return at
+
+
+def iter_list(text: str) -> Iterator[tuple[str, str]]:
+    """`zfs list -j` → (name, that dataset's own JSON text), one at a time: the document is never decoded whole
+    (10,000 datasets' properties as Python objects are ~150 MB, their text ~20 MB). ValueError if it is not JSON."""
+    if not text.strip():
+        return
+    try:
+        at = _after_space(text, 0)
+        if text[at] != "{":
+            raise ValueError("not a JSON object")
+        at = _after_space(text, at + 1)
+        while text[at] != "}":
+            key, at = _key(text, at)
+            if key == "datasets" and text[at] == "{":
+                at = _after_space(text, at + 1)
+                while text[at] != "}":
+                    name, start = _key(text, at)
+                    end = _DECODER.raw_decode(text, start)[1]
+                    yield name, text[start:end]
+                    at = _after_member(text, end)
+                at += 1
+            else:
+                at = _DECODER.raw_decode(text, at)[1]
+            at = _after_member(text, at)
+    except IndexError:
+        raise ValueError("the JSON text ends too early") from None
+
+
+def dataset_info(name: str, member: str | dict) -> DatasetInfo:
+    """One dataset of `zfs list -j --json-int -o …` (its JSON text or value): each property's value and source."""
+    raw = json.loads(member) if isinstance(member, str) else member
+    props = {}
+    for key, prop in raw.get("properties", {}).items():
+        source = prop.get("source", {})
+        kind = str(source.get("type", "NONE")).lower()
+        props[key] = Property(str(prop.get("value")), kind, source.get("data", "") if kind == "inherited" else "")
+    return DatasetInfo(name=name, type=raw["type"].lower(), pool=raw.get("pool", name.split("/")[0]), properties=props)
+
+
 def parse_list(text: str) -> list[DatasetInfo]:
     """`zfs list -j --json-int -o …` → datasets and zvols with each property's value and source."""
-    if not text.strip():
-        return []
-    result = []
-    for name, raw in json.loads(text).get("datasets", {}).items():
-        props = {}
-        for key, prop in raw.get("properties", {}).items():
-            source = prop.get("source", {})
-            kind = str(source.get("type", "NONE")).lower()
-            props[key] = Property(str(prop.get("value")), kind, source.get("data", "") if kind == "inherited" else "")
-        result.append(
-            DatasetInfo(name=name, type=raw["type"].lower(), pool=raw.get("pool", name.split("/")[0]), properties=props)
-        )
-    return result
+    return [dataset_info(name, member) for name, member in iter_list(text)]
+
+
+def snapshot_groups(text: str) -> Iterator[tuple[str, str]]:
+    """`zfs list -H -p -t snapshot` text → (dataset, its snapshots' lines as one text), a dataset at a time, without
+    a list of every line. zfs lists a dataset's snapshots together (its sort compares the dataset's name first);
+    a dataset met again later is an error, never taken for two halves of one dataset's snapshots."""
+    done: set[str] = set()
+    at, end, prefix, start = 0, len(text), "", 0
+    while at < end:
+        newline = text.find("\n", at)
+        line_end = end if newline < 0 else newline
+        if not (prefix and text.startswith(prefix, at, line_end)):  # a new dataset's first line
+            if prefix:
+                yield prefix[:-1], text[start:at]
+                done.add(prefix)
+            sign = text.find("@", at, line_end)
+            if sign < 0:
+                raise ValueError(f"not a snapshot line: {text[at : min(line_end, at + 80)]!r}")
+            prefix, start = text[at : sign + 1], at
+            if prefix in done:
+                raise ValueError(f"zfs listed {prefix[:-1]}'s snapshots in two places")
+        at = line_end + 1
+    if prefix:
+        yield prefix[:-1], text[start:end]
 
 
 def parse_snapshots(text: str) -> Iterator[SnapshotInfo]:
     """`zfs list -H -p -t snapshot -o name,used,referenced,creation[,userrefs[,createtxg]]` → snapshots, streamed line
     by line."""
-    for line in text.splitlines():
+    for line in io.StringIO(text):
+        line = line.rstrip("\n")
+        if not line:
+            continue
         name, used, referenced, creation, *more = line.split("\t")
         holds, createtxg = (int(n) for n in [*more, "0", "0"][:2])
         dataset, _, snap = name.partition("@")
@@ -147,6 +230,10 @@ def list_datasets(transport: Transport, name: str, depth: int | None = None) -> 
     return parse_list(
         transport.run(list_datasets_argv(name, depth), timeout=1800, max_output=LISTING_MAX_OUTPUT).stdout
     )
+
+
+def list_datasets_text(transport: Transport, name: str, depth: int | None = None) -> str:
+    return transport.run(list_datasets_argv(name, depth), timeout=1800, max_output=LISTING_MAX_OUTPUT).stdout
 
 
 def list_snapshots_text(transport: Transport, name: str, depth: int | None = None) -> str:

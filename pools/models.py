@@ -134,6 +134,10 @@ class Dataset(models.Model):
     properties = models.JSONField(default=dict)  # {key: {"value", "source", "from"}}
     snapshot_count = models.PositiveIntegerField(default=0)
     observed_at = models.DateTimeField()
+    # What the inventory last read, hashed: its own `zfs list -j` entry, and its snapshots' lines. A refresh that reads
+    # the same leaves the row and its snapshots alone ('' until first read).
+    listing_digest = models.CharField(max_length=32, blank=True, editable=False)
+    snapshot_digest = models.CharField(max_length=32, blank=True, editable=False)
 
     class Meta:
         ordering = ["host", "name"]

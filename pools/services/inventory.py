@@ -6,6 +6,7 @@ A full refresh reads everything (periodically); after an operation a Scope names
 that is read: the pools' status, the dataset trees, single datasets with their own snapshots, the disks.
 """
 
+import hashlib
 import logging
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -94,21 +95,22 @@ def inventory_refresh(*, host: Host, operation: Operation | None = None, scope: 
         gone = gone if full else gone.filter(name__in=pools)
         gone.exclude(name__in=list(statuses)).delete()
         saved = {name: _save_pool(host, status, usage.get(name), now) for name, status in statuses.items()}
-        for (name, depth), (datasets, snapshot_text) in listings.items():
-            _save_datasets(host, saved[_pool_of(name)], name, depth, datasets, snapshot_text, now)
+        for (name, depth), (listing, snapshot_text) in listings.items():
+            _save_datasets(host, saved[_pool_of(name)], name, depth, listing, snapshot_text, now)
         if disks is not None:
             _save_disks(host, disks, now)
 
 
-def _listing(t, name: str, depth: int | None) -> tuple[list[zfs.DatasetInfo], str]:
-    """A tree (depth None) or one dataset (depth 0) with its snapshots; nothing if the dataset is gone."""
+def _listing(t, name: str, depth: int | None) -> tuple[str, str]:
+    """A tree (depth None) or one dataset (depth 0) with its snapshots, as zfs printed them (parsed as they are
+    saved, a dataset at a time); nothing if the dataset is gone."""
     try:
         with ThreadPoolExecutor(max_workers=2) as both:
-            datasets_f = both.submit(zfs.list_datasets, t, name, depth)
+            datasets_f = both.submit(zfs.list_datasets_text, t, name, depth)
             snapshots_f = both.submit(zfs.list_snapshots_text, t, name, None if depth is None else 1)
             return datasets_f.result(), snapshots_f.result()
     except NotFound:
-        return [], ""
+        return "", ""
 
 
 # --- pools and vdevs ------------------------------------------------------------------------------------------
@@ -201,82 +203,110 @@ def _in_tree(name: str, depth: int | None) -> Q:
     return Q(name=name) if depth == 0 else Q(name=name) | Q(name__startswith=f"{name}/")
 
 
-def _save_datasets(host, pool: Pool, root: str, depth, infos: list[zfs.DatasetInfo], snapshot_text: str, now):
-    """Mirror one listing: the tree at root (depth None) or root alone (depth 0), and their snapshots."""
+def _digest(text: str) -> str:
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+
+
+EMPTY = _digest("")  # a dataset without snapshots
+
+
+def _save_datasets(host, pool: Pool, root: str, depth, listing: str, snapshot_text: str, now):
+    """Mirror one listing (`zfs list -j` text): the tree at root (depth None) or root alone (depth 0), and their
+    snapshots. A dataset whose entry reads as it did last time is not parsed nor written."""
     scope = Dataset.objects.filter(host=host).filter(_in_tree(root, depth))
-    existing = {name: (pk, values) for pk, name, *values in scope.values_list("pk", "name", *DATASET_FIELDS)}
-    changed = []
-    for info in infos:
-        values = _dataset_values(pool, info)
-        old = existing.get(info.name)
-        if old is None or tuple(values.values()) != tuple(old[1]):
-            changed.append(Dataset(host=host, name=info.name, observed_at=now, **values))
-    seen = {info.name for info in infos}
-    _delete(Dataset, [pk for name, (pk, _) in existing.items() if name not in seen])  # their snapshots go with them
-    Dataset.objects.bulk_create(
-        changed,
-        batch_size=BATCH,
-        update_conflicts=True,
-        unique_fields=["host", "name"],
-        update_fields=[_field(f) for f in DATASET_FIELDS] + ["observed_at"],
-    )
-    scope.update(observed_at=now)
-    ids = dict(scope.values_list("name", "id"))
-    _save_snapshots(host, ids, snapshot_text)
+    existing = {name: (pk, digest) for pk, name, digest in scope.values_list("pk", "name", "listing_digest")}
+    changed, seen = [], set()
 
-
-def _save_snapshots(host, dataset_ids: dict[str, int], text: str) -> None:
-    """Snapshots of these datasets: upsert the new and changed on (dataset, name), delete the ones not listed."""
-    ids = set(dataset_ids.values())
-    existing = {}
-    for pk, dataset_id, name, *values in (
-        Snapshot.objects.filter(dataset_id__in=ids)
-        .values_list("pk", "dataset_id", "name", *SNAPSHOT_FIELDS)
-        .iterator(chunk_size=BATCH)
-    ):
-        existing[(dataset_id, name)] = (pk, tuple(values))
-    changed, seen, written = [], set(), 0
-
-    def upsert():  # a batch at a time: 100,000 new rows never stand in memory as model instances at once
-        Snapshot.objects.bulk_create(
-            changed, update_conflicts=True, unique_fields=["dataset", "name"], update_fields=list(SNAPSHOT_FIELDS)
+    def upsert():
+        Dataset.objects.bulk_create(
+            changed,
+            batch_size=BATCH,
+            update_conflicts=True,
+            unique_fields=["host", "name"],
+            update_fields=[_field(f) for f in DATASET_FIELDS] + ["observed_at", "listing_digest"],
         )
         changed.clear()
 
-    for snap in zfs.parse_snapshots(text):
-        dataset_id = dataset_ids.get(snap.dataset)
+    for name, entry in zfs.iter_list(listing):
+        seen.add(name)
+        digest = _digest(entry)
+        if existing.get(name, (0, ""))[1] == digest:
+            continue
+        values = _dataset_values(pool, zfs.dataset_info(name, entry))
+        changed.append(Dataset(host=host, name=name, observed_at=now, listing_digest=digest, **values))
+        if len(changed) >= BATCH:
+            upsert()
+    upsert()
+    _delete(Dataset, [pk for name, (pk, _) in existing.items() if name not in seen])  # their snapshots go with them
+    scope.update(observed_at=now)
+    _save_snapshots(host, dict(scope.values_list("name", "id")), snapshot_text)
+
+
+def _save_snapshots(host, dataset_ids: dict[str, int], text: str) -> None:
+    """Snapshots of these datasets, a dataset's lines at a time: a dataset whose lines hash as they did last time is
+    left alone (a quiet pool's refresh reads no snapshot row); the others are compared with their rows on (dataset,
+    name) a batch at a time: the new and changed upserted, the ones not listed deleted."""
+    digests = dict(Dataset.objects.filter(pk__in=dataset_ids.values()).values_list("pk", "snapshot_digest"))
+    batch, lines = {}, 0  # dataset id -> (its lines, their digest)
+    for dataset, group in zfs.snapshot_groups(text):
+        dataset_id = dataset_ids.get(dataset)
         if dataset_id is None:
             continue
-        key = (dataset_id, snap.name)
-        seen.add(key)
-        created = datetime.fromtimestamp(snap.creation, UTC)
-        old = existing.get(key)
-        if old is None or old[1] != (snap.used, snap.referenced, created, snap.createtxg, snap.holds):
-            changed.append(
-                Snapshot(
-                    host=host,
-                    dataset_id=dataset_id,
-                    name=snap.name,
-                    used=snap.used,
-                    referenced=snap.referenced,
-                    created_at=created,
-                    createtxg=snap.createtxg,
-                    holds=snap.holds,
+        digest = _digest(group)
+        if digests.pop(dataset_id, None) == digest:
+            continue
+        batch[dataset_id] = (group, digest)
+        lines += group.count("\n")
+        if lines >= BATCH:
+            _save_snapshot_batch(host, batch)
+            batch, lines = {}, 0
+    for dataset_id, digest in digests.items():  # listed none: their snapshots are gone
+        if digest != EMPTY:
+            batch[dataset_id] = ("", EMPTY)
+    _save_snapshot_batch(host, batch)
+
+
+def _save_snapshot_batch(host, batch: dict[int, tuple[str, str]]) -> None:
+    if not batch:
+        return
+    existing = {}
+    for pk, dataset_id, name, *values in Snapshot.objects.filter(dataset_id__in=list(batch)).values_list(
+        "pk", "dataset_id", "name", *SNAPSHOT_FIELDS
+    ):
+        existing[(dataset_id, name)] = (pk, tuple(values))
+    changed, seen = [], set()
+    for dataset_id, (group, _) in batch.items():
+        for snap in zfs.parse_snapshots(group):
+            key = (dataset_id, snap.name)
+            seen.add(key)
+            created = datetime.fromtimestamp(snap.creation, UTC)
+            old = existing.get(key)
+            if old is None or old[1] != (snap.used, snap.referenced, created, snap.createtxg, snap.holds):
+                changed.append(
+                    Snapshot(
+                        host=host,
+                        dataset_id=dataset_id,
+                        name=snap.name,
+                        used=snap.used,
+                        referenced=snap.referenced,
+                        created_at=created,
+                        createtxg=snap.createtxg,
+                        holds=snap.holds,
+                    )
                 )
-            )
-            written += 1
-            if len(changed) >= BATCH:
-                upsert()
-    upsert()
-    gone = [pk for key, (pk, _) in existing.items() if key not in seen]
-    _delete(Snapshot, gone)
-    if written or gone:
-        counts = dict(
-            Snapshot.objects.filter(dataset_id__in=ids).values_list("dataset_id").annotate(n=Count("id")).order_by()
-        )
-        for dataset_id, count in Dataset.objects.filter(pk__in=ids).values_list("pk", "snapshot_count"):
-            if counts.get(dataset_id, 0) != count:
-                Dataset.objects.filter(pk=dataset_id).update(snapshot_count=counts.get(dataset_id, 0))
+    Snapshot.objects.bulk_create(
+        changed,
+        batch_size=BATCH,
+        update_conflicts=True,
+        unique_fields=["dataset", "name"],
+        update_fields=list(SNAPSHOT_FIELDS),
+    )
+    _delete(Snapshot, [pk for key, (pk, _) in existing.items() if key not in seen])
+    counts = dict(
+        Snapshot.objects.filter(dataset_id__in=list(batch)).values_list("dataset_id").annotate(n=Count("id")).order_by()
+    )
+    for dataset_id, (_, digest) in batch.items():
+        Dataset.objects.filter(pk=dataset_id).update(snapshot_count=counts.get(dataset_id, 0), snapshot_digest=digest)
 
 
 def _delete(model, pks: list[int]) -> None:

@@ -152,3 +152,43 @@ def test_the_inventory_list_command_reads_one_pool_in_one_call():
             "tank",
         ]
     ]
+
+
+@pytest.mark.parametrize("fixture", ["zfs_list.json", "zfs_get.json"])
+def test_a_listing_read_a_dataset_at_a_time_is_what_the_whole_document_says(fixture):
+    text = (FIXTURES / fixture).read_text()
+    whole = json.loads(text)["datasets"]
+    one_by_one = list(zfs.iter_list(text))
+    assert [name for name, _ in one_by_one] == list(whole)
+    assert all(json.loads(entry) == whole[name] for name, entry in one_by_one)
+    assert zfs.parse_list(text) == [zfs.dataset_info(name, value) for name, value in whole.items()]
+
+
+def test_names_with_json_escapes_are_read_as_json_reads_them():
+    text = json.dumps({"output_version": {"vers_major": 0}, "datasets": {'tank/a "b" \u00e9\\': {"type": "FILESYSTEM"}}})
+    assert [name for name, _ in zfs.iter_list(text)] == ['tank/a "b" \u00e9\\']
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['{"datasets": {"a": {}', "[1]", '{"datasets": {"a" {}}}', '{"datasets": {"a": {} "b": {}}}', '{"datasets": {a}}'],
+)
+def test_a_listing_that_is_not_json_is_refused(text):
+    with pytest.raises(ValueError):
+        list(zfs.iter_list(text))
+
+
+def test_snapshot_lines_come_a_dataset_at_a_time():
+    text = "tank/a@s1\t1\t2\t3\t0\t5\ntank/a@s2\t1\t2\t3\t0\t6\ntank/a/b@x\t1\t2\t3\t0\t7\ntank/ab@y\t1\t2\t3\t0\t8\n"
+    assert list(zfs.snapshot_groups(text)) == [
+        ("tank/a", "tank/a@s1\t1\t2\t3\t0\t5\ntank/a@s2\t1\t2\t3\t0\t6\n"),
+        ("tank/a/b", "tank/a/b@x\t1\t2\t3\t0\t7\n"),
+        ("tank/ab", "tank/ab@y\t1\t2\t3\t0\t8\n"),  # a name that starts like another is its own dataset
+    ]
+    assert list(zfs.snapshot_groups("")) == []
+
+
+@pytest.mark.parametrize("text", ["tank/a@s1\t1\ntank/b@s1\t1\ntank/a@s2\t1\n", "tank/a@s1\t1\nno sign here\n"])
+def test_snapshot_lines_of_a_dataset_in_two_places_or_without_a_name_are_refused(text):
+    with pytest.raises(ValueError):
+        list(zfs.snapshot_groups(text))

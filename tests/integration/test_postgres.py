@@ -51,13 +51,17 @@ from pools.services.inventory import _save_datasets
 host = Host.objects.get(name="local")
 now = timezone.now()
 pool = Pool.objects.create(host=host, name="tank", guid="1", state="ONLINE", observed_at=now)
-infos = [i for i in zfs.parse_list(Path("tests/fixtures/host/zfs_list.json").read_text())
-         if i.type in ("filesystem", "volume")]
+import json
+listing = json.loads(Path("tests/fixtures/host/zfs_list.json").read_text())
+infos = [i for i in zfs.parse_list(json.dumps(listing)) if i.type in ("filesystem", "volume")]
+def listed(kept):
+    names = {i.name for i in kept}
+    return json.dumps({**listing, "datasets": {k: v for k, v in listing["datasets"].items() if k in names}})
 def snaps(used):
     return "".join(f"{i.name}@s{n}\\t{used}\\t{n}\\t1700000000\\t0\\n" for i in infos for n in range(3))
 def save(text, datasets=infos):
     with transaction.atomic():
-        _save_datasets(host, pool, "tank", None, datasets, text, now)
+        _save_datasets(host, pool, "tank", None, listed(datasets), text, now)
 def ids():
     return sorted(Dataset.objects.values_list("id", flat=True)), sorted(Snapshot.objects.values_list("id", flat=True))
 save(snaps(1)); first = ids()

@@ -1,6 +1,7 @@
 """Run by tests.perf.storage in its own process: parse and save a pool's datasets and snapshots from saved
 `zfs list` outputs with the refresh's own code, twice (into an empty inventory, then again with nothing
-changed, as every periodic refresh of a quiet pool does), and print both wall times and the peak RSS."""
+changed, as every periodic refresh of a quiet pool does, then with one snapshot of one dataset renamed), and print
+the wall times and the peak RSS."""
 
 import json
 import os
@@ -19,7 +20,6 @@ def main(host_name: str, datasets_path: str, snapshots_path: str) -> None:
     from django.utils import timezone
 
     from appliance.models import Host
-    from hostlib import zfs
     from pools.models import Pool
     from pools.services.inventory import _save_datasets
 
@@ -30,14 +30,17 @@ def main(host_name: str, datasets_path: str, snapshots_path: str) -> None:
     )
     datasets_text = open(datasets_path).read()
     snapshots_text = open(snapshots_path).read()
+    one = next((line.split("@")[0] for line in snapshots_text[:4096].splitlines()[-2:-1]), "")  # a dataset's name
+    changed_text = snapshots_text.replace(f"{one}@", f"{one}@new-", 1)  # one snapshot of it renamed
     seconds = []
-    for _ in range(2):
+    for text in (snapshots_text, snapshots_text, changed_text):
         started = time.monotonic()
         with transaction.atomic():
-            _save_datasets(host, pool, "tank", None, zfs.parse_list(datasets_text), snapshots_text, now)
+            _save_datasets(host, pool, "tank", None, datasets_text, text, now)
         seconds.append(time.monotonic() - started)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps({"seconds": seconds[0], "unchanged_seconds": seconds[1], "peak_rss_mb": peak}))
+    print(json.dumps({"seconds": seconds[0], "unchanged_seconds": seconds[1], "one_changed_seconds": seconds[2],
+                      "peak_rss_mb": peak}))  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -1,0 +1,96 @@
+"""Issue 46 figures (`make perf scale`): a million snapshots on one host, beside the same figures at 100,000.
+
+The listings are the lab's own `zfs list` output as captured in tests/fixtures/host (same argv, same format),
+replicated to 10,000 datasets with 10 or 100 snapshots each, and saved by the refresh's own code in a process of its
+own (tests.perf.refresh_child: its wall times and peak RSS): into an empty inventory, then again with nothing changed
+(every periodic refresh of a quiet pool), then with one dataset's snapshots changed. Then the snapshot pages and API
+under wrk at 5 clients."""
+
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from tests.perf.foundation import ROOT, admin_session_cookie, tarn_served, wrk
+
+FIXTURES = ROOT / "tests" / "fixtures" / "host"
+DATASETS = 10_000
+SIZES = (100_000, 1_000_000)  # snapshots: the last figure's scale, then issue 46's
+
+
+def outputs(datasets: int, snapshots: int) -> tuple[str, str]:
+    """`zfs list -j` of the pool with `datasets` filesystems tank/b/d<i> (the captured tank/data, with the
+    properties the inventory lists as the captured `zfs get -j` gives them) and
+    `zfs list -Hp -t snapshot` lines, `snapshots // datasets` a dataset (the captured lines' values in turn)."""
+    from hostlib.zfs import LIST_PROPERTIES
+
+    raw = json.loads((FIXTURES / "zfs_list.json").read_text())
+    (captured,) = json.loads((FIXTURES / "zfs_get.json").read_text())["datasets"].values()  # every property
+    props = captured["properties"]
+    template = {**raw["datasets"]["tank/data"], "properties": {p: props[p] for p in LIST_PROPERTIES if p in props}}
+    out = {k: v for k, v in raw["datasets"].items() if "@" not in k}
+    out["tank/b"] = {**template, "name": "tank/b"}
+    for i in range(datasets):
+        out[f"tank/b/d{i}"] = {**template, "name": f"tank/b/d{i}"}
+    raw["datasets"] = out
+    sample = [line.split("\t", 1)[1] for line in (FIXTURES / "zfs_snapshots_same_second.txt").read_text().splitlines()]
+    per = snapshots // datasets
+    lines = "".join(f"tank/b/d{i}@s{r}\t{sample[(i + r) % len(sample)]}\n" for i in range(datasets) for r in range(per))
+    return json.dumps(raw), lines
+
+
+def refresh_db_side(host_name: str, datasets_json: str, snapshots_tsv: str) -> dict:
+    """Parse and save in a fresh process (for its own peak RSS): the part of a refresh after the host answered."""
+    with tempfile.TemporaryDirectory() as tmp:
+        Path(tmp, "d.json").write_text(datasets_json)
+        Path(tmp, "s.tsv").write_text(snapshots_tsv)
+        out = subprocess.run(
+            [sys.executable, "-m", "tests.perf.refresh_child", host_name, f"{tmp}/d.json", f"{tmp}/s.tsv"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=3600,
+        ).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def snapshots_scale():
+    admin_session_cookie()  # migrates the perf database
+    from appliance.models import Host
+    from pools.models import Dataset, Pool
+
+    for snapshots in SIZES:
+        label = f"{DATASETS // 1000}k_datasets_{snapshots // 1000}k_snapshots"
+        Pool.objects.filter(host__name="scale").delete()
+        host = Host.objects.get_or_create(name="scale", defaults={"transport": "local", "address": "localhost"})[0]
+        result = refresh_db_side(host.name, *outputs(DATASETS, snapshots))
+        yield f"scale_db_side_first_{label}", result["seconds"], "s", "parse + save into an empty inventory"
+        yield (
+            f"scale_db_side_unchanged_{label}",
+            result["unchanged_seconds"],
+            "s",
+            "goal <= 10 s at 1M: nothing changed",
+        )
+        if "one_changed_seconds" in result:
+            yield f"scale_db_side_one_changed_{label}", result["one_changed_seconds"], "s", "one dataset's snapshots"
+        yield f"scale_refresh_peak_rss_{label}", result["peak_rss_mb"], "MB", "goal <= 300 MB at 1M (Django included)"
+        assert Dataset.objects.filter(host=host).count() >= DATASETS
+
+        cookie = admin_session_cookie(host_id=host.pk)
+        pages = [
+            ("snapshot_page_first", "/pools/snapshots/"),
+            ("snapshot_page_sorted_by_name", "/pools/snapshots/?order=name"),
+            ("snapshot_page_filtered", "/pools/snapshots/?q=d4321"),
+            ("snapshot_api_first", "/api/v1/snapshots/?host=scale"),
+            ("snapshot_api_dataset", "/api/v1/snapshots/?host=scale&dataset=tank/b/d4321"),
+            ("snapshot_api_filtered", "/api/v1/snapshots/?host=scale&q=s3"),
+        ]
+        with tarn_served() as base:
+            for name, path in pages:
+                p95, _, errors = wrk(base + path, cookie, clients=5, pause_ms=200, seconds=15)
+                yield f"scale_{name}_p95_{label}", p95, "ms", f"goal <= 150 ms at 1M; {int(errors)} failed"
+
+
+CHECKS = [snapshots_scale]
