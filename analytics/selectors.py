@@ -5,7 +5,7 @@ database, never a command), open and recent alerts."""
 from dataclasses import dataclass, replace
 from datetime import timedelta
 
-from django.db.models import Max
+from django.db.models import Count, Max
 from django.utils import timezone
 
 from analytics.choices import BREAKDOWN_LIMIT, CHARTS, RULES, Chart, Level, Range, Rule
@@ -13,6 +13,7 @@ from analytics.hooks import SOURCES, TARN_SOURCES
 from analytics.models import Alert, Channel, RuleSetting, Sample, SamplerSetting, SamplerState
 from appliance.charts import chart as line_chart
 from appliance.charts import series
+from appliance.fleet import BAD, OK, WARN, Cell
 from appliance.models import Host
 from benchmarks.selectors import runs_failed_since, runs_flagged_since, runs_since
 from pools.selectors import device_errors_by_pool, pool_list, snapshot_counts
@@ -320,3 +321,29 @@ def dashboard_live(*, hosts) -> dict:
             }
         )
     return {"live": rows}
+
+
+def fleet_alerts(*, hosts) -> dict:
+    """Per host: its open alerts, critical first (one query); none open is a cell too (ok)."""
+    counts: dict[int, dict[str, int]] = {}
+    for host_id, level, n in (
+        Alert.objects.filter(host__in=hosts, cleared_at__isnull=True)
+        .values_list("host_id", "level")
+        .annotate(n=Count("id"))
+        .order_by()
+    ):
+        counts.setdefault(host_id, {})[level] = n
+    cells = {}
+    for host in hosts:
+        by = counts.get(host.pk, {})
+        critical, warning = by.get(Level.CRITICAL, 0), by.get(Level.WARNING, 0)
+        if critical or warning:
+            words = [f"{critical} critical"] * bool(critical) + [f"{warning} warning{'s' * (warning != 1)}"] * bool(
+                warning
+            )
+            cells[host.pk] = Cell(
+                ", ".join(words), -1000 * critical - warning, BAD if critical else WARN, href="/alerts/"
+            )
+        else:
+            cells[host.pk] = Cell("none open", 0, OK)
+    return cells

@@ -48,6 +48,7 @@ NAV = [
         "System",
         [
             ("Hosts", "host-list"),
+            ("Fleet", "fleet"),  # every host at a glance
             ("Certificates", "certificate-page"),  # admins only (ADMIN_ONLY)
             ("Updates", "updates-page"),  # admins only (ADMIN_ONLY)
             ("Analytics", "analytics"),

@@ -15,6 +15,7 @@ urlpatterns = [
     path("favicon.ico", views.favicon, name="favicon"),
     path("", views.dashboard, name="dashboard"),
     path("hosts/", views.host_list, name="host-list"),
+    path("fleet/", views.fleet, name="fleet"),
     path("hosts/add/", views.host_add, name="host-add"),
     path("hosts/switch/", views.host_switch, name="host-switch"),
     path("hosts/<int:pk>/", views.host_detail, name="host-detail"),

@@ -6,11 +6,12 @@ from django.contrib.auth.decorators import login_not_required
 from django.contrib.auth.forms import PasswordChangeForm
 from django.contrib.staticfiles import finders
 from django.core.exceptions import ValidationError
+from django.core.paginator import Paginator
 from django.http import FileResponse, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.cache import cache_control
-from django.views.decorators.http import require_http_methods, require_POST, require_safe
+from django.views.decorators.http import require_GET, require_http_methods, require_POST, require_safe
 
 from appliance import selectors, services, twofactor, twofactor_views
 from appliance.auth import requires
@@ -18,11 +19,14 @@ from appliance.auth.fresh import is_fresh, mark_fresh
 from appliance.choices import OperationStatus, Role
 from appliance.connect import ssh_dir
 from appliance.dashboard import dashboard_context
+from appliance.fleet import fleet_rows, sorted_rows
 from appliance.forms import ApiTokenForm, AuditFilterForm, HostForm, LoginForm
 from appliance.models import Host, Operation
 from appliance.web import add_service_errors, client_address, host_follow, safe_next, start_or_back
 from hostlib.digits import whole_number
 from hostlib.keys import public_key
+
+FLEET_PAGE = 50
 
 
 @login_not_required
@@ -52,6 +56,25 @@ def dashboard(request):
 
 def host_list(request):
     return render(request, "appliance/host_list.html", {"hosts": selectors.host_list(request)})
+
+
+@require_GET
+def fleet(request):
+    """Every host at a glance: a row per host, a column per app (appliance.fleet), searched by name, sorted by any
+    column, the hosts needing attention alone if asked, 50 a page."""
+    q = request.GET.get("q", "").strip()[:40]
+    order = request.GET.get("order", "")[:40]
+    attention = request.GET.get("attention") == "1"
+    every = selectors.host_list(request)
+    hosts = [h for h in every if q.casefold() in h.name.casefold()]
+    columns, rows = fleet_rows(hosts=hosts, user=request.user)
+    rows = sorted_rows(rows, columns, order)
+    if attention:
+        rows = [r for r in rows if r.attention]
+    page = Paginator(rows, FLEET_PAGE).get_page(request.GET.get("page"))
+    context = {"columns": columns, "page": page, "q": q, "order": order, "attention": attention,
+               "attention_flag": "1" if attention else "", "total": len(every)}  # fmt: skip
+    return render(request, "appliance/fleet.html", context)
 
 
 def host_detail(request, pk):
@@ -100,11 +123,14 @@ def host_probe(request, pk):
 @requires(write=Role.VIEWER)
 @require_POST
 def host_switch(request):
+    """To the host chosen from the menu (its id) or typed into the search a fleet has (its name)."""
+    name = request.POST.get("host_name", "").strip()[:40]
     host_id = whole_number(request.POST.get("host", ""))
-    if host_id is None:
-        messages.error(request, "Choose a host from the list.")
-        return redirect("dashboard")
-    host = get_object_or_404(Host, pk=host_id)
+    host = Host.objects.filter(name=name).first() if name else None
+    if host is None and host_id is None:
+        messages.error(request, f"No host is named {name}: pick one from the list." if name else "Choose a host.")
+        return redirect(safe_next(request, request.POST.get("next"), "dashboard"))
+    host = host or get_object_or_404(Host, pk=host_id)
     request.session["host_id"] = host.pk
     return redirect(safe_next(request, request.POST.get("next"), "dashboard"))
 

@@ -7,10 +7,12 @@ from django.core.paginator import Paginator
 from django.db.models import F, Q
 from django.utils import timezone
 
+from appliance.fleet import BAD, OK, WARN, Cell
 from capacity.choices import KEEP_DAYS, ForecastState
 from capacity.models import CapacityPoint, Forecast
 
 DASHBOARD_DAYS = 90  # the dashboard names pools forecast full within this many days
+ALERT_DAYS = 30  # the fleet page shows one within this many as bad (the alert's default)
 POOL_PAGE_DATASETS = 8  # a pool's page names its datasets that fill first, up to this many
 CHART_POINTS = 120  # a chart draws at most about this many recorded points (30 days of hourly ones, thinned)
 
@@ -100,3 +102,15 @@ def dashboard_forecasts(*, hosts) -> dict:
         .order_by("days_100")[:10]
     )
     return {"extra_panels": [("capacity/_dashboard.html", {"forecasts": soon})]} if soon else {}
+
+
+def fleet_forecast(*, hosts) -> dict:
+    """Per host: the pool forecast to fill first and in how many days (one query); warn within 90 days, bad within
+    30 (the alert's)."""
+    cells = {}
+    rows = Forecast.objects.filter(host__in=hosts, dataset="", state=ForecastState.GROWING, days_100__isnull=False)
+    for host_id, pool, days in rows.order_by("days_100").values_list("host_id", "pool", "days_100"):
+        if host_id not in cells:
+            level = BAD if days <= ALERT_DAYS else WARN if days <= DASHBOARD_DAYS else OK
+            cells[host_id] = Cell(f"{pool} full in {days:.0f} d", days, level)
+    return cells

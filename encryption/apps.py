@@ -10,6 +10,8 @@ class EncryptionConfig(AppConfig):
     def ready(self):
         import encryption.alerts  # noqa: F401, PLC0415 - registers its alert rule with analytics (app registry hooks load in ready())
         from appliance.dashboard import dashboard_panel  # noqa: PLC0415
+        from appliance.fleet import fleet_column  # noqa: PLC0415
         from encryption import selectors  # noqa: PLC0415
 
         dashboard_panel(selectors.dashboard_locked)
+        fleet_column("locked", "Encryption", selectors.fleet_locked, help="Encryption roots locked now.")

@@ -5,6 +5,7 @@ from datetime import UTC, datetime, timedelta
 from django.utils import timezone
 
 from appliance.choices import OperationStatus
+from appliance.fleet import OK, WARN, Cell
 from appliance.models import Operation
 from encryption.models import KeyEscrow, KeyExport, RetiredKey
 from pools import selectors as pools
@@ -137,3 +138,15 @@ def exports_all(*, user):
     since = timezone.now() - timedelta(hours=24)
     mine = KeyExport.objects.filter(user=user, user__isnull=False, created_at__gte=since)
     return mine.defer("data").select_related("host", "user")
+
+
+def fleet_locked(*, hosts) -> dict:
+    """Per host with encrypted datasets: its encryption roots locked now (one inventory query)."""
+    cells = {}
+    for host_id, roots in pools.encryption_members_by_host(hosts=hosts).items():
+        locked = [root for root, below in roots.items() if any(d.name == root and d.locked for d in below)]
+        if locked:
+            cells[host_id] = Cell(f"{len(locked)} locked", -len(locked), WARN, title=", ".join(locked[:10]))
+        else:
+            cells[host_id] = Cell(f"{len(roots)} unlocked", 0, OK)
+    return cells

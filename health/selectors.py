@@ -3,11 +3,12 @@ panel and a disk's temperature history."""
 
 from datetime import timedelta
 
-from django.db.models import Q
+from django.db.models import Count, Q
 from django.urls import reverse
 from django.utils import timezone
 
 from appliance.charts import chart, series
+from appliance.fleet import BAD, OK, WARN, Cell
 from health.choices import HealthState
 from health.models import DiskHealth, HealthPass, SelfTestRun, SelfTestSchedule, TemperaturePoint
 from pools import selectors as pools
@@ -101,3 +102,23 @@ def temperature_chart(*, disk: DiskHealth, days: int = 7, now=None) -> dict:
     if disk.temp_warn:
         lines.append(series("the drive's limit", [disk.temp_warn] * len(rows), borderDash=[4, 4]))
     return chart("line", unit="°C", labels=labels, datasets=lines)
+
+
+def fleet_disks(*, hosts) -> dict:
+    """Per host: its disks' health in a word (one query): failing or not answering (bad), to watch (warn), well."""
+    counts: dict[int, dict[str, int]] = {}
+    for host_id, state, n in (
+        DiskHealth.objects.filter(host__in=hosts).values_list("host_id", "state").annotate(n=Count("id")).order_by()
+    ):
+        counts.setdefault(host_id, {})[state] = n
+    cells = {}
+    for host_id, by in counts.items():
+        bad = by.get(HealthState.FAILING, 0) + by.get(HealthState.SILENT, 0)
+        watch = by.get(HealthState.WATCH, 0)
+        if bad:
+            cells[host_id] = Cell(f"{bad} failing", -1000 * bad - watch, BAD)
+        elif watch:
+            cells[host_id] = Cell(f"{watch} to watch", -watch, WARN)
+        else:
+            cells[host_id] = Cell(f"{sum(by.values())} well", 0, OK)
+    return cells

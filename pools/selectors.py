@@ -9,6 +9,7 @@ from django.db.models import Count, F, Max, Q, Sum
 from django.utils import timezone
 
 from appliance.choices import OperationStatus
+from appliance.fleet import BAD, OK, WARN, Cell
 from appliance.models import Operation
 from hostlib.disks import whole_disk
 from hostlib.names import DATASET_PROPERTIES
@@ -576,4 +577,37 @@ def locked_volumes(*, host) -> set[str]:
         d.name
         for d in encrypted_datasets(host=host)
         if d.type == DatasetType.VOLUME and d.encryption.get("key") == "unavailable"
+    }
+
+
+# --- the fleet page's columns (appliance.fleet) ---------------------------------------------------------------
+FULL_WARN, FULL_BAD = 80, 90  # % allocated
+
+
+def fleet_pools(*, hosts) -> dict:
+    """Per host: its pools and the worst state among them (one query)."""
+    by_host: dict[int, list] = {}
+    for host_id, name, state, errors in Pool.objects.filter(host__in=hosts).values_list(
+        "host_id", "name", "state", "error_count"
+    ):
+        by_host.setdefault(host_id, []).append((name, state, errors))
+    cells = {}
+    for host_id, pools in by_host.items():
+        sick = [f"{n} {s}" for n, s, e in pools if s != "ONLINE" or e]
+        text = f"{len(pools)} pool{'s' if len(pools) != 1 else ''}" + (f", {', '.join(sick)}" if sick else ", online")
+        cells[host_id] = Cell(text, -len(sick), BAD if sick else OK)
+    return cells
+
+
+def fleet_capacity(*, hosts) -> dict:
+    """Per host: its fullest pool (% allocated), warn from 80 %, bad from 90 % (one query)."""
+    fullest: dict[int, tuple[int, str]] = {}
+    for host_id, name, capacity in Pool.objects.filter(host__in=hosts).values_list("host_id", "name", "capacity"):
+        if host_id not in fullest or capacity > fullest[host_id][0]:
+            fullest[host_id] = (capacity, name)
+    return {
+        host_id: Cell(
+            f"{pct} % ({name})", -pct, BAD if pct >= FULL_BAD else WARN if pct >= FULL_WARN else OK
+        )  # fmt: skip
+        for host_id, (pct, name) in fullest.items()
     }

@@ -9,6 +9,8 @@ class ReplicationConfig(AppConfig):
     def ready(self):
         import replication.alerts  # noqa: F401, PLC0415 - registers its alert rules with analytics (app registry hooks load in ready())
         from appliance.dashboard import dashboard_panel  # noqa: PLC0415
-        from replication.selectors import dashboard_replication  # noqa: PLC0415
+        from appliance.fleet import fleet_column  # noqa: PLC0415
+        from replication.selectors import dashboard_replication, fleet_replication  # noqa: PLC0415
 
         dashboard_panel(dashboard_replication)
+        fleet_column("replication", "Replication", fleet_replication, help="Its tasks' last good send (the lag).")

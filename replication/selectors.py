@@ -2,10 +2,11 @@
 
 from datetime import timedelta
 
-from django.db.models import Case, F, Min, OuterRef, Q, Subquery, When
+from django.db.models import Case, F, Max, Min, OuterRef, Q, Subquery, When
 from django.utils import timezone
 
-from appliance.choices import RunStatus
+from appliance.choices import OperationStatus, RunStatus
+from appliance.fleet import BAD, OK, WARN, Cell
 from appliance.schedules import CronError, cron_parse, interval_next
 from pools import selectors as pools
 from replication.choices import EMPTY_RUNS_ALERT, RunOutcome
@@ -112,3 +113,35 @@ def tasks_pruning_held(*, source):
 def pairs_intruded(*, target):
     """Pairs into this host whose run found datasets made outside the pair's root."""
     return pair_list().filter(target=target).exclude(intrusion="")
+
+
+LAG_WARN_HOURS = 26  # a daily task a little late
+
+
+def fleet_replication(*, hosts) -> dict:
+    """Per host that sends: how long since its tasks' last good run (the lag), and whether one's last run failed
+    (two queries)."""
+    now, cells = timezone.now(), {}
+    last_good = dict(
+        TaskRun.objects.filter(task__pair__source__in=hosts, operation__status=OperationStatus.SUCCEEDED)
+        .values_list("task__pair__source_id")
+        .annotate(at=Max("operation__finished_at"))
+        .order_by()
+    )
+    latest = TaskRun.objects.filter(task=OuterRef("pk")).order_by("-pk").values("operation__status")[:1]
+    failing: dict[int, int] = {}
+    for source_id, status in (
+        Task.objects.filter(pair__source__in=hosts)
+        .annotate(last=Subquery(latest))
+        .values_list("pair__source_id", "last")
+    ):
+        failing[source_id] = failing.get(source_id, 0) + (status == OperationStatus.FAILED)
+    for source_id, failed in failing.items():
+        at = last_good.get(source_id)
+        hours = (now - at).total_seconds() / 3600 if at else float("inf")
+        since = "never sent" if at is None else f"last sent {hours:.0f} h ago" if hours >= 1 else "sent within the hour"
+        if failed:
+            cells[source_id] = Cell(f"{failed} failing, {since}", -hours - 1e6 * failed, BAD, href="/replication/")
+        else:
+            cells[source_id] = Cell(since, -hours, WARN if hours > LAG_WARN_HOURS else OK, href="/replication/")
+    return cells

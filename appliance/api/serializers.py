@@ -169,3 +169,16 @@ def secret_field(max_length: int = 2048, **kwargs):
         write_only=True,
         **kwargs,
     )
+
+
+class FleetRowSerializer(serializers.Serializer):
+    host = serializers.CharField(source="host.name")
+    host_id = serializers.IntegerField(source="host.pk")
+    attention = serializers.BooleanField(help_text="A cell is warn or bad.")
+    cells = serializers.SerializerMethodField(help_text="{column key: {text, level}}")
+
+    def get_cells(self, row) -> dict[str, dict[str, str]]:
+        return {
+            c.key: {"text": cell.text, "level": cell.level}
+            for c, cell in zip(self.context["columns"], row.cells, strict=True)
+        }

@@ -3,18 +3,20 @@
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.pagination import CursorPagination
+from rest_framework.pagination import CursorPagination, PageNumberPagination
 from rest_framework.response import Response
 
 from appliance import selectors, services
 from appliance.api.serializers import (
     AuditEntrySerializer,
     ConfirmRequest,
+    FleetRowSerializer,
     HostCreateSerializer,
     HostSerializer,
     OperationSerializer,
 )
 from appliance.choices import Role
+from appliance.fleet import fleet_rows, sorted_rows
 from appliance.models import Host, Operation
 
 
@@ -82,3 +84,26 @@ class AuditEntryViewSet(viewsets.ReadOnlyModelViewSet):
         return selectors.audit_filter(
             kind=p.get("kind", ""), user=p.get("user", ""), host=p.get("host", ""), q=p.get("q", "")
         )
+
+
+class FleetPages(PageNumberPagination):
+    page_size = 50
+
+
+class FleetViewSet(viewsets.ViewSet):
+    """Every host at a glance, as the fleet page shows it: a row per host, a cell per column ({text, level}: level
+    ok, warn, bad or empty). Filters: q (in the name), order (a column's key, or `name`; a leading '-' reverses),
+    attention=1 (only hosts with a warn or bad cell); 50 a page."""
+
+    @extend_schema(responses=FleetRowSerializer(many=True))
+    def list(self, request):
+        p = request.query_params
+        q = p.get("q", "").strip()[:40].casefold()
+        hosts = [h for h in selectors.host_list() if q in h.name.casefold()]
+        columns, rows = fleet_rows(hosts=hosts, user=request.user)
+        rows = sorted_rows(rows, columns, p.get("order", "")[:40])
+        if p.get("attention") == "1":
+            rows = [r for r in rows if r.attention]
+        pages = FleetPages()
+        page = pages.paginate_queryset(rows, request, view=self)
+        return pages.get_paginated_response(FleetRowSerializer(page, many=True, context={"columns": columns}).data)

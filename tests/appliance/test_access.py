@@ -51,6 +51,8 @@ ROLES: dict[str, tuple[str, str] | None] = {
     "/logout/": (VIEWER, VIEWER),
     "/": (VIEWER, OPERATOR),
     "/hosts/": (VIEWER, OPERATOR),
+    "/fleet/": (VIEWER, OPERATOR),
+    "/api/v1/fleet/": (VIEWER, OPERATOR),
     "/hosts/add/": (ADMIN, ADMIN),
     "/hosts/switch/": (VIEWER, VIEWER),
     "/hosts/<pk>/": (VIEWER, OPERATOR),

@@ -165,7 +165,9 @@ def test_a_listing_read_a_dataset_at_a_time_is_what_the_whole_document_says(fixt
 
 
 def test_names_with_json_escapes_are_read_as_json_reads_them():
-    text = json.dumps({"output_version": {"vers_major": 0}, "datasets": {'tank/a "b" \u00e9\\': {"type": "FILESYSTEM"}}})
+    text = json.dumps(
+        {"output_version": {"vers_major": 0}, "datasets": {'tank/a "b" \u00e9\\': {"type": "FILESYSTEM"}}}
+    )
     assert [name for name, _ in zfs.iter_list(text)] == ['tank/a "b" \u00e9\\']
 
 
