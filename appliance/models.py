@@ -218,6 +218,18 @@ class Operation(models.Model):
         return self.status in OperationStatus.active()
 
 
+class HostTurn(models.Model):
+    """Whose turn it is on a host's change queue: a row while one of its changes runs, one per host (its key), taken by
+    the worker about to run it, whichever machine that worker is on (appliance.operations.turn_take)."""
+
+    host = models.OneToOneField(Host, on_delete=models.CASCADE, related_name="turn")
+    operation = models.OneToOneField(Operation, on_delete=models.CASCADE, related_name="turn")
+    taken_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self):
+        return f"{self.host} runs {self.operation_id}"
+
+
 class OperationSecret(models.Model):
     """Half of a secret an operation carries (a Samba password): random bytes the same length as the secret.
     The queued message holds the secret XOR this pad, so neither Redis nor the database alone holds anything

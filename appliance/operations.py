@@ -18,12 +18,13 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import DatabaseError, IntegrityError, connections, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from appliance.audit.context import audit_note_operation
 from appliance.choices import OperationStatus
 from appliance.connect import transport_for
-from appliance.models import Operation, OperationSecret
+from appliance.models import HostTurn, Operation, OperationSecret
 from hostlib.errors import HostError
 from hostlib.runner import Transport
 
@@ -210,6 +211,41 @@ def _finish(op: Operation, status: str, message: str) -> None:
         finished_at=timezone.now(),
         progress=100 if status == OperationStatus.SUCCEEDED else op.progress,
     )
+
+
+TURN_RETRY_SECONDS = 2  # a change that found its host busy is queued again this much later
+
+
+def host_queue_kinds() -> list[str]:
+    return [kind for kind, (_, queue) in LOCKS.items() if queue == "host"]
+
+
+def turn_take(operation_id: int) -> bool:
+    """May this operation run now? One of a host's changes (its host queue's kinds) runs at a time, whichever worker
+    or machine serves the queue, oldest first: True once it holds the host's turn (a HostTurn row, unique per host),
+    or when it needs none (no host, another queue, no longer queued: the run then does what it does for those).
+    A turn whose operation ended (its worker died and the reaper failed it) is taken back first."""
+    op = Operation.objects.filter(pk=operation_id).only("pk", "kind", "runner", "host_id", "status").first()
+    kinds = host_queue_kinds()
+    if op is None or op.host_id is None or op.status != OperationStatus.QUEUED or (op.runner or op.kind) not in kinds:
+        return True
+    with transaction.atomic():
+        HostTurn.objects.filter(host_id=op.host_id).exclude(
+            operation__status__in=[OperationStatus.QUEUED, OperationStatus.RUNNING]
+        ).delete()
+        older = Operation.objects.filter(host_id=op.host_id, status=OperationStatus.QUEUED, pk__lt=op.pk)
+        if older.filter(Q(kind__in=kinds) | Q(runner__in=kinds)).exists():
+            return False  # an older change of the host waits (its message comes round again)
+        try:
+            with transaction.atomic():
+                HostTurn.objects.create(host_id=op.host_id, operation_id=op.pk)
+        except IntegrityError:
+            return HostTurn.objects.filter(operation_id=op.pk).exists()  # a redelivered message of its own
+    return True
+
+
+def turn_give_back(operation_id: int) -> None:
+    HostTurn.objects.filter(operation_id=operation_id).delete()
 
 
 def operation_execute(operation_id: int, secret: str | None = None) -> None:

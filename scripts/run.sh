@@ -71,7 +71,7 @@ else
 fi
 scripts/web.sh deliver &  # alert delivery: unprivileged, as the web
 "${celery[@]}" worker -n "default@%h" -Q default -c 2 -l warning &
-"${celery[@]}" worker -n "hosts@%h" -Q "$hostq" -c 1 -l warning &
+"${celery[@]}" worker -n "hosts@%h" -Q "$hostq" -c "${TARN_HOST_WORKERS:-3}" -l warning &  # hosts side by side
 "${celery[@]}" worker -n "bench@%h" -Q "$benchq" -c 1 -l warning &
 "${celery[@]}" beat -l warning -s "${TARN_DATA_DIR:-var}/celerybeat-schedule" &
 

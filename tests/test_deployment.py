@@ -9,6 +9,8 @@ from pathlib import Path
 import yaml
 from django.core.management import call_command
 
+from appliance.models import Host
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -70,3 +72,18 @@ def test_compose_queue_helper_prints_queues(db):
     out = StringIO()
     call_command("tarn_queues", "hosts", stdout=out)
     assert out.getvalue().strip() == "host.local"
+
+
+def test_the_queue_helper_names_only_the_hosts_a_second_machine_serves(db):
+    Host.objects.create(name="nas1a", address="192.0.2.1")
+    Host.objects.create(name="nas2", address="192.0.2.2")
+
+    def queues(*args):
+        out = StringIO()
+        call_command("tarn_queues", "hosts", *args, stdout=out)
+        return out.getvalue().strip()
+
+    assert queues() == "host.local,host.nas1a,host.nas2"
+    assert queues("--hosts", "nas1*") == "host.nas1a"
+    assert queues("--hosts", "nas2, local") == "host.local,host.nas2"
+    assert queues("--hosts", "zz*") == "tarn.none"  # never the default queue's work

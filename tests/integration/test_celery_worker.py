@@ -8,7 +8,7 @@ import pytest
 import redis
 from django.conf import settings
 
-from appliance.models import Operation
+from appliance.models import Host, HostTurn, Operation
 from appliance.operations import operation_start, operations_reap
 from appliance.services import host_probe_start
 from tests.conftest import require
@@ -65,3 +65,30 @@ def test_a_killed_workers_operation_is_reaped(worker, local_host, admin_user):
     assert operations_reap(stale_after=timedelta(seconds=2)) == 1
     op.refresh_from_db()
     assert op.status == "failed" and "stopped responding" in op.message
+
+
+def test_one_hosts_long_change_delays_no_other_host_and_a_hosts_changes_stay_one_at_a_time(tmp_path, local_host):
+    """A worker serving two hosts' queues with three processes (as `make run`'s hosts worker): host B's change starts
+    at once while the local host's runs; the local host's next change waits its turn (HostTurn), then runs."""
+    require(bool(redis.Redis.from_url(settings.CELERY_BROKER_URL).ping()), "Redis is not reachable")
+    other = Host.objects.create(name="nasb", address="192.0.2.2")
+    redis.Redis.from_url(settings.CELERY_BROKER_URL).delete("default", "host.local", "host.nasb")
+    process = start_worker("default,host.local,host.nasb", tmp_path / "worker.log", concurrency=3)
+    try:
+        long = operation_start(kind="test.pause", subject="long", host=local_host, user=None, params={"seconds": 8})
+        wait_for(lambda: Operation.objects.filter(pk=long.pk, status="running").exists())
+        assert HostTurn.objects.get(host=local_host).operation_id == long.pk
+        beside = operation_start(kind="test.pause", subject="b", host=other, user=None, params={"seconds": 0})
+        after = operation_start(kind="test.pause", subject="c", host=local_host, user=None, params={"seconds": 0})
+        done = wait_for(lambda: Operation.objects.filter(pk=beside.pk, status="succeeded").first())
+        waited = (done.started_at - done.created_at).total_seconds()
+        assert waited < 3, f"host B waited {waited:.1f} s behind the local host's change"
+        assert Operation.objects.get(pk=long.pk).status == "running"
+        assert Operation.objects.get(pk=after.pk).status == "queued"  # its host's turn is taken
+        second = wait_for(lambda: Operation.objects.filter(pk=after.pk, status="succeeded").first(), timeout=60)
+        first = Operation.objects.get(pk=long.pk)
+        assert first.status == "succeeded" and second.started_at >= first.finished_at
+        assert not HostTurn.objects.exists()  # given back
+        print(f"host B started {waited:.2f} s after it was asked; the local host's second waited its turn")
+    finally:
+        stop_worker(process)

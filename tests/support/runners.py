@@ -32,6 +32,13 @@ def failing_operation(tracker) -> None:
     raise Busy(["zpool", "export", "tank"], 1, "cannot export 'tank': pool is busy\n")
 
 
+@operation_runner("test.pause", lock="pause")
+def pause_operation(tracker) -> None:
+    """Holds its host's turn for params["seconds"]."""
+    tracker.progress(10, "pausing")
+    time.sleep(float(tracker.op.params.get("seconds", 1)))
+
+
 @operation_runner("test.slow")
 def slow_operation(tracker) -> None:
     tracker.progress(10, "sleeping")

@@ -23,7 +23,7 @@ def worker_env() -> dict:
     }
 
 
-def start_worker(queues: str, log: Path) -> subprocess.Popen:
+def start_worker(queues: str, log: Path, concurrency: int = 1) -> subprocess.Popen:
     argv = [
         sys.executable,
         "-m",
@@ -34,7 +34,7 @@ def start_worker(queues: str, log: Path) -> subprocess.Popen:
         "-Q",
         queues,
         "-c",
-        "1",
+        str(concurrency),
         "--include",
         "tests.support.runners",
         "-n",
