@@ -138,4 +138,93 @@ def fleet_scale():
             )
 
 
-CHECKS = [snapshots_scale, fleet_scale]
+def ingestion_scale():
+    """The sampler's ingestion on Tarn's side for 50 hosts at 10 s: each host's document (the lab's two captured
+    samples in turn, its time moved on 10 s each round) parsed, checked, turned into rates and stored, as
+    sample_take does it; CPU time of this process (no SSH: the host's side is measured by `make perf analytics`)."""
+    import time
+
+    admin_session_cookie()
+    from analytics.services import sample_take
+    from appliance.models import Host
+    from hostlib.runner import CommandResult, Transport
+
+    docs = [
+        json.loads((FIXTURES / "sampler" / name).read_text()) for name in ("sample_before.json", "sample_after.json")
+    ]
+
+    class Captured(Transport):
+        def __init__(self):
+            super().__init__(read_only=True)
+            self.round = 0
+
+        def _execute(self, argv, **kwargs):
+            doc = dict(docs[self.round % 2], t=docs[0]["t"] + 10 * self.round)
+            self.round += 1
+            return CommandResult(argv, 0, json.dumps(doc), "", 0.05)
+
+    hosts = [
+        Host.objects.get_or_create(name=f"sampled{i:02d}", defaults={"address": f"198.51.100.{i + 1}"})[0]
+        for i in range(FLEET_HOSTS)
+    ]
+    transports = {h.pk: Captured() for h in hosts}
+    for host in hosts:  # the first sample of each only keeps its counters
+        sample_take(host=host, transport=transports[host.pk])
+    rounds, started = 6, time.process_time()
+    for _ in range(rounds):
+        for host in hosts:
+            sample_take(host=host, transport=transports[host.pk])
+    per_round = (time.process_time() - started) / rounds
+    yield "scale_ingest_cpu_per_sample", per_round / FLEET_HOSTS * 1000, "ms", "one host's sample, Tarn's side"
+    yield (
+        f"scale_ingest_cpu_share_{FLEET_HOSTS}_hosts_10s",
+        per_round / 10 * 100,
+        "% of one core",
+        "goal <= 25 %",
+    )
+
+
+def turn_scale(seconds: int = 30):
+    """One host's long change against another host's: a real Celery worker serving both hosts' queues with three
+    processes (make run's) and with one (before): how long host B's change waits to start while the local host's
+    runs (the issue's 10-minute job, shortened: with one process B waits what is left of it)."""
+    import time
+
+    admin_session_cookie()
+    from appliance.models import Host, Operation
+    from appliance.operations import operation_start
+    from tests.support import runners  # noqa: F401 - test.pause
+    from tests.support.worker import start_worker, stop_worker
+
+    local = Host.objects.get_or_create(name="local", defaults={"transport": "local", "address": "localhost"})[0]
+    other = Host.objects.get_or_create(name="turnb", defaults={"address": "192.0.2.250"})[0]
+
+    def wait(pk, status):
+        while not Operation.objects.filter(pk=pk, status=status).exists():
+            time.sleep(0.1)
+        return Operation.objects.get(pk=pk)
+
+    for concurrency in (1, 3):
+        with tempfile.TemporaryDirectory() as tmp:
+            worker = start_worker("default,host.local,host.turnb", Path(tmp, "worker.log"), concurrency=concurrency)
+            try:
+                long = operation_start(kind="test.pause", subject=f"long{concurrency}", host=local, user=None,
+                                       params={"seconds": seconds})  # fmt: skip
+                wait(long.pk, "running")
+                beside = operation_start(kind="test.pause", subject=f"b{concurrency}", host=other, user=None,
+                                         params={"seconds": 0})  # fmt: skip
+                done = wait(beside.pk, "succeeded")
+                waited = (done.started_at - done.created_at).total_seconds()
+                wait(long.pk, "succeeded")
+            finally:
+                stop_worker(worker)
+        yield (
+            f"scale_other_host_start_latency_c{concurrency}",
+            waited,
+            "s",
+            f"host B's change while the local host's {seconds} s change runs; {concurrency} worker process(es)"
+            + ("; goal <= 2 s" if concurrency > 1 else " (before)"),
+        )
+
+
+CHECKS = [snapshots_scale, fleet_scale, ingestion_scale, turn_scale]
