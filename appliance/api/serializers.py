@@ -173,7 +173,7 @@ def secret_field(max_length: int = 2048, **kwargs):
 
 class FleetRowSerializer(serializers.Serializer):
     host = serializers.CharField(source="host.name")
-    host_id = serializers.IntegerField(source="host.pk")
+    host_id = ApiIntegerField(source="host.pk", read_only=True)
     attention = serializers.BooleanField(help_text="A cell is warn or bad.")
     cells = serializers.SerializerMethodField(help_text="{column key: {text, level}}")
 

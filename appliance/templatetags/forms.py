@@ -1,0 +1,43 @@
+"""{% form_fields form %}: a form's fields as _form_fields.html draws them, an unbound form's HTML kept a while.
+
+The big forms (the benchmarks page's three: ~40 fields with their choices) were most of a page's CPU, drawn again
+for every request though they were the same for everyone: an unbound form's HTML depends only on its class, ids,
+initial values and choices, which make its key (the choices are read each time: a new dataset shows at once)."""
+
+import hashlib
+
+from django import forms, template
+from django.core.cache import cache
+from django.template.loader import render_to_string
+
+register = template.Library()
+FORM_SECONDS = 300
+
+
+def _key(form) -> str:
+    parts = [type(form).__module__, type(form).__qualname__, str(form.auto_id), str(form.prefix)]
+    for name, field in form.fields.items():
+        parts += [name, repr(field.initial), repr(getattr(field, "choices", None)), str(field.disabled)]
+        parts += [repr(field.widget.attrs), str(field.label), str(field.help_text)]
+    return "tarn:form:" + hashlib.sha256("\x1f".join(parts).encode()).hexdigest()
+
+
+def _kept(form) -> bool:
+    """Only a blank form for something new: not one bound to a request (its values and errors), nor one filled in
+    for an object (drawn once per object: nothing to gain), nor one with a hidden or password field (a secret, even
+    a one-time one, is never kept outside the request)."""
+    if form.is_bound or form.initial:
+        return False
+    return not any(isinstance(f.widget, (forms.HiddenInput, forms.PasswordInput)) for f in form.fields.values())
+
+
+@register.simple_tag
+def form_fields(form):
+    if not _kept(form):
+        return render_to_string("_form_fields.html", {"form": form})
+    key = _key(form)
+    html = cache.get(key)
+    if html is None:
+        html = render_to_string("_form_fields.html", {"form": form})
+        cache.set(key, html, FORM_SECONDS)
+    return html

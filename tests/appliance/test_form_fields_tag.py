@@ -1,0 +1,39 @@
+"""{% form_fields %}: a blank form's HTML is kept and given again while its choices are the same; a new choice, a
+bound form, an object's form or one with a password field are drawn afresh (nothing of a request is kept)."""
+
+from django import forms
+from django.core.cache import cache
+
+from appliance.templatetags.forms import form_fields
+
+
+class Pick(forms.Form):
+    name = forms.ChoiceField(choices=[("tank/a", "tank/a")])
+    size = forms.IntegerField(initial=4)
+
+
+class Secret(forms.Form):
+    passphrase = forms.CharField(widget=forms.PasswordInput)
+
+
+def test_a_blank_form_is_drawn_once_and_a_new_choice_draws_it_again(monkeypatch):
+    cache.clear()
+    drawn = []
+    import appliance.templatetags.forms as tag  # noqa: PLC0415 - to count its draws
+
+    real = tag.render_to_string
+    monkeypatch.setattr(tag, "render_to_string", lambda *a, **k: drawn.append(1) or real(*a, **k))
+    first = form_fields(Pick())
+    assert form_fields(Pick()) == first and len(drawn) == 1 and 'value="tank/a"' in first
+    grown = Pick()
+    grown.fields["name"].choices = [("tank/a", "tank/a"), ("tank/b", "tank/b")]
+    assert 'value="tank/b"' in form_fields(grown) and len(drawn) == 2
+
+
+def test_bound_filled_in_and_secret_forms_are_never_kept():
+    cache.clear()
+    assert "is required" in form_fields(Pick(data={})) and "This field is required" in form_fields(Pick(data={}))
+    assert 'value="tank/a" selected' in form_fields(Pick(initial={"name": "tank/a"}))
+    form_fields(Secret())
+    form_fields(Pick(data={"name": "tank/a", "size": "9"}))
+    assert list(cache._cache) == []  # noqa: SLF001 - LocMemCache's own store: nothing was kept
