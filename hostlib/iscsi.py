@@ -18,6 +18,7 @@ initiator's."""
 import ipaddress
 import json
 import re
+import time
 import uuid
 from dataclasses import dataclass, field
 
@@ -318,6 +319,7 @@ def apply(t: Transport, targets: list[Target]) -> bool:
     skips anything, the old file goes back and is restored, and ConfigRejected says what. True if it changed."""
     text = render(targets)
     _portals_here(t, targets)
+    _zvols_here(t, targets)
     if t.write_file(BOOT_DROPIN, BOOT_DROPIN_TEXT):
         t.run(["systemctl", "daemon-reload"], mutating=True, timeout=60)
     old = current(t, CONFIG)
@@ -333,6 +335,27 @@ def apply(t: Transport, targets: list[Target]) -> bool:
         _restore(t)
         raise ConfigRejected("targetctl", problems)
     return True
+
+
+ZVOL_WAIT = 30.0  # seconds a zvol's device may take to appear (udev, after a pool import or a key load)
+
+
+def _zvols_here(t: Transport, targets: list[Target], *, wait: float = ZVOL_WAIT) -> None:
+    """Each LUN's zvol device there before LIO is asked for it (a restore would skip a missing one): a zvol just
+    unlocked or imported appears when udev has made its link, a moment later; one still missing is refused."""
+    wanted = [f"/dev/zvol/{lun.zvol}" for target in targets for lun in target.luns]
+    deadline = time.monotonic() + wait
+    while wanted:
+        done = t.run(["stat", "-L", "-c", "%n", "--", *wanted], check=False, timeout=30)
+        if done.returncode == 0:
+            return
+        present = set(done.stdout.splitlines())
+        wanted = [path for path in wanted if path not in present]
+        if wanted and time.monotonic() >= deadline:
+            raise InvalidIscsi(
+                "zvol", f"{wanted[0].removeprefix('/dev/zvol/')} has no device (is it a zvol, unlocked?)"
+            )
+        time.sleep(0.5)
 
 
 def _portals_here(t: Transport, targets: list[Target]) -> None:

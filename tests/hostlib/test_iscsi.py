@@ -6,6 +6,7 @@ import json
 import pytest
 
 from hostlib import iscsi
+from hostlib import runner as iscsi_runner
 from hostlib.configfiles import ConfigRejected
 from hostlib.iscsi import Acl, InvalidIscsi, Lun, Target
 from tests.support.runners import FakeHost
@@ -187,3 +188,29 @@ def test_a_configuration_rtslib_skips_part_of_is_rolled_back_to_the_old_one():
         iscsi.apply(t, [Target(IQN, portals=[("0.0.0.0", 3260)], luns=[lun(0), lun(1, "tank/vol2", "00ff")])])
     assert fake.files[iscsi.CONFIG] == old  # the old one written back and restored
     assert [a[:2] for a in fake.argvs].count(["targetctl", "restore"]) == 3
+
+
+class _Udev(iscsi_runner.Transport):
+    """stat answers as udev makes the zvols' links: the second one appears on the third look."""
+
+    def __init__(self):
+        super().__init__()
+        self.looks = 0
+
+    def _execute(self, argv, **kwargs):
+        self.looks += 1
+        paths = argv[argv.index("--") + 1 :]
+        there = [p for p in paths if p.endswith("vol1") or self.looks >= 3]
+        code = 0 if len(there) == len(paths) else 1
+        return iscsi_runner.CommandResult(argv, code, "".join(f"{p}\n" for p in there), "", 0.0)
+
+
+def test_a_luns_zvol_is_waited_for_until_its_device_appears_and_refused_if_it_never_does(monkeypatch):
+    monkeypatch.setattr(iscsi.time, "sleep", lambda s: None)
+    targets = [Target(IQN, luns=[Lun(0, "tank/vol1", "s1"), Lun(1, "tank/vol2", "s2")])]
+    udev = _Udev()
+    iscsi._zvols_here(udev, targets)
+    assert udev.looks == 3
+    with pytest.raises(InvalidIscsi, match="tank/vol2 has no device") as refused:
+        iscsi._zvols_here(_Udev(), targets, wait=0)
+    assert refused.value.field == "zvol"
