@@ -110,17 +110,18 @@ def fleet_rows(*, hosts, user) -> tuple[list[Column], list[Row]]:
 
 
 def sorted_rows(rows: list[Row], columns: list[Column], order: str) -> list[Row]:
-    """By a column's key (descending with a leading '-'), then by name; unknown keys: by name."""
+    """By a column's key (descending with a leading '-'), then by name, the hosts it says nothing of last; `name` or
+    an unknown key: by name (`-name`: the other way)."""
     keys = [c.key for c in columns]
     name = order.lstrip("-")
-    rows = sorted(rows, key=lambda r: r.host.name)
+    rows = sorted(rows, key=lambda r: r.host.name, reverse=order == "-name")
     if name not in keys:
         return rows
     at = keys.index(name)
-    shown = [r for r in rows if r.cells[at] is not NONE]
+    shown = [r for r in rows if r.cells[at] != NONE]  # equal, not the same: cached rows come back unpickled
 
     def by(row: Row):
         value = row.cells[at].sort
         return (0, value, "") if isinstance(value, (int, float)) else (1, 0, str(value))
 
-    return sorted(shown, key=by, reverse=order.startswith("-")) + [r for r in rows if r.cells[at] is NONE]
+    return sorted(shown, key=by, reverse=order.startswith("-")) + [r for r in rows if r.cells[at] == NONE]

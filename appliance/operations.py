@@ -220,32 +220,51 @@ def host_queue_kinds() -> list[str]:
     return [kind for kind, (_, queue) in LOCKS.items() if queue == "host"]
 
 
+TURN_WAITING_SECONDS = 30  # a waiting change not seen going round this long (its message stranded) holds no one back
+TURN_UNSEEN_SECONDS = 600  # …nor one never picked up after this long
+
+
 def turn_take(operation_id: int) -> bool:
     """May this operation run now? One of a host's changes (its host queue's kinds) runs at a time, whichever worker
     or machine serves the queue, oldest first: True once it holds the host's turn (a HostTurn row, unique per host),
     or when it needs none (no host, another queue, no longer queued: the run then does what it does for those).
-    A turn whose operation ended (its worker died and the reaper failed it) is taken back first."""
+    A turn whose operation ended (its worker died and the reaper failed it) is taken back first. A waiting change is
+    stamped each time it goes round (heartbeat_at): an older one whose message a lost worker stranded (no stamp for
+    TURN_WAITING_SECONDS) does not hold the host's later changes back. The database busy (SQLite's lock): not now."""
     op = Operation.objects.filter(pk=operation_id).only("pk", "kind", "runner", "host_id", "status").first()
     kinds = host_queue_kinds()
     if op is None or op.host_id is None or op.status != OperationStatus.QUEUED or (op.runner or op.kind) not in kinds:
         return True
-    with transaction.atomic():
-        HostTurn.objects.filter(host_id=op.host_id).exclude(
-            operation__status__in=[OperationStatus.QUEUED, OperationStatus.RUNNING]
-        ).delete()
-        older = Operation.objects.filter(host_id=op.host_id, status=OperationStatus.QUEUED, pk__lt=op.pk)
-        if older.filter(Q(kind__in=kinds) | Q(runner__in=kinds)).exists():
-            return False  # an older change of the host waits (its message comes round again)
-        try:
-            with transaction.atomic():
-                HostTurn.objects.create(host_id=op.host_id, operation_id=op.pk)
-        except IntegrityError:
-            return HostTurn.objects.filter(operation_id=op.pk).exists()  # a redelivered message of its own
+    now = timezone.now()
+    try:
+        with transaction.atomic():
+            Operation.objects.filter(pk=op.pk, status=OperationStatus.QUEUED).update(heartbeat_at=now)
+            HostTurn.objects.filter(host_id=op.host_id).exclude(
+                operation__status__in=[OperationStatus.QUEUED, OperationStatus.RUNNING]
+            ).delete()
+            alive = Q(heartbeat_at__gte=now - timedelta(seconds=TURN_WAITING_SECONDS)) | Q(
+                heartbeat_at__isnull=True, created_at__gte=now - timedelta(seconds=TURN_UNSEEN_SECONDS)
+            )
+            older = Operation.objects.filter(host_id=op.host_id, status=OperationStatus.QUEUED, pk__lt=op.pk)
+            if older.filter(alive).filter(Q(kind__in=kinds) | Q(runner__in=kinds)).exists():
+                return False  # an older change of the host waits (its message comes round again)
+            try:
+                with transaction.atomic():
+                    HostTurn.objects.create(host_id=op.host_id, operation_id=op.pk)
+            except IntegrityError:
+                return HostTurn.objects.filter(operation_id=op.pk).exists()  # a redelivered message of its own
+    except DatabaseError as exc:
+        log.warning("operation %s: its host's turn could not be read now (%s); it goes round again", op.pk, exc)
+        return False
     return True
 
 
 def turn_give_back(operation_id: int) -> None:
-    HostTurn.objects.filter(operation_id=operation_id).delete()
+    """The host's turn given back once its operation has ended; a second delivery of a running operation's message
+    (which skips) leaves the running one its turn."""
+    HostTurn.objects.filter(operation_id=operation_id).exclude(
+        operation__status__in=[OperationStatus.QUEUED, OperationStatus.RUNNING]
+    ).delete()
 
 
 def operation_execute(operation_id: int, secret: str | None = None) -> None:

@@ -7,7 +7,7 @@ from django.contrib.auth.forms import PasswordChangeForm
 from django.contrib.staticfiles import finders
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.http import FileResponse, HttpResponse
+from django.http import FileResponse, HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.cache import cache_control
@@ -72,8 +72,10 @@ def fleet(request):
     if attention:
         rows = [r for r in rows if r.attention]
     page = Paginator(rows, FLEET_PAGE).get_page(request.GET.get("page"))
+    query = QueryDict(mutable=True)
+    query.update({k: v for k, v in (("q", q), ("order", order), ("attention", "1" if attention else "")) if v})
     context = {"columns": columns, "page": page, "q": q, "order": order, "attention": attention,
-               "attention_flag": "1" if attention else "", "total": len(every)}  # fmt: skip
+               "query": query.urlencode(), "total": len(every)}  # fmt: skip
     return render(request, "appliance/fleet.html", context)
 
 

@@ -98,7 +98,9 @@ def port(value, field: str = "port") -> int:
 
 
 def address(value: str, field: str = "address") -> str:
-    """A portal's address: an IPv4 or IPv6 address (0.0.0.0 or :: for all the host's)."""
+    """A portal's address: an IPv4 or IPv6 address (0.0.0.0 or :: for all the host's); no IPv6 zone (%eth0)."""
+    if "%" in value:
+        raise InvalidIscsi(field, "A portal address has no zone (%…): give a global or unique-local IPv6 address")
     try:
         return str(ipaddress.ip_address(value.strip()))
     except ValueError:

@@ -252,7 +252,7 @@ def snapshot_search(*, host=None, q: str = "", dataset: str = "", order: str = "
             named = Q(name__gte=q, name__lt=q + "\uffff", **mine)
             if ids:  # each side of the OR served by its own index, the rows found then sorted
                 qs = qs.filter(named | Q(dataset_id__in=ids))
-            elif (known := Snapshot.objects.filter(named).count()) <= BROAD_PREFIX:  # by the (host, name) index
+            elif dataset or (known := Snapshot.objects.filter(named).count()) <= BROAD_PREFIX:  # (host, name) index
                 qs = qs.filter(named)  # the few found, sorted
             else:  # a prefix most names share (s3 of s0…s99): walked in the page's order, a page found at once;
                 # the same test as the range, but one the (host, name) index cannot serve, so SQLite does not sort

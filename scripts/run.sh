@@ -57,7 +57,7 @@ if [ "$TARN_FRONT" = true ]; then
   fingerprint=$(echo "$front" | sed -n 's/^SHA-256 fingerprint: //p')
 fi
 
-hostq=$($py manage.py tarn_queues hosts)
+hostq=$($py manage.py tarn_queues hosts --hosts "${TARN_WORKER_HOSTS:-*}")
 benchq=$($py manage.py tarn_queues bench)
 celery=(.venv/bin/celery -A tarn)
 

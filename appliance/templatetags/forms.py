@@ -14,11 +14,24 @@ register = template.Library()
 FORM_SECONDS = 300
 
 
+def _choices(choices) -> list:
+    """Choices as text, read now (a model field's are a query: its iterator's repr would be an address)."""
+    out = []
+    for value, label in choices:
+        if isinstance(label, (list, tuple)):  # an option group
+            out.append((str(value), _choices(label)))
+        else:
+            out.append((str(value), str(label)))
+    return out
+
+
 def _key(form) -> str:
     parts = [type(form).__module__, type(form).__qualname__, str(form.auto_id), str(form.prefix)]
     for name, field in form.fields.items():
-        parts += [name, repr(field.initial), repr(getattr(field, "choices", None)), str(field.disabled)]
-        parts += [repr(field.widget.attrs), str(field.label), str(field.help_text)]
+        choices = _choices(field.choices) if hasattr(field, "choices") else None
+        parts += [name, repr(field.initial), repr(choices), str(field.disabled), str(field.required)]
+        parts += [type(field.widget).__name__, repr(field.widget.attrs), str(field.label), str(field.help_text)]
+    parts.append(str(form.label_suffix))
     return "tarn:form:" + hashlib.sha256("\x1f".join(parts).encode()).hexdigest()
 
 

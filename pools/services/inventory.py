@@ -275,6 +275,13 @@ def _save_snapshot_batch(host, batch: dict[int, tuple[str, str]]) -> None:
     ):
         existing[(dataset_id, name)] = (pk, tuple(values))
     changed, seen = [], set()
+
+    def upsert():  # a batch at a time: one dataset's 100,000 new snapshots never stand in memory as rows at once
+        Snapshot.objects.bulk_create(
+            changed, update_conflicts=True, unique_fields=["dataset", "name"], update_fields=list(SNAPSHOT_FIELDS)
+        )
+        changed.clear()
+
     for dataset_id, (group, _) in batch.items():
         for snap in zfs.parse_snapshots(group):
             key = (dataset_id, snap.name)
@@ -294,13 +301,9 @@ def _save_snapshot_batch(host, batch: dict[int, tuple[str, str]]) -> None:
                         holds=snap.holds,
                     )
                 )
-    Snapshot.objects.bulk_create(
-        changed,
-        batch_size=BATCH,
-        update_conflicts=True,
-        unique_fields=["dataset", "name"],
-        update_fields=list(SNAPSHOT_FIELDS),
-    )
+                if len(changed) >= BATCH:
+                    upsert()
+    upsert()
     _delete(Snapshot, [pk for key, (pk, _) in existing.items() if key not in seen])
     counts = dict(
         Snapshot.objects.filter(dataset_id__in=list(batch)).values_list("dataset_id").annotate(n=Count("id")).order_by()

@@ -129,3 +129,20 @@ def test_the_api_gives_the_same_rows_filtered_and_sorted(fleet, viewer_client):
     assert first["attention"] and first["cells"]["capacity"] == {"text": "95 % (tank)", "level": "bad"}
     assert "updates" not in first["cells"]  # an admin's column
     assert [r["host"] for r in viewer_client.get("/api/v1/fleet/?q=nas02").json()["results"]] == ["nas02"]
+
+
+def test_hosts_a_column_says_nothing_of_stay_last_both_ways_even_from_the_cache(db, settings, viewer_client):
+    settings.TARN_DASHBOARD_SECONDS = 60  # the second request reads the rows back from the cache
+    a, b, c = hosts(3)
+    Pool.objects.filter(host=b).delete()  # nas01: no pool, nothing to say under "Fullest pool"
+    for order in ("capacity", "-capacity", "-capacity"):
+        assert rows(viewer_client.get(f"/fleet/?order={order}").content.decode())[-1] == "nas01", order
+    assert rows(viewer_client.get("/fleet/?order=-name").content.decode()) == ["nas02", "nas01", "nas00"]
+
+
+def test_the_pager_keeps_the_search_encoded(db, settings, viewer_client):
+    settings.TARN_DASHBOARD_SECONDS = 0
+    hosts(3)
+    Host.objects.bulk_create([Host(name=f"big{i:02d}", address=f"198.51.100.{i}") for i in range(55)])
+    page = viewer_client.get("/fleet/?q=big&order=-name").content.decode()
+    assert 'href="?q=big&amp;order=-name&page=2"' in page or 'href="?q=big&order=-name&page=2"' in page

@@ -37,3 +37,15 @@ def test_bound_filled_in_and_secret_forms_are_never_kept():
     form_fields(Secret())
     form_fields(Pick(data={"name": "tank/a", "size": "9"}))
     assert list(cache._cache) == []  # noqa: SLF001 - LocMemCache's own store: nothing was kept
+
+
+def test_a_model_fields_choices_are_read_for_the_key_so_a_new_row_shows_at_once(db):
+    from appliance.models import Host  # noqa: PLC0415
+
+    class PickHost(forms.Form):
+        host = forms.ModelChoiceField(queryset=Host.objects.order_by("name"))
+
+    cache.clear()
+    assert "nas9" not in form_fields(PickHost())
+    Host.objects.create(name="nas9", address="192.0.2.9")
+    assert "nas9" in form_fields(PickHost())

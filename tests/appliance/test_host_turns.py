@@ -1,7 +1,10 @@
 """A host's changes run one at a time wherever its queue is served (appliance.operations.turn_take): the oldest
 queued change first, another host's at once, a dead worker's turn taken back once the reaper failed its change."""
 
+from datetime import timedelta
+
 import pytest
+from django.utils import timezone
 
 from appliance.models import Host, HostTurn, Operation
 from appliance.operations import turn_give_back, turn_take
@@ -39,3 +42,19 @@ def test_an_operation_no_longer_queued_or_without_a_host_needs_no_turn(local_hos
     Operation.objects.filter(pk=gone.pk).update(status="failed")
     assert turn_take(gone.pk) and not HostTurn.objects.exists()
     assert turn_take(Operation.objects.create(kind="test.pause", target="tarn:x").pk)
+
+
+def test_a_second_delivery_of_a_running_changes_message_leaves_it_its_turn(local_host):
+    running, later = queued(local_host, "a"), queued(local_host, "b")
+    assert turn_take(running.pk)
+    Operation.objects.filter(pk=running.pk).update(status="running")
+    assert turn_take(running.pk)  # the duplicate: not queued any more, so it needs no turn and will skip…
+    turn_give_back(running.pk)  # …and gives back nothing of the running one's
+    assert HostTurn.objects.get(host=local_host).operation_id == running.pk and not turn_take(later.pk)
+
+
+def test_an_older_change_whose_message_was_stranded_holds_no_one_back(local_host):
+    stranded, later = queued(local_host, "a"), queued(local_host, "b")
+    assert not turn_take(later.pk)  # the older one has not been seen yet, but is young: it goes first
+    Operation.objects.filter(pk=stranded.pk).update(heartbeat_at=timezone.now() - timedelta(minutes=5))
+    assert turn_take(later.pk)  # it stopped going round (its worker was lost): the later one runs

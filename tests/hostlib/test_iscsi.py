@@ -80,6 +80,8 @@ def test_portals_are_lines_of_address_and_port(given, wanted):
         ("10.77.0.2:65536", "1 to 65535"),
         ("fd00::2:99999", "IPv4 or IPv6"),  # an IPv6 portal's port goes after brackets: never guessed
         ("[fd00::2", "[address]"),
+        ("[fe80::1%eth0]:3260", "no zone"),
+        ("fe80::1%a]b", "no zone"),
         ("10.77.0.2\n10.77.0.2:3260", "given twice"),
         ("0.0.0.0\n10.77.0.2", "every address"),
         ("[::]:3260\n0.0.0.0:3260", "every address"),

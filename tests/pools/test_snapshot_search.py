@@ -58,3 +58,9 @@ def test_the_api_counts_a_broad_prefix_by_its_index_and_agrees_with_the_page(sna
     monkeypatch.setattr(selectors, "BROAD_PREFIX", 0)
     answer = viewer_client.get("/api/v1/snapshots/?host=local&q=t3").json()
     assert answer["count"] == 3 and {r["name"] for r in answer["results"]} == {"t3"}
+
+
+def test_a_broad_prefix_within_one_dataset_counts_that_datasets_snapshots(snapshots, monkeypatch):
+    monkeypatch.setattr(selectors, "BROAD_PREFIX", 0)
+    page = selectors.snapshot_page(host=snapshots, page=1, q="s3", dataset="tank/a")
+    assert names(page) == ["tank/a@s3", "tank/a@s30"] and page.paginator.count == 2
