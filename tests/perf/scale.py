@@ -7,12 +7,11 @@ own (tests.perf.refresh_child: its wall times and peak RSS): into an empty inven
 under wrk at 5 clients."""
 
 import json
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
 from tests.perf.foundation import ROOT, admin_session_cookie, tarn_served, wrk
+from tests.perf.storage import refresh_db_side
 
 FIXTURES = ROOT / "tests" / "fixtures" / "host"
 DATASETS = 10_000
@@ -48,22 +47,6 @@ def warm(url: str, cookie: str, times: int = 20) -> None:
     for _ in range(times):
         request = urllib.request.Request(url, headers={"Cookie": cookie})
         urllib.request.urlopen(request, timeout=30).read()  # noqa: S310 - this machine's own Tarn
-
-
-def refresh_db_side(host_name: str, datasets_json: str, snapshots_tsv: str) -> dict:
-    """Parse and save in a fresh process (for its own peak RSS): the part of a refresh after the host answered."""
-    with tempfile.TemporaryDirectory() as tmp:
-        Path(tmp, "d.json").write_text(datasets_json)
-        Path(tmp, "s.tsv").write_text(snapshots_tsv)
-        out = subprocess.run(
-            [sys.executable, "-m", "tests.perf.refresh_child", host_name, f"{tmp}/d.json", f"{tmp}/s.tsv"],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            check=True,
-            timeout=3600,
-        ).stdout
-    return json.loads(out.strip().splitlines()[-1])
 
 
 def snapshots_scale():

@@ -129,7 +129,7 @@ def refresh_db_side(host_name: str, datasets_json: str, snapshots_tsv: str) -> d
             capture_output=True,
             text=True,
             check=True,
-            timeout=1800,
+            timeout=3600,  # a million snapshots into an empty inventory: ~65 s; before issue 46, 261 s
         ).stdout
     return json.loads(out.strip().splitlines()[-1])
 
