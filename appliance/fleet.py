@@ -125,3 +125,12 @@ def sorted_rows(rows: list[Row], columns: list[Column], order: str) -> list[Row]
         return (0, value, "") if isinstance(value, (int, float)) else (1, 0, str(value))
 
     return sorted(shown, key=by, reverse=order.startswith("-")) + [r for r in rows if r.cells[at] == NONE]
+
+
+def fleet_view(*, hosts, user, q: str = "", order: str = "", attention: bool = False) -> tuple[list[Column], list[Row]]:
+    """What the fleet page and its API show: the hosts whose names hold q (any case), sorted by order, only those
+    needing attention if asked."""
+    q = q.strip()[:40].casefold()
+    columns, rows = fleet_rows(hosts=[h for h in hosts if q in h.name.casefold()], user=user)
+    rows = sorted_rows(rows, columns, order[:40])
+    return columns, [r for r in rows if r.attention] if attention else rows

@@ -224,6 +224,11 @@ TURN_WAITING_SECONDS = 30  # a waiting change not seen going round this long (it
 TURN_UNSEEN_SECONDS = 600  # …nor one never picked up after this long
 
 
+def _turns_over():
+    """Turns whose operation has ended (a dead worker's, once the reaper failed it; or given back)."""
+    return HostTurn.objects.exclude(operation__status__in=[OperationStatus.QUEUED, OperationStatus.RUNNING])
+
+
 def turn_take(operation_id: int) -> bool:
     """May this operation run now? One of a host's changes (its host queue's kinds) runs at a time, whichever worker
     or machine serves the queue, oldest first: True once it holds the host's turn (a HostTurn row, unique per host),
@@ -239,9 +244,7 @@ def turn_take(operation_id: int) -> bool:
     try:
         with transaction.atomic():
             Operation.objects.filter(pk=op.pk, status=OperationStatus.QUEUED).update(heartbeat_at=now)
-            HostTurn.objects.filter(host_id=op.host_id).exclude(
-                operation__status__in=[OperationStatus.QUEUED, OperationStatus.RUNNING]
-            ).delete()
+            _turns_over().filter(host_id=op.host_id).delete()
             alive = Q(heartbeat_at__gte=now - timedelta(seconds=TURN_WAITING_SECONDS)) | Q(
                 heartbeat_at__isnull=True, created_at__gte=now - timedelta(seconds=TURN_UNSEEN_SECONDS)
             )
@@ -262,9 +265,7 @@ def turn_take(operation_id: int) -> bool:
 def turn_give_back(operation_id: int) -> None:
     """The host's turn given back once its operation has ended; a second delivery of a running operation's message
     (which skips) leaves the running one its turn."""
-    HostTurn.objects.filter(operation_id=operation_id).exclude(
-        operation__status__in=[OperationStatus.QUEUED, OperationStatus.RUNNING]
-    ).delete()
+    _turns_over().filter(operation_id=operation_id).delete()
 
 
 def operation_execute(operation_id: int, secret: str | None = None) -> None:

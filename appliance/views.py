@@ -19,7 +19,7 @@ from appliance.auth.fresh import is_fresh, mark_fresh
 from appliance.choices import OperationStatus, Role
 from appliance.connect import ssh_dir
 from appliance.dashboard import dashboard_context
-from appliance.fleet import fleet_rows, sorted_rows
+from appliance.fleet import fleet_view
 from appliance.forms import ApiTokenForm, AuditFilterForm, HostForm, LoginForm
 from appliance.models import Host, Operation
 from appliance.web import add_service_errors, client_address, host_follow, safe_next, start_or_back
@@ -66,11 +66,7 @@ def fleet(request):
     order = request.GET.get("order", "")[:40]
     attention = request.GET.get("attention") == "1"
     every = selectors.host_list(request)
-    hosts = [h for h in every if q.casefold() in h.name.casefold()]
-    columns, rows = fleet_rows(hosts=hosts, user=request.user)
-    rows = sorted_rows(rows, columns, order)
-    if attention:
-        rows = [r for r in rows if r.attention]
+    columns, rows = fleet_view(hosts=every, user=request.user, q=q, order=order, attention=attention)
     page = Paginator(rows, FLEET_PAGE).get_page(request.GET.get("page"))
     query = QueryDict(mutable=True)
     query.update({k: v for k, v in (("q", q), ("order", order), ("attention", "1" if attention else "")) if v})

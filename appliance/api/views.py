@@ -16,7 +16,7 @@ from appliance.api.serializers import (
     OperationSerializer,
 )
 from appliance.choices import Role
-from appliance.fleet import fleet_rows, sorted_rows
+from appliance.fleet import fleet_view
 from appliance.models import Host, Operation
 
 
@@ -98,12 +98,8 @@ class FleetViewSet(viewsets.ViewSet):
     @extend_schema(responses=FleetRowSerializer(many=True))
     def list(self, request):
         p = request.query_params
-        q = p.get("q", "").strip()[:40].casefold()
-        hosts = [h for h in selectors.host_list() if q in h.name.casefold()]
-        columns, rows = fleet_rows(hosts=hosts, user=request.user)
-        rows = sorted_rows(rows, columns, p.get("order", "")[:40])
-        if p.get("attention") == "1":
-            rows = [r for r in rows if r.attention]
+        columns, rows = fleet_view(hosts=selectors.host_list(), user=request.user, q=p.get("q", ""),
+                                   order=p.get("order", ""), attention=p.get("attention") == "1")  # fmt: skip
         pages = FleetPages()
         page = pages.paginate_queryset(rows, request, view=self)
         return pages.get_paginated_response(FleetRowSerializer(page, many=True, context={"columns": columns}).data)
