@@ -59,6 +59,14 @@ class CommandFailed(HostError):
         super().__init__(f"{argv[0]}: {detail}")
 
 
+class ConversationEnded(CommandFailed):
+    """A program kept on a host for several questions (hostlib.runner.Conversation) was gone before it answered one:
+    its idle time ran out as it was asked, or it failed; the question is asked once more the usual way."""
+
+    def __init__(self, argv, stderr=""):
+        super().__init__(argv, -1, stderr)
+
+
 class NotFound(CommandFailed):
     pass
 

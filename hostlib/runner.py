@@ -11,6 +11,7 @@ import hashlib
 import inspect
 import os
 import re
+import select
 import shlex
 import signal
 import stat
@@ -18,7 +19,8 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,6 +28,7 @@ from hostlib import atomic, wire
 from hostlib.errors import (
     CommandFailed,
     CommandTimeout,
+    ConversationEnded,
     HostKeyMismatch,
     HostUnreachable,
     OutputTooLarge,
@@ -338,6 +341,13 @@ class Transport:
     def _execute(self, argv, *, timeout, input, mutating, max_output=DEFAULT_MAX_OUTPUT) -> CommandResult:
         raise NotImplementedError
 
+    def _kept_key(self) -> str | None:
+        """What tells this host's kept conversations from another's; None: this transport keeps none."""
+        return None
+
+    def _converse(self, argv: list[str]) -> "Conversation | None":
+        return None
+
     def _module_parameter(self, module, name, value) -> str:
         raise NotImplementedError
 
@@ -475,6 +485,165 @@ def _kill(proc: subprocess.Popen) -> None:
         pass
 
 
+# A conversation: one of Tarn's programs kept running on a host to answer several questions, a line each way. Its
+# start (python3 and the compiling of its source, most of a small question's time on a slow host: ~0.15 s of 0.3 under
+# emulation) is paid once for the questions that follow, as when an admin pages through folders. Reads only: what
+# changes a host is an Operation's command, run once. The program on the host ends at the end of its input, after
+# its own idle time (60 s for the snapshot reader) or KEPT_LIFETIME; Tarn keeps an unused one KEPT_IDLE seconds.
+KEPT_IDLE = 45.0
+KEPT_LIFETIME = 3600
+KEPT_MOST = 16  # unused conversations kept by one process (the one unused longest goes first)
+
+
+class Conversation:
+    """A program answering questions, a line each way (argv: as checked and started)."""
+
+    def __init__(self, argv: list[str], proc: subprocess.Popen, err, lifetime: float = KEPT_LIFETIME):
+        self.argv, self.proc, self.err = argv, proc, err
+        self.started = self.used = time.monotonic()
+        self.ends = self.started + lifetime
+        self.pid = os.getpid()  # a forked child does not talk on its parent's pipes
+        self._pending = bytearray()
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.poll() is None and self.pid == os.getpid()
+
+    def ask(self, question: bytes, *, timeout: float, max_output: int = DEFAULT_MAX_OUTPUT) -> bytes:
+        """The answer (one line, without its newline) to one question (one line). ConversationEnded: the program
+        was gone before it answered (ask another way); CommandTimeout and OutputTooLarge end the conversation."""
+        if b"\n" in question:
+            raise ValueError("a question is one line")
+        try:
+            self.proc.stdin.write(question + b"\n")
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            self.close()
+            raise ConversationEnded(self.argv, self._said()) from None
+        deadline = time.monotonic() + timeout
+        fd = self.proc.stdout.fileno()
+        while (end := self._pending.find(b"\n")) < 0:
+            if len(self._pending) > max_output:
+                self.close()
+                raise OutputTooLarge(self.argv, max_output)
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self.close()
+                raise CommandTimeout(self.argv, timeout)
+            if not select.select([fd], [], [], remaining)[0]:
+                continue
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                self.close()
+                raise ConversationEnded(self.argv, self._said())
+            self._pending += chunk
+        if end > max_output:
+            self.close()
+            raise OutputTooLarge(self.argv, max_output)
+        answer = bytes(self._pending[:end])
+        del self._pending[: end + 1]
+        self.used = time.monotonic()
+        return answer
+
+    def _said(self) -> str:
+        """The last of what the program printed on stderr (why it ended)."""
+        try:
+            self.err.seek(max(0, os.fstat(self.err.fileno()).st_size - 4096))
+            return self.err.read().decode(errors="replace")
+        except (OSError, ValueError):
+            return ""
+
+    def close(self) -> None:
+        """End it: its input closed (the program's end of input), its process group stopped."""
+        if self.pid != os.getpid():
+            return
+        for stream in (self.proc.stdin, self.proc.stdout):
+            try:
+                stream.close()
+            except OSError:
+                pass
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGTERM)
+                self.proc.wait(timeout=2)
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                _kill(self.proc)
+        self.err.close()
+
+
+_kept: dict[tuple[str, str], Conversation] = {}  # unused conversations by (host, program)
+_kept_lock = threading.Lock()
+
+
+def _start_conversation(argv: list[str], env: dict) -> Conversation:
+    err = tempfile.TemporaryFile()
+    proc = subprocess.Popen(
+        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, env=env, start_new_session=True,
+        close_fds=True, bufsize=0,
+    )  # fmt: skip
+    return Conversation(argv, proc, err)
+
+
+@contextmanager
+def kept(t: Transport, argv: list[str], *, longest: float) -> Iterator[Conversation | None]:
+    """A conversation with argv's program on t's host for this block's questions: the one kept from an earlier
+    block, or one started now; kept again after the block unless it ended. None where t keeps none (ask the usual
+    way: a command a question). longest: the longest a question of the block may take (a conversation that could
+    reach the end of its lifetime meanwhile is not used)."""
+    argv = [str(a) for a in argv]
+    if not argv or argv[0] not in ALLOWED_TOOLS | t.extra_tools:
+        raise ToolNotAllowed(f"{argv[0] if argv else '(empty)'} is not an allowed tool")
+    host = t._kept_key()
+    if host is None:
+        yield None
+        return
+    key = (host, hashlib.sha256("\0".join(argv).encode()).hexdigest())
+    now, retired = time.monotonic(), []
+    with _kept_lock:
+        talk = _kept.pop(key, None)
+        for k, c in list(_kept.items()):  # the unused past their idle time (and, in a forked child, the parent's)
+            if now - c.used > KEPT_IDLE or c.pid != os.getpid():
+                retired.append(_kept.pop(k))
+    if talk is not None and not (talk.alive and now - talk.used < KEPT_IDLE and now + longest < talk.ends):
+        retired.append(talk)
+        talk = None
+    for c in retired:
+        c.close()
+    if talk is None:
+        talk = t._converse(argv)
+    if talk is None:
+        yield None
+        return
+    try:
+        yield talk
+    finally:
+        _keep(key, talk)
+
+
+def _keep(key: tuple[str, str], talk: Conversation) -> None:
+    """Keep it for the next block (one a host and program: a second, started while the first was busy, ends)."""
+    surplus = [talk]
+    if talk.alive:
+        with _kept_lock:
+            if key not in _kept:
+                _kept[key], surplus = talk, []
+                if len(_kept) > KEPT_MOST:
+                    oldest = min(_kept, key=lambda k: _kept[k].used)
+                    surplus.append(_kept.pop(oldest))
+    for c in surplus:
+        c.close()
+
+
+def forget_conversations() -> int:
+    """End every kept conversation (tests, a host removed or its key changed); how many there were."""
+    with _kept_lock:
+        talks = list(_kept.values())
+        _kept.clear()
+    for c in talks:
+        c.close()
+    return len(talks)
+
+
 @dataclass
 class LocalTransport(Transport):
     """Commands on this machine."""
@@ -487,6 +656,16 @@ class LocalTransport(Transport):
         env = {"LC_ALL": "C", "LANG": "C", "PATH": SAFE_PATH, "HOME": os.environ.get("HOME", "/root"), **(env or {})}
         rc, out, err, duration = _spawn(argv, timeout=timeout, input=input, env=env, max_output=max_output)
         return CommandResult(argv, rc, out, err, duration, mutating)
+
+    def _kept_key(self):
+        return "local"
+
+    def _converse(self, argv):
+        env = {"LC_ALL": "C", "LANG": "C", "PATH": SAFE_PATH, "HOME": os.environ.get("HOME", "/root")}
+        try:
+            return _start_conversation(argv, env)
+        except FileNotFoundError:
+            return None  # the usual way says it: command not found
 
     def _write(self, path, data, mode, timeout, group=""):
         try:
@@ -692,6 +871,18 @@ class SSHTransport(Transport):
 
     def _destination(self) -> list[str]:
         return ["-p", str(int(self.port)), "-l", self.user, "--", self.address]
+
+    def _kept_key(self):
+        return self._control_path()
+
+    def _converse(self, argv):
+        """Over the shared connection only (none yet: None, and the usual way makes it); never as its master (a
+        master outlives the conversation, holding its pipes)."""
+        if not os.path.exists(self._control_path()):
+            return None
+        ssh = self._ssh_argv(["timeout", "-k", "5", str(KEPT_LIFETIME), *argv])
+        ssh[ssh.index("ControlMaster=auto")] = "ControlMaster=no"
+        return _start_conversation(ssh, {"LC_ALL": "C", "PATH": SAFE_PATH, "HOME": os.environ.get("HOME", "/root")})
 
     def _execute(self, argv, *, timeout, input, mutating, max_output=DEFAULT_MAX_OUTPUT, env=None):
         remote_env, env = env, {"LC_ALL": "C", "PATH": SAFE_PATH, "HOME": os.environ.get("HOME", "/root")}

@@ -15,6 +15,10 @@ most SLOTS snapshots are mounted by Tarn's reads at any moment.
                        its size: JSON
     diff     REQUEST   {argv: zfs diff's, mount, prefix, offset, limit}: its lines under prefix, counted, one page
     mounts   MOUNT     the snapshots of that dataset mounted now: JSON
+    serve [IDLE]       kept for several questions (Tarn's pages): a question a line on stdin, {"command": list,
+                       entry, versions or read, "request": REQUEST}, answered by a line on stdout, {"answer": …},
+                       {"refused": why} or {"error": why}; ends at the end of its input or after IDLE seconds (60)
+                       without a question. Each question takes its slot and unmounts what it mounted, as a run does
 
 REQUEST is JSON on stdin. Names travel as hex of their bytes (any byte but / and NUL is a name on Linux); each
 entry also carries its name as text, with anything not printable UTF-8 escaped. Standard library only (its source
@@ -23,7 +27,8 @@ is sent to the host's python3). Exit 3: refused (a link on the way, not a folder
 import errno
 import fcntl
 import grp
-import heapq
+import itertools
+import operator
 import os
 import pwd
 import stat
@@ -34,6 +39,7 @@ from hostlib.wire import dumps, loads
 
 REFUSED = 3
 SLOTS = 4  # readers at once on a host, so snapshots mounted by Tarn's reads at once
+BATCH = 10_000  # entries of a folder read before the page so far is kept and the rest let go
 SLOT_WAIT = 20.0  # seconds a reader waits for a slot before it refuses ("busy")
 LOCK_DIR = "/run/tarn-snap"
 OPEN_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -168,8 +174,8 @@ def _group(gid, names):
     return names[gid]
 
 
-def _entry(fd, raw, users, groups):
-    st = os.lstat(raw, dir_fd=fd)
+def _entry(fd, raw, users, groups, st=None):
+    st = st or os.lstat(raw, dir_fd=fd)
     kind = TYPES.get(stat.S_IFMT(st.st_mode), "other")
     found = {
         "name": shown(raw), "raw": raw.hex(), "type": kind, "size": st.st_size, "mode": stat.S_IMODE(st.st_mode),
@@ -184,26 +190,38 @@ def _entry(fd, raw, users, groups):
 def _stamp(fd, raw):
     """What tells two versions of an entry apart: its object number, size, type and times (None: not there)."""
     try:
-        st = os.lstat(raw, dir_fd=fd)
+        return _stamp_of(os.lstat(raw, dir_fd=fd))
     except FileNotFoundError:
         return None
+
+
+def _stamp_of(st):
     return [st.st_ino, st.st_size, stat.S_IFMT(st.st_mode), st.st_mtime_ns, st.st_ctime_ns]
 
 
 def _page(fd, offset, limit):
-    """Folders first, then by name (bytes): one page of entries, and how many there are in all. Only the first
-    offset + limit are kept while the folder is read (a folder of millions costs a page's memory, not millions')."""
-    total = 0
-
-    def entries(found):
-        nonlocal total
-        for e in found:
-            total += 1
-            yield not e.is_dir(follow_symlinks=False), os.fsencode(e.name)
-
+    """Folders first, then by name (as text: code point order, a byte that is not UTF-8 as U+DC80-DCFF): one page of
+    entries (names as bytes), and how many there are in all. The folder is read BATCH entries at a time, keeping only
+    the first offset + limit folders and files (a folder of millions costs a page's memory, not millions'), each step
+    in C (map, compress, sorted: a Python loop over 10,000 entries was 90 ms of a page's 120 under emulation). A
+    folder with no folder inside (two links: ZFS counts a folder's subfolders in its links, as find's leaf
+    optimisation reads them) is not asked the type of each entry."""
+    keep = offset + limit
+    leaf = os.fstat(fd).st_nlink == 2
+    is_dir = operator.methodcaller("is_dir", follow_symlinks=False)
+    name = operator.attrgetter("name")
+    folders, files, total = [], [], 0
     with os.scandir(fd) as found:
-        first = heapq.nsmallest(offset + limit, entries(found))
-    return [raw for _, raw in first[offset:]], total
+        while batch := list(itertools.islice(found, max(BATCH, keep))):
+            total += len(batch)
+            names = list(map(name, batch))
+            if leaf:
+                files = sorted(itertools.chain(files, names))[:keep]
+                continue
+            flags = list(map(is_dir, batch))
+            folders = sorted(itertools.chain(folders, itertools.compress(names, flags)))[:keep]
+            files = sorted(itertools.chain(files, itertools.compress(names, map(operator.not_, flags))))[:keep]
+    return list(map(os.fsencode, (folders + files)[offset:keep])), total
 
 
 def listing(request):
@@ -233,24 +251,21 @@ def _folder(top, fd_live, names, offset, limit):
     fd = _open_below(os.dup(top), names, "the folder")
     try:
         page, total = _page(fd, offset, limit)
-        entries = [_entry(fd, raw, users, groups) for raw in page if _exists(fd, raw)]
+        seen = {}
+        for raw in page:
+            try:
+                seen[raw] = os.lstat(raw, dir_fd=fd)
+            except FileNotFoundError:  # gone between the listing and its stat (a live folder changes)
+                pass
+        entries = [_entry(fd, raw, users, groups, st) for raw, st in seen.items()]
         if fd_live is not None:
             live = _live(fd_live, names, page)
-            for entry in entries:
-                raw = bytes.fromhex(entry["raw"])
+            for entry, st in zip(entries, seen.values(), strict=True):
                 theirs = live.get(entry["raw"])
-                entry["live"] = "gone" if theirs is None else ("same" if theirs == _stamp(fd, raw) else "changed")
+                entry["live"] = "gone" if theirs is None else ("same" if theirs == _stamp_of(st) else "changed")
     finally:
         os.close(fd)
     return {"entries": entries, "total": total, "offset": offset}
-
-
-def _exists(fd, raw):
-    try:
-        os.lstat(raw, dir_fd=fd)
-        return True
-    except FileNotFoundError:  # gone between the listing and its stat (a live folder changes)
-        return False
 
 
 def _live(fd_mount, names, page):
@@ -430,8 +445,42 @@ def diff(request):
     return {"lines": page, "counts": counts, "matched": matched, "total": total}
 
 
+ASKED = {"list": listing, "entry": entry, "versions": versions, "read": read}
+IDLE = 60.0  # seconds a kept reader waits for its next question
+
+
+def serve(idle=IDLE):
+    """Answer questions, a line each way, until the end of the input or idle seconds without one. A refusal or an
+    OSError is the question's answer; anything else ends the reader (Tarn asks once more the usual way, and that
+    says what went wrong)."""
+    import select  # noqa: PLC0415 - only a kept reader needs it
+
+    pending = b""
+    while True:
+        while b"\n" not in pending:
+            if not select.select([0], [], [], idle)[0]:
+                return
+            chunk = os.read(0, 1 << 16)
+            if not chunk:
+                return
+            pending += chunk
+        line, pending = pending.split(b"\n", 1)
+        question = loads(line)
+        try:
+            said = {"answer": ASKED[question["command"]](question["request"])}
+        except Refused as e:
+            said = {"refused": str(e)}
+        except OSError as e:
+            said = {"error": f"{type(e).__name__}: {e}"}
+        out = memoryview((dumps(said) + "\n").encode())
+        while out:
+            out = out[os.write(1, out) :]
+
+
 def main(argv):
     command = argv[0]
+    if command == "serve":
+        return serve(float(argv[1]) if len(argv) > 1 else IDLE)
     if command == "diff":
         return diff(loads(sys.stdin.read()))
     if command == "read":
@@ -449,7 +498,9 @@ def main(argv):
 
 if __name__ == "__main__":
     try:
-        print(dumps(main(sys.argv[1:])))
+        said = main(sys.argv[1:])
+        if sys.argv[1] != "serve":
+            print(dumps(said))
     except Refused as e:
         print(e, file=sys.stderr)
         sys.exit(REFUSED)

@@ -393,3 +393,74 @@ def test_the_ssh_control_dir_can_be_another_private_one_and_a_shared_one_is_refu
         monkeypatch.setenv("TARN_SSH_CONTROL_DIR", wrong)
         with pytest.raises(errors.HostUnreachable, match="absolute path of at most 60"):
             runner._control_dir()
+
+
+# A conversation: a program kept running to answer several questions, a line each way (hostlib.runner.kept).
+ECHO_LINES = ["python3", "-c", "import sys\nfor line in sys.stdin: print(line.strip()[::-1], flush=True)"]
+
+
+def test_a_kept_program_answers_question_after_question_and_is_kept_for_the_next_block():
+    runner.forget_conversations()
+    t = LocalTransport()
+    with runner.kept(t, ECHO_LINES, longest=5) as talk:
+        assert talk.ask(b"abc", timeout=5) == b"cba" and talk.ask(b"xyz", timeout=5) == b"zyx"
+        first = talk.proc.pid
+    with runner.kept(t, ECHO_LINES, longest=5) as again:
+        assert again.proc.pid == first and again.ask(b"12", timeout=5) == b"21"
+    with pytest.raises(ValueError, match="one line"):
+        again.ask(b"two\nlines", timeout=5)
+    assert runner.forget_conversations() == 1 and not _alive(first)
+
+
+def test_a_program_that_ended_is_said_and_the_next_block_starts_another():
+    runner.forget_conversations()
+    t = LocalTransport()
+    with runner.kept(t, ECHO_LINES, longest=5) as talk:
+        talk.ask(b"a", timeout=5)
+        os.kill(talk.proc.pid, 9)  # as a kept program whose idle time ran out
+        talk.proc.wait(5)
+        with pytest.raises(errors.ConversationEnded):
+            talk.ask(b"b", timeout=5)
+    with runner.kept(t, ECHO_LINES, longest=5) as other:
+        assert other.proc.pid != talk.proc.pid and other.ask(b"ok", timeout=5) == b"ko"
+    runner.forget_conversations()
+
+
+def test_a_question_past_its_timeout_or_an_answer_past_the_cap_ends_the_conversation():
+    runner.forget_conversations()
+    t = LocalTransport()
+    slow = ["python3", "-c", "import sys, time\nfor line in sys.stdin: time.sleep(60)"]
+    started = time.monotonic()
+    with runner.kept(t, slow, longest=5) as talk, pytest.raises(errors.CommandTimeout):
+        talk.ask(b"x", timeout=0.5)
+    assert time.monotonic() - started < 4 and not _alive(talk.proc.pid)
+    loud = ["python3", "-c", "import sys\nfor line in sys.stdin: print('x' * 3000000, flush=True)"]
+    with runner.kept(t, loud, longest=5) as talk, pytest.raises(errors.OutputTooLarge):
+        talk.ask(b"x", timeout=5, max_output=1 << 20)
+    assert not _alive(talk.proc.pid) and runner.forget_conversations() == 0  # neither was kept
+
+
+def test_a_conversation_is_refused_for_a_tool_off_the_list_and_kept_only_by_transports_that_can():
+    with pytest.raises(errors.ToolNotAllowed), runner.kept(LocalTransport(), ["bash", "-c", "cat"], longest=5):
+        pass
+    with runner.kept(runner.Transport(), ECHO_LINES, longest=5) as talk:
+        assert talk is None  # asked the usual way, a command a question
+    ssh = SSHTransport(address="192.0.2.1", identity_file="/nonexistent", host_keys=["ssh-ed25519 AAAA"])
+    with runner.kept(ssh, ECHO_LINES, longest=5) as talk:
+        assert talk is None  # no shared connection yet: the usual way makes one
+
+
+def test_a_kept_program_idle_too_long_or_near_its_lifetime_is_not_used_again(monkeypatch):
+    runner.forget_conversations()
+    t = LocalTransport()
+    with runner.kept(t, ECHO_LINES, longest=5) as talk:
+        talk.used -= runner.KEPT_IDLE + 1
+    with runner.kept(t, ECHO_LINES, longest=5) as fresh:
+        assert fresh.proc.pid != talk.proc.pid and not _alive(talk.proc.pid)
+    with runner.kept(t, ECHO_LINES, longest=runner.KEPT_LIFETIME) as newer:
+        assert newer.proc.pid != fresh.proc.pid  # a question as long as its lifetime goes to a new one
+    monkeypatch.setattr(runner, "KEPT_MOST", 1)
+    with runner.kept(t, [*ECHO_LINES, "other"], longest=5) as second:  # another program: another key
+        pass
+    assert list(runner._kept.values()) == [second] and not _alive(newer.proc.pid)
+    runner.forget_conversations()

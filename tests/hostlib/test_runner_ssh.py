@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from hostlib import errors
+from hostlib import errors, runner
 from hostlib.runner import SSHTransport, retry_after_mux_failure, ssh_keyscan
 from tests.hostlib.test_runner_local import ECHO_ARGV, ENV_ARGV, HOSTILE
 from tests.support.sshd import free_port, keygen
@@ -230,3 +230,29 @@ def test_commands_started_together_share_the_one_connection_the_first_makes(sshd
         t.close()
     # SSH_CONNECTION names the client's TCP port: one value, one connection (one handshake) for all four.
     assert len(seen) == 4 and len(set(seen)) == 1, seen
+
+
+def test_a_kept_program_over_ssh_rides_the_shared_connection_and_ends_when_tarn_ends_it(sshd, tmp_path):
+    t = transport(sshd, tmp_path)
+    t.close()
+    runner.forget_conversations()
+    program = [
+        "python3",
+        "-c",
+        "import os, sys\nfor line in sys.stdin: print(os.getpid(), os.environ['SSH_CONNECTION'], flush=True)",
+    ]
+    try:
+        with runner.kept(t, program, longest=30) as talk:
+            assert talk is None  # no shared connection yet: the usual way makes it
+        shared = t.run(["python3", "-c", "import os; print(os.environ['SSH_CONNECTION'])"]).stdout.strip()
+        with runner.kept(t, program, longest=30) as talk:
+            pid, connection = talk.ask(b"?", timeout=30).decode().split(" ", 1)
+            assert connection == shared  # the one connection, no handshake of its own
+        with runner.kept(t, program, longest=30) as again:
+            assert again.ask(b"?", timeout=30).decode().split(" ", 1)[0] == pid  # the same program, kept
+        assert runner.forget_conversations() == 1
+        gone = t.run(["python3", "-c", f"import os, time; time.sleep(1); print(os.path.exists('/proc/{pid}'))"])
+        assert gone.stdout.strip() == "False"  # ended on the host too
+    finally:
+        runner.forget_conversations()
+        t.close()

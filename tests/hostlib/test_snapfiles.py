@@ -5,12 +5,13 @@ compared, a path's versions."""
 
 import fcntl
 import os
+import time
 
 import pytest
 
-from hostlib import snap_helper, snapfiles
+from hostlib import runner, snap_helper, snapfiles
 from hostlib.errors import PathNotAllowed
-from hostlib.runner import LocalTransport
+from hostlib.runner import LocalTransport, python, source_of
 
 raw = snapfiles.raw_of
 
@@ -135,3 +136,108 @@ def test_a_folder_of_100000_entries_gives_its_first_and_last_pages(mount):
     assert first.total == last.total == 100_000
     assert [e.name for e in first.entries][:2] == ["n000000", "n000001"] and len(first.entries) == 200
     assert [e.name for e in last.entries][-1] == "n099999" and len(last.entries) == 100
+
+
+class OneShot(LocalTransport):
+    """This machine without kept conversations: a reader run for each question (a transport that keeps none)."""
+
+    def _kept_key(self):
+        return None
+
+
+def _reader_pids() -> set[int]:
+    return {c.proc.pid for c in runner._kept.values()}
+
+
+def test_pages_come_from_one_kept_reader_and_are_the_pages_a_reader_run_once_gives(mount):
+    big = mount / ".zfs/snapshot/b/big"
+    big.mkdir()
+    for i in range(1500):
+        (big / f"f{i:05d}").touch()
+    runner.forget_conversations()
+    kept = [snapfiles.folder(LocalTransport(), str(mount), "b", [raw("big")], offset=o, limit=500) for o in (0, 1000)]
+    (pid,) = _reader_pids()
+    entry = snapfiles.entry(LocalTransport(), str(mount), "b", [raw("team"), raw("report.txt")])
+    found = snapfiles.versions(LocalTransport(), str(mount), [raw("team"), raw("report.txt")], ["b", "a"])
+    size, data = snapfiles.read(LocalTransport(), str(mount), "b", [raw("team"), raw("report.txt")], offset=0,
+                                length=10)  # fmt: skip
+    assert _reader_pids() == {pid}  # one program answered the five questions
+    once = [snapfiles.folder(OneShot(), str(mount), "b", [raw("big")], offset=o, limit=500) for o in (0, 1000)]
+    assert kept == once and kept[1].entries[0].name == "f01000" and kept[0].total == 1500
+    assert entry == snapfiles.entry(OneShot(), str(mount), "b", [raw("team"), raw("report.txt")])
+    assert entry.live == "changed" and (size, data) == (2, b"v2") and found.snapshots[0]["stamp"][1] == 2
+    runner.forget_conversations()
+
+
+def test_a_refusal_through_the_kept_reader_is_the_same_refusal_and_the_reader_stays(mount):
+    (mount / ".zfs/snapshot/b/team/out").symlink_to("/etc")
+    runner.forget_conversations()
+    for t in (LocalTransport(), OneShot()):
+        with pytest.raises(PathNotAllowed, match="out is a link or not a folder"):
+            snapfiles.folder(t, str(mount), "b", [raw("team"), raw("out")])
+        with pytest.raises(PathNotAllowed, match="refusing snapshot gone: gone does not exist there"):
+            snapfiles.folder(t, str(mount), "gone", [])
+    (pid,) = _reader_pids()
+    assert snapfiles.folder(LocalTransport(), str(mount), "b", [raw("team")]).total == 3 and _reader_pids() == {pid}
+    runner.forget_conversations()
+
+
+def test_a_kept_reader_gone_meanwhile_is_replaced_without_the_page_failing(mount):
+    runner.forget_conversations()
+    snapfiles.folder(LocalTransport(), str(mount), "b", [raw("team")])
+    (talk,) = runner._kept.values()
+    os.kill(talk.proc.pid, 9)  # as one whose idle time ran out on the host just as it was asked
+    talk.proc.wait(5)
+    assert snapfiles.folder(LocalTransport(), str(mount), "b", [raw("team")]).total == 2
+    (again,) = runner._kept.values()
+    assert again.proc.pid != talk.proc.pid and again.alive
+    runner.forget_conversations()
+
+
+def test_a_kept_reader_ends_by_itself_after_its_idle_time_or_at_the_end_of_its_input():
+    idle = LocalTransport()._converse(python("-c", source_of(snap_helper), "serve", "0.3"))
+    ended = LocalTransport()._converse(python("-c", source_of(snap_helper), "serve"))
+    ended.proc.stdin.close()
+    deadline = time.monotonic() + 10
+    while (idle.proc.poll() is None or ended.proc.poll() is None) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert idle.proc.returncode == 0 and ended.proc.returncode == 0
+    idle.close()
+    ended.close()
+
+
+def test_a_page_is_cut_from_folders_then_files_by_name_across_batches(tmp_path, monkeypatch):
+    folder = os.fsencode(tmp_path / "mixed")
+    os.mkdir(folder)
+    names = [b"b\xff", b"B", b"\xc3\xa9t\xc3\xa9", b"a-file", b"\xe9t\xe9", b"zz", b"0", b"line\nbreak", b"~x"]
+    for i, name in enumerate(names):
+        if i % 3 == 0:
+            os.mkdir(os.path.join(folder, name))
+        else:
+            open(os.path.join(folder, name), "wb").close()
+    os.symlink(b"b\xff", os.path.join(folder, b"link-to-a-folder"))  # a link is not a folder, whatever it points to
+    expected = sorted((not os.path.isdir(os.path.join(folder, n)) or os.path.islink(os.path.join(folder, n)),
+                       os.fsdecode(n), n) for n in [*names, b"link-to-a-folder"])  # fmt: skip
+    monkeypatch.setattr(
+        snap_helper, "BATCH", 2
+    )  # batches smaller than a page: what is kept goes on from one to the next
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for offset, limit in ((0, 3), (2, 4), (7, 5), (0, 100)):
+            page, total = snap_helper._page(fd, offset, limit)
+            assert total == 10 and page == [n for _, _, n in expected[offset : offset + limit]], (offset, limit)
+    finally:
+        os.close(fd)
+    assert [n for _, _, n in expected] == [  # folders first; a byte that is not UTF-8 after every letter
+        *(b"0", b"a-file", b"b\xff"),
+        *(b"B", b"line\nbreak", b"link-to-a-folder", b"zz", b"~x", "été".encode(), b"\xe9t\xe9"),
+    ]
+    leaf = tmp_path / "leaf"  # no folder inside: its entries' types are not asked
+    leaf.mkdir()
+    for n in ("b", "a", "c", "link"):
+        (leaf / n).touch() if n != "link" else (leaf / n).symlink_to(tmp_path)
+    fd = os.open(leaf, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        assert snap_helper._page(fd, 1, 2) == ([b"b", b"c"], 4)
+    finally:
+        os.close(fd)

@@ -21,6 +21,7 @@ def lab_listing():
     if found is None:
         return
     guest, host = found
+    from hostlib import runner
     from pools.services import inventory_refresh
     from recovery import services
 
@@ -41,13 +42,33 @@ def lab_listing():
         shown.append(len(page.entries))
         return page.total
 
-    hand_s, tarn_s, total = _side_by_side(
-        lambda: guest.sh("ls -f /tank/docs/.zfs/snapshot/mon/big >/dev/null"), tarn, rounds=5
-    )
+    def cold():  # the first page of a browse: no reader kept on the host yet
+        runner.forget_conversations()
+        return tarn()
+
+    def by_hand():
+        guest.sh("ls -f /tank/docs/.zfs/snapshot/mon/big >/dev/null")
+
+    hand_cold, tarn_cold, _ = _side_by_side(by_hand, cold, rounds=5)
+    tarn()  # the reader the pages that follow find kept
+    hand_s, tarn_s, total = _side_by_side(by_hand, tarn, rounds=5)
+    runner.forget_conversations()
     yield "restore_lab_listing_entries", total, "count", f"goal {ENTRIES}; a page shows {shown[-1]}"
     yield "restore_lab_ls_by_hand", statistics.median(hand_s), "s", "ls -f over SSH"
-    yield "restore_lab_first_page", statistics.median(tarn_s), "s", "goal <= 0.3: Tarn's first page over SSH"
+    yield "restore_lab_first_page", statistics.median(tarn_s), "s", "goal <= 0.3: a page with the reader kept"
     yield "restore_lab_first_page_over_ls", statistics.median(tarn_s) / statistics.median(hand_s), "x", "goal <= 1.5"
+    yield (
+        "restore_lab_first_page_cold",
+        statistics.median(tarn_cold),
+        "s",
+        "the first page of a browse (reader started)",
+    )
+    yield (
+        "restore_lab_first_page_cold_over_ls",
+        statistics.median(tarn_cold) / statistics.median(hand_cold),
+        "x",
+        "the reader's start included",
+    )
 
 
 def raw(name: str) -> str:
