@@ -4,7 +4,7 @@ its progress in a status file, stopped with `systemctl stop` (between two blocks
 
 import json
 
-from hostlib import names, restore_helper, systemd, zfs
+from hostlib import names, restore_helper, systemd, zfs, zpool
 from hostlib.configfiles import HELPER_DIR, install_sources
 from hostlib.runner import Transport, python
 
@@ -31,14 +31,18 @@ def install_helper(t: Transport) -> bool:
     return install_sources(t, {HELPER: restore_helper})
 
 
-def start(t: Transport, job: int, *, mount: str, snapshot: str, parts: list[str], how: str, name: str = "") -> None:
-    """Copy mount/.zfs/snapshot/<snapshot>/parts… back in place (how "place") or beside under name (hex)."""
+def start(
+    t: Transport, job: int, *, pool: str, mount: str, snapshot: str, parts: list[str], how: str, name: str = ""
+) -> None:
+    """Copy mount/.zfs/snapshot/<snapshot>/parts… back in place (how "place") or beside under name (hex). The pool's
+    block cloning decides how data moves: cloned, or copied through a buffer (ZFS's own fallback is slower)."""
     if how not in HOWS:
         raise ValueError(f"not a way to restore: {how}")
     install_helper(t)
     t.run(["install", "-d", "-m", "0700", "--", STATUS_DIR], mutating=True)
     # no status file to remove first: a job's number is never reused, and the helper writes its first word at once
-    given = {"mount": mount, "snapshot": snapshot, "parts": list(parts), "how": how, "name": name, "job": int(job)}
+    given = {"mount": mount, "snapshot": snapshot, "parts": list(parts), "how": how, "name": name, "job": int(job),
+             "cloning": zpool.block_cloning(t, pool)}  # fmt: skip
     t.write_file(args_path(job), json.dumps(given), mode=0o600)
     argv = python(HELPER, "restore", args_path(job), status_path(job))
     systemd.start(t, unit_name(job), argv, description=f"Tarn restore {int(job)}", properties=PROPERTIES)

@@ -286,6 +286,13 @@ def usage(transport: Transport, pools: list[str] | None = None) -> dict[str, Poo
     return parse_list(_read(transport, ["zpool", "list", "-j", "--json-int", *_pools(pools)]))
 
 
+def block_cloning(transport: Transport, pool: str) -> bool:
+    """Does the pool clone blocks (feature@block_cloning enabled or active)? A pool gone or a ZFS without the feature:
+    no."""
+    argv = ["zpool", "get", "-H", "-o", "value", "feature@block_cloning", "--", names.pool_name(pool)]
+    return transport.run(argv, timeout=30, check=False).stdout.strip() in ("enabled", "active")
+
+
 def destroy_argv(name: str) -> list[str]:
     return ["zpool", "destroy", "--", names.pool_name(name)]
 

@@ -87,8 +87,8 @@ def restore_run(tracker: Tracker) -> None:
             Restore.objects.filter(pk=row.pk).update(safety=row.safety)
             tracker.log(f"safety snapshot {row.safety}: the live copy as it was")
         name = _beside(row.path.split("/")[-1], row.snapshot).hex() if row.how == How.BESIDE else ""
-        restores.start(t, row.pk, mount=dataset.mountpoint, snapshot=row.snapshot, parts=row.path.split("/"),
-                       how=row.how, name=name)  # fmt: skip
+        restores.start(t, row.pk, pool=dataset.name.split("/")[0], mount=dataset.mountpoint, snapshot=row.snapshot,
+                       parts=row.path.split("/"), how=row.how, name=name)  # fmt: skip
         said = _follow(tracker, t, row)
     except BaseException as exc:
         said = Restore.objects.values_list("progress", flat=True).get(pk=row.pk) or {}

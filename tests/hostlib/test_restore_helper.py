@@ -166,18 +166,64 @@ def test_a_name_that_is_not_text_is_restored_byte_for_byte(tmp_path, mount):
     assert open(back, "rb").read() == b"odd"
 
 
-def test_where_copy_file_range_is_refused_the_kernel_copies_with_sendfile(tmp_path, mount, monkeypatch):
+def test_where_copy_file_range_is_refused_the_rest_is_copied_through_a_buffer(tmp_path, mount, monkeypatch):
     payload = os.urandom(3 << 20)
     (mount / ".zfs/snapshot/mon/team/big.bin").write_bytes(payload)
 
     def refused(*args):
         raise OSError(errno.EXDEV, "Invalid cross-device link")
 
-    sent = []
-    real = os.sendfile
+    written = []
+    real = os.write
     monkeypatch.setattr(os, "copy_file_range", refused)
-    monkeypatch.setattr(os, "sendfile", lambda *a: sent.append(a[3]) or real(*a))
+    monkeypatch.setattr(os, "write", lambda fd, data: written.append(len(data)) or real(fd, data))
     args = {"mount": str(mount), "snapshot": "mon", "parts": [b"team".hex(), b"big.bin".hex()], "how": "beside",
             "name": b"big.bin.restored-mon".hex(), "job": 12}  # fmt: skip
     restore_helper.restore(args, str(tmp_path / "status-12.json"))
-    assert (mount / "team" / "big.bin.restored-mon").read_bytes() == payload and sent, "copied by the kernel"
+    assert (mount / "team" / "big.bin.restored-mon").read_bytes() == payload
+    assert sorted(written)[-3:] == [restore_helper.BLOCK] * 3, "copied a block at a time"
+
+
+def test_a_pool_that_does_not_clone_is_never_asked_to_and_its_copy_is_whole(tmp_path, mount, monkeypatch):
+    payload = os.urandom((5 << 20) + 123)  # blocks and a part of one
+    (mount / ".zfs/snapshot/mon/team/big.bin").write_bytes(payload)
+    (mount / ".zfs/snapshot/mon/team/sparse.bin").touch()
+    os.truncate(mount / ".zfs/snapshot/mon/team/sparse.bin", 3 << 20)  # a hole: read back as zeros
+    asked = []
+    monkeypatch.setattr(os, "copy_file_range", lambda *a: asked.append(a))
+    switch = tmp_path / "zfs_bclone_enabled"
+    monkeypatch.setattr(restore_helper, "BCLONE", str(switch))
+    args = {"mount": str(mount), "snapshot": "mon", "parts": [b"team".hex()], "how": "beside",
+            "name": b"team.restored-mon".hex(), "job": 13, "cloning": False}  # fmt: skip
+    assert not restore_helper.cloning(args)  # the pool lacks the feature (Tarn asked zpool)
+    switch.write_text("0\n")
+    assert not restore_helper.cloning({**args, "cloning": True})  # the module has cloning off
+    switch.write_text("1\n")
+    assert restore_helper.cloning({**args, "cloning": True}) and restore_helper.cloning({})  # older Tarn: try
+    copy = restore_helper.restore(args, str(tmp_path / "status-13.json"))
+    back = mount / "team.restored-mon"
+    assert (back / "big.bin").read_bytes() == payload and (back / "sparse.bin").read_bytes() == bytes(3 << 20)
+    assert (back / "report.txt").read_text() == "monday's report" and not asked
+    assert copy.bytes == len(payload) + (3 << 20) + len("monday's report") + len("monday's notes")
+    status = json.loads((tmp_path / "status-13.json").read_text())
+    assert status["state"] == "done" and status["bytes"] == copy.bytes
+
+
+def test_no_space_in_a_plain_copy_leaves_the_original_and_no_half_copy(tmp_path, mount, monkeypatch):
+    (mount / ".zfs/snapshot/mon/team/big.bin").write_bytes(os.urandom(3 << 20))
+    real, calls = os.write, {"n": 0}
+
+    def full(fd, data):
+        calls["n"] += 1
+        if calls["n"] > 2:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(fd, data)
+
+    monkeypatch.setattr(os, "write", full)
+    args = {"mount": str(mount), "snapshot": "mon", "parts": [b"team".hex()], "how": "place", "name": "", "job": 14,
+            "cloning": False}  # fmt: skip
+    with pytest.raises(restore_helper.Failed, match="no space left"):
+        restore_helper.restore(args, str(tmp_path / "status-14.json"))
+    monkeypatch.setattr(os, "write", real)
+    assert (mount / "team" / "report.txt").read_text() == "overwritten by mistake", "the original as it was"
+    assert sorted(os.listdir(mount / "team")) == ["report.txt", "today.txt"], "the half copy removed"

@@ -6,6 +6,7 @@ import pytest
 
 from hostlib import names, zpool
 from hostlib.zpool import InvalidLayout, PoolLayout, VdevSpec
+from tests.support.runners import FakeHost
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "host"
 D = "/dev/disk/by-id/virtio-zfsdisk{}".format
@@ -202,3 +203,10 @@ def test_attach_detach_trim_and_add_are_exact_and_checked():
             call()
     with pytest.raises(names.InvalidName):
         zpool.add_argv("-tank", PoolLayout(data=(), cache=(D(7),)))
+
+
+@pytest.mark.parametrize(("said", "cloning"), [("active\n", True), ("enabled\n", True), ("disabled\n", False),
+                                               ("-\n", False), ("", False)])  # fmt: skip
+def test_a_pool_clones_blocks_only_with_its_feature_enabled_or_active(said, cloning):
+    fake = FakeHost().answer("zpool", "get", "-H", "-o", "value", "feature@block_cloning", "--", "tank", stdout=said)
+    assert zpool.block_cloning(fake.transport(), "tank") is cloning

@@ -70,6 +70,7 @@ def test_in_place_takes_a_safety_snapshot_first_and_the_unit_gets_its_arguments_
         answer_status(fake, Restore.objects.get().pk, DONE)
 
     fake.on("systemd-run", call=started)
+    fake.answer("zpool", "get", "-H", "-o", "value", "feature@block_cloning", "--", "tank", stdout="active\n")
     op = run_queued(lambda **kw: services.restore_start(**kw).operation, host=local_host, user=admin_user,
                     dataset="tank/docs", snapshot="mon", path=PATH, how="place", confirm="report.txt")  # fmt: skip
     row = Restore.objects.get()
@@ -82,7 +83,7 @@ def test_in_place_takes_a_safety_snapshot_first_and_the_unit_gets_its_arguments_
     assert snap < unit and changes[snap][-1].startswith("tank/docs@tarn-restore-") and row.safety == changes[snap][-1]
     args = dict(fake.writes)[restores.args_path(row.pk)]
     assert json.loads(args) == {"mount": "/tank/docs", "snapshot": "mon", "parts": PATH.split("/"), "how": "place",
-                                "name": "", "job": row.pk}  # fmt: skip
+                                "name": "", "job": row.pk, "cloning": True}  # fmt: skip
     assert ["write_file", restores.args_path(row.pk), "600"] in fake.mutations, "root's alone"
     assert "report.txt" not in " ".join(changes[unit]), "no name a user chose on the unit's command line"
 
