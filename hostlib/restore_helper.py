@@ -92,6 +92,7 @@ class Copy:
         self.bytes = self.files = self.folders = self.links = self.skipped = 0
         self.stop, self.written = False, 0.0
         self.cloning = True  # does the pool clone blocks (cloning())
+        self.buffer = memoryview(bytearray(BLOCK))  # a plain copy's, one for all files
         signal.signal(signal.SIGTERM, self._ask_stop)
 
     def _ask_stop(self, *_):
@@ -144,8 +145,10 @@ def _file(copy, src_dir, name, dst_dir, dst_name, st):
                 if moved is None:  # the pool does not clone: the rest of the file is copied
                     moved = _plain(copy, src, dst, done, st.st_size - done)
                 if moved == 0:
-                    break  # the file is shorter than it was (a snapshot's is not)
+                    break
                 done += moved
+            if done != st.st_size:  # shorter than it was (a snapshot's file is not): no copy that is not whole
+                raise OSError(errno.EIO, f"{shown(name)} changed size while it was copied")
             _meta(st, dst, src)
             os.utime(dst, ns=(st.st_atime_ns, st.st_mtime_ns))
         finally:
@@ -181,18 +184,40 @@ def cloning(args):
         with open(BCLONE) as fh:
             return fh.read().strip() != "0"
     except OSError:
-        return True  # no such switch: cloning is the pool's feature alone
+        return False  # no such switch: OpenZFS 2.2.0 or 2.2.1, whose cloning bugs brought the switch: a plain copy
 
 
 def _plain(copy, src, dst, offset, length):
-    """length bytes from offset copied through a buffer of BLOCK bytes: under emulation 0.8x of cp's time (cp's
-    copy_file_range, which ZFS without cloning hands back to the kernel's splice, 64 KiB at a time, was 1.0x; so was
-    sendfile). A stop is seen between two blocks."""
+    """length bytes from offset copied through a buffer of BLOCK bytes, the holes of a sparse file skipped (left
+    holes: the copy is as sparse). Under emulation 0.8x of cp's time (cp's copy_file_range, which ZFS without cloning
+    hands back to the kernel's splice 64 KiB at a time, was 1.0x; so was sendfile). A stop is seen between blocks."""
+    end, done = offset + length, 0
+    while offset < end:
+        try:
+            data = os.lseek(src, offset, os.SEEK_DATA)
+            hole = min(os.lseek(src, data, os.SEEK_HOLE), end)
+        except OSError as e:
+            if e.errno != errno.ENXIO:  # ENXIO: no data past offset (the rest is a hole)
+                raise
+            data = hole = end
+        if data > offset:  # a hole: nothing written, the file's length set at the end
+            done += min(data, end) - offset
+            copy.bytes += min(data, end) - offset
+            offset = min(data, end)
+        if data >= end:
+            break
+        moved = _blocks(copy, src, dst, data, hole - data)
+        done, offset = done + moved, data + moved
+        if moved < hole - data:
+            break  # shorter than it was (a snapshot's file is not)
+    os.ftruncate(dst, max(os.fstat(dst).st_size, offset))
+    return done
+
+
+def _blocks(copy, src, dst, offset, length):
+    view, done = copy.buffer, 0
     os.lseek(src, offset, os.SEEK_SET)
     os.lseek(dst, offset, os.SEEK_SET)
-    block = bytearray(BLOCK)
-    view = memoryview(block)
-    done = 0
     while done < length:
         copy.check()
         got = os.readv(src, [view[: min(BLOCK, length - done)]])

@@ -496,65 +496,80 @@ KEPT_MOST = 16  # unused conversations kept by one process (the one unused longe
 
 
 class Conversation:
-    """A program answering questions, a line each way (argv: as checked and started)."""
+    """A program answering questions, a line each way (argv: as checked and started). Its stderr is not kept (a host
+    could fill Tarn's disk with it over an hour): a program that ends is asked again the usual way, which says why."""
 
-    def __init__(self, argv: list[str], proc: subprocess.Popen, err, lifetime: float = KEPT_LIFETIME):
-        self.argv, self.proc, self.err = argv, proc, err
+    def __init__(self, argv: list[str], proc: subprocess.Popen, lifetime: float = KEPT_LIFETIME):
+        self.argv, self.proc = argv, proc
         self.started = self.used = time.monotonic()
         self.ends = self.started + lifetime
         self.pid = os.getpid()  # a forked child does not talk on its parent's pipes
+        self.asking = False  # a question sent and its answer not read whole: never kept, never asked again
         self._pending = bytearray()
+        os.set_blocking(proc.stdin.fileno(), False)  # a host that does not read its input cannot hold a write
 
     @property
     def alive(self) -> bool:
-        return self.proc.poll() is None and self.pid == os.getpid()
+        return self.proc.poll() is None and self.pid == os.getpid() and not self.asking
 
     def ask(self, question: bytes, *, timeout: float, max_output: int = DEFAULT_MAX_OUTPUT) -> bytes:
-        """The answer (one line, without its newline) to one question (one line). ConversationEnded: the program
-        was gone before it answered (ask another way); CommandTimeout and OutputTooLarge end the conversation."""
+        """The answer (one line, without its newline) to one question (one line), both within timeout.
+        ConversationEnded: the program was gone before it answered (ask another way); CommandTimeout and
+        OutputTooLarge end the conversation, as any other failure between the question and its whole answer does."""
         if b"\n" in question:
             raise ValueError("a question is one line")
-        try:
-            self.proc.stdin.write(question + b"\n")
-            self.proc.stdin.flush()
-        except (BrokenPipeError, OSError):
-            self.close()
-            raise ConversationEnded(self.argv, self._said()) from None
+        if not self.alive or self._pending:
+            raise ConversationEnded(self.argv)
         deadline = time.monotonic() + timeout
-        fd = self.proc.stdout.fileno()
-        while (end := self._pending.find(b"\n")) < 0:
-            if len(self._pending) > max_output:
-                self.close()
-                raise OutputTooLarge(self.argv, max_output)
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                self.close()
-                raise CommandTimeout(self.argv, timeout)
-            if not select.select([fd], [], [], remaining)[0]:
-                continue
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
-                self.close()
-                raise ConversationEnded(self.argv, self._said())
-            self._pending += chunk
-        if end > max_output:
+        self.asking = True
+        try:
+            self._send(memoryview(question + b"\n"), deadline, timeout)
+            answer = self._receive(deadline, timeout, max_output)
+        except BaseException:
             self.close()
-            raise OutputTooLarge(self.argv, max_output)
-        answer = bytes(self._pending[:end])
-        del self._pending[: end + 1]
+            raise
+        self.asking = False
         self.used = time.monotonic()
         return answer
 
-    def _said(self) -> str:
-        """The last of what the program printed on stderr (why it ended)."""
-        try:
-            self.err.seek(max(0, os.fstat(self.err.fileno()).st_size - 4096))
-            return self.err.read().decode(errors="replace")
-        except (OSError, ValueError):
-            return ""
+    def _wait(self, fd: int, events: int, deadline: float, timeout: float) -> bool:
+        """Did fd become ready (for events) before the deadline? CommandTimeout once it has passed."""
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise CommandTimeout(self.argv, timeout)
+        poller = select.poll()  # not select(): a descriptor past 1023 is fine
+        poller.register(fd, events)
+        return bool(poller.poll(int(remaining * 1000) + 1))
+
+    def _send(self, data: memoryview, deadline: float, timeout: float) -> None:
+        fd = self.proc.stdin.fileno()
+        while data:
+            try:
+                data = data[os.write(fd, data) :]
+            except BlockingIOError:  # its input is full: it reads slowly, or not at all
+                self._wait(fd, select.POLLOUT, deadline, timeout)
+            except OSError:  # BrokenPipeError: it ended
+                raise ConversationEnded(self.argv) from None
+
+    def _receive(self, deadline: float, timeout: float, max_output: int) -> bytes:
+        fd = self.proc.stdout.fileno()
+        while (end := self._pending.find(b"\n")) < 0:
+            if len(self._pending) > max_output:
+                raise OutputTooLarge(self.argv, max_output)
+            if not self._wait(fd, select.POLLIN, deadline, timeout):
+                continue
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:  # the end of its output: it ended
+                raise ConversationEnded(self.argv)
+            self._pending += chunk
+        if end > max_output:
+            raise OutputTooLarge(self.argv, max_output)
+        answer = bytes(self._pending[:end])
+        del self._pending[: end + 1]
+        return answer
 
     def close(self) -> None:
-        """End it: its input closed (the program's end of input), its process group stopped."""
+        """End it: its input closed (the program's end of input), its process group stopped and reaped."""
         if self.pid != os.getpid():
             return
         for stream in (self.proc.stdin, self.proc.stdout):
@@ -568,20 +583,28 @@ class Conversation:
                 self.proc.wait(timeout=2)
             except (ProcessLookupError, subprocess.TimeoutExpired):
                 _kill(self.proc)
-        self.err.close()
 
 
 _kept: dict[tuple[str, str], Conversation] = {}  # unused conversations by (host, program)
 _kept_lock = threading.Lock()
 
 
+def _forget_in_child() -> None:
+    """A forked child (a Celery process) starts with none: its parent's pipes are its parent's."""
+    global _kept_lock
+    _kept.clear()
+    _kept_lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_in_child)
+
+
 def _start_conversation(argv: list[str], env: dict) -> Conversation:
-    err = tempfile.TemporaryFile()
     proc = subprocess.Popen(
-        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, env=env, start_new_session=True,
-        close_fds=True, bufsize=0,
+        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
+        start_new_session=True, close_fds=True, bufsize=0,
     )  # fmt: skip
-    return Conversation(argv, proc, err)
+    return Conversation(argv, proc)
 
 
 @contextmanager
@@ -601,8 +624,8 @@ def kept(t: Transport, argv: list[str], *, longest: float) -> Iterator[Conversat
     now, retired = time.monotonic(), []
     with _kept_lock:
         talk = _kept.pop(key, None)
-        for k, c in list(_kept.items()):  # the unused past their idle time (and, in a forked child, the parent's)
-            if now - c.used > KEPT_IDLE or c.pid != os.getpid():
+        for k, c in list(_kept.items()):  # the unused past their idle time, and those that ended (reaped here)
+            if now - c.used > KEPT_IDLE or not c.alive:
                 retired.append(_kept.pop(k))
     if talk is not None and not (talk.alive and now - talk.used < KEPT_IDLE and now + longest < talk.ends):
         retired.append(talk)

@@ -449,12 +449,23 @@ ASKED = {"list": listing, "entry": entry, "versions": versions, "read": read}
 IDLE = 60.0  # seconds a kept reader waits for its next question
 
 
+class Late(Exception):
+    """Tarn has given up on the question (its deadline passed): the reader lets go of its slot and mounts, and ends."""
+
+
+def _late(*_):
+    raise Late()
+
+
 def serve(idle=IDLE):
     """Answer questions, a line each way, until the end of the input or idle seconds without one. A refusal or an
-    OSError is the question's answer; anything else ends the reader (Tarn asks once more the usual way, and that
-    says what went wrong)."""
+    OSError is the question's answer; a question past its deadline (Tarn's timeout, sent with it) ends the reader,
+    its slot and mounts let go on the way out; anything else ends it too (Tarn asks once more the usual way, and
+    that says what went wrong)."""
     import select  # noqa: PLC0415 - only a kept reader needs it
+    import signal  # noqa: PLC0415
 
+    signal.signal(signal.SIGALRM, _late)
     pending = b""
     while True:
         while b"\n" not in pending:
@@ -466,12 +477,18 @@ def serve(idle=IDLE):
             pending += chunk
         line, pending = pending.split(b"\n", 1)
         question = loads(line)
+        asked = ASKED.get(question.get("command"))
+        signal.setitimer(signal.ITIMER_REAL, max(0.1, float(question.get("deadline") or 600)))
         try:
-            said = {"answer": ASKED[question["command"]](question["request"])}
+            said = {"answer": asked(question["request"])} if asked else {"error": "not a question the reader takes"}
         except Refused as e:
             said = {"refused": str(e)}
         except OSError as e:
             said = {"error": f"{type(e).__name__}: {e}"}
+        except Late:
+            return
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
         out = memoryview((dumps(said) + "\n").encode())
         while out:
             out = out[os.write(1, out) :]

@@ -5,6 +5,7 @@ name that is not UTF-8 (or holds a newline) is shown escaped and can still be na
 
 import base64
 import json
+import time
 from dataclasses import dataclass, field
 
 from hostlib import snap_helper, zdiff
@@ -62,21 +63,12 @@ def raw_of(name: str) -> str:
 def _ask(t: Transport, command: str, request: dict, timeout: float) -> dict:
     """The reader's answer: from the one kept on the host for the pages an admin goes through (its start, most of a
     page's time on a slow host, paid once), or, where none can be kept, from one run for this question."""
-    with kept(t, python("-c", source_of(snap_helper), "serve"), longest=timeout) as talk:
-        if talk is not None:
-            try:
-                said = json.loads(talk.ask(json.dumps({"command": command, "request": request}).encode(),
-                                           timeout=timeout))  # fmt: skip
-            except ConversationEnded:
-                pass  # its idle time ran out as it was asked, or it failed: once more the usual way, which says why
-            except ValueError:
-                raise CommandFailed(["tarn-snap", command], 1, "the reader's answer is not JSON") from None
-            else:
-                if "refused" in said:
-                    raise PathNotAllowed(str(said["refused"])[-500:])
-                if "error" in said:
-                    raise error_for(["tarn-snap", command], 1, str(said["error"])[-2000:])
-                return said["answer"]
+    if command in snap_helper.ASKED:
+        started = time.monotonic()
+        said = _ask_kept(t, command, request, timeout)
+        if said is not None:
+            return said
+        timeout = max(10.0, timeout - (time.monotonic() - started))  # what is left, asked the usual way
     argv = python("-c", source_of(snap_helper), command)
     done = t.run(argv, input=json.dumps(request), timeout=timeout, check=False)
     if done.returncode == snap_helper.REFUSED:
@@ -100,6 +92,34 @@ def folder(
     answer = _ask(t, "list", request, timeout=120)
     entries = [Entry(**{k: e.get(k, d) for k, d in _ENTRY_FIELDS.items()}) for e in answer["entries"]]
     return Page(entries, int(answer["total"]), int(answer["offset"]), bool(answer.get("mounted_here")))
+
+
+def _ask_kept(t: Transport, command: str, request: dict, timeout: float) -> dict | None:
+    """The kept reader's answer; None where no reader can be kept, or it ended before answering (its idle time ran
+    out as it was asked, or it failed: the usual way says why). The host's reader gives up on the question when Tarn
+    does (its deadline goes with it), so its slot and any mount it made are let go."""
+    question = {"command": command, "request": request, "deadline": timeout}
+    with kept(t, python("-c", source_of(snap_helper), "serve"), longest=timeout) as talk:
+        if talk is None:
+            return None
+        try:
+            line = talk.ask(json.dumps(question).encode(), timeout=timeout)
+        except ConversationEnded:
+            return None
+        try:
+            said = json.loads(line)
+        except ValueError:
+            said = None
+        if not isinstance(said, dict) or len(said) != 1 or not {"answer", "refused", "error"} & set(said):
+            talk.close()
+            raise CommandFailed(["tarn-snap", command], 1, "the reader's answer is not one") from None
+    if "refused" in said:
+        raise PathNotAllowed(str(said["refused"])[-500:])
+    if "error" in said:
+        raise error_for(["tarn-snap", command], 1, str(said["error"])[-2000:])
+    if not isinstance(said["answer"], dict):
+        raise CommandFailed(["tarn-snap", command], 1, "the reader's answer is not one")
+    return said["answer"]
 
 
 _ENTRY_FIELDS = {"name": "", "raw": "", "type": "other", "size": 0, "mode": 0, "owner": "", "group": "", "mtime": 0.0,

@@ -93,6 +93,8 @@ def test_a_stop_or_no_space_leaves_the_original_and_no_half_copy(tmp_path, mount
     folder = mount / ".zfs/snapshot/mon/team"
     (folder / "big.bin").write_bytes(os.urandom(1 << 20))
     args = {"mount": str(mount), "snapshot": "mon", "parts": [b"team".hex()], "how": "place", "name": "", "job": 5}
+    (tmp_path / "switch").write_text("1\n")  # a pool that clones: the data goes by copy_file_range
+    monkeypatch.setattr(restore_helper, "BCLONE", str(tmp_path / "switch"))
     calls = {"n": 0}
     real = os.copy_file_range
 
@@ -175,13 +177,15 @@ def test_where_copy_file_range_is_refused_the_rest_is_copied_through_a_buffer(tm
 
     written = []
     real = os.write
-    monkeypatch.setattr(os, "copy_file_range", refused)
+    (tmp_path / "switch").write_text("1\n")  # the pool says it clones; copy_file_range says no
+    monkeypatch.setattr(restore_helper, "BCLONE", str(tmp_path / "switch"))
+    monkeypatch.setattr(os, "copy_file_range", lambda *a: written.append("asked") or refused())
     monkeypatch.setattr(os, "write", lambda fd, data: written.append(len(data)) or real(fd, data))
     args = {"mount": str(mount), "snapshot": "mon", "parts": [b"team".hex(), b"big.bin".hex()], "how": "beside",
             "name": b"big.bin.restored-mon".hex(), "job": 12}  # fmt: skip
     restore_helper.restore(args, str(tmp_path / "status-12.json"))
     assert (mount / "team" / "big.bin.restored-mon").read_bytes() == payload
-    assert sorted(written)[-3:] == [restore_helper.BLOCK] * 3, "copied a block at a time"
+    assert written[0] == "asked" and written[1:].count(restore_helper.BLOCK) == 3, "then copied a block at a time"
 
 
 def test_a_pool_that_does_not_clone_is_never_asked_to_and_its_copy_is_whole(tmp_path, mount, monkeypatch):
@@ -200,9 +204,12 @@ def test_a_pool_that_does_not_clone_is_never_asked_to_and_its_copy_is_whole(tmp_
     assert not restore_helper.cloning({**args, "cloning": True})  # the module has cloning off
     switch.write_text("1\n")
     assert restore_helper.cloning({**args, "cloning": True}) and restore_helper.cloning({})  # older Tarn: try
+    monkeypatch.setattr(restore_helper, "BCLONE", str(tmp_path / "no-such-switch"))
+    assert not restore_helper.cloning({**args, "cloning": True})  # OpenZFS 2.2.0/2.2.1: a plain copy
     copy = restore_helper.restore(args, str(tmp_path / "status-13.json"))
     back = mount / "team.restored-mon"
     assert (back / "big.bin").read_bytes() == payload and (back / "sparse.bin").read_bytes() == bytes(3 << 20)
+    assert os.stat(back / "sparse.bin").st_blocks == 0, "its hole stays a hole"
     assert (back / "report.txt").read_text() == "monday's report" and not asked
     assert copy.bytes == len(payload) + (3 << 20) + len("monday's report") + len("monday's notes")
     status = json.loads((tmp_path / "status-13.json").read_text())
@@ -227,3 +234,31 @@ def test_no_space_in_a_plain_copy_leaves_the_original_and_no_half_copy(tmp_path,
     monkeypatch.setattr(os, "write", real)
     assert (mount / "team" / "report.txt").read_text() == "overwritten by mistake", "the original as it was"
     assert sorted(os.listdir(mount / "team")) == ["report.txt", "today.txt"], "the half copy removed"
+
+
+def test_a_sparse_file_copied_plainly_keeps_its_data_where_it_was_and_its_holes(tmp_path, mount):
+    sparse = mount / ".zfs/snapshot/mon/team/image.raw"
+    with open(sparse, "wb") as fh:  # data, a 4 MiB hole, data, then a hole to the end
+        fh.write(b"a" * 5000)
+        fh.seek(5000 + (4 << 20))
+        fh.write(b"b" * (3 << 20))
+        fh.truncate(16 << 20)
+    args = {"mount": str(mount), "snapshot": "mon", "parts": [b"team".hex(), b"image.raw".hex()], "how": "beside",
+            "name": b"image.raw.restored-mon".hex(), "job": 15, "cloning": False}  # fmt: skip
+    copy = restore_helper.restore(args, str(tmp_path / "status-15.json"))
+    back = mount / "team" / "image.raw.restored-mon"
+    assert back.read_bytes() == sparse.read_bytes() and back.stat().st_size == 16 << 20
+    assert back.stat().st_blocks * 512 < 4 << 20, "the holes were not written"
+    assert copy.bytes == 16 << 20  # the holes count as done: the progress reaches the whole
+
+
+def test_a_file_shorter_than_its_stat_is_not_restored_as_whole(tmp_path, mount, monkeypatch):
+    real = os.readv
+    monkeypatch.setattr(os, "readv", lambda fd, buffers: 0)  # as a file that ended early
+    (mount / ".zfs/snapshot/mon/team/big.bin").write_bytes(os.urandom(3 << 20))
+    args = {"mount": str(mount), "snapshot": "mon", "parts": [b"team".hex(), b"big.bin".hex()], "how": "beside",
+            "name": b"big.bin.restored-mon".hex(), "job": 16, "cloning": False}  # fmt: skip
+    with pytest.raises(restore_helper.Failed, match="changed size while it was copied"):
+        restore_helper.restore(args, str(tmp_path / "status-16.json"))
+    monkeypatch.setattr(os, "readv", real)
+    assert sorted(os.listdir(mount / "team")) == ["report.txt", "today.txt"], "nothing half copied is left"

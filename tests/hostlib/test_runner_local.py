@@ -464,3 +464,35 @@ def test_a_kept_program_idle_too_long_or_near_its_lifetime_is_not_used_again(mon
         pass
     assert list(runner._kept.values()) == [second] and not _alive(newer.proc.pid)
     runner.forget_conversations()
+
+
+def test_a_program_that_never_reads_its_questions_cannot_hold_the_asker():
+    runner.forget_conversations()
+    deaf = ["python3", "-c", "import time\ntime.sleep(60)"]
+    started = time.monotonic()
+    with runner.kept(LocalTransport(), deaf, longest=5) as talk, pytest.raises(errors.CommandTimeout):
+        talk.ask(b"x" * (8 << 20), timeout=1)  # far more than a pipe holds
+    assert time.monotonic() - started < 4 and not _alive(talk.proc.pid) and runner.forget_conversations() == 0
+
+
+def test_a_conversation_failing_between_question_and_answer_is_never_asked_again(monkeypatch):
+    runner.forget_conversations()
+    t = LocalTransport()
+    with runner.kept(t, ECHO_LINES, longest=5) as talk:
+        monkeypatch.setattr(talk, "_receive", lambda *a: (_ for _ in ()).throw(KeyboardInterrupt()))
+        with pytest.raises(KeyboardInterrupt):
+            talk.ask(b"first", timeout=5)  # its answer, unread, would be the next question's
+        with pytest.raises(errors.ConversationEnded):
+            talk.ask(b"second", timeout=5)
+    assert not _alive(talk.proc.pid) and runner.forget_conversations() == 0
+
+
+def test_a_forked_child_keeps_none_of_its_parents_conversations():
+    runner.forget_conversations()
+    with runner.kept(LocalTransport(), ECHO_LINES, longest=5) as talk:
+        talk.ask(b"x", timeout=5)
+    child = os.fork()
+    if child == 0:
+        os._exit(0 if not runner._kept and not runner._kept_lock.locked() else 1)
+    assert os.waitpid(child, 0)[1] == 0 and len(runner._kept) == 1 and talk.alive
+    runner.forget_conversations()

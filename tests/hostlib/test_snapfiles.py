@@ -4,13 +4,14 @@ pages, names that are not text, links shown and never followed, '..' and links o
 compared, a path's versions."""
 
 import fcntl
+import json
 import os
 import time
 
 import pytest
 
 from hostlib import runner, snap_helper, snapfiles
-from hostlib.errors import PathNotAllowed
+from hostlib.errors import ConversationEnded, PathNotAllowed
 from hostlib.runner import LocalTransport, python, source_of
 
 raw = snapfiles.raw_of
@@ -241,3 +242,43 @@ def test_a_page_is_cut_from_folders_then_files_by_name_across_batches(tmp_path, 
         assert snap_helper._page(fd, 1, 2) == ([b"b", b"c"], 4)
     finally:
         os.close(fd)
+
+
+def test_a_reader_that_ends_as_it_is_asked_is_asked_again_the_usual_way(mount, monkeypatch):
+    runner.forget_conversations()
+    ran = []
+
+    class Watched(LocalTransport):
+        def run(self, argv, **kwargs):
+            ran.append(argv[-1])
+            return super().run(argv, **kwargs)
+
+    monkeypatch.setattr(runner.Conversation, "ask", lambda *a, **k: (_ for _ in ()).throw(ConversationEnded(["x"])))
+    page = snapfiles.folder(Watched(), str(mount), "b", [raw("team")])
+    assert page.total == 2 and ran == ["list"], "answered by a reader run for it"
+    runner.forget_conversations()
+
+
+def test_the_kept_reader_answers_a_question_it_does_not_take_and_gives_up_on_one_past_its_deadline():
+    serve = LocalTransport()._converse(python("-c", source_of(snap_helper), "serve"))
+    try:
+        said = json.loads(serve.ask(json.dumps({"command": "diff", "request": {}}).encode(), timeout=30))
+        assert said == {"error": "not a question the reader takes"} and serve.alive
+        held = []
+        os.makedirs(snap_helper.LOCK_DIR, mode=0o700, exist_ok=True)
+        for i in range(snap_helper.SLOTS):  # every slot taken: the question would wait SLOT_WAIT (20 s)
+            fd = os.open(f"{snap_helper.LOCK_DIR}/slot-{i}", os.O_RDWR | os.O_CREAT, 0o600)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            held.append(fd)
+        try:
+            question = {"command": "list", "request": {"mount": "/", "parts": []}, "deadline": 0.5}
+            os.write(serve.proc.stdin.fileno(), json.dumps(question).encode() + b"\n")
+            started = time.monotonic()
+            while serve.proc.poll() is None and time.monotonic() - started < 10:
+                time.sleep(0.05)
+            assert serve.proc.returncode == 0 and time.monotonic() - started < 3, "it gave up by itself"
+        finally:
+            for fd in held:
+                os.close(fd)
+    finally:
+        serve.close()

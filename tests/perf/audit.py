@@ -9,7 +9,7 @@ from tests.perf.foundation import admin_session_cookie, tarn_served, wrk
 ENTRIES, OPERATIONS = 1_000_000, 100_000
 
 
-def _fill():
+def fill_history():
     from django.db import connection
 
     from appliance.models import AuditEntry, Host, Operation
@@ -68,7 +68,7 @@ def _fill():
 
 def audit_figures():
     cookie = admin_session_cookie()
-    seconds, deep = _fill()
+    seconds, deep = fill_history()
     yield "audit_fill", seconds, "s", f"{ENTRIES:,} audit entries and {OPERATIONS:,} operations (set-up)"
     pages = [
         ("audit_page_first", "/audit/"),

@@ -222,4 +222,104 @@ def turn_scale(seconds: int = 30):
         )
 
 
-CHECKS = [snapshots_scale, fleet_scale, ingestion_scale, turn_scale]
+def _ssh_cpu(control_dir: str) -> float:
+    """CPU seconds so far of the ssh shared-connection masters whose sockets are in control_dir (daemons, not this
+    process's children: os.times() does not count them)."""
+    import os
+
+    total = 0.0
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+            if b"ssh" not in cmdline or control_dir.encode() not in cmdline:
+                continue
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+def fleet_ssh(rounds: int = 3):
+    """Fifty hosts as real SSH endpoints: the lab guest's sshd and 49 more in it (its data address, ports 2301-2349,
+    each its own host key), registered as 50 hosts with their keys pinned, so every read is a real SSH round trip to a
+    real sshd and real OpenZFS (a pool of 20 datasets). Figures: the first contact of all 50 (facts: handshakes), an
+    inventory refresh of all 50 by 4 threads (as 4 workers would), the sampler's rounds for 50 hosts with Tarn's side
+    CPU counted whole (this process, its ssh clients and the shared connections' masters), and the fleet page over
+    what was read. The guest is emulated (2 vCPUs under TCG): its side bounds the wall times, not Tarn's."""
+    import os
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    from tests.perf.foundation import lab_host
+
+    found = lab_host("fleet over SSH")
+    if found is None:
+        return
+    guest, lab = found
+    from django.db import connections
+
+    from analytics.services import sample_take
+    from appliance.models import Host
+    from appliance.services import host_refresh_facts
+    from hostlib.runner import _control_dir
+    from pools.services import inventory_refresh
+
+    address = guest.env["LAB_GUEST_DATA_ADDR"].split("/")[0]
+    keys = guest.sh(
+        "zpool create -f tank /dev/disk/by-id/virtio-zfsdisk1 && for d in $(seq 20); do zfs create tank/d$d; done && "
+        "mkdir -p /run/fleet && for i in $(seq 1 49); do ssh-keygen -q -t ed25519 -N '' -f /run/fleet/k$i && "
+        f"/usr/sbin/sshd -o Port=$((2300 + i)) -o ListenAddress={address} -o HostKey=/run/fleet/k$i "
+        "-o PidFile=/run/fleet/p$i -o MaxStartups=100 && echo $i $(cut -d' ' -f1,2 /run/fleet/k$i.pub) || exit 1; done",
+        timeout=600,
+    )
+    hosts = [lab]
+    for line in keys.splitlines():
+        n, key = line.split(" ", 1)
+        hosts.append(Host.objects.update_or_create(name=f"nas{int(n):02d}", defaults={
+            "transport": "ssh", "address": address, "port": 2300 + int(n), "username": "root",
+            "identity_file": lab.identity_file, "host_keys": key})[0])  # fmt: skip
+
+    def each(work):
+        def one(host):
+            try:
+                return work(host)
+            finally:
+                connections.close_all()
+
+        with ThreadPoolExecutor(4) as pool:
+            return list(pool.map(one, hosts))
+
+    started = time.monotonic()
+    each(lambda h: host_refresh_facts(host=h))
+    yield "scale_fleet_ssh_first_contact_50", time.monotonic() - started, "s", "50 hosts' facts, 4 at a time"
+    reached = Host.objects.filter(pk__in=[h.pk for h in hosts], facts_error="").count()
+    yield "scale_fleet_ssh_reached", reached, "count", "goal 50: each its own sshd and pinned key"
+    started = time.monotonic()
+    each(lambda h: inventory_refresh(host=h))
+    yield "scale_fleet_ssh_refresh_50", time.monotonic() - started, "s", "50 inventories read, 4 at a time"
+    each(lambda h: sample_take(host=h))  # the first sample of each only keeps its counters
+    control = _control_dir()
+    cpu, masters, started = os.times(), _ssh_cpu(control), time.monotonic()
+    for _ in range(rounds):
+        each(lambda h: sample_take(host=h))
+    wall, after = time.monotonic() - started, os.times()
+    used = (after.user + after.system + after.children_user + after.children_system
+            - cpu.user - cpu.system - cpu.children_user - cpu.children_system) + _ssh_cpu(control) - masters  # fmt: skip
+    yield "scale_fleet_ssh_sample_cpu_per_host", used / rounds / len(hosts) * 1000, "ms", "Tarn's side, ssh included"
+    yield (
+        "scale_fleet_ssh_sample_cpu_share_50_hosts_10s",
+        used / rounds / 10 * 100,
+        "% of one core",
+        f"goal <= 25 %; a round of 50 took {wall / rounds:.1f} s of wall time (the emulated guest's side)",
+    )
+    cookie = admin_session_cookie()
+    with tarn_served() as base:
+        warm(base + "/fleet/", cookie)
+        p95, rate, errors = wrk(base + "/fleet/", cookie, clients=50, pause_ms=1000, seconds=20)
+        yield "scale_fleet_ssh_page_p95", p95, "ms", f"goal <= 150 ms; {rate:.0f} req/s, {int(errors)} failed"
+    Host.objects.filter(name__startswith="nas").delete()
+    guest.reset()
+
+
+CHECKS = [snapshots_scale, fleet_scale, ingestion_scale, turn_scale, fleet_ssh]

@@ -46,7 +46,11 @@ def start_sshd(directory: Path, sshd_binary: str) -> Sshd:
         "UsePAM no\nStrictModes no\nMaxSessions 50\nMaxStartups 50\nLogLevel ERROR\n"
     )
     Path("/run/sshd").mkdir(exist_ok=True)
-    process = subprocess.Popen([sshd_binary, "-D", "-e", "-f", str(config)], stderr=subprocess.PIPE)
+    # Its log to a file: a pipe nobody reads fills up over a session's tests, then sshd and every session child
+    # block writing an error line, and a connection hangs or drops.
+    log = open(directory / "sshd.log", "wb")  # noqa: SIM115 - sshd holds it until it stops
+    process = subprocess.Popen([sshd_binary, "-D", "-e", "-f", str(config)], stderr=log)
+    log.close()
     for _ in range(100):
         try:
             socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
@@ -55,6 +59,6 @@ def start_sshd(directory: Path, sshd_binary: str) -> Sshd:
             time.sleep(0.05)
     else:
         process.kill()
-        raise RuntimeError(f"sshd did not start: {process.stderr.read().decode()}")
+        raise RuntimeError(f"sshd did not start: {(directory / 'sshd.log').read_text(errors='replace')}")
     host_pub = " ".join((directory / "host_key.pub").read_text().split()[:2])
     return Sshd(port, directory / "client_key", host_pub, process, directory)
