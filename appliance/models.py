@@ -208,7 +208,13 @@ class Operation(models.Model):
                 fields=["target"], condition=Q(status__in=["queued", "running"]), name="one_active_operation_per_target"
             ),
         ]
-        indexes = [models.Index(fields=["status", "heartbeat_at"]), models.Index(fields=["status", "-id"])]
+        indexes = [
+            models.Index(fields=["status", "heartbeat_at"]),
+            models.Index(fields=["status", "-id"]),
+            # a form's last refused attempt (operation_refused: kinds on a host, the latest): without it, a scan of
+            # every operation when there is none (79 ms of the Encryption page at 100,000 operations)
+            models.Index(fields=["kind", "host", "-id"], name="appliance_op_kind_host_id"),
+        ]
 
     def __str__(self):
         return f"{self.kind} {self.target}"

@@ -195,3 +195,17 @@ def test_the_status_fragment_polls_only_while_running(local_host, viewer_client)
     Operation.objects.filter(pk=op.pk).update(status="succeeded")
     done = viewer_client.get(f"/operations/{op.pk}/", headers={"HX-Request": "true"})
     assert done.status_code == 286 and b"hx-trigger" not in done.content
+
+
+@pytest.mark.django_db
+def test_a_forms_last_refused_attempt_is_found_by_index_not_by_a_scan_of_every_operation(local_host):
+    from appliance.selectors import _operation_rows, operation_refused
+
+    Operation.objects.bulk_create(
+        [Operation(kind="pools.snapshot_task", target=f"t{i}", host=local_host, status="succeeded") for i in range(50)]
+    )
+    refused = Operation.objects.create(kind="encryption.unlock", target="tank", host=local_host, status="failed",
+                                       finished_at=timezone.now())  # fmt: skip
+    assert operation_refused(kinds=["encryption.unlock"], host=local_host) == refused
+    plan = _operation_rows().filter(kind__in=["encryption.unlock"], host=local_host)[:1].explain()
+    assert "appliance_op_kind_host_id" in plan, plan

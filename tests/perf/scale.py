@@ -10,7 +10,7 @@ import json
 import tempfile
 from pathlib import Path
 
-from tests.perf.foundation import ROOT, admin_session_cookie, tarn_served, wrk
+from tests.perf.foundation import ROOT, admin_session_cookie, tarn_served, warm, wrk
 from tests.perf.storage import refresh_db_side
 
 FIXTURES = ROOT / "tests" / "fixtures" / "host"
@@ -37,16 +37,6 @@ def outputs(datasets: int, snapshots: int) -> tuple[str, str]:
     per = snapshots // datasets
     lines = "".join(f"tank/b/d{i}@s{r}\t{sample[(i + r) % len(sample)]}\n" for i in range(datasets) for r in range(per))
     return json.dumps(raw), lines
-
-
-def warm(url: str, cookie: str, times: int = 20) -> None:
-    """A few requests first, so gunicorn's workers have loaded, compiled and cached what the page needs: the first
-    path measured after a start was 1.5x the same path measured later."""
-    import urllib.request
-
-    for _ in range(times):
-        request = urllib.request.Request(url, headers={"Cookie": cookie})
-        urllib.request.urlopen(request, timeout=30).read()  # noqa: S310 - this machine's own Tarn
 
 
 def snapshots_scale():
