@@ -18,6 +18,7 @@ from appliance.operations import (
     operation_tracking,
     operations_reap,
 )
+from appliance.selectors import _operation_rows, operation_refused
 from hostlib.errors import Busy
 
 seen = []
@@ -199,8 +200,6 @@ def test_the_status_fragment_polls_only_while_running(local_host, viewer_client)
 
 @pytest.mark.django_db
 def test_a_forms_last_refused_attempt_is_found_by_index_not_by_a_scan_of_every_operation(local_host):
-    from appliance.selectors import _operation_rows, operation_refused
-
     Operation.objects.bulk_create(
         [Operation(kind="pools.snapshot_task", target=f"t{i}", host=local_host, status="succeeded") for i in range(50)]
     )
