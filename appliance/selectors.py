@@ -65,6 +65,14 @@ def _operation_rows():
     return Operation.objects.select_related("host", "user").defer("log")
 
 
+def operations_of(app: str, *, host=None):
+    """One app's operations (kinds "<app>.…"), on host if given, newest first: a range over the kinds' index (kind,
+    host, -id), not kind LIKE 'app.%', which SQLite (case-insensitive LIKE) answers by reading every operation
+    (24 ms of the Directory page at 100,000)."""
+    qs = _operation_rows().filter(kind__gte=f"{app}.", kind__lt=f"{app}/")  # '/' follows '.' in ASCII
+    return (qs.filter(host=host) if host is not None else qs).order_by("-id")
+
+
 REFUSAL_SHOWN = timedelta(hours=1)
 
 

@@ -2,7 +2,7 @@
 files), and the recent certificate operations."""
 
 from appliance import tls
-from appliance.models import Operation
+from appliance.selectors import operations_of
 from certificates.models import Acme
 
 
@@ -21,7 +21,7 @@ def request_pem() -> str | None:
 
 
 def recent_operations(limit: int = 10):
-    return Operation.objects.filter(kind__startswith="certificates.").select_related("user").order_by("-id")[:limit]
+    return operations_of("certificates")[:limit]
 
 
 def acme_setting() -> Acme | None:

@@ -6,7 +6,7 @@ from django.core.paginator import Paginator
 from django.db.models import Q
 
 from appliance.choices import AccountKind
-from appliance.models import Operation
+from appliance.selectors import operations_of
 from directory.models import DirectoryName, DomainMember, LdapDirectory
 
 PAGE = 50
@@ -56,7 +56,7 @@ def names_counts(*, host) -> dict[str, int]:
 
 
 def recent_operations(*, host, limit: int = 5):
-    return Operation.objects.filter(host=host, kind__startswith="directory.").order_by("-created_at")[:limit]
+    return operations_of("directory", host=host)[:limit]
 
 
 def dashboard_directory(*, hosts) -> dict:

@@ -1,7 +1,7 @@
 """What the updates page reads: each host's last check, and the recent update operations."""
 
 from appliance.fleet import OK, WARN, Cell
-from appliance.models import Operation
+from appliance.selectors import operations_of
 from updates.models import HostUpdates
 
 
@@ -10,8 +10,7 @@ def host_updates(host) -> HostUpdates | None:
 
 
 def recent_operations(host, limit: int = 10):
-    found = Operation.objects.filter(kind__startswith="updates.").select_related("user", "host").order_by("-id")
-    return found.filter(host=host)[:limit] if host else found[:limit]
+    return operations_of("updates", host=host or None)[:limit]
 
 
 def checked_hosts():

@@ -11,6 +11,10 @@ class Migration(migrations.Migration):
     operations = [
         migrations.AddIndex(
             model_name="operation",
-            index=models.Index(fields=["kind", "host", "-id"], name="appliance_op_kind_host_id"),
+            index=models.Index(fields=["host", "kind", "-id"], name="appliance_op_host_kind_id"),
+        ),
+        migrations.AddIndex(
+            model_name="operation",
+            index=models.Index(fields=["kind", "-id"], name="appliance_op_kind_id"),
         ),
     ]

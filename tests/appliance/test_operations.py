@@ -6,7 +6,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from appliance.models import Operation, OperationSecret
+from appliance.models import Host, Operation, OperationSecret
 from appliance.operations import (
     OPERATION_TASK,
     TargetBusy,
@@ -18,7 +18,7 @@ from appliance.operations import (
     operation_tracking,
     operations_reap,
 )
-from appliance.selectors import _operation_rows, operation_refused
+from appliance.selectors import _operation_rows, operation_refused, operations_of
 from hostlib.errors import Busy
 
 seen = []
@@ -207,4 +207,18 @@ def test_a_forms_last_refused_attempt_is_found_by_index_not_by_a_scan_of_every_o
                                        finished_at=timezone.now())  # fmt: skip
     assert operation_refused(kinds=["encryption.unlock"], host=local_host) == refused
     plan = _operation_rows().filter(kind__in=["encryption.unlock"], host=local_host)[:1].explain()
-    assert "appliance_op_kind_host_id" in plan, plan
+    assert "appliance_op_host_kind_id" in plan, plan
+    assert "appliance_op_kind_id" in _operation_rows().filter(kind__in=["encryption.unlock"])[:1].explain()
+
+
+@pytest.mark.django_db
+def test_an_apps_operations_are_its_kinds_alone_newest_first_read_by_index(local_host):
+    other = Host.objects.create(name="other", address="192.0.2.9")
+    made = [Operation.objects.create(kind=kind, target=f"t{i}", host=host, status="succeeded")
+            for i, (kind, host) in enumerate([("directory.join", local_host), ("directory.leave", other),
+                                              ("directoryx.fake", local_host), ("directory.refresh", local_host),
+                                              ("pools.refresh", local_host)])]  # fmt: skip
+    assert list(operations_of("directory", host=local_host)) == [made[3], made[0]]
+    assert list(operations_of("directory")) == [made[3], made[1], made[0]]
+    assert "appliance_op_host_kind_id" in operations_of("directory", host=local_host)[:5].explain()
+    assert "appliance_op_kind_id" in operations_of("directory")[:5].explain()

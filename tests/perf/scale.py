@@ -312,4 +312,54 @@ def fleet_ssh(rounds: int = 3):
     guest.reset()
 
 
-CHECKS = [snapshots_scale, fleet_scale, ingestion_scale, turn_scale, fleet_ssh]
+def lab_refresh_curve(datasets: int = 100, steps: tuple[int, ...] = (10, 50, 100)):
+    """The real curve in the lab guest as far as its speed allows: a pool of `datasets` filesystems, snapshotted
+    recursively (`zfs snapshot -r`, one transaction a step) up to datasets × each step snapshots; at each size,
+    Tarn's inventory refresh (its reads over SSH, then the database side) against `zfs list -H -p -t all` of the pool by
+    hand over SSH, in turns: the first refresh at the size (the new snapshots saved), then one that finds nothing
+    changed."""
+    import statistics
+    import time
+
+    from tests.perf.directory import _side_by_side
+    from tests.perf.foundation import lab_host
+
+    found = lab_host("refresh curve")
+    if found is None:
+        return
+    guest, host = found
+    from pools.models import Snapshot
+    from pools.services import inventory_refresh
+
+    guest.sh(
+        "zpool create -f tank /dev/disk/by-id/virtio-zfsdisk1 && zfs create tank/b && "
+        f"for d in $(seq {datasets}); do zfs create tank/b/d$d; done",
+        timeout=1800,
+    )
+    made = 0
+    for each in steps:
+        guest.sh(f"for s in $(seq {made + 1} {each}); do zfs snapshot -r tank/b@s$s || exit 1; done", timeout=3600)
+        made = each
+        started = time.monotonic()
+        inventory_refresh(host=host)
+        first = time.monotonic() - started
+        count = Snapshot.objects.filter(host=host).count()
+        hand_s, tarn_s, _ = _side_by_side(
+            lambda: guest.sh("zfs list -H -p -t all -r tank >/dev/null", timeout=600),
+            lambda: inventory_refresh(host=host),
+            rounds=3,
+        )
+        label = f"{count}"
+        yield f"scale_lab_refresh_first_{label}_snapshots", first, "s", "the new snapshots read and saved"
+        yield f"scale_lab_zfs_list_by_hand_{label}_snapshots", statistics.median(hand_s), "s", "zfs list over SSH"
+        yield f"scale_lab_refresh_unchanged_{label}_snapshots", statistics.median(tarn_s), "s", "Tarn's refresh"
+        yield (
+            f"scale_lab_refresh_over_zfs_list_{label}_snapshots",
+            statistics.median(tarn_s) / statistics.median(hand_s),
+            "x",
+            "goal <= 1.1",
+        )
+    guest.reset()
+
+
+CHECKS = [snapshots_scale, fleet_scale, ingestion_scale, turn_scale, fleet_ssh, lab_refresh_curve]
