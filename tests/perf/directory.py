@@ -105,6 +105,14 @@ def _side_by_side(by_hand, tarn, rounds: int = 3):
     return hand_s, tarn_s, count
 
 
+def by_hand_and_tarn(names: tuple[str, str, str], hand_s: list, tarn_s: list, words: tuple[str, str, str]):
+    """Three figures of a side-by-side run: the median by hand, Tarn's, and Tarn's over by hand (x)."""
+    hand, tarn = statistics.median(hand_s), statistics.median(tarn_s)
+    yield names[0], hand, "s", words[0]
+    yield names[1], tarn, "s", words[1]
+    yield names[2], tarn / hand, "x", words[2]
+
+
 def lab_refresh():
     """The lab: the DC holds 10,000 users (ldbadd offline, in batches), the first guest joins through Tarn; Tarn's refresh (its
     operation's work: wbinfo -u and -g over SSH, parse, store) against `wbinfo -u` run by hand in the guest."""

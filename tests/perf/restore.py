@@ -6,7 +6,7 @@ snapshots mounted at once counted by the reader (the bound is one per reader, fo
 import statistics
 import time
 
-from tests.perf.directory import _side_by_side
+from tests.perf.directory import _side_by_side, by_hand_and_tarn
 from tests.perf.foundation import lab_host, run_operations_inline
 
 ENTRIES = 10_000
@@ -120,14 +120,9 @@ def lab_restore():
         hand_s, tarn_s, _ = _side_by_side(by_hand, tarn, rounds=2)
         guest.sh("rm -rf /tank/docs/byhand* /tank/docs/tarn* && zpool sync tank")
         what = "cloning on" if cloning == "1" else "cloning off"
-        yield f"restore_lab_cp_by_hand_bclone{cloning}", statistics.median(hand_s), "s", f"cp -a, {what}"
-        yield f"restore_lab_tarn_bclone{cloning}", statistics.median(tarn_s), "s", f"Tarn's restore, {what}"
-        yield (
-            f"restore_lab_tarn_over_cp_bclone{cloning}",
-            statistics.median(tarn_s) / statistics.median(hand_s),
-            "x",
-            "goal <= 1.1",
-        )
+        names = (f"restore_lab_cp_by_hand_bclone{cloning}", f"restore_lab_tarn_bclone{cloning}",
+                 f"restore_lab_tarn_over_cp_bclone{cloning}")  # fmt: skip
+        yield from by_hand_and_tarn(names, hand_s, tarn_s, (f"cp -a, {what}", f"Tarn's restore, {what}", "goal <= 1.1"))
     guest.reset()
 
 

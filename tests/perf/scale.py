@@ -318,10 +318,9 @@ def lab_refresh_curve(datasets: int = 100, steps: tuple[int, ...] = (10, 50, 100
     Tarn's inventory refresh (its reads over SSH, then the database side) against `zfs list -H -p -t all` of the pool by
     hand over SSH, in turns: the first refresh at the size (the new snapshots saved), then one that finds nothing
     changed."""
-    import statistics
     import time
 
-    from tests.perf.directory import _side_by_side
+    from tests.perf.directory import _side_by_side, by_hand_and_tarn
     from tests.perf.foundation import lab_host
 
     found = lab_host("refresh curve")
@@ -349,16 +348,10 @@ def lab_refresh_curve(datasets: int = 100, steps: tuple[int, ...] = (10, 50, 100
             lambda: inventory_refresh(host=host),
             rounds=3,
         )
-        label = f"{count}"
-        yield f"scale_lab_refresh_first_{label}_snapshots", first, "s", "the new snapshots read and saved"
-        yield f"scale_lab_zfs_list_by_hand_{label}_snapshots", statistics.median(hand_s), "s", "zfs list over SSH"
-        yield f"scale_lab_refresh_unchanged_{label}_snapshots", statistics.median(tarn_s), "s", "Tarn's refresh"
-        yield (
-            f"scale_lab_refresh_over_zfs_list_{label}_snapshots",
-            statistics.median(tarn_s) / statistics.median(hand_s),
-            "x",
-            "goal <= 1.1",
-        )
+        yield f"scale_lab_refresh_first_{count}_snapshots", first, "s", "the new snapshots read and saved"
+        names = (f"scale_lab_zfs_list_by_hand_{count}_snapshots", f"scale_lab_refresh_unchanged_{count}_snapshots",
+                 f"scale_lab_refresh_over_zfs_list_{count}_snapshots")  # fmt: skip
+        yield from by_hand_and_tarn(names, hand_s, tarn_s, ("zfs list over SSH", "Tarn's refresh", "goal <= 1.1"))
     guest.reset()
 
 
