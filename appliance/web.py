@@ -8,6 +8,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect
+from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 
 from appliance.selectors import host_current
@@ -103,6 +104,12 @@ def saved_on_form(form: forms.Form, save, **kwargs) -> bool:
 def operation_page(op):
     """Where a page goes once it started an operation: the operation's own page, which follows it to its end."""
     return redirect("operation-detail", pk=op.pk)
+
+
+def operation_href():
+    """pk -> the path of an operation's page, the URL reversed once (for a page that links many: a list's rows)."""
+    head, _, tail = reverse("operation-detail", args=[0]).rpartition("0")
+    return lambda pk: f"{head}{int(pk)}{tail}"
 
 
 def form_errors(form) -> str:

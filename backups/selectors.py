@@ -6,10 +6,9 @@ from django.utils import timezone
 
 from appliance.choices import OperationStatus
 from appliance.models import Operation
+from appliance.selectors import operations_of
 from backups.choices import Origin
 from backups.models import Backup, BackupSchedule
-
-KINDS = ("backups.backup", "backups.check", "backups.restore")
 
 
 def backup_list(*, origins=None):
@@ -22,7 +21,8 @@ def schedule():
 
 
 def recent_operations(limit: int = 10):
-    return Operation.objects.filter(kind__in=KINDS).select_related("user")[:limit]
+    """The backups' latest operations (made, checked, restored, deleted), by the kinds' index."""
+    return operations_of("backups")[:limit]
 
 
 def last_scheduled_failure():
