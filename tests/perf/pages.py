@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 
 from tests.perf.audit import fill_history
-from tests.perf.foundation import admin_session_cookie, tarn_served, warm, wrk
+from tests.perf.foundation import SERVED, admin_session_cookie, tarn_served, tree_cpu_seconds, warm, wrk
 
 LAST = Path(__file__).with_name("pages_last.json")
 SECONDS = 30  # of load a page, after 20 requests that warm it: the 50 first requests start together (a burst no
@@ -35,10 +35,14 @@ def list_pages():
     with tarn_served() as base:
         for name, path in nav_pages():
             warm(base + path, cookie)
+            cpu = tree_cpu_seconds(SERVED[-1])
             p95, rate, errors = wrk(base + path, cookie, clients=50, pause_ms=1000, seconds=SECONDS)
-            now[name], worst = round(p95, 1), max(worst, p95)
+            cpu_ms = (tree_cpu_seconds(SERVED[-1]) - cpu) * 1000 / max(rate * SECONDS, 1)
+            now[name], now[f"{name}:cpu"], worst = round(p95, 1), round(cpu_ms, 1), max(worst, p95)
             before = f"last {last[name]:.0f} ms" if name in last else "no last figure"
             yield f"page_{name}_p95", p95, "ms", f"goal <= 100 ms; {before}; {rate:.0f} req/s, {int(errors)} failed"
+            before = f"last {last[name + ':cpu']:.1f} ms" if name + ":cpu" in last else "no last figure"
+            yield f"page_{name}_cpu", cpu_ms, "ms", f"the web's CPU a request (gunicorn, its workers); {before}"
     yield "pages_worst_p95", worst, "ms", f"goal <= 100 ms over {len(now)} pages"
     if os.environ.get("TARN_PERF_RECORD") == "1":
         LAST.write_text(json.dumps(now, indent=1, sort_keys=True) + "\n")
