@@ -57,6 +57,7 @@ class RuleForm(forms.Form):
 
 
 class SamplerForm(forms.Form):
+    kept_filled = True  # drawn for every request of its page: kept while its values are the same
     interval = IntegerField(
         label="Sample every (s)",
         help_text="5–300 s. Each sample is one command on the NAS; its cost is shown below the charts.",

@@ -31,6 +31,7 @@ class BackupForm(forms.Form):
 
 
 class ScheduleForm(SlotForm):
+    kept_filled = True  # drawn for every request of its page: kept while its values are the same
     field_order = ["enabled", "every", "weekday", "day", "hour"]
     enabled = forms.BooleanField(required=False, label="On")
     keep = IntegerField(

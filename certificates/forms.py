@@ -17,6 +17,8 @@ def _pem(label: str, help_text: str, **attrs) -> forms.CharField:
 class ImportForm(forms.Form):
     """A certificate (with its chain) and its key, pasted or as files, and the name browsers use to reach Tarn."""
 
+    kept_filled = True  # drawn for every request of its page: kept while its values are the same
+
     name = forms.CharField(
         max_length=253,
         help_text="The host name (or address) people type to reach Tarn: the certificate must name it.",
@@ -75,6 +77,7 @@ class ImportForm(forms.Form):
 
 
 class RequestForm(forms.Form):
+    kept_filled = True  # drawn for every request of its page: kept while its values are the same
     names = forms.CharField(
         max_length=2000,
         widget=forms.TextInput(attrs={"size": 60}),
@@ -89,6 +92,8 @@ class TrustForm(forms.Form):
 
 class AcmeForm(forms.Form):
     """A certificate from an ACME CA: where, for which names, and the terms agreed."""
+
+    kept_filled = True  # drawn for every request of its page: kept while its values are the same
 
     directory = forms.URLField(
         label="ACME directory",

@@ -102,6 +102,8 @@ class NfsExportForm(_DatasetChoiceMixin, forms.ModelForm):
 
 
 class ShareSettingsForm(forms.ModelForm):
+    kept_filled = True  # drawn on the shares page for every request: its HTML kept while its values are the same
+
     class Meta:
         formfield_callback = model_formfield
         model = ShareSettings

@@ -31,17 +31,28 @@ def _key(form) -> str:
         choices = _choices(field.choices) if hasattr(field, "choices") else None
         parts += [name, repr(field.initial), repr(choices), str(field.disabled), str(field.required)]
         parts += [type(field.widget).__name__, repr(field.widget.attrs), str(field.label), str(field.help_text)]
+    if form.initial:  # a kept_filled form: its values (the fields' own are above)
+        parts += [repr(sorted((k, repr(v)) for k, v in form.initial.items()))]
     parts.append(str(form.label_suffix))
     return "tarn:form:" + hashlib.sha256("\x1f".join(parts).encode()).hexdigest()
 
 
 def _kept(form) -> bool:
     """Only a blank form for something new: not one bound to a request (its values and errors), nor one filled in
-    for an object (drawn once per object: nothing to gain), nor one with a hidden or password field (a secret, even
-    a one-time one, is never kept outside the request)."""
-    if form.is_bound or form.initial:
+    for an object (drawn once per object: nothing to gain) unless its class says `kept_filled = True` (a settings
+    form shown on a list page for every request, its values part of the key), nor one with a hidden or password
+    field that may draw a secret (a secret, even a one-time one, is never kept outside the request)."""
+    if form.is_bound or (form.initial and not getattr(form, "kept_filled", False)):
         return False
-    return not any(isinstance(f.widget, (forms.HiddenInput, forms.PasswordInput)) for f in form.fields.values())
+    return not any(_may_hold_a_secret(f.widget) for f in form.fields.values())
+
+
+def _may_hold_a_secret(widget) -> bool:
+    """A hidden field (a token, a confirmation), or a password field that draws its value; a password field drawn
+    empty (Django's default: render_value False) holds nothing."""
+    if isinstance(widget, forms.PasswordInput):
+        return widget.render_value
+    return isinstance(widget, forms.HiddenInput)
 
 
 @register.simple_tag

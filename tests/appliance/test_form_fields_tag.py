@@ -1,5 +1,5 @@
 """{% form_fields %}: a blank form's HTML is kept and given again while its choices are the same; a new choice, a
-bound form, an object's form or one with a password field are drawn afresh (nothing of a request is kept)."""
+bound form, an object's form or one with a hidden field or a password field drawing its value are drawn afresh (nothing of a request is kept)."""
 
 from django import forms
 from django.core.cache import cache
@@ -13,6 +13,14 @@ class Pick(forms.Form):
 
 
 class Secret(forms.Form):
+    passphrase = forms.CharField(widget=forms.PasswordInput(render_value=True), initial="x")
+
+
+class Confirm(forms.Form):
+    token = forms.CharField(widget=forms.HiddenInput)
+
+
+class Blank(forms.Form):
     passphrase = forms.CharField(widget=forms.PasswordInput)
 
 
@@ -35,6 +43,7 @@ def test_bound_filled_in_and_secret_forms_are_never_kept():
     assert "is required" in form_fields(Pick(data={})) and "This field is required" in form_fields(Pick(data={}))
     assert 'value="tank/a" selected' in form_fields(Pick(initial={"name": "tank/a"}))
     form_fields(Secret())
+    form_fields(Confirm())
     form_fields(Pick(data={"name": "tank/a", "size": "9"}))
     assert list(cache._cache) == []  # noqa: SLF001 - LocMemCache's own store: nothing was kept
 
@@ -49,3 +58,22 @@ def test_a_model_fields_choices_are_read_for_the_key_so_a_new_row_shows_at_once(
     assert "nas9" not in form_fields(PickHost())
     Host.objects.create(name="nas9", address="192.0.2.9")
     assert "nas9" in form_fields(PickHost())
+
+
+class Settings(forms.Form):
+    kept_filled = True
+    workgroup = forms.CharField()
+
+
+def test_a_kept_filled_form_is_kept_by_its_values_and_a_changed_value_draws_it_again():
+    cache.clear()
+    first = form_fields(Settings(initial={"workgroup": "OFFICE"}))
+    assert 'value="OFFICE"' in first and len(cache._cache) == 1  # noqa: SLF001 - LocMemCache's own store
+    assert form_fields(Settings(initial={"workgroup": "OFFICE"})) == first
+    assert 'value="LAB"' in form_fields(Settings(initial={"workgroup": "LAB"})) and len(cache._cache) == 2  # noqa: SLF001
+
+
+def test_a_blank_password_field_draws_nothing_so_its_form_is_kept():
+    cache.clear()
+    html = form_fields(Blank())
+    assert 'type="password"' in html and "value=" not in html and len(cache._cache) == 1  # noqa: SLF001
