@@ -43,7 +43,7 @@ def list_pages():
             yield f"page_{name}_p95", p95, "ms", f"goal <= 100 ms; {before}; {rate:.0f} req/s, {int(errors)} failed"
             before = f"last {last[name + ':cpu']:.1f} ms" if name + ":cpu" in last else "no last figure"
             yield f"page_{name}_cpu", cpu_ms, "ms", f"the web's CPU a request (gunicorn, its workers); {before}"
-    yield "pages_worst_p95", worst, "ms", f"goal <= 100 ms over {len(now)} pages"
+    yield "pages_worst_p95", worst, "ms", f"goal <= 100 ms over {len(now) // 2} pages"
     if os.environ.get("TARN_PERF_RECORD") == "1":
         LAST.write_text(json.dumps(now, indent=1, sort_keys=True) + "\n")
 
