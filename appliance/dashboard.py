@@ -1,10 +1,8 @@
 """The dashboard's panels: later apps register what they add to the home page, so the core never imports them."""
 
-import hashlib
 from collections.abc import Callable
 
-from django.conf import settings
-from django.core.cache import cache
+from appliance.kept import kept_a_moment
 
 # panel(hosts=[Host, …]) -> context entries; "hosts" rows are (host, that host's pools) pairs; "extra_panels" are
 # (template, its context) pairs, drawn after the hosts in the order the apps registered them. Each panel with the
@@ -26,17 +24,14 @@ def dashboard_context(*, hosts, user) -> dict:
     which = "{}:{}".format(
         ",".join(f"{p.__module__}.{p.__qualname__}" for p, _ in visible), ",".join(str(h.pk) for h in hosts)
     )
-    key = "tarn:dashboard:" + hashlib.sha256(which.encode()).hexdigest()  # short whatever the panels and hosts
-    seconds = settings.TARN_DASHBOARD_SECONDS
-    if seconds and (kept := cache.get(key)) is not None:
-        return kept
+    return kept_a_moment("dashboard", which, lambda: _panels(visible, hosts))
+
+
+def _panels(visible, hosts) -> dict:
     context = {"hosts": [(host, []) for host in hosts]}
     extra = []
     for panel, _ in visible:
         entries = panel(hosts=hosts)
         extra += entries.pop("extra_panels", [])
         context.update(entries)
-    context = {**context, "extra_panels": extra}
-    if seconds:
-        cache.set(key, context, seconds)
-    return context
+    return {**context, "extra_panels": extra}

@@ -6,16 +6,15 @@ A cell says what to show, how it sorts and how it looks (level ok, warn or bad: 
 "needs attention"). Rows are kept for TARN_DASHBOARD_SECONDS per set of columns and hosts, as the dashboard's
 panels are: 50 people on the page at once ask the database once."""
 
-import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from django.conf import settings
-from django.core.cache import cache
 from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 from django.utils.timesince import timesince
+
+from appliance.kept import kept_a_moment
 
 OK, WARN, BAD = "ok", "warn", "bad"
 STALE_MINUTES = 30  # a host not read for this long is shown as not answering lately
@@ -96,17 +95,15 @@ def fleet_rows(*, hosts, user) -> tuple[list[Column], list[Row]]:
     """The columns this user may see and a row per host (in the hosts' order)."""
     columns = [c for c in COLUMNS if not c.role or user.has_role(c.role)]
     which = "{}:{}".format(",".join(c.key for c in columns), ",".join(str(h.pk) for h in hosts))
-    key = "tarn:fleet:" + hashlib.sha256(which.encode()).hexdigest()
-    seconds = settings.TARN_DASHBOARD_SECONDS
-    if seconds and (kept := cache.get(key)) is not None:
-        return columns, kept
+    return columns, kept_a_moment("fleet", which, lambda: _rows(columns, hosts))
+
+
+def _rows(columns, hosts) -> list[Row]:
     found = [column.cells(hosts=hosts) for column in columns]
     rows = [Row(host, [cells.get(host.pk, NONE) for cells in found]) for host in hosts]
     for row in rows:
         row.tds = mark_safe("".join(_td(cell) for cell in row.cells))  # noqa: S308 - each part escaped by format_html
-    if seconds:
-        cache.set(key, rows, seconds)
-    return columns, rows
+    return rows
 
 
 def sorted_rows(rows: list[Row], columns: list[Column], order: str) -> list[Row]:

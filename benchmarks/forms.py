@@ -101,7 +101,7 @@ class NetworkForm(forms.Form):
 
     def __init__(self, *args, peers=(), addresses=(), **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["peer"].choices = [(p.pk, p.name) for p in peers]
+        self.fields["peer"].choices = list(peers)  # (host id, name)
         self.fields["address"].choices = [(a, a) for a in addresses]
 
     def clean_runtime(self):

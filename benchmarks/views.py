@@ -10,6 +10,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from appliance.auth import requires
 from appliance.choices import Role
+from appliance.kept import kept_a_moment
 from appliance.models import Host
 from appliance.selectors import host_current
 from appliance.web import attempt, host_object_or_404
@@ -19,13 +20,31 @@ from benchmarks.models import CustomProfile, Run, Schedule, Suite
 from hostlib.digits import whole_number
 
 
+def _choices(host) -> tuple:
+    """The start forms' choices on host: its mounted filesystems, the peers ((id, name)) and its addresses, its
+    writable shares, the profiles."""
+    if not host:
+        return (), (), (), (), selectors.profile_choices()
+    peers, addresses = selectors.network_choices(host=host)
+    shares = selectors.share_targets(host=host)
+    return (
+        selectors.run_targets(host=host),
+        [(p.pk, p.name) for p in peers],
+        addresses,
+        shares,
+        selectors.profile_choices(),
+    )
+
+
 def _forms(request, host, posted: str = ""):
-    """The page's three start forms; the one posted is bound."""
-    datasets = selectors.run_targets(host=host) if host else ()
-    peers, addresses = selectors.network_choices(host=host) if host else ((), ())
+    """The page's three start forms; the one posted is bound. Their choices (six reads) are kept a moment for a page
+    shown (appliance.kept: 50 people reloading it), read afresh for a form posted."""
+    if posted:
+        choices = _choices(host)
+    else:
+        choices = kept_a_moment("benchmarks:choices", str(host.pk if host else ""), lambda: _choices(host))
+    datasets, peers, addresses, shares, profiles = choices
     data = request.POST if request.method == "POST" else None
-    shares = selectors.share_targets(host=host) if host else ()
-    profiles = selectors.profile_choices()
     return {
         "form": RunForm(data if posted == "run" else None, datasets=datasets, shares=shares, profiles=profiles),
         "suite_form": SuiteForm(
