@@ -7,6 +7,7 @@ import shutil
 import pytest
 from django.conf import settings as django_settings
 from django.contrib.auth.hashers import make_password
+from django.core.cache import cache
 
 from appliance.choices import Role
 from appliance.models import Host, User
@@ -83,6 +84,15 @@ def admin_user(db):
 @pytest.fixture
 def operator_user(db):
     return _user("oscar", Role.OPERATOR)
+
+
+@pytest.fixture
+def kept(settings):
+    """What appliance.kept keeps is kept a minute in this test (every other test reads afresh, below)."""
+    settings.TARN_DASHBOARD_SECONDS = 60
+    cache.clear()
+    yield
+    cache.clear()
 
 
 @pytest.fixture(autouse=True, scope="session")

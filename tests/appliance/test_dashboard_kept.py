@@ -3,18 +3,7 @@ not 50; a panel kept for one role never reaches a user whose role would not show
 
 import time
 
-import pytest
-from django.core.cache import cache
-
 from appliance.models import Host, Operation
-
-
-@pytest.fixture
-def kept(settings):
-    settings.TARN_DASHBOARD_SECONDS = 60
-    cache.clear()
-    yield
-    cache.clear()
 
 
 def test_panels_are_read_once_while_kept_and_the_operations_list_stays_live(

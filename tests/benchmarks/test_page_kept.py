@@ -2,19 +2,10 @@
 reloading the page cost six reads a moment, not six each; a form posted reads them afresh, so a dataset made a
 second ago can be chosen."""
 
-import pytest
 from django.core.cache import cache
 from django.utils import timezone
 
 from pools.models import Dataset, Pool
-
-
-@pytest.fixture
-def kept(settings):
-    settings.TARN_DASHBOARD_SECONDS = 60
-    cache.clear()
-    yield
-    cache.clear()
 
 
 def test_the_choices_are_kept_for_a_page_shown_and_read_afresh_for_a_form_posted(kept, tank, operator_client):
