@@ -31,9 +31,9 @@ def schedule_list(*, host) -> list[Schedule]:
     return list(Schedule.objects.filter(host=host))
 
 
-def network_choices(*, host) -> tuple[list[Host], list[str]]:
-    """Peers (every other host Tarn manages, this machine included) and the host's addresses."""
-    return list(Host.objects.exclude(pk=host.pk).order_by("name")), host_addresses(host)
+def network_choices(*, host) -> tuple[list[tuple[int, str]], list[str]]:
+    """Peers ((id, name) of every other host Tarn manages, this machine included) and the host's addresses."""
+    return list(Host.objects.exclude(pk=host.pk).order_by("name").values_list("pk", "name")), host_addresses(host)
 
 
 def run_targets(*, host) -> list[str]:

@@ -27,13 +27,7 @@ def _choices(host) -> tuple:
         return (), (), (), (), selectors.profile_choices()
     peers, addresses = selectors.network_choices(host=host)
     shares = selectors.share_targets(host=host)
-    return (
-        selectors.run_targets(host=host),
-        [(p.pk, p.name) for p in peers],
-        addresses,
-        shares,
-        selectors.profile_choices(),
-    )
+    return selectors.run_targets(host=host), peers, addresses, shares, selectors.profile_choices()
 
 
 def _forms(request, host, posted: str = ""):

@@ -18,7 +18,7 @@ def _who(e) -> str:
     if e.auth != "token":
         return who
     number = f" #{int(e.token_id)}" if e.token_id else ""
-    return f'{who} <small title="API token {escape(e.token_id)}">(token{number})</small>'
+    return f'{who} <small title="API token {e.token_id}">(token{number})</small>'
 
 
 def _what(e, show_params: bool, operation_url) -> str:
