@@ -1,4 +1,5 @@
-"""{% form_fields form %}: a form's fields as _form_fields.html draws them, an unbound form's HTML kept a while.
+"""{% form_fields form %}: a form's fields as _form_fields.html draws them, an unbound form's HTML kept a while;
+{% inline_fields form %} the same for _inline_fields.html (a form in a row).
 
 The big forms (the benchmarks page's three: ~40 fields with their choices) were most of a page's CPU, drawn again
 for every request though they were the same for everyone: an unbound form's HTML depends only on its class, ids,
@@ -25,8 +26,8 @@ def _choices(choices) -> list:
     return out
 
 
-def _key(form) -> str:
-    parts = [type(form).__module__, type(form).__qualname__, str(form.auto_id), str(form.prefix)]
+def _key(form, template_name: str) -> str:
+    parts = [template_name, type(form).__module__, type(form).__qualname__, str(form.auto_id), str(form.prefix)]
     for name, field in form.fields.items():
         choices = _choices(field.choices) if hasattr(field, "choices") else None
         parts += [name, repr(field.initial), repr(choices), str(field.disabled), str(field.required)]
@@ -55,13 +56,23 @@ def _may_hold_a_secret(widget) -> bool:
     return isinstance(widget, forms.HiddenInput)
 
 
-@register.simple_tag
-def form_fields(form):
+def _drawn(template_name: str, form):
     if not _kept(form):
-        return render_to_string("_form_fields.html", {"form": form})
-    key = _key(form)
+        return render_to_string(template_name, {"form": form})
+    key = _key(form, template_name)
     html = cache.get(key)
     if html is None:
-        html = render_to_string("_form_fields.html", {"form": form})
+        html = render_to_string(template_name, {"form": form})
         cache.set(key, html, FORM_SECONDS)
     return html
+
+
+@register.simple_tag
+def form_fields(form):
+    return _drawn("_form_fields.html", form)
+
+
+@register.simple_tag
+def inline_fields(form):
+    """The same, as _inline_fields.html draws them: labels around their fields, side by side in a row."""
+    return _drawn("_inline_fields.html", form)

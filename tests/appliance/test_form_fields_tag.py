@@ -4,7 +4,7 @@ bound form, an object's form or one with a hidden field or a password field draw
 from django import forms
 from django.core.cache import cache
 
-from appliance.templatetags.forms import form_fields
+from appliance.templatetags.forms import form_fields, inline_fields
 
 
 class Pick(forms.Form):
@@ -77,3 +77,21 @@ def test_a_blank_password_field_draws_nothing_so_its_form_is_kept():
     cache.clear()
     html = form_fields(Blank())
     assert 'type="password"' in html and "value=" not in html and len(cache._cache) == 1  # noqa: SLF001
+
+
+def test_a_form_in_a_row_is_kept_apart_from_the_same_form_drawn_in_fields(monkeypatch):
+    """{% inline_fields %} (labels around their fields, in a row) keeps its own HTML: the same form drawn by the two
+    tags is two drawings, neither given for the other; a bound one is drawn afresh with its errors."""
+    cache.clear()
+    drawn = []
+    import appliance.templatetags.forms as tag  # noqa: PLC0415 - to count its draws
+
+    real = tag.render_to_string
+    monkeypatch.setattr(tag, "render_to_string", lambda name, *a, **k: drawn.append(name) or real(name, *a, **k))
+    row = inline_fields(Pick())
+    assert inline_fields(Pick()) == row and drawn == ["_inline_fields.html"]
+    assert '<label>Name <select name="name"' in row and '<label>Size <input type="number" name="size" value="4"' in row
+    block = form_fields(Pick())
+    assert block != row and '<div class="field' in block and '<div class="field' not in row
+    assert drawn == ["_inline_fields.html", "_form_fields.html"]
+    assert "This field is required" in inline_fields(Pick(data={})) and drawn[-1] == "_inline_fields.html"
