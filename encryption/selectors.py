@@ -18,7 +18,7 @@ def roots_overview(*, host) -> list[dict]:
     if host is None:
         return []
     members = pools.encryption_members(host=host)
-    escrowed = set(KeyEscrow.objects.filter(host=host).values_list("dataset", flat=True))
+    escrowed = set(KeyEscrow.objects.filter(host=host).order_by().values_list("dataset", flat=True))  # no join
     users = shares.share_users_by_dataset(host=host)
     rows = []
     for root, below in members.items():

@@ -117,9 +117,10 @@ def _at_or_below(datasets: list[str]) -> Q:
 def share_users_by_dataset(*, host) -> dict[str, list[str]]:
     """{dataset: the shares and exports on it} for the whole host (two queries)."""
     found: dict[str, list[str]] = {}
-    for s in SmbShare.objects.filter(host=host).only("dataset", "name"):
+    # ordered by their own column: the models' ordering (by host name first) joins the hosts for one host's rows
+    for s in SmbShare.objects.filter(host=host).only("dataset", "name").order_by("name"):
         found.setdefault(s.dataset, []).append(f"SMB share {s.name}")
-    for e in NfsExport.objects.filter(host=host).only("dataset", "path"):
+    for e in NfsExport.objects.filter(host=host).only("dataset", "path").order_by("path"):
         found.setdefault(e.dataset, []).append(f"NFS export {e.path}")
     return found
 
