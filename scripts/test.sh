@@ -62,14 +62,25 @@ if [ -z "$prepare" ]; then
 fi
 echo "==> pytest: the tiers that need no guest, beside the lab (their output: test-artifacts/tiers.log)"
 (
-  renice -n 19 -p "$BASHPID" >/dev/null  # the guest's emulation first: the lab tier is the longer path (nice 10 still
-  # took a tenth of a core the emulation wanted: the fio profiles took 161-203 s beside these tiers, 79 s alone)
+  renice -n 10 -p "$BASHPID" >/dev/null  # the guest's emulation first (the lab tier is the longer path); not 19: the
+  # tiers' own servers must still start within their tests' timeouts while the guest is busy
   own_run 14
   no_guest_tiers
 ) >test-artifacts/tiers.log 2>&1 &
 tiers=$!
+# The kernel's autogroup shares the CPU between sessions alike, whatever their processes' nice: QEMU daemonizes into a
+# session of its own and so do the servers tests start, so the tiers beside the lab took half the cores however they
+# were niced (the fio profiles took 161-203 s beside them, 79 s alone). Off for the run, put back at its end: nice
+# decides, the guest's emulation first.
+autogroup=/proc/sys/kernel/sched_autogroup_enabled
+autogroup_was=$(cat "$autogroup" 2>/dev/null || echo "")
+if [ "$autogroup_was" = 1 ] && ! echo 0 >"$autogroup" 2>/dev/null; then
+  autogroup_was=""  # not ours to change (a container): the tiers share the cores as before
+fi
 # Stopped early (Ctrl-C, a failure): the runs beside stop too, instead of driving guests a next run would reuse.
-trap 'for job in $(jobs -p); do pkill -TERM -P "$job"; kill -TERM "$job"; done 2>/dev/null || true' EXIT
+trap 'for job in $(jobs -p); do pkill -TERM -P "$job"; kill -TERM "$job"; done 2>/dev/null || true
+  [ "$autogroup_was" = 1 ] && echo 1 >"$autogroup" || true' EXIT
+[ "$autogroup_was" = 1 ] && echo "==> the kernel's autogroup off until the run ends: nice decides who has the cores"
 waited=$SECONDS
 wait "$prepare" || { echo "lab prepare failed (the lab tier will say why):"; tail -20 test-artifacts/lab-prepare.log; }
 echo "==> waited $((SECONDS - waited)) s for the lab guest's image and saved state"

@@ -15,7 +15,7 @@ from tests.conftest import require_tool
 
 pytestmark = pytest.mark.lab
 MIB = 1 << 20
-SIZE = 96  # MiB read by each client
+SIZE = 48  # MiB read by each client (96 took ~20 s more of emulation for nothing the 15 % bound needs)
 
 
 def smb_bytes_sent(guest) -> int:
@@ -59,7 +59,7 @@ def test_sampling_moves_with_fio_and_tells_smb_and_nfs_clients_apart(guest, shar
         smb.stdin.write("get big /dev/null\n")
         smb.stdin.flush()
         guest.sh("dd if=/mnt/other/big of=/dev/null bs=1M status=none")
-        guest.sh("fio --name=w --directory=/tank/docs --rw=write --bs=1M --size=128M --end_fsync=1 >/dev/null")
+        guest.sh("fio --name=w --directory=/tank/docs --rw=write --bs=1M --size=64M --end_fsync=1 >/dev/null")
         while smb_bytes_sent(guest) - started < SIZE * MIB and time.monotonic() < deadline + 60:
             time.sleep(0.5)
         row = services.sample_take(host=lab_host)
@@ -77,7 +77,7 @@ def test_sampling_moves_with_fio_and_tells_smb_and_nfs_clients_apart(guest, shar
     assert moved["nfs_client|127.0.0.1|read_bps"] == pytest.approx(SIZE, rel=0.15)
     assert "nfs_client|10.0.2.2|read_bps" not in moved and "smb_client|127.0.0.1|read_bps" not in moved
     assert moved["nfs_export|/tank/other|read_bps"] == moved["nfs_client|127.0.0.1|read_bps"]  # mountd's rmtab
-    assert moved["pool|tank|w_bps"] >= 128 and moved["dataset|tank/docs|w_bps"] >= 127  # fio's 128 MiB reached disk
+    assert moved["pool|tank|w_bps"] >= 64 and moved["dataset|tank/docs|w_bps"] >= 63  # fio's 64 MiB reached disk
     assert max(v for k, v in moved.items() if k.startswith("link|") and k.endswith("tx_bps")) >= SIZE * 0.9
     assert values["arc||size"] > 0 and values["pool|tank|w_ops"] > 0
     assert Sample.objects.filter(host=lab_host).count() == 1 and not after["errors"]

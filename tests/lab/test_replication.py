@@ -332,8 +332,8 @@ def test_a_full_target_a_killed_worker_and_a_held_snapshot_lose_nothing(
     refused = guest.lab_sh("ssh", "zfs destroy tank/docs@b")
     assert refused.returncode != 0 and "it's being held" in refused.stderr, "held: not destroyed by hand"
 
-    # 16 MiB at 512 KiB/s: killed after 2 MiB, the orphan still has ~28 s to go when the next run looks for it
-    guest.sh("head -c 16M /dev/urandom > /tank/docs/big && zfs snapshot tank/docs@c")
+    # 12 MiB at 512 KiB/s: killed after 2 MiB, the orphan still has ~20 s to go when the next run looks for it
+    guest.sh("head -c 12M /dev/urandom > /tank/docs/big && zfs snapshot tank/docs@c")
     with django_capture_on_commit_callbacks(execute=False):
         op = services.task_run_start(task=task, user=admin_user)
     Task.objects.filter(pk=task.pk).update(limit=1 << 19)  # slow enough to be killed mid-way

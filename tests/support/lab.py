@@ -14,6 +14,9 @@ ROOT = Path(__file__).resolve().parents[2]
 LAB_SH = ROOT / "lab" / "lab.sh"
 
 
+BOOT_ID = "/proc/sys/kernel/random/boot_id"  # a new one each boot
+
+
 @dataclass(frozen=True)
 class Lab:
     env: dict  # its lab.env
@@ -92,19 +95,21 @@ class Lab:
     def reboot(self, timeout: float = 240) -> float:
         """Reboot the guest for real and wait until it is up again (systemd settled); returns the seconds taken."""
         started = time.monotonic()
+        booted = self.sh(f"cat {BOOT_ID}").strip()
         self.lab_sh("ssh", "systemctl reboot", timeout=60)
         close_shared_connections(keep=self.others())
-        time.sleep(5)
-        return self.wait_up(started, timeout)
+        return self.wait_up(started, timeout, not_boot=booted)
 
-    def wait_up(self, started: float, timeout: float = 240) -> float:
-        """Wait until the guest is up again after a reboot (systemd settled); the seconds since started."""
+    def wait_up(self, started: float, timeout: float = 240, not_boot: str = "") -> float:
+        """Wait until the guest is up again after a reboot (systemd settled, and a boot other than not_boot: the old
+        one still answering is not the new one); the seconds since started."""
         while time.monotonic() - started < timeout:
-            probe = self.lab_sh("ssh", "systemctl is-system-running --wait")
-            if probe.stdout.strip() in ("running", "degraded"):
+            probe = self.lab_sh("ssh", f"cat {BOOT_ID}; systemctl is-system-running --wait")
+            boot, _, state = probe.stdout.strip().partition("\n")
+            if state.strip() in ("running", "degraded") and boot.strip() != not_boot:
                 close_shared_connections(keep=self.others())
                 return time.monotonic() - started
-            time.sleep(2)
+            time.sleep(1)
         raise AssertionError(f"the guest did not come back within {timeout:.0f} s of a reboot")
 
     def set_clock(self, to: float | None = None) -> None:
