@@ -14,7 +14,8 @@ from tests.perf.foundation import SERVED, admin_session_cookie, tarn_served, tre
 
 LAST = Path(__file__).with_name("pages_last.json")
 SECONDS = 30  # of load a page, after 20 requests that warm it: the 50 first requests start together (a burst no
-# real crowd makes), and 30 s keeps them under 5 % of the requests, below the 95th percentile
+# real crowd makes, tests/perf/p95.lua says why), and 30 s keeps them under 5 % of the requests, below the 95th
+# percentile
 
 
 def nav_pages() -> list[tuple[str, str]]:
