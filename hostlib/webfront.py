@@ -123,8 +123,7 @@ http {{
     default_type application/octet-stream;
 
     upstream tarn_web {{
-        server unix:{f.upstream};
-        keepalive 16;
+        server unix:{f.upstream};  # a connection a request: the web keeps none, so its workers share one queue
     }}
 
     # Plain HTTP: a redirect to HTTPS, /healthz for a monitor that cannot do TLS, and ACME's HTTP-01 answers.

@@ -77,8 +77,23 @@ serve() {
   local binds=() b
   IFS=, read -ra list <<<"${TARN_BIND:-unix:$data/sock/web.sock}"  # several, comma-separated (make perf https)
   for b in "${list[@]}"; do binds+=(-b "$b"); done
+  # Behind the front, one queue: each worker takes a connection only while its thread is free (--threads 1
+  # --worker-connections 1) and keeps none open after its answer (--keep-alive 0: the front opens one a request, on
+  # the socket, and sends the request as it connects). A request waits in the socket's queue for whichever worker is
+  # free first, not in one worker's behind what it happened to take, and no two of a worker's requests share its GIL.
+  # Against gunicorn's defaults (4 x 2, kept connections) at 50 clients: p95 0.6-0.9x (README, make perf pages).
+  # gthread, not sync: its main thread reports to gunicorn while a long answer streams (a file restored from a NAS).
+  # Straight to clients (TARN_FRONT=false) gunicorn's defaults stay: a browser opens connections before it sends on
+  # them, and each would hold a worker.
+  local threads queue=()
+  if [ "${TARN_FRONT:-false}" = true ]; then
+    threads=${TARN_WEB_THREADS:-1}
+    queue=(--worker-connections "$threads" --keep-alive 0)
+  else
+    threads=${TARN_WEB_THREADS:-2}
+  fi
   local web=(.venv/bin/gunicorn tarn.wsgi "${binds[@]}" --workers "${TARN_WEB_WORKERS:-4}"
-    --threads "${TARN_WEB_THREADS:-2}" --access-logfile - --error-logfile - --log-level warning
+    --threads "$threads" "${queue[@]}" --access-logfile - --error-logfile - --log-level warning
     --umask 0  # the socket only (gunicorn gives it the web's group): its folder, sock/, decides who may use it
     --no-control-socket)  # gunicorn's runtime control socket: unused, and $HOME/.gunicorn is not the web's to write
   umask 0007

@@ -1,6 +1,7 @@
 """The load `make perf` makes (tests/perf/p95.lua through foundation.wrk), against a real HTTP server that notes when
-each request of each connection arrives: every client's first request at once, then one about every pause, the
-clients' pauses drawn apart (not in pairs, as when wrk's two threads drew the same random numbers)."""
+each request of each connection arrives: every client's first request at once (or, through the front, after a pause
+as the others), then one about every pause, the clients' pauses drawn apart (not in pairs, as when wrk's two threads
+drew the same random numbers)."""
 
 import threading
 import time
@@ -72,3 +73,17 @@ def test_first_requests_at_once_then_a_pause_each_drawn_apart(arrivals):
         if all(abs(x - y) < 0.004 for x, y in zip(gaps[a][:2], gaps[b][:2], strict=True))
     ]
     assert in_step == []
+
+
+def test_through_the_front_each_first_request_waits_a_pause_as_the_others(arrivals):
+    """together=False (make perf pages, through the front): no burst of every client's first request at the start;
+    each comes a pause (0.5x-1.5x) after wrk starts, spread as the crowd's later requests are."""
+    require_tool("wrk")
+    url, seen = arrivals
+    started = time.monotonic()
+    _, _, errors = wrk(url, "a=b", clients=CLIENTS, pause_ms=PAUSE_MS, seconds=SECONDS, together=False)
+    assert errors == 0
+    assert len(seen) == CLIENTS
+    firsts = sorted(times[0] - started for times in seen.values())
+    assert 0.45 <= firsts[0] and firsts[-1] <= 1.6, firsts
+    assert firsts[-1] - firsts[0] > 0.3, firsts  # spread, not together

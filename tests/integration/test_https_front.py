@@ -2,8 +2,9 @@
 nginx in front of the unprivileged web on its Unix socket. Real TLS handshakes from this process: TLS 1.2 and 1.3
 served, older refused; plain HTTP only redirects (and answers /healthz); the cookies Secure; no HSTS until the admin
 trusts the certificate; a new certificate served after a reload with the web's workers untouched; a configuration
-nginx refuses changes nothing."""
+nginx refuses changes nothing; the web's workers share one queue behind the front."""
 
+import concurrent.futures
 import datetime
 import grp
 import hashlib
@@ -14,6 +15,7 @@ import socket
 import sqlite3
 import ssl
 import subprocess
+import time
 import urllib.parse
 from pathlib import Path
 
@@ -236,3 +238,41 @@ def test_a_request_made_here_comes_back_signed_and_is_served_with_the_key_that_n
     expected = tls.describe(chain).fingerprint
     settles(lambda: _served_fingerprint(front["https"]), expected, "the certificate for the request is not served")
     assert tls.request_pem() is None and not (front["data"] / "tls" / "request-key.pem").exists(), "the request is done"
+
+
+def test_behind_the_front_the_webs_workers_share_one_queue_and_held_threads_hold_up_no_request(front):
+    """scripts/web.sh: behind the front a worker takes a connection only while it has a thread free, keeps none open
+    after its answer, and the front keeps none either, so a request waits in the socket's one queue for whichever
+    worker is free. Then connections straight to the web's socket that never finish their request, holding all of its
+    threads but one, hold up no request through the front: each is answered at once by the one left."""
+    argv = Path(f"/proc/{front['web'].pid}/cmdline").read_bytes().decode().split("\0")
+    flag = {name: argv[argv.index(name) + 1] for name in ("--workers", "--threads", "--worker-connections")}
+    assert flag["--worker-connections"] == flag["--threads"] and argv[argv.index("--keep-alive") + 1] == "0", argv
+    upstream = (front["data"] / "tls" / "nginx.conf").read_text().partition("upstream tarn_web {")[2].partition("}")[0]
+    assert "server unix:" in upstream and "keepalive" not in upstream, upstream
+    slots = int(flag["--workers"]) * int(flag["--threads"])
+    assert slots >= 2, argv
+    held = []
+    for _ in range(slots - 1):
+        raw = socket.socket(socket.AF_UNIX)
+        raw.connect(str(front["data"] / "sock" / "web.sock"))
+        raw.sendall(b"GET /healthz HTTP/1.1\r\nHost: nas.example\r\n")  # the headers never end
+        held.append(raw)
+    try:
+        time.sleep(1)  # each taken by a worker's thread, which waits for the rest
+
+        def timed(_):
+            started = time.monotonic()
+            try:
+                status = _get(front["http"], "/healthz", tls=False)[0].status
+            except OSError as exc:  # the client's timeout: a request left waiting
+                status = repr(exc)
+            return status, time.monotonic() - started
+
+        with concurrent.futures.ThreadPoolExecutor(6) as pool:
+            answers = list(pool.map(timed, range(30)))
+    finally:
+        for raw in held:
+            raw.close()
+    assert [status for status, _ in answers] == [200] * 30, answers
+    assert max(seconds for _, seconds in answers) < 5, answers

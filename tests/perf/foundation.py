@@ -131,13 +131,46 @@ def tarn_served():
         web.wait(10)
 
 
+@contextlib.contextmanager
+def tarn_fronted():
+    """Tarn as `make run` serves it (as root, with nginx): gunicorn as the user tarn behind the HTTPS front, on the perf
+    data dir and database; yields the HTTPS base URL, the web's pid in SERVED as tarn_served's. Behind the front the
+    web's workers share one queue (scripts/web.sh), which straight to clients they do not."""
+    from django.conf import settings
+
+    from tests.support.front import running_front
+
+    database = {"DATABASE_URL": os.environ["DATABASE_URL"]} if os.environ.get("DATABASE_URL") else {}
+    workers = os.environ.get("TARN_WEB_WORKERS", "4")  # make run's (running_front's own is 2, for the tests)
+    with (
+        open(settings.DATA_DIR / "web.log", "ab") as log,  # its access log: a line a request, 40,000 a page run
+        running_front(settings.DATA_DIR, web_log=log, TARN_WEB_WORKERS=workers, **database) as front,
+    ):
+        SERVED.append(front["web"].pid)
+        try:
+            yield f"https://127.0.0.1:{front['https']}"
+        finally:
+            SERVED.remove(front["web"].pid)
+
+
 WRK_THREADS = 2
 
 
 def wrk(
-    url: str, cookie: str, *, clients: int, pause_ms: int, seconds: int, headers: tuple[str, ...] = ()
+    url: str,
+    cookie: str,
+    *,
+    clients: int,
+    pause_ms: int,
+    seconds: int,
+    headers: tuple[str, ...] = (),
+    together: bool = True,
 ) -> tuple[float, float, float]:
-    """wrk (C) as the load, so the 2 cores serve Tarn, not the load generator: (p95 ms, req/s, errors)."""
+    """wrk (C) as the load, so the 2 cores serve Tarn, not the load generator: (p95 ms, req/s, errors).
+
+    together: every client's first request at once, as straight to gunicorn it must go (p95.lua says why); False,
+    through the front, where a connection waits in nginx until its request comes: each client's first request after
+    a pause as the others, so the crowd arrives spread as it goes on, not as one burst of `clients` requests."""
     out = subprocess.run(
         [
             "wrk",
@@ -156,7 +189,11 @@ def wrk(
         timeout=seconds + 30,
         check=True,
         # each connection's first request at once (p95.lua says why): wrk gives each thread clients / threads
-        env={**os.environ, "TARN_WRK_DELAY_MS": str(pause_ms), "TARN_WRK_FIRST": str(clients // WRK_THREADS)},
+        env={
+            **os.environ,
+            "TARN_WRK_DELAY_MS": str(pause_ms),
+            "TARN_WRK_FIRST": str(clients // WRK_THREADS if together else 0),
+        },
     ).stdout
     _, p95, count, errors, duration_us = next(x for x in out.splitlines() if x.startswith("TARN ")).split()
     return float(p95), int(count) / (int(duration_us) / 1e6), float(errors)
@@ -165,11 +202,14 @@ def wrk(
 def warm(url: str, cookie: str, times: int = 20) -> None:
     """A few requests first, so gunicorn's workers have loaded, compiled and cached what the page needs: the first
     path measured after a start was 1.5x the same path measured later."""
+    import ssl
     import urllib.request
 
+    own = ssl.create_default_context()  # the front's certificate, made at its first start: this machine's own
+    own.check_hostname, own.verify_mode = False, ssl.CERT_NONE
     for _ in range(times):
         request = urllib.request.Request(url, headers={"Cookie": cookie})
-        urllib.request.urlopen(request, timeout=30).read()  # noqa: S310 - this machine's own Tarn
+        urllib.request.urlopen(request, timeout=30, context=own).read()  # noqa: S310 - this machine's own Tarn
 
 
 def dashboard_p95(clients=50):

@@ -4,6 +4,7 @@ connection's TLS handshake against a TCP connect; and a scan of what the front a
 and every cipher suite this machine's OpenSSL knows, offered one at a time."""
 
 import json
+import os
 import socket
 import ssl
 import statistics
@@ -14,7 +15,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from tests.perf.foundation import ROOT, admin_session_cookie, wrk
+from tests.perf.foundation import ROOT, admin_session_cookie, tarn_served, wrk
 
 # sslyze pins cryptography < 47 (Tarn has 50, through webauthn): it gets a venv of its own, made on first use.
 SSLYZE = "sslyze==6.3.1"
@@ -27,41 +28,32 @@ AEAD = ("GCM", "CHACHA20", "CCM")
 
 
 def _front():
-    """The front over the perf data dir (its database holds the perf admin's session), gunicorn also on TCP."""
+    """The front over the perf data dir (its database holds the perf admin's session)."""
     from django.conf import settings
 
-    from tests.support.front import free_port, running_front
+    from tests.support.front import running_front
 
     admin_session_cookie()  # migrates the perf database first: the front's start then finds it ready
-    port = free_port()
-    socket_path = settings.DATA_DIR / "sock" / "web.sock"
-    started = running_front(settings.DATA_DIR, TARN_BIND=f"unix:{socket_path},127.0.0.1:{port}")
-    return started, port
+    return running_front(settings.DATA_DIR, TARN_WEB_WORKERS=os.environ.get("TARN_WEB_WORKERS", "4"))  # as plain's
 
 
 def dashboard_overhead(clients=50, rounds=2, seconds=30):
     cookie = admin_session_cookie()
-    front_cm, plain_port = _front()
-    with front_cm as front:
-        _is_the_dashboard(f"http://127.0.0.1:{plain_port}/", cookie, {"X-Forwarded-Proto": "https"})
+    # Plain HTTP to a gunicorn of its own, as before the front: behind the front the web's workers share one queue
+    # (scripts/web.sh), which straight to clients would leave a thread waiting on each connection wrk opens.
+    with _front() as front, tarn_served() as plain:
+        _is_the_dashboard(f"{plain}/", cookie, {"X-Forwarded-Proto": "https"})
         _is_the_dashboard(f"https://127.0.0.1:{front['https']}/", cookie, {})
-        plain, tls = [], []
+        plain_runs, tls = [], []
         for _ in range(rounds):  # alternated: HTTP, HTTPS, HTTP, HTTPS
             as_https = ("X-Forwarded-Proto: https",)  # as the front says it: else each answer is a redirect
-            plain.append(
-                wrk(
-                    f"http://127.0.0.1:{plain_port}/",
-                    cookie,
-                    clients=clients,
-                    pause_ms=1000,
-                    seconds=seconds,
-                    headers=as_https,
-                )
+            plain_runs.append(
+                wrk(f"{plain}/", cookie, clients=clients, pause_ms=1000, seconds=seconds, headers=as_https)
             )
             tls.append(
                 wrk(f"https://127.0.0.1:{front['https']}/", cookie, clients=clients, pause_ms=1000, seconds=seconds)
             )
-        p_plain, p_tls = statistics.median(r[0] for r in plain), statistics.median(r[0] for r in tls)
+        p_plain, p_tls = statistics.median(r[0] for r in plain_runs), statistics.median(r[0] for r in tls)
         yield "dashboard_p95_50_clients_http", p_plain, "ms", "plain HTTP to gunicorn, as before the front"
         yield "dashboard_p95_50_clients_https", p_tls, "ms", "through the front: TLS 1.3, nginx, the Unix socket"
         yield "https_over_http_p95_ratio", p_tls / p_plain, "x", "goal <= 1.10"

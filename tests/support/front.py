@@ -34,9 +34,10 @@ def manage(env, *argv) -> str:
 
 
 @contextmanager
-def running_front(data: Path, **extra_env):
+def running_front(data: Path, web_log=None, **extra_env):
     """Yields {"data", "env", "https", "http", "said" (tarn_front's words), "web" (gunicorn's Popen), "first" (the
-    first start's certificate PEM)}; stops both at the end."""
+    first start's certificate PEM)}; stops both at the end. web_log: a file for the web's output (its access log),
+    else this process's."""
     require(os.geteuid() == 0, "the front starts as root (ports, the key), the web drops to the user tarn")
     require(shutil.which("nginx") is not None, "nginx is missing (scripts/setup.sh installs it)")
     https_port, http_port = free_port(), free_port()
@@ -58,7 +59,9 @@ def running_front(data: Path, **extra_env):
     subprocess.run(["scripts/web.sh", "prepare"], cwd=ROOT, env=env, check=True, timeout=120, capture_output=True)
     said = manage(env, "tarn_front", "--user", "tarn-front")  # after prepare, as make run: it makes the user
     env.setdefault("TARN_BIND", f"unix:{data}/sock/web.sock")
-    web = subprocess.Popen(["scripts/web.sh", "serve"], cwd=ROOT, env=env, start_new_session=True)
+    web = subprocess.Popen(
+        ["scripts/web.sh", "serve"], cwd=ROOT, env=env, start_new_session=True, stdout=web_log, stderr=web_log
+    )
     nginx = subprocess.Popen(["nginx", "-c", str(data / "tls" / "nginx.conf")], start_new_session=True)
     try:
         deadline = time.monotonic() + 60
