@@ -188,7 +188,7 @@ def wrk(
         text=True,
         timeout=seconds + 30,
         check=True,
-        # each connection's first request at once (p95.lua says why): wrk gives each thread clients / threads
+        # together: each connection's first request at once (p95.lua says why); wrk gives each thread clients / threads
         env={
             **os.environ,
             "TARN_WRK_DELAY_MS": str(pause_ms),
