@@ -2,6 +2,7 @@
 
 import contextlib
 import os
+import ssl
 import statistics
 import subprocess
 import sys
@@ -134,8 +135,9 @@ def tarn_served():
 @contextlib.contextmanager
 def tarn_fronted():
     """Tarn as `make run` serves it (as root, with nginx): gunicorn as the user tarn behind the HTTPS front, on the perf
-    data dir and database; yields the HTTPS base URL, the web's pid in SERVED as tarn_served's. Behind the front the
-    web's workers share one queue (scripts/web.sh), which straight to clients they do not."""
+    data dir and database, its output in the data dir's web.log; yields running_front's dict with "base", the HTTPS
+    base URL, the web's pid in SERVED as tarn_served's. Behind the front the web's workers share one queue
+    (scripts/web.sh), which straight to clients they do not."""
     from django.conf import settings
 
     from tests.support.front import running_front
@@ -148,9 +150,19 @@ def tarn_fronted():
     ):
         SERVED.append(front["web"].pid)
         try:
-            yield f"https://127.0.0.1:{front['https']}"
+            yield {**front, "base": f"https://127.0.0.1:{front['https']}"}
         finally:
             SERVED.remove(front["web"].pid)
+
+
+def own_tls_client(**versions) -> ssl.SSLContext:
+    """A TLS client for this machine's own front, whose certificate its first start made (not one to verify), with
+    the SSLContext attributes given (minimum_version=...)."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
+    for attribute, value in versions.items():
+        setattr(context, attribute, value)
+    return context
 
 
 WRK_THREADS = 2
@@ -202,14 +214,11 @@ def wrk(
 def warm(url: str, cookie: str, times: int = 20) -> None:
     """A few requests first, so gunicorn's workers have loaded, compiled and cached what the page needs: the first
     path measured after a start was 1.5x the same path measured later."""
-    import ssl
     import urllib.request
 
-    own = ssl.create_default_context()  # the front's certificate, made at its first start: this machine's own
-    own.check_hostname, own.verify_mode = False, ssl.CERT_NONE
     for _ in range(times):
         request = urllib.request.Request(url, headers={"Cookie": cookie})
-        urllib.request.urlopen(request, timeout=30, context=own).read()  # noqa: S310 - this machine's own Tarn
+        urllib.request.urlopen(request, timeout=30, context=own_tls_client()).read()  # noqa: S310 - this machine's
 
 
 def dashboard_p95(clients=50):

@@ -4,7 +4,6 @@ connection's TLS handshake against a TCP connect; and a scan of what the front a
 and every cipher suite this machine's OpenSSL knows, offered one at a time."""
 
 import json
-import os
 import socket
 import ssl
 import statistics
@@ -15,7 +14,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from tests.perf.foundation import ROOT, admin_session_cookie, tarn_served, wrk
+from tests.perf.foundation import ROOT, admin_session_cookie, own_tls_client, tarn_fronted, tarn_served, wrk
 
 # sslyze pins cryptography < 47 (Tarn has 50, through webauthn): it gets a venv of its own, made on first use.
 SSLYZE = "sslyze==6.3.1"
@@ -27,21 +26,11 @@ FORWARD_SECRET = ("ECDHE-ECDSA-", "ECDHE-RSA-", "DHE-RSA-")
 AEAD = ("GCM", "CHACHA20", "CCM")
 
 
-def _front():
-    """The front over the perf data dir (its database holds the perf admin's session)."""
-    from django.conf import settings
-
-    from tests.support.front import running_front
-
-    admin_session_cookie()  # migrates the perf database first: the front's start then finds it ready
-    return running_front(settings.DATA_DIR, TARN_WEB_WORKERS=os.environ.get("TARN_WEB_WORKERS", "4"))  # as plain's
-
-
 def dashboard_overhead(clients=50, rounds=2, seconds=30):
     cookie = admin_session_cookie()
     # Plain HTTP to a gunicorn of its own, as before the front: behind the front the web's workers share one queue
     # (scripts/web.sh), which straight to clients would leave a thread waiting on each connection wrk opens.
-    with _front() as front, tarn_served() as plain:
+    with tarn_fronted() as front, tarn_served() as plain:
         _is_the_dashboard(f"{plain}/", cookie, {"X-Forwarded-Proto": "https"})
         _is_the_dashboard(f"https://127.0.0.1:{front['https']}/", cookie, {})
         plain_runs, tls = [], []
@@ -66,7 +55,7 @@ def dashboard_overhead(clients=50, rounds=2, seconds=30):
 def _is_the_dashboard(url: str, cookie: str, headers: dict) -> None:
     """What both runs measure is the signed-in dashboard (not a redirect to HTTPS or to the login page)."""
     request = urllib.request.Request(url, headers={"Cookie": cookie, **headers})
-    opener = urllib.request.build_opener(urllib.request.HTTPSHandler(context=_client()), _NoRedirect())
+    opener = urllib.request.build_opener(urllib.request.HTTPSHandler(context=own_tls_client()), _NoRedirect())
     with opener.open(request, timeout=30) as response:
         body = response.read().decode()
     assert response.status == 200 and 'action="/logout/"' in body, (url, response.status)
@@ -77,14 +66,6 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
         return None
 
 
-def _client(**versions) -> ssl.SSLContext:
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
-    for attribute, value in versions.items():
-        setattr(context, attribute, value)
-    return context
-
-
 def handshake_cost(port: int, n: int = 200):
     """Full handshakes (no resumption: a new client context each time) against bare TCP connects."""
 
@@ -93,7 +74,7 @@ def handshake_cost(port: int, n: int = 200):
             pass
 
     def tls():
-        with socket.create_connection(("127.0.0.1", port), timeout=10) as raw, _client().wrap_socket(raw):
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as raw, own_tls_client().wrap_socket(raw):
             pass
 
     for fn in (tcp, tls):
@@ -116,7 +97,10 @@ def handshake_cost(port: int, n: int = 200):
 
 def _accepted(port: int, **context) -> bool:
     try:
-        with socket.create_connection(("127.0.0.1", port), timeout=10) as raw, _client(**context).wrap_socket(raw):
+        with (
+            socket.create_connection(("127.0.0.1", port), timeout=10) as raw,
+            own_tls_client(**context).wrap_socket(raw),
+        ):
             return True
     except (ssl.SSLError, ConnectionResetError):
         return False
@@ -127,7 +111,7 @@ def tls_scan(port: int):
     alone: what the front accepts. Printed, and counted against WEAK."""
     protocols = []
     for version in (ssl.TLSVersion.TLSv1, ssl.TLSVersion.TLSv1_1, ssl.TLSVersion.TLSv1_2, ssl.TLSVersion.TLSv1_3):
-        context = _client(minimum_version=version, maximum_version=version)
+        context = own_tls_client(minimum_version=version, maximum_version=version)
         try:
             context.set_ciphers("ALL:@SECLEVEL=0")
         except ssl.SSLError:
@@ -139,10 +123,10 @@ def tls_scan(port: int):
             except (ssl.SSLError, ConnectionResetError):
                 pass
     suites = []
-    probe = _client(maximum_version=ssl.TLSVersion.TLSv1_2)
+    probe = own_tls_client(maximum_version=ssl.TLSVersion.TLSv1_2)
     probe.set_ciphers("ALL:COMPLEMENTOFALL:@SECLEVEL=0")
     for suite in (c["name"] for c in probe.get_ciphers() if c["protocol"] == "TLSv1.2"):
-        context = _client(maximum_version=ssl.TLSVersion.TLSv1_2)
+        context = own_tls_client(maximum_version=ssl.TLSVersion.TLSv1_2)
         try:
             context.set_ciphers(f"{suite}:@SECLEVEL=0")
         except ssl.SSLError:

@@ -32,7 +32,8 @@ def list_pages():
     yield "pages_fill", seconds, "s", "1,000,000 audit entries and 100,000 operations (set-up)"
     last = json.loads(LAST.read_text()) if LAST.exists() else {}
     now, worst = {}, 0.0
-    with tarn_fronted() as base:  # as a user gets a page: through the HTTPS front, to the web's shared queue
+    with tarn_fronted() as front:  # as a user gets a page: through the HTTPS front, to the web's shared queue
+        base = front["base"]
         for name, path in nav_pages():
             warm(base + path, cookie)
             cpu = tree_cpu_seconds(SERVED[-1])
